@@ -1,0 +1,39 @@
+"""Clustered Naive Bayes: Bayesian multi-task classification over discrete features."""
+
+from clusterednb.data import FeatureSchema, TaskDataset, discretize
+from clusterednb.decision import LossMatrix, bayes_decision, binary_threshold
+from clusterednb.exceptions import (
+    CNBError,
+    DataError,
+    ModelFileError,
+    NotFittedError,
+    SchemaError,
+    UnknownCategoryWarning,
+)
+from clusterednb.models import CompleteSharingNB, NoSharingNB
+from clusterednb.observation import DirichletNB
+from clusterednb.persistence import load
+from clusterednb.stats import Counts
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CNBError",
+    "CompleteSharingNB",
+    "Counts",
+    "DataError",
+    "DirichletNB",
+    "FeatureSchema",
+    "LossMatrix",
+    "ModelFileError",
+    "NoSharingNB",
+    "NotFittedError",
+    "SchemaError",
+    "TaskDataset",
+    "UnknownCategoryWarning",
+    "__version__",
+    "bayes_decision",
+    "binary_threshold",
+    "discretize",
+    "load",
+]

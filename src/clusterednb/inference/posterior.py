@@ -1,0 +1,140 @@
+"""The posterior predictive every engine returns and every prediction reads.
+
+Each known task's predictive is a mixture of naive-Bayes predictives, one per *component*: a
+table of feature counts (a cluster's pooled counts, the task's own, everyone's, ...). The
+label prior always uses the task's label counts (its own, or pooled for Complete-Sharing).
+The mixture is stored sparsely (CSR: ``indptr``, ``components``, ``log_weights``) so that
+No-Sharing (one own component per task), Complete-Sharing (one shared component), a Gibbs
+sampler (one component per retained sample) and BHC (the nodes on a task's path) are all the
+same object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+
+from clusterednb.exceptions import CNBError
+from clusterednb.observation import DirichletNB
+
+_ROW_CHUNK = 65_536
+
+
+@dataclass
+class Posterior:
+    """Mixture-of-components posterior predictive.
+
+    Attributes
+    ----------
+    component_counts : ndarray of shape (n_components, n_classes, n_values_total)
+        Feature value counts of each component.
+    task_label_counts : ndarray of shape (n_tasks, n_classes)
+        Label counts that set each known task's label prior.
+    indptr : ndarray of shape (n_tasks + 1,)
+        Task ``t``'s mixture entries are ``indptr[t]:indptr[t + 1]``.
+    components : ndarray of shape (n_entries,)
+        Component of each entry.
+    log_weights : ndarray of shape (n_entries,)
+        Log mixture weight of each entry; they log-sum to 0 within a task.
+    cold_label_counts : ndarray of shape (n_classes,)
+        Label counts for a task never seen in training.
+    cold_components, cold_log_weights : ndarray of shape (n_cold,)
+        The mixture used for a task never seen in training.
+    """
+
+    component_counts: np.ndarray
+    task_label_counts: np.ndarray
+    indptr: np.ndarray
+    components: np.ndarray
+    log_weights: np.ndarray
+    cold_label_counts: np.ndarray
+    cold_components: np.ndarray
+    cold_log_weights: np.ndarray
+
+    def __post_init__(self) -> None:
+        n_tasks = self.task_label_counts.shape[0]
+        if self.indptr.shape != (n_tasks + 1,) or self.indptr[-1] != self.components.shape[0]:
+            raise CNBError("posterior mixture pointers do not match the number of tasks")
+        if (np.diff(self.indptr) <= 0).any() or self.cold_components.size == 0:
+            raise CNBError("every task needs at least one mixture component")
+
+    @classmethod
+    def single(cls, component_counts: np.ndarray, task_label_counts: np.ndarray,
+               task_component: np.ndarray, cold_label_counts: np.ndarray,
+               cold_component: int) -> Posterior:
+        """A posterior in which every task (and the cold start) uses exactly one component."""
+        n_tasks = task_label_counts.shape[0]
+        return cls(
+            component_counts=component_counts,
+            task_label_counts=task_label_counts,
+            indptr=np.arange(n_tasks + 1, dtype=np.int64),
+            components=np.asarray(task_component, dtype=np.int64),
+            log_weights=np.zeros(n_tasks),
+            cold_label_counts=np.asarray(cold_label_counts),
+            cold_components=np.array([cold_component], dtype=np.int64),
+            cold_log_weights=np.zeros(1),
+        )
+
+    @property
+    def n_tasks(self) -> int:
+        """Number of known tasks."""
+        return int(self.task_label_counts.shape[0])
+
+    def predict_log_proba(
+        self, model: DirichletNB, X: np.ndarray, task_index: np.ndarray
+    ) -> np.ndarray:
+        """Log P(y | x, D) for each row.
+
+        Parameters
+        ----------
+        model : DirichletNB
+        X : ndarray of shape (n_rows, n_features)
+            Category codes, -1 for missing.
+        task_index : ndarray of shape (n_rows,)
+            Known task of each row, -1 for a task not seen in training (cold start).
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+        """
+        out = np.empty((X.shape[0], model.schema.n_classes))
+        for start in range(0, X.shape[0], _ROW_CHUNK):
+            stop = start + _ROW_CHUNK
+            out[start:stop] = self._predict_chunk(model, X[start:stop], task_index[start:stop])
+        return out
+
+    def _predict_chunk(self, model: DirichletNB, X: np.ndarray, task_index: np.ndarray
+                       ) -> np.ndarray:
+        n_tasks = self.n_tasks
+        indptr = np.append(self.indptr, self.indptr[-1] + self.cold_components.size)
+        components = np.concatenate([self.components, self.cold_components])
+        log_weights = np.concatenate([self.log_weights, self.cold_log_weights])
+        label_counts = np.vstack([self.task_label_counts, self.cold_label_counts[None, :]])
+        task = np.where(task_index < 0, n_tasks, task_index)
+
+        lengths = indptr[task + 1] - indptr[task]
+        row_of_entry = np.repeat(np.arange(X.shape[0]), lengths)
+        row_start = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        entry = indptr[task][row_of_entry] + np.arange(row_of_entry.size) - row_start[row_of_entry]
+
+        used, table_of_entry = np.unique(components[entry], return_inverse=True)
+        log_tables = model.log_feature_table(self.component_counts[used])
+        log_prior = model.log_label_prior(label_counts)[task][row_of_entry]
+        log_joint = model.log_joint(X[row_of_entry], log_prior, log_tables, table_of_entry)
+        log_cond = log_joint - logsumexp(log_joint, axis=1, keepdims=True)
+        weighted = log_cond + log_weights[entry][:, None]
+        if row_of_entry.size == X.shape[0]:
+            return weighted
+        return np.logaddexp.reduceat(weighted, row_start, axis=0)
+
+    # ------------------------------------------------------------------ plain data
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The posterior as named arrays (for NPZ)."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Posterior:
+        """Inverse of :meth:`to_arrays`."""
+        return cls(**{name: arrays[name] for name in cls.__dataclass_fields__})

@@ -1,0 +1,351 @@
+"""Estimators with scikit-learn conventions: No-Sharing and Complete-Sharing naive Bayes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
+from clusterednb.data.io import as_feature_frame
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
+from clusterednb.exceptions import CNBError, DataError, NotFittedError, SchemaError
+from clusterednb.inference.posterior import Posterior
+from clusterednb.observation import DirichletNB
+from clusterednb.stats import Counts
+
+
+class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
+    """Shared machinery of the multi-task naive-Bayes estimators.
+
+    Subclasses implement :meth:`_infer`, turning per-task counts into a
+    :class:`~clusterednb.inference.posterior.Posterior` and a log evidence.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (n_classes,), default=1.0
+        Label pseudo-counts ``α`` (per task).
+    beta : float or array-like, default=1.0
+        Feature pseudo-counts ``β``: scalar, (n_features,), (n_values_total,) or
+        (n_classes, n_values_total).
+    schema : FeatureSchema, optional
+        Fixed schema; by default it is inferred from the training data and grows with
+        ``partial_fit``.
+    classes : sequence, optional
+        Declared label values, when the training data may not show all of them.
+    handle_unknown : {"warn", "error", "ignore"}, default="warn"
+        A category never seen in training is treated as missing; ``"warn"`` reports how many
+        in an :class:`~clusterednb.exceptions.UnknownCategoryWarning`, ``"error"`` raises.
+    task_column : str, optional
+        When ``tasks`` is not passed, take the task ids from this column of ``X`` (for use
+        inside scikit-learn pipelines).
+    """
+
+    evidence_kind_: ClassVar[str] = "exact"
+
+    def __init__(
+        self,
+        alpha: Any = 1.0,
+        beta: Any = 1.0,
+        schema: FeatureSchema | None = None,
+        classes: Any = None,
+        handle_unknown: str = "warn",
+        task_column: str | None = None,
+    ) -> None:
+        self.alpha = alpha
+        self.beta = beta
+        self.schema = schema
+        self.classes = classes
+        self.handle_unknown = handle_unknown
+        self.task_column = task_column
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X: Any, y: Any, tasks: Any = None) -> TaskNaiveBayes:
+        """Fit on labelled rows of many tasks.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_rows, n_features)
+            Raw feature values; NaN or None is a missing value (marginalised out).
+        y : array-like of shape (n_rows,)
+            Labels; NaN or None marks an unlabelled row. No-Sharing and Complete-Sharing
+            ignore unlabelled rows.
+        tasks : array-like of shape (n_rows,)
+            Task (user) id of each row, any hashable type.
+
+        Returns
+        -------
+        self
+        """
+        for attribute in [a for a in vars(self) if a.endswith("_")]:
+            delattr(self, attribute)
+        return self.partial_fit(X, y, tasks)
+
+    def partial_fit(self, X: Any, y: Any, tasks: Any = None, classes: Any = None
+                    ) -> TaskNaiveBayes:
+        """Add rows (of known or new tasks) to the fit; counts add, so chunks ≡ one fit.
+
+        Parameters
+        ----------
+        X, y, tasks
+            As in :meth:`fit`.
+        classes : sequence, optional
+            Label values to declare on the first call (like scikit-learn's ``partial_fit``).
+
+        Returns
+        -------
+        self
+        """
+        X, tasks = self._split_tasks(X, tasks)
+        fitted = hasattr(self, "schema_")
+        declared = classes if classes is not None else self.classes
+        if self.schema is not None:
+            schema = self.schema
+        else:
+            frame = as_feature_frame(X, self.schema_.feature_names if fitted else None)
+            labels = np.asarray(y, dtype=object) if y is not None else None
+            has_label = labels is not None and not pd.isna(labels).all()
+            chunk_schema = FeatureSchema.infer(
+                frame, labels,
+                classes=declared if declared is not None or has_label or not fitted
+                else self.schema_.classes,
+            )
+            schema = self.schema_.union(chunk_schema) if fitted else chunk_schema
+            X = frame
+        data = TaskDataset.from_arrays(
+            X, y, tasks, schema=schema, handle_unknown=self.handle_unknown
+        )
+        if schema.n_classes < 2:
+            raise SchemaError(
+                f"the labels have only one class {list(schema.classes)}; declare the others "
+                "with classes=[...]"
+            )
+        if not (data.y >= 0).any() and not fitted:
+            raise DataError("every label is missing: there is nothing to learn from")
+        chunk_counts = Counts.from_codes(
+            data.X, data.y, data.task_index, n_tasks=data.n_tasks,
+            n_classes=schema.n_classes, offsets=schema.offsets,
+        )
+        if fitted:
+            self._merge(schema, data.task_ids, chunk_counts)
+        else:
+            self.schema_, self.task_ids_, self.counts_ = schema, data.task_ids, chunk_counts
+        self._set_fitted_attributes()
+        return self
+
+    def _merge(self, schema: FeatureSchema, task_ids: np.ndarray, chunk: Counts) -> None:
+        counts = self.counts_
+        if schema != self.schema_:
+            class_map, value_map = schema.index_maps(self.schema_)
+            counts = counts.remap(schema.n_classes, schema.n_values_total, class_map, value_map)
+        position = index_tasks(task_ids, self.task_ids_)
+        new = position < 0
+        all_ids = np.concatenate([self.task_ids_, task_ids[new]])
+        position[new] = self.task_ids_.size + np.arange(new.sum())
+        counts = counts.pad_groups(all_ids.size)
+        label_counts, value_counts = counts.label_counts.copy(), counts.value_counts.copy()
+        label_counts[position] += chunk.label_counts
+        value_counts[position] += chunk.value_counts
+        self.schema_, self.task_ids_ = schema, all_ids
+        self.counts_ = Counts(label_counts, value_counts)
+
+    def _set_fitted_attributes(self) -> None:
+        self.classes_ = np.asarray(self.schema_.classes)
+        self.n_features_in_ = self.schema_.n_features
+        self.feature_names_in_ = np.asarray(self.schema_.feature_names, dtype=object)
+        self.observation_ = DirichletNB(self.schema_, self.alpha, self.beta)
+        self.posterior_, self.log_evidence_ = self._infer(self.observation_, self.counts_)
+
+    def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ prediction
+    def predict_log_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
+        """Log posterior predictive ``log P(y | x, D)`` of each row's label.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_rows, n_features)
+        tasks : array-like of shape (n_rows,)
+            Task ids; a task never seen in training gets the model's cold-start predictive.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+            Columns follow ``classes_``.
+        """
+        X_codes, task_index = self._encode_for_prediction(X, tasks)
+        return self.posterior_.predict_log_proba(self.observation_, X_codes, task_index)
+
+    def predict_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
+        """Posterior predictive ``P(y | x, D)``; shape (n_rows, n_classes), rows sum to 1."""
+        return np.exp(self.predict_log_proba(X, tasks))
+
+    def predict(self, X: Any, tasks: Any = None, loss: LossMatrix | Any = None) -> np.ndarray:
+        """Bayes decisions: the class of least posterior expected loss.
+
+        Parameters
+        ----------
+        X, tasks
+            As in :meth:`predict_log_proba`.
+        loss : LossMatrix or array-like of shape (n_classes, n_classes), optional
+            ``loss[y, a]`` in ``classes_`` order; default 0-1 loss (the most probable class).
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+            Values from ``classes_``.
+        """
+        proba = self.predict_proba(X, tasks)
+        if loss is None:
+            return self.classes_[np.argmax(proba, axis=1)]
+        return self.classes_[bayes_decision(proba, as_loss_matrix(loss, proba.shape[1]))]
+
+    def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
+        """Mean accuracy of :meth:`predict` on labelled rows."""
+        y = np.asarray(y, dtype=object)
+        predicted = self.predict(X, tasks)
+        labelled = ~pd.isna(y)
+        return float(np.mean(predicted[labelled].astype(object) == y[labelled]))
+
+    def _encode_for_prediction(self, X: Any, tasks: Any) -> tuple[np.ndarray, np.ndarray]:
+        if not hasattr(self, "posterior_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        X, tasks = self._split_tasks(X, tasks)
+        frame = as_feature_frame(X, self.schema_.feature_names)
+        X_codes = self.schema_.encode_features(frame, handle_unknown=self.handle_unknown)
+        task_values = np.asarray(tasks, dtype=object)
+        if task_values.shape != (len(frame),):
+            raise DataError(f"X has {len(frame)} rows but tasks has shape {task_values.shape}")
+        return X_codes, index_tasks(task_values, self.task_ids_)
+
+    def _split_tasks(self, X: Any, tasks: Any) -> tuple[Any, Any]:
+        if tasks is not None:
+            return X, tasks
+        if self.task_column is None:
+            raise DataError("tasks are required: pass tasks=... or set task_column")
+        if not isinstance(X, pd.DataFrame) or self.task_column not in X.columns:
+            raise DataError(f"task column {self.task_column!r} not found in X")
+        return X.drop(columns=[self.task_column]), X[self.task_column].to_numpy()
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | Path) -> None:
+        """Save the fitted model as a zip of JSON metadata and NPZ arrays (no pickle)."""
+        from clusterednb.persistence import save_model
+
+        save_model(self, path)
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """JSON metadata and arrays that restore the fitted state."""
+        arrays = {
+            "label_counts": self.counts_.label_counts,
+            "value_counts": self.counts_.value_counts,
+        }
+        arrays.update({f"posterior_{k}": v for k, v in self.posterior_.to_arrays().items()})
+        meta = {"log_evidence": float(self.log_evidence_)}
+        return meta, arrays
+
+    def _restore(self, schema: FeatureSchema, task_ids: np.ndarray, meta: dict[str, Any],
+                 arrays: dict[str, np.ndarray]) -> None:
+        self.schema_, self.task_ids_ = schema, task_ids
+        self.counts_ = Counts(arrays["label_counts"], arrays["value_counts"])
+        self.classes_ = np.asarray(schema.classes)
+        self.n_features_in_ = schema.n_features
+        self.feature_names_in_ = np.asarray(schema.feature_names, dtype=object)
+        self.observation_ = DirichletNB(schema, self.alpha, self.beta)
+        prefix = "posterior_"
+        self.posterior_ = Posterior.from_arrays(
+            {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+        )
+        self.log_evidence_ = float(meta["log_evidence"])
+
+
+class NoSharingNB(TaskNaiveBayes):
+    """One independent naive Bayes per task (No-Sharing).
+
+    Each task ``u`` has its own ``φ_u ~ Dir(α)`` and ``θ[u, y, f] ~ Dir(β[y, f])``. A task
+    never seen in training gets the prior predictive (no counts). Unlabelled rows are ignored.
+    Parameters are those of :class:`TaskNaiveBayes`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    schema_ : FeatureSchema
+    task_ids_ : ndarray of shape (n_tasks,)
+    counts_ : Counts with n_tasks groups
+    log_evidence_ : float
+        Exact ``log P(D | NS) = Σ_u log P(D_u)``.
+
+    Notes
+    -----
+    ``log P(D | NS) = Σ_u [log DM(m[u]; α) + Σ_{y,f} log DM(n[u, y, f]; β[y, f])]``.
+
+    Examples
+    --------
+    >>> model = NoSharingNB().fit([["a"], ["b"], ["a"]], [1, 0, 1], tasks=["u", "u", "v"])
+    >>> model.predict_proba([["a"]], tasks=["u"]).round(3).tolist()
+    [[0.333, 0.667]]
+    """
+
+    def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        n_tasks = counts.n_groups
+        empty = np.zeros((1, *counts.value_counts.shape[1:]), dtype=np.int64)
+        posterior = Posterior.single(
+            component_counts=np.concatenate([counts.value_counts, empty]),
+            task_label_counts=counts.label_counts,
+            task_component=np.arange(n_tasks),
+            cold_label_counts=np.zeros(counts.label_counts.shape[1], dtype=np.int64),
+            cold_component=n_tasks,
+        )
+        return posterior, float(model.log_marginal(counts).sum())
+
+
+class CompleteSharingNB(TaskNaiveBayes):
+    """One naive Bayes for every task (Complete-Sharing): the tasks' counts are pooled.
+
+    The label marginal is pooled too. A task never seen in training is predicted like any
+    other. Unlabelled rows are ignored. Parameters are those of :class:`TaskNaiveBayes`.
+
+    Attributes
+    ----------
+    classes_, schema_, task_ids_, counts_
+        As in :class:`NoSharingNB`.
+    log_evidence_ : float
+        Exact ``log P(D | CS)``: the evidence of the pooled counts.
+    feature_log_prob_ : list of ndarray of shape (n_classes, V_f)
+        Predictive log P(x_f | y) per feature (as scikit-learn's ``CategoricalNB``).
+    class_log_prior_ : ndarray of shape (n_classes,)
+    """
+
+    def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        pooled = counts.total()
+        posterior = Posterior.single(
+            component_counts=pooled.value_counts,
+            task_label_counts=np.repeat(pooled.label_counts, counts.n_groups, axis=0),
+            task_component=np.zeros(counts.n_groups, dtype=np.int64),
+            cold_label_counts=pooled.label_counts[0],
+            cold_component=0,
+        )
+        return posterior, float(model.log_marginal(pooled)[0])
+
+    @property
+    def feature_log_prob_(self) -> list[np.ndarray]:
+        """Predictive log P(x_f | y) per feature, each of shape (n_classes, V_f)."""
+        table = self.observation_.log_feature_table(self.posterior_.component_counts[0])
+        offsets = self.schema_.offsets
+        return [table[:, offsets[f]:offsets[f + 1]] for f in range(self.schema_.n_features)]
+
+    @property
+    def class_log_prior_(self) -> np.ndarray:
+        """Predictive log P(y) from the pooled label counts, shape (n_classes,)."""
+        return self.observation_.log_label_prior(self.posterior_.cold_label_counts)
+
+
+ESTIMATORS: dict[str, type[TaskNaiveBayes]] = {
+    "NoSharingNB": NoSharingNB,
+    "CompleteSharingNB": CompleteSharingNB,
+}
