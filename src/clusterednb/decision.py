@@ -32,7 +32,9 @@ class LossMatrix:
     def __post_init__(self) -> None:
         matrix = np.array(self.matrix, dtype=np.float64)
         if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] < 2:
-            raise CNBError(f"a loss matrix must be square with at least 2 classes, got {matrix.shape}")
+            raise CNBError(
+                f"a loss matrix must be square with at least 2 classes, got {matrix.shape}"
+            )
         if not np.isfinite(matrix).all():
             raise CNBError("a loss matrix must hold finite numbers")
         object.__setattr__(self, "matrix", matrix)

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
+from clusterednb.data.dataset import TaskDataset, index_tasks
 from clusterednb.data.io import as_feature_frame
-from clusterednb.data.schema import FeatureSchema
+from clusterednb.data.schema import FeatureSchema, as_object_vector
 from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
-from clusterednb.exceptions import CNBError, DataError, NotFittedError, SchemaError
+from clusterednb.exceptions import DataError, NotFittedError, SchemaError
 from clusterednb.inference.posterior import Posterior
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
@@ -85,8 +85,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
             delattr(self, attribute)
         return self.partial_fit(X, y, tasks)
 
-    def partial_fit(self, X: Any, y: Any, tasks: Any = None, classes: Any = None
-                    ) -> TaskNaiveBayes:
+    def partial_fit(self, X: Any, y: Any, tasks: Any = None, classes: Any = None) -> TaskNaiveBayes:
         """Add rows (of known or new tasks) to the fit; counts add, so chunks ≡ one fit.
 
         Parameters
@@ -107,14 +106,13 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
             schema = self.schema
         else:
             frame = as_feature_frame(X, self.schema_.feature_names if fitted else None)
-            labels = np.asarray(y, dtype=object) if y is not None else None
-            has_label = labels is not None and not pd.isna(labels).all()
-            chunk_schema = FeatureSchema.infer(
-                frame, labels,
-                classes=declared if declared is not None or has_label or not fitted
-                else self.schema_.classes,
+            if len(frame) == 0:
+                raise DataError("the data have no rows")
+            schema = (
+                self.schema_.extended(frame, y, classes=declared)
+                if fitted
+                else FeatureSchema.infer(frame, y, classes=declared)
             )
-            schema = self.schema_.union(chunk_schema) if fitted else chunk_schema
             X = frame
         data = TaskDataset.from_arrays(
             X, y, tasks, schema=schema, handle_unknown=self.handle_unknown
@@ -127,8 +125,12 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         if not (data.y >= 0).any() and not fitted:
             raise DataError("every label is missing: there is nothing to learn from")
         chunk_counts = Counts.from_codes(
-            data.X, data.y, data.task_index, n_tasks=data.n_tasks,
-            n_classes=schema.n_classes, offsets=schema.offsets,
+            data.X,
+            data.y,
+            data.task_index,
+            n_tasks=data.n_tasks,
+            n_classes=schema.n_classes,
+            offsets=schema.offsets,
         )
         if fitted:
             self._merge(schema, data.task_ids, chunk_counts)
@@ -207,7 +209,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
 
     def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
         """Mean accuracy of :meth:`predict` on labelled rows."""
-        y = np.asarray(y, dtype=object)
+        y = as_object_vector(y)
         predicted = self.predict(X, tasks)
         labelled = ~pd.isna(y)
         return float(np.mean(predicted[labelled].astype(object) == y[labelled]))
@@ -218,7 +220,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         X, tasks = self._split_tasks(X, tasks)
         frame = as_feature_frame(X, self.schema_.feature_names)
         X_codes = self.schema_.encode_features(frame, handle_unknown=self.handle_unknown)
-        task_values = np.asarray(tasks, dtype=object)
+        task_values = as_object_vector(tasks)
         if task_values.shape != (len(frame),):
             raise DataError(f"X has {len(frame)} rows but tasks has shape {task_values.shape}")
         return X_codes, index_tasks(task_values, self.task_ids_)
@@ -249,8 +251,13 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         meta = {"log_evidence": float(self.log_evidence_)}
         return meta, arrays
 
-    def _restore(self, schema: FeatureSchema, task_ids: np.ndarray, meta: dict[str, Any],
-                 arrays: dict[str, np.ndarray]) -> None:
+    def _restore(
+        self,
+        schema: FeatureSchema,
+        task_ids: np.ndarray,
+        meta: dict[str, Any],
+        arrays: dict[str, np.ndarray],
+    ) -> None:
         self.schema_, self.task_ids_ = schema, task_ids
         self.counts_ = Counts(arrays["label_counts"], arrays["value_counts"])
         self.classes_ = np.asarray(schema.classes)
@@ -259,7 +266,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         self.observation_ = DirichletNB(schema, self.alpha, self.beta)
         prefix = "posterior_"
         self.posterior_ = Posterior.from_arrays(
-            {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+            {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
         )
         self.log_evidence_ = float(meta["log_evidence"])
 
@@ -337,7 +344,7 @@ class CompleteSharingNB(TaskNaiveBayes):
         """Predictive log P(x_f | y) per feature, each of shape (n_classes, V_f)."""
         table = self.observation_.log_feature_table(self.posterior_.component_counts[0])
         offsets = self.schema_.offsets
-        return [table[:, offsets[f]:offsets[f + 1]] for f in range(self.schema_.n_features)]
+        return [table[:, offsets[f] : offsets[f + 1]] for f in range(self.schema_.n_features)]
 
     @property
     def class_log_prior_(self) -> np.ndarray:

@@ -166,8 +166,10 @@ class DirichletNB:
             raise CNBError(f"counts must have 1 or {n_rows} groups, got {counts.n_groups}")
         group = np.zeros(n_rows, dtype=np.int64) if counts.n_groups == 1 else np.arange(n_rows)
         log_joint = self.log_joint(
-            X, self.log_label_prior(counts.label_counts)[group],
-            self.log_feature_table(counts.value_counts), group,
+            X,
+            self.log_label_prior(counts.label_counts)[group],
+            self.log_feature_table(counts.value_counts),
+            group,
         )
         return log_joint - logsumexp(log_joint, axis=1, keepdims=True)
 

@@ -112,8 +112,14 @@ def load(path: str | Path) -> Any:
         with zipfile.ZipFile(path) as archive:
             metadata = json.loads(archive.read(_METADATA))
             raw_arrays = archive.read(_ARRAYS)
-    except (zipfile.BadZipFile, KeyError, OSError, EOFError, json.JSONDecodeError,
-            UnicodeDecodeError) as exc:
+    except (
+        zipfile.BadZipFile,
+        KeyError,
+        OSError,
+        EOFError,
+        json.JSONDecodeError,
+        UnicodeDecodeError,
+    ) as exc:
         raise ModelFileError(f"{path} is not a readable clusterednb model file ({exc})") from exc
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT_NAME:
         raise ModelFileError(f"{path} is not a clusterednb model file")

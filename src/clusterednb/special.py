@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-__all__ = ["log_dirichlet_norm", "log_dirichlet_multinomial", "logsumexp", "segment_sum"]
+__all__ = ["log_dirichlet_multinomial", "log_dirichlet_norm", "logsumexp", "segment_sum"]
 
 
 def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:

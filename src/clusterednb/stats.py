@@ -39,9 +39,7 @@ class Counts:
     def __post_init__(self) -> None:
         lc, vc = self.label_counts, self.value_counts
         if lc.ndim != 2 or vc.ndim != 3 or vc.shape[:2] != lc.shape:
-            raise DataError(
-                f"inconsistent count shapes: labels {lc.shape}, values {vc.shape}"
-            )
+            raise DataError(f"inconsistent count shapes: labels {lc.shape}, values {vc.shape}")
 
     @classmethod
     def from_codes(
@@ -95,7 +93,9 @@ class Counts:
         return int(self.label_counts.shape[0])
 
     def __add__(self, other: Counts) -> Counts:
-        return Counts(self.label_counts + other.label_counts, self.value_counts + other.value_counts)
+        return Counts(
+            self.label_counts + other.label_counts, self.value_counts + other.value_counts
+        )
 
     def __sub__(self, other: Counts) -> Counts:
         result = Counts(
@@ -136,8 +136,9 @@ class Counts:
         np.add.at(value_counts, assignment, self.value_counts)
         return Counts(label_counts, value_counts)
 
-    def remap(self, n_classes: int, n_values_total: int, class_map: np.ndarray,
-              value_map: np.ndarray) -> Counts:
+    def remap(
+        self, n_classes: int, n_values_total: int, class_map: np.ndarray, value_map: np.ndarray
+    ) -> Counts:
         """Move counts onto a larger class / value axis (after a schema grew).
 
         Parameters

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.data.io import as_feature_frame, check_columns_exist, read_table
-from clusterednb.data.schema import FeatureSchema, HandleUnknown, is_missing
+from clusterednb.data.schema import FeatureSchema, HandleUnknown, as_object_vector, is_missing
 from clusterednb.exceptions import DataError
 
 
@@ -25,7 +25,7 @@ def factorize_tasks(tasks: Any) -> tuple[np.ndarray, np.ndarray]:
     task_ids : ndarray of shape (n_tasks,), dtype object
         Distinct task ids, sorted when they are comparable.
     """
-    values = np.asarray(tasks, dtype=object)
+    values = as_object_vector(tasks)
     if values.ndim != 1:
         raise DataError(f"tasks must be 1-D, got shape {values.shape}")
     missing = is_missing(values)
@@ -42,7 +42,7 @@ def factorize_tasks(tasks: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def index_tasks(tasks: Any, task_ids: np.ndarray) -> np.ndarray:
     """Positions of ``tasks`` in known ``task_ids``; -1 for a task not seen before."""
-    values = np.asarray(tasks, dtype=object).ravel()
+    values = as_object_vector(tasks)
     missing = is_missing(values)
     if missing.any():
         raise DataError(f"task id is missing in row {int(np.flatnonzero(missing)[0])}")
@@ -209,11 +209,11 @@ class TaskDataset:
         n_rows = len(frame)
         if n_rows == 0:
             raise DataError("the data have no rows")
-        task_values = np.asarray(tasks, dtype=object)
+        task_values = as_object_vector(tasks)
         if task_values.shape != (n_rows,):
             raise DataError(f"X has {n_rows} rows but tasks has shape {task_values.shape}")
         if y is not None:
-            y = np.asarray(y, dtype=object)
+            y = as_object_vector(y)
             if y.shape != (n_rows,):
                 raise DataError(f"X has {n_rows} rows but y has shape {y.shape}")
         if schema is None:

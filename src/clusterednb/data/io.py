@@ -65,9 +65,7 @@ def as_feature_frame(X: Any, feature_names: Sequence[str] | None = None) -> pd.D
         return X.rename(columns=str)
     array = np.asarray(X, dtype=object) if not isinstance(X, np.ndarray) else X
     if array.ndim != 2:
-        raise DataError(
-            f"X must be 2-D (n_rows, n_features), got an array of shape {array.shape}"
-        )
+        raise DataError(f"X must be 2-D (n_rows, n_features), got an array of shape {array.shape}")
     names = (
         list(feature_names)
         if feature_names is not None

@@ -36,6 +36,18 @@ def to_python_scalar(value: Any) -> Any:
     return value
 
 
+def as_object_vector(values: Any) -> np.ndarray:
+    """A 1-D object array of ``values``, keeping tuples and other containers as elements."""
+    if isinstance(values, pd.Series | pd.Index):
+        return values.to_numpy(dtype=object)
+    if isinstance(values, np.ndarray):
+        return values.astype(object, copy=False)
+    items = list(values)
+    vector = np.empty(len(items), dtype=object)
+    vector[:] = items
+    return vector
+
+
 def is_missing(values: np.ndarray) -> np.ndarray:
     """Boolean mask of missing entries (``None``, ``NaN``, ``pd.NA``, ``NaT``)."""
     return np.asarray(pd.isna(values), dtype=bool)
@@ -101,11 +113,15 @@ class FeatureSchema:
     def __post_init__(self) -> None:
         object.__setattr__(self, "feature_names", tuple(str(n) for n in self.feature_names))
         object.__setattr__(
-            self, "categories", tuple(tuple(to_python_scalar(c) for c in cs) for cs in self.categories)
+            self,
+            "categories",
+            tuple(tuple(to_python_scalar(c) for c in cs) for cs in self.categories),
         )
         object.__setattr__(self, "classes", tuple(to_python_scalar(c) for c in self.classes))
         object.__setattr__(
-            self, "bin_edges", {str(k): tuple(float(e) for e in v) for k, v in self.bin_edges.items()}
+            self,
+            "bin_edges",
+            {str(k): tuple(float(e) for e in v) for k, v in self.bin_edges.items()},
         )
         if len(self.feature_names) != len(self.categories):
             raise SchemaError(
@@ -195,33 +211,47 @@ class FeatureSchema:
         if classes is not None:
             inferred_classes = tuple(to_python_scalar(c) for c in classes)
         elif labels is not None:
-            inferred_classes = ordered_unique(np.asarray(labels, dtype=object))
+            inferred_classes = ordered_unique(as_object_vector(labels))
             if not inferred_classes:
                 raise SchemaError("every label is missing: there is nothing to learn from")
         else:
             raise SchemaError("labels or classes are needed to infer a schema")
         return cls(tuple(str(c) for c in features.columns), categories, inferred_classes)
 
-    def union(self, other: FeatureSchema) -> FeatureSchema:
-        """Schema whose categories and classes are those of ``self`` followed by new ones.
+    def extended(
+        self,
+        features: pd.DataFrame,
+        labels: Sequence[Any] | np.ndarray | None = None,
+        *,
+        classes: Sequence[Any] | None = None,
+    ) -> FeatureSchema:
+        """This schema with the new categories and classes found in more training data.
 
-        Both schemas must have the same features and bin edges. New categories are merged in
-        sorted order when all are comparable, so fitting in chunks gives the same schema as
-        fitting at once.
+        New values are merged in sorted order when all are comparable, so fitting in chunks
+        gives the same schema as fitting at once. Discretised features keep their bins.
+
+        Parameters
+        ----------
+        features : DataFrame of shape (n_rows, n_features)
+            Must have the schema's feature columns.
+        labels : array-like of shape (n_rows,), optional
+        classes : sequence, optional
+            Declared label values; when given, ``labels`` adds no class.
         """
-        if other.feature_names != self.feature_names:
-            raise SchemaError(
-                f"features differ: {self.feature_names} versus {other.feature_names}"
-            )
-        if dict(other.bin_edges) != dict(self.bin_edges):
-            raise SchemaError("bin edges differ between the two schemas")
+        self.check_columns(features.columns)
         categories = tuple(
-            _merge_ordered(a, b) for a, b in zip(self.categories, other.categories, strict=True)
+            cats
+            if name in self.bin_edges
+            else _merge_ordered(cats, ordered_unique(features[name].to_numpy()))
+            for name, cats in zip(self.feature_names, self.categories, strict=True)
         )
-        return FeatureSchema(
-            self.feature_names, categories, _merge_ordered(self.classes, other.classes),
-            self.bin_edges,
-        )
+        if classes is not None:  # declared classes are fixed, as in :meth:`infer`
+            new_classes = _merge_ordered(self.classes, tuple(to_python_scalar(c) for c in classes))
+        elif labels is not None:
+            new_classes = _merge_ordered(self.classes, ordered_unique(as_object_vector(labels)))
+        else:
+            new_classes = self.classes
+        return FeatureSchema(self.feature_names, categories, new_classes, self.bin_edges)
 
     def index_maps(self, old: FeatureSchema) -> tuple[np.ndarray, np.ndarray]:
         """Where each class and flat value of ``old`` sits in ``self``.
@@ -236,9 +266,7 @@ class FeatureSchema:
         class_pos = {c: i for i, c in enumerate(self.classes)}
         class_map = np.array([class_pos[c] for c in old.classes], dtype=np.int64)
         value_map = []
-        for f, (old_cats, new_cats) in enumerate(
-            zip(old.categories, self.categories, strict=True)
-        ):
+        for f, (old_cats, new_cats) in enumerate(zip(old.categories, self.categories, strict=True)):
             pos = {c: i for i, c in enumerate(new_cats)}
             value_map.extend(int(self.offsets[f]) + pos[c] for c in old_cats)
         return class_map, np.array(value_map, dtype=np.int64)
@@ -312,7 +340,9 @@ class FeatureSchema:
         missing = is_missing(column)
         return codes.astype(np.int32), (codes < 0) & ~missing
 
-    def encode_labels(self, labels: Sequence[Any] | np.ndarray, column: str = "label") -> np.ndarray:
+    def encode_labels(
+        self, labels: Sequence[Any] | np.ndarray, column: str = "label"
+    ) -> np.ndarray:
         """Encode label values as class codes.
 
         Parameters
@@ -332,7 +362,7 @@ class FeatureSchema:
         SchemaError
             If a present label is not one of the schema's classes.
         """
-        values = np.asarray(labels, dtype=object).ravel()
+        values = as_object_vector(labels)
         codes = pd.Index(self.classes, dtype=object).get_indexer(pd.Index(values, dtype=object))
         unknown = (codes < 0) & ~is_missing(values)
         if unknown.any():
@@ -355,7 +385,8 @@ class FeatureSchema:
             if extra:
                 parts.append(f"unexpected columns {extra}")
             raise SchemaError(
-                "data do not match the schema: " + "; ".join(parts)
+                "data do not match the schema: "
+                + "; ".join(parts)
                 + f" (the schema's features are {list(self.feature_names)})"
             )
 

@@ -61,9 +61,14 @@ class Posterior:
             raise CNBError("every task needs at least one mixture component")
 
     @classmethod
-    def single(cls, component_counts: np.ndarray, task_label_counts: np.ndarray,
-               task_component: np.ndarray, cold_label_counts: np.ndarray,
-               cold_component: int) -> Posterior:
+    def single(
+        cls,
+        component_counts: np.ndarray,
+        task_label_counts: np.ndarray,
+        task_component: np.ndarray,
+        cold_label_counts: np.ndarray,
+        cold_component: int,
+    ) -> Posterior:
         """A posterior in which every task (and the cold start) uses exactly one component."""
         n_tasks = task_label_counts.shape[0]
         return cls(
@@ -105,8 +110,9 @@ class Posterior:
             out[start:stop] = self._predict_chunk(model, X[start:stop], task_index[start:stop])
         return out
 
-    def _predict_chunk(self, model: DirichletNB, X: np.ndarray, task_index: np.ndarray
-                       ) -> np.ndarray:
+    def _predict_chunk(
+        self, model: DirichletNB, X: np.ndarray, task_index: np.ndarray
+    ) -> np.ndarray:
         n_tasks = self.n_tasks
         indptr = np.append(self.indptr, self.indptr[-1] + self.cold_components.size)
         components = np.concatenate([self.components, self.cold_components])

@@ -1,0 +1,156 @@
+"""The ``cnb`` command: a thin layer over the public API.
+
+User mistakes print one line ``cnb: error: ...`` and exit with status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from clusterednb.data.io import check_columns_exist, read_table
+from clusterednb.decision import LossMatrix, bayes_decision
+from clusterednb.exceptions import CNBError, UnknownCategoryWarning
+from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
+from clusterednb.persistence import load
+
+MODELS: dict[str, type[TaskNaiveBayes]] = {"ns": NoSharingNB, "cs": CompleteSharingNB}
+MODEL_TITLES = {"ns": "No-Sharing", "cs": "Complete-Sharing"}
+
+
+def _feature_columns(
+    frame: pd.DataFrame, task: str, label: str | None, features: Sequence[str] | None
+) -> list[str]:
+    check_columns_exist(frame, [task] + ([label] if label else []), "task/label")
+    if features:
+        check_columns_exist(frame, features, "feature")
+        return list(features)
+    return [c for c in frame.columns if c not in (task, label)]
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", type=Path, help="CSV or Parquet file in long format")
+    parser.add_argument("--task", required=True, help="task (user) column")
+    parser.add_argument("--label", required=True, help="label column")
+    parser.add_argument("--features", nargs="+", help="feature columns (default: all others)")
+    parser.add_argument("--alpha", type=float, default=1.0, help="label pseudo-count")
+    parser.add_argument("--beta", type=float, default=1.0, help="feature pseudo-count")
+
+
+def _fit(args: argparse.Namespace) -> None:
+    frame = read_table(args.data)
+    features = _feature_columns(frame, args.task, args.label, args.features)
+    model = MODELS[args.model](alpha=args.alpha, beta=args.beta)
+    model.fit(frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
+    model.save(args.output)
+    print(
+        f"fitted {MODEL_TITLES[args.model]} on {len(frame)} rows of {model.task_ids_.size} "
+        f"tasks; log evidence {model.log_evidence_:.4f}; saved to {args.output}"
+    )
+
+
+def _loss_from_args(args: argparse.Namespace, n_classes: int) -> LossMatrix | None:
+    if args.cost_fp is None and args.cost_fn is None:
+        return None
+    if n_classes != 2:
+        raise CNBError("--cost-fp/--cost-fn need a binary label")
+    return LossMatrix.binary(
+        cost_false_positive=1.0 if args.cost_fp is None else args.cost_fp,
+        cost_false_negative=1.0 if args.cost_fn is None else args.cost_fn,
+    )
+
+
+def _predict(args: argparse.Namespace) -> None:
+    model = load(args.model)
+    frame = read_table(args.data)
+    check_columns_exist(frame, [args.task], "task")
+    features = list(model.schema_.feature_names)
+    check_columns_exist(frame, features, "feature")
+    proba = model.predict_proba(frame[features], frame[args.task].to_numpy())
+    out = pd.DataFrame({args.task: frame[args.task]})
+    for j, cls in enumerate(model.classes_):
+        out[f"p_{cls}"] = proba[:, j]
+    loss = _loss_from_args(args, proba.shape[1])
+    loss = loss if loss is not None else LossMatrix.zero_one(proba.shape[1])
+    out["decision"] = model.classes_[bayes_decision(proba, loss)]
+    out.to_csv(args.output, index=False)
+    print(f"wrote {len(out)} predictions to {args.output}")
+
+
+def _evidence(args: argparse.Namespace) -> None:
+    frame = read_table(args.data)
+    features = _feature_columns(frame, args.task, args.label, args.features)
+    rows = []
+    for name, cls in MODELS.items():
+        model = cls(alpha=args.alpha, beta=args.beta)
+        model.fit(frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
+        rows.append((MODEL_TITLES[name], model.log_evidence_, model.evidence_kind_))
+    baseline = rows[0][1]
+    print(f"{'model':<20}{'log evidence':>16}{'log BF vs NS':>16}  kind")
+    for title, value, kind in rows:
+        print(f"{title:<20}{value:>16.4f}{value - baseline:>16.4f}  {kind}")
+
+
+def _demo(args: argparse.Namespace) -> None:
+    from clusterednb.demo import run_demo
+
+    run_demo(seed=args.seed)
+
+
+def _show_warning(message: Warning | str, *_: object, **__: object) -> None:
+    print(f"cnb: warning: {message}", file=sys.stderr)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``cnb``."""
+    parser = argparse.ArgumentParser(
+        prog="cnb", description="Clustered Naive Bayes: multi-task classification"
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    fit = commands.add_parser("fit", help="fit a model and save it")
+    _add_data_arguments(fit)
+    fit.add_argument("--model", choices=sorted(MODELS), default="ns")
+    fit.add_argument("-o", "--output", type=Path, required=True, help="model file to write")
+    fit.set_defaults(run=_fit)
+
+    predict = commands.add_parser("predict", help="predict with a saved model")
+    predict.add_argument("model", type=Path, help="model file written by `cnb fit`")
+    predict.add_argument("data", type=Path, help="CSV or Parquet file with the rows to predict")
+    predict.add_argument("--task", required=True, help="task (user) column")
+    predict.add_argument("-o", "--output", type=Path, required=True, help="CSV file to write")
+    predict.add_argument("--cost-fp", type=float, help="cost of a false positive (default 1)")
+    predict.add_argument("--cost-fn", type=float, help="cost of a false negative (default 1)")
+    predict.set_defaults(run=_predict)
+
+    evidence = commands.add_parser("evidence", help="log evidence of every model")
+    _add_data_arguments(evidence)
+    evidence.set_defaults(run=_evidence)
+
+    demo = commands.add_parser("demo", help="fit the models on a built-in synthetic population")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.set_defaults(run=_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``cnb``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", UnknownCategoryWarning)
+            warnings.showwarning = _show_warning
+            args.run(args)
+    except (CNBError, OSError) as exc:
+        print(f"cnb: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

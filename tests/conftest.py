@@ -1,0 +1,47 @@
+"""Shared fixtures and helpers for the test suite."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from clusterednb.data.schema import FeatureSchema
+
+
+def random_frame(
+    rng: np.random.Generator,
+    n_rows: int = 30,
+    n_tasks: int = 3,
+    n_features: int = 3,
+    n_values: int = 3,
+    n_classes: int = 2,
+    missing: float = 0.0,
+) -> pd.DataFrame:
+    """A small random long-format frame with every category and class present."""
+    X = rng.integers(0, n_values, size=(n_rows, n_features)).astype(object)
+    X[:n_values, :] = np.arange(n_values)[:, None]
+    if missing:
+        X[n_values:][rng.random((n_rows - n_values, n_features)) < missing] = None
+    y = rng.integers(0, n_classes, size=n_rows)
+    y[:n_classes] = np.arange(n_classes)
+    tasks = rng.integers(0, n_tasks, size=n_rows)
+    tasks[:n_tasks] = np.arange(n_tasks)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(n_features)])
+    frame.insert(0, "label", y)
+    frame.insert(0, "task", [f"t{t}" for t in tasks])
+    return frame
+
+
+def schema_for(n_features: int, n_values: int, n_classes: int) -> FeatureSchema:
+    """A schema with integer categories ``0 .. n_values - 1`` and classes ``0 .. C - 1``."""
+    return FeatureSchema(
+        tuple(f"f{j}" for j in range(n_features)),
+        tuple(tuple(range(n_values)) for _ in range(n_features)),
+        tuple(range(n_classes)),
+    )
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(12345)
