@@ -10,8 +10,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from clusterednb.data.dataset import TaskDataset, index_tasks
-from clusterednb.data.io import as_feature_frame
-from clusterednb.data.schema import FeatureSchema, as_object_vector
+from clusterednb.data.io import as_feature_input
+from clusterednb.data.schema import FeatureSchema, as_vector
 from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
 from clusterednb.exceptions import DataError, NotFittedError, SchemaError
 from clusterednb.inference.posterior import Posterior
@@ -105,7 +105,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         if self.schema is not None:
             schema = self.schema
         else:
-            frame = as_feature_frame(X, self.schema_.feature_names if fitted else None)
+            frame = as_feature_input(X, self.schema_.n_features if fitted else None)
             if len(frame) == 0:
                 raise DataError("the data have no rows")
             schema = (
@@ -209,7 +209,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
 
     def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
         """Mean accuracy of :meth:`predict` on labelled rows."""
-        y = as_object_vector(y)
+        y = as_vector(y)
         predicted = self.predict(X, tasks)
         labelled = ~pd.isna(y)
         return float(np.mean(predicted[labelled].astype(object) == y[labelled]))
@@ -218,9 +218,9 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         if not hasattr(self, "posterior_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         X, tasks = self._split_tasks(X, tasks)
-        frame = as_feature_frame(X, self.schema_.feature_names)
+        frame = as_feature_input(X, self.schema_.n_features)
         X_codes = self.schema_.encode_features(frame, handle_unknown=self.handle_unknown)
-        task_values = as_object_vector(tasks)
+        task_values = as_vector(tasks)
         if task_values.shape != (len(frame),):
             raise DataError(f"X has {len(frame)} rows but tasks has shape {task_values.shape}")
         return X_codes, index_tasks(task_values, self.task_ids_)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
+from clusterednb.kernels import log_joint_rows, log_normalize_rows
 from clusterednb.special import log_dirichlet_norm, segment_sum
 from clusterednb.stats import Counts
 
@@ -143,10 +144,6 @@ class DirichletNB:
         table[..., :-1] = np.log(posterior) - log_totals[..., self.schema.value_feature]
         return table
 
-    def flat_index(self, X: np.ndarray) -> np.ndarray:
-        """Flat value index of each code, with missing (-1) mapped to the zero slot ``V``."""
-        return np.where(X >= 0, X + self.offsets[:-1], self.schema.n_values_total)
-
     def log_predictive(self, X: np.ndarray, counts: Counts) -> np.ndarray:
         """Posterior predictive log P(y | x, counts) for every class.
 
@@ -171,7 +168,7 @@ class DirichletNB:
             self.log_feature_table(counts.value_counts),
             group,
         )
-        return log_joint - logsumexp(log_joint, axis=1, keepdims=True)
+        return log_normalize_rows(log_joint)
 
     def log_joint(
         self,
@@ -193,9 +190,13 @@ class DirichletNB:
         -------
         ndarray of shape (n_rows, C)
         """
-        flat = self.flat_index(X)
-        if log_tables.shape[0] == 1:
-            per_feature = log_tables[0].T[flat]  # (n, F, C)
-        else:
-            per_feature = log_tables[table_of_row[:, None], :, flat]  # (n, F, C)
-        return log_prior_rows + per_feature.sum(axis=1)
+        out = np.empty(log_prior_rows.shape)
+        log_joint_rows(
+            np.ascontiguousarray(X),
+            self.offsets,
+            np.ascontiguousarray(log_prior_rows),
+            np.ascontiguousarray(log_tables),
+            np.ascontiguousarray(table_of_row, dtype=np.int64),
+            out,
+        )
+        return out

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from clusterednb.exceptions import DataError
+from clusterednb.kernels import count_rows
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Counts:
         n_classes: int,
         offsets: np.ndarray,
     ) -> Counts:
-        """Count labelled rows per task with ``np.bincount`` (no Python loop over rows).
+        """Count labelled rows per task (one compiled pass over the rows).
 
         Parameters
         ----------
@@ -66,18 +67,16 @@ class Counts:
         offsets : ndarray of shape (n_features + 1,)
             Flat-axis offsets from the schema.
         """
-        n_values = int(offsets[-1])
-        labelled = y >= 0
-        group_class = task_index[labelled].astype(np.int64) * n_classes + y[labelled]
-        label_counts = np.bincount(group_class, minlength=n_tasks * n_classes)
-        X_lab = X[labelled]
-        present = X_lab >= 0
-        flat = (group_class[:, None] * n_values + offsets[:-1][None, :] + X_lab)[present]
-        value_counts = np.bincount(flat, minlength=n_tasks * n_classes * n_values)
-        return cls(
-            label_counts.reshape(n_tasks, n_classes).astype(np.int64),
-            value_counts.reshape(n_tasks, n_classes, n_values).astype(np.int64),
+        counts = cls.zeros(n_tasks, n_classes, int(offsets[-1]))
+        count_rows(
+            np.ascontiguousarray(X),
+            np.ascontiguousarray(y, dtype=np.int64),
+            np.ascontiguousarray(task_index, dtype=np.int64),
+            np.asarray(offsets, dtype=np.int64),
+            counts.label_counts,
+            counts.value_counts,
         )
+        return counts
 
     @classmethod
     def zeros(cls, n_groups: int, n_classes: int, n_values_total: int) -> Counts:

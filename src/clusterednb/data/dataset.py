@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from clusterednb.data.io import as_feature_frame, check_columns_exist, read_table
-from clusterednb.data.schema import FeatureSchema, HandleUnknown, as_object_vector, is_missing
+from clusterednb.data.io import as_feature_input, check_columns_exist, read_table
+from clusterednb.data.schema import FeatureSchema, HandleUnknown, as_vector, is_missing
 from clusterednb.exceptions import DataError
 
 
@@ -25,7 +25,7 @@ def factorize_tasks(tasks: Any) -> tuple[np.ndarray, np.ndarray]:
     task_ids : ndarray of shape (n_tasks,), dtype object
         Distinct task ids, sorted when they are comparable.
     """
-    values = as_object_vector(tasks)
+    values = as_vector(tasks)
     if values.ndim != 1:
         raise DataError(f"tasks must be 1-D, got shape {values.shape}")
     missing = is_missing(values)
@@ -36,17 +36,20 @@ def factorize_tasks(tasks: Any) -> tuple[np.ndarray, np.ndarray]:
     except TypeError:
         codes, uniques = pd.factorize(values, sort=False)
     task_ids = np.empty(len(uniques), dtype=object)
-    task_ids[:] = [u.item() if isinstance(u, np.generic) else u for u in uniques]
+    task_ids[:] = list(uniques.tolist() if isinstance(uniques, np.ndarray) else uniques)
     return codes.astype(np.int64), task_ids
 
 
 def index_tasks(tasks: Any, task_ids: np.ndarray) -> np.ndarray:
     """Positions of ``tasks`` in known ``task_ids``; -1 for a task not seen before."""
-    values = as_object_vector(tasks)
+    values = as_vector(tasks)
     missing = is_missing(values)
     if missing.any():
         raise DataError(f"task id is missing in row {int(np.flatnonzero(missing)[0])}")
-    return pd.Index(task_ids, dtype=object).get_indexer(pd.Index(values, dtype=object))
+    known = pd.Index(list(task_ids)) if len(task_ids) else pd.Index([], dtype=object)
+    if values.dtype == object:
+        return known.get_indexer(pd.Index(values, dtype=object))
+    return known.get_indexer(values)
 
 
 @dataclass
@@ -204,16 +207,17 @@ class TaskDataset:
         feature_names : sequence of str, optional
             Names for the columns of an array ``X``.
         """
-        names = feature_names if schema is None else (feature_names or schema.feature_names)
-        frame = as_feature_frame(X, names)
+        frame = as_feature_input(X, schema.n_features if schema is not None else None)
+        if feature_names is not None and isinstance(frame, np.ndarray):
+            frame = pd.DataFrame(frame, columns=list(feature_names))
         n_rows = len(frame)
         if n_rows == 0:
             raise DataError("the data have no rows")
-        task_values = as_object_vector(tasks)
+        task_values = as_vector(tasks)
         if task_values.shape != (n_rows,):
             raise DataError(f"X has {n_rows} rows but tasks has shape {task_values.shape}")
         if y is not None:
-            y = as_object_vector(y)
+            y = as_vector(y)
             if y.shape != (n_rows,):
                 raise DataError(f"X has {n_rows} rows but y has shape {y.shape}")
         if schema is None:

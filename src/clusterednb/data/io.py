@@ -50,27 +50,43 @@ def check_columns_exist(frame: pd.DataFrame, columns: Sequence[str], role: str) 
         )
 
 
-def as_feature_frame(X: Any, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
-    """Turn an estimator's ``X`` (DataFrame or 2-D array) into a DataFrame of features.
+FeatureInput = pd.DataFrame | np.ndarray
+
+
+def as_feature_input(X: Any, n_features: int | None = None) -> FeatureInput:
+    """Check an estimator's ``X``: a DataFrame, or a 2-D array whose columns are the features.
 
     Parameters
     ----------
     X : DataFrame or array-like of shape (n_rows, n_features)
-    feature_names : sequence of str, optional
-        Names for the columns of an array; default ``x0, x1, ...``.
+    n_features : int, optional
+        Required number of columns of an array.
+
+    Returns
+    -------
+    DataFrame (columns renamed to str) or 2-D ndarray
     """
     if isinstance(X, pd.DataFrame):
         if all(isinstance(c, str) for c in X.columns):
             return X
         return X.rename(columns=str)
-    array = np.asarray(X, dtype=object) if not isinstance(X, np.ndarray) else X
+    array = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
     if array.ndim != 2:
         raise DataError(f"X must be 2-D (n_rows, n_features), got an array of shape {array.shape}")
-    names = (
-        list(feature_names)
-        if feature_names is not None
-        else [f"x{j}" for j in range(array.shape[1])]
-    )
-    if len(names) != array.shape[1]:
-        raise DataError(f"X has {array.shape[1]} columns but the schema has {len(names)} features")
-    return pd.DataFrame({name: array[:, j] for j, name in enumerate(names)}, copy=False)
+    if n_features is not None and array.shape[1] != n_features:
+        raise DataError(f"X has {array.shape[1]} columns but the schema has {n_features} features")
+    return array
+
+
+def feature_names_of(features: FeatureInput) -> list[str]:
+    """Column names of a DataFrame, or ``x0, x1, ...`` for an array."""
+    if isinstance(features, pd.DataFrame):
+        return [str(c) for c in features.columns]
+    return [f"x{j}" for j in range(features.shape[1])]
+
+
+def feature_column(features: FeatureInput, index: int, name: str) -> np.ndarray:
+    """The values of one feature: column ``name`` of a DataFrame or column ``index`` of an array."""
+    if isinstance(features, pd.DataFrame):
+        return features[name].to_numpy()
+    return features[:, index]

@@ -17,8 +17,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from clusterednb.data.io import FeatureInput, feature_column, feature_names_of
 from clusterednb.exceptions import SchemaError, UnknownCategoryWarning
+from clusterednb.kernels import integer_codes, integer_presence
 
+_INTEGER_FAST_LIMIT = 4096
 HandleUnknown = Literal["warn", "error", "ignore"]
 _HANDLE_UNKNOWN = ("warn", "error", "ignore")
 
@@ -36,16 +39,21 @@ def to_python_scalar(value: Any) -> Any:
     return value
 
 
-def as_object_vector(values: Any) -> np.ndarray:
-    """A 1-D object array of ``values``, keeping tuples and other containers as elements."""
+def as_vector(values: Any) -> np.ndarray:
+    """A 1-D array of ``values`` in their own dtype; tuples and other containers stay elements.
+
+    Numeric input keeps its numeric dtype (fast hashing and missing-value checks).
+    """
     if isinstance(values, pd.Series | pd.Index):
-        return values.to_numpy(dtype=object)
+        return values.to_numpy()
     if isinstance(values, np.ndarray):
-        return values.astype(object, copy=False)
+        return values
     items = list(values)
-    vector = np.empty(len(items), dtype=object)
-    vector[:] = items
-    return vector
+    if any(isinstance(v, tuple | list) for v in items):
+        vector = np.empty(len(items), dtype=object)
+        vector[:] = items
+        return vector
+    return pd.Series(items, dtype=None if items else object).to_numpy()
 
 
 def is_missing(values: np.ndarray) -> np.ndarray:
@@ -58,7 +66,14 @@ def ordered_unique(values: Iterable[Hashable]) -> tuple[Any, ...]:
 
     Values of mixed, incomparable types keep their order of first appearance.
     """
-    array = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+    array = values if isinstance(values, np.ndarray) else as_vector(values)
+    if array.dtype.kind in "iub" and array.size:
+        if array.dtype.kind == "b":
+            return tuple(bool(v) for v in np.unique(array))
+        low, high = int(array.min()), int(array.max())
+        if low >= 0 and high < 1 << 20:
+            return tuple(int(v) for v in np.flatnonzero(np.bincount(array)))
+        return tuple(int(v) for v in np.unique(array))
     present = array[~is_missing(array)]
     unique = pd.unique(present.ravel()) if present.size else np.array([], dtype=object)
     scalars: list[Any] = []
@@ -187,7 +202,7 @@ class FeatureSchema:
     @classmethod
     def infer(
         cls,
-        features: pd.DataFrame,
+        features: FeatureInput,
         labels: Sequence[Any] | np.ndarray | None = None,
         *,
         classes: Sequence[Any] | None = None,
@@ -196,31 +211,37 @@ class FeatureSchema:
 
         Parameters
         ----------
-        features : DataFrame of shape (n_rows, n_features)
-            Feature columns; missing values are ignored.
+        features : DataFrame or ndarray of shape (n_rows, n_features)
+            Feature columns (an array's are named ``x0, x1, ...``); missing values are
+            ignored.
         labels : array-like of shape (n_rows,), optional
             Label values; missing values are ignored.
         classes : sequence, optional
             Declared label values (overrides ``labels``); use it when some class has no
             example yet.
         """
-        categories = tuple(ordered_unique(features[name].to_numpy()) for name in features.columns)
-        for name, cats in zip(features.columns, categories, strict=True):
+        names = feature_names_of(features)
+        categories = _integer_array_categories(features)
+        if categories is None:
+            categories = tuple(
+                ordered_unique(feature_column(features, j, name)) for j, name in enumerate(names)
+            )
+        for name, cats in zip(names, categories, strict=True):
             if not cats:
                 raise SchemaError(f"feature column {name!r} has no non-missing value")
         if classes is not None:
             inferred_classes = tuple(to_python_scalar(c) for c in classes)
         elif labels is not None:
-            inferred_classes = ordered_unique(as_object_vector(labels))
+            inferred_classes = ordered_unique(as_vector(labels))
             if not inferred_classes:
                 raise SchemaError("every label is missing: there is nothing to learn from")
         else:
             raise SchemaError("labels or classes are needed to infer a schema")
-        return cls(tuple(str(c) for c in features.columns), categories, inferred_classes)
+        return cls(tuple(names), categories, inferred_classes)
 
     def extended(
         self,
-        features: pd.DataFrame,
+        features: FeatureInput,
         labels: Sequence[Any] | np.ndarray | None = None,
         *,
         classes: Sequence[Any] | None = None,
@@ -232,8 +253,8 @@ class FeatureSchema:
 
         Parameters
         ----------
-        features : DataFrame of shape (n_rows, n_features)
-            Must have the schema's feature columns.
+        features : DataFrame or ndarray of shape (n_rows, n_features)
+            The schema's feature columns (an array's in schema order).
         labels : array-like of shape (n_rows,), optional
         classes : sequence, optional
             Declared label values; when given, ``labels`` adds no class.
@@ -248,7 +269,7 @@ class FeatureSchema:
         if classes is not None:  # declared classes are fixed, as in :meth:`infer`
             new_classes = _merge_ordered(self.classes, tuple(to_python_scalar(c) for c in classes))
         elif labels is not None:
-            new_classes = _merge_ordered(self.classes, ordered_unique(as_object_vector(labels)))
+            new_classes = _merge_ordered(self.classes, ordered_unique(as_vector(labels)))
         else:
             new_classes = self.classes
         return FeatureSchema(self.feature_names, categories, new_classes, self.bin_edges)
@@ -273,14 +294,15 @@ class FeatureSchema:
 
     # ------------------------------------------------------------------ encoding
     def encode_features(
-        self, features: pd.DataFrame, handle_unknown: HandleUnknown = "warn"
+        self, features: FeatureInput, handle_unknown: HandleUnknown = "warn"
     ) -> np.ndarray:
         """Encode feature columns as integer codes.
 
         Parameters
         ----------
-        features : DataFrame of shape (n_rows, n_features)
-            Must have exactly the schema's feature columns (any order).
+        features : DataFrame or ndarray of shape (n_rows, n_features)
+            A DataFrame must have exactly the schema's feature columns (any order); an
+            array's columns are the features in schema order.
         handle_unknown : {"warn", "error", "ignore"}
             A category not in the schema is treated as missing (code -1); ``"warn"`` counts
             such values and reports them in an :class:`UnknownCategoryWarning`, ``"error"``
@@ -292,19 +314,45 @@ class FeatureSchema:
             Category codes, -1 where the value is missing or unknown.
         """
         _check_handle_unknown(handle_unknown)
-        self.check_columns(features.columns)
-        codes = np.empty((len(features), self.n_features), dtype=np.int32)
+        self.check_input(features)
+        if self._is_integer_range(features):
+            codes = np.empty(features.shape, dtype=np.int32)
+            n_unknown = integer_codes(np.ascontiguousarray(features), self.n_values, codes)
+            unknown_cells = codes < 0 if n_unknown else None
+        else:
+            codes = np.empty((len(features), self.n_features), dtype=np.int32)
+            unknown_cells = np.zeros(codes.shape, dtype=bool)
+            for f, name in enumerate(self.feature_names):
+                codes[:, f], unknown_cells[:, f] = self._encode_column(
+                    f, feature_column(features, f, name)
+                )
+        if unknown_cells is not None and unknown_cells.any():
+            self._report_unknown(features, unknown_cells, handle_unknown)
+        return codes
+
+    def _is_integer_range(self, features: FeatureInput) -> bool:
+        """Whether ``features`` is an integer array whose categories are ``0 .. V_f - 1``."""
+        return (
+            isinstance(features, np.ndarray)
+            and features.dtype.kind in "iu"
+            and not self.bin_edges
+            and all(cats == tuple(range(len(cats))) for cats in self.categories)
+        )
+
+    def _report_unknown(
+        self, features: FeatureInput, unknown_cells: np.ndarray, handle_unknown: HandleUnknown
+    ) -> None:
         unknown_report: list[str] = []
         for f, name in enumerate(self.feature_names):
-            column = features[name].to_numpy()
-            col_codes, unknown = self._encode_column(f, column)
-            codes[:, f] = col_codes
+            unknown = unknown_cells[:, f]
+            column = feature_column(features, f, name)
             if unknown.any():
                 rows = np.flatnonzero(unknown)
                 examples = ordered_unique(column[rows])[:3]
                 if handle_unknown == "error":
+                    value = to_python_scalar(column[rows[0]])
                     raise SchemaError(
-                        f"column {name!r}, row {int(rows[0])}: value {column[rows[0]]!r} is not a "
+                        f"column {name!r}, row {int(rows[0])}: value {value!r} is not a "
                         f"known category of this feature (known: {_preview(self.categories[f])})"
                     )
                 unknown_report.append(f"{name!r}: {rows.size} values such as {list(examples)}")
@@ -313,9 +361,8 @@ class FeatureSchema:
                 "categories never seen in training were treated as missing: "
                 + "; ".join(unknown_report),
                 UnknownCategoryWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-        return codes
 
     def _encode_column(self, f: int, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Codes of one column and the mask of values that are present but unknown."""
@@ -326,8 +373,9 @@ class FeatureSchema:
             bad = np.isnan(numbers) & ~is_missing(column)
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
+                value = to_python_scalar(column[row])
                 raise SchemaError(
-                    f"column {name!r}, row {row}: value {column[row]!r} is not a number "
+                    f"column {name!r}, row {row}: value {value!r} is not a number "
                     "(this feature is discretised)"
                 )
             codes = np.searchsorted(np.asarray(self.bin_edges[name]), numbers, side="right")
@@ -336,7 +384,7 @@ class FeatureSchema:
         if column.dtype.kind in "iu" and cats == tuple(range(len(cats))):
             inside = (column >= 0) & (column < len(cats))
             return np.where(inside, column, -1).astype(np.int32), ~inside
-        codes = pd.Index(cats, dtype=object).get_indexer(pd.Index(column, dtype=object))
+        codes = _index_of(cats, column)
         missing = is_missing(column)
         return codes.astype(np.int32), (codes < 0) & ~missing
 
@@ -362,16 +410,30 @@ class FeatureSchema:
         SchemaError
             If a present label is not one of the schema's classes.
         """
-        values = as_object_vector(labels)
-        codes = pd.Index(self.classes, dtype=object).get_indexer(pd.Index(values, dtype=object))
+        values = as_vector(labels)
+        if values.ndim != 1:
+            raise SchemaError(f"{column} must be 1-D, got shape {values.shape}")
+        codes = _index_of(self.classes, values)
         unknown = (codes < 0) & ~is_missing(values)
         if unknown.any():
             row = int(np.flatnonzero(unknown)[0])
+            value = to_python_scalar(values[row])
             raise SchemaError(
-                f"{column} value {values[row]!r} in row {row} is not one of the classes "
+                f"{column} value {value!r} in row {row} is not one of the classes "
                 f"{list(self.classes)}"
             )
         return codes.astype(np.int64)
+
+    def check_input(self, features: FeatureInput) -> None:
+        """Raise unless ``features`` has exactly the schema's feature columns."""
+        if isinstance(features, np.ndarray):
+            if features.ndim != 2 or features.shape[1] != self.n_features:
+                raise SchemaError(
+                    f"X has shape {features.shape} but the schema has {self.n_features} "
+                    f"features {list(self.feature_names)}"
+                )
+            return
+        self.check_columns(features.columns)
 
     def check_columns(self, columns: Iterable[Any]) -> None:
         """Raise :class:`SchemaError` unless ``columns`` are exactly the schema's features."""
@@ -415,6 +477,24 @@ class FeatureSchema:
             )
         except (KeyError, TypeError) as exc:
             raise SchemaError(f"malformed schema record: {exc}") from exc
+
+
+def _integer_array_categories(features: FeatureInput) -> tuple[tuple[int, ...], ...] | None:
+    """Categories of every column of a small non-negative integer array in one pass, or None."""
+    if not isinstance(features, np.ndarray) or features.dtype.kind not in "iu" or not features.size:
+        return None
+    presence, in_range = integer_presence(np.ascontiguousarray(features), _INTEGER_FAST_LIMIT)
+    if not in_range:
+        return None
+    return tuple(tuple(int(v) for v in np.flatnonzero(row)) for row in presence)
+
+
+def _index_of(known: Sequence[Any], values: np.ndarray) -> np.ndarray:
+    """Position of each value in ``known`` (-1 where absent); dtypes are inferred by pandas."""
+    index = pd.Index(list(known)) if known else pd.Index([], dtype=object)
+    if values.dtype == object:
+        return index.get_indexer(pd.Index(values, dtype=object))
+    return index.get_indexer(values)
 
 
 def _merge_ordered(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any, ...]:

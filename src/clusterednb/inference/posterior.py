@@ -14,12 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import logsumexp
 
 from clusterednb.exceptions import CNBError
+from clusterednb.kernels import log_normalize_rows
 from clusterednb.observation import DirichletNB
 
 _ROW_CHUNK = 65_536
+_TABLE_BUDGET = 1 << 22  # component tables up to this many entries are computed once
+_TABLE_BUDGET = 1 << 22  # component tables up to this many entries are computed once
 
 
 @dataclass
@@ -104,36 +106,45 @@ class Posterior:
         -------
         ndarray of shape (n_rows, n_classes)
         """
-        out = np.empty((X.shape[0], model.schema.n_classes))
-        for start in range(0, X.shape[0], _ROW_CHUNK):
-            stop = start + _ROW_CHUNK
-            out[start:stop] = self._predict_chunk(model, X[start:stop], task_index[start:stop])
-        return out
-
-    def _predict_chunk(
-        self, model: DirichletNB, X: np.ndarray, task_index: np.ndarray
-    ) -> np.ndarray:
-        n_tasks = self.n_tasks
+        # The cold-start mixture becomes a virtual task number n_tasks.
         indptr = np.append(self.indptr, self.indptr[-1] + self.cold_components.size)
         components = np.concatenate([self.components, self.cold_components])
         log_weights = np.concatenate([self.log_weights, self.cold_log_weights])
-        label_counts = np.vstack([self.task_label_counts, self.cold_label_counts[None, :]])
-        task = np.where(task_index < 0, n_tasks, task_index)
-
-        lengths = indptr[task + 1] - indptr[task]
-        row_of_entry = np.repeat(np.arange(X.shape[0]), lengths)
-        row_start = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        entry = indptr[task][row_of_entry] + np.arange(row_of_entry.size) - row_start[row_of_entry]
-
-        used, table_of_entry = np.unique(components[entry], return_inverse=True)
-        log_tables = model.log_feature_table(self.component_counts[used])
-        log_prior = model.log_label_prior(label_counts)[task][row_of_entry]
-        log_joint = model.log_joint(X[row_of_entry], log_prior, log_tables, table_of_entry)
-        log_cond = log_joint - logsumexp(log_joint, axis=1, keepdims=True)
-        weighted = log_cond + log_weights[entry][:, None]
-        if row_of_entry.size == X.shape[0]:
-            return weighted
-        return np.logaddexp.reduceat(weighted, row_start, axis=0)
+        log_label_prior = model.log_label_prior(
+            np.vstack([self.task_label_counts, self.cold_label_counts[None, :]])
+        )
+        task = np.where(task_index < 0, self.n_tasks, task_index)
+        all_tables = None
+        if self.component_counts.size <= _TABLE_BUDGET:
+            all_tables = model.log_feature_table(self.component_counts)
+        out = np.empty((X.shape[0], model.schema.n_classes))
+        for start in range(0, X.shape[0], _ROW_CHUNK):
+            rows = slice(start, start + _ROW_CHUNK)
+            lengths = indptr[task[rows] + 1] - indptr[task[rows]]
+            row_of_entry = np.repeat(np.arange(lengths.size), lengths)
+            row_start = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+            entry = (
+                indptr[task[rows]][row_of_entry]
+                + np.arange(row_of_entry.size)
+                - row_start[row_of_entry]
+            )
+            if all_tables is not None:
+                log_tables, table_of_entry = all_tables, components[entry]
+            else:
+                used, table_of_entry = np.unique(components[entry], return_inverse=True)
+                log_tables = model.log_feature_table(self.component_counts[used])
+            log_joint = model.log_joint(
+                X[rows][row_of_entry],
+                log_label_prior[task[rows]][row_of_entry],
+                log_tables,
+                table_of_entry,
+            )
+            weighted = log_normalize_rows(log_joint) + log_weights[entry][:, None]
+            if row_of_entry.size == lengths.size:
+                out[rows] = weighted
+            else:
+                out[rows] = np.logaddexp.reduceat(weighted, row_start, axis=0)
+        return out
 
     # ------------------------------------------------------------------ plain data
     def to_arrays(self) -> dict[str, np.ndarray]:

@@ -1,0 +1,156 @@
+"""Numba kernels for the hot loops over rows: counting and per-row log joints.
+
+Each kernel is a plain loop with the same arithmetic as the formula it implements; compiled
+code is cached on disk (``cache=True``) so only the first run on a machine pays the JIT cost.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def count_rows(X, y, task_index, offsets, label_counts, value_counts):  # pragma: no cover
+    """Add each labelled row to ``label_counts[t, y]`` and ``value_counts[t, y, v]``.
+
+    Parameters
+    ----------
+    X : int array of shape (n_rows, n_features), -1 for missing
+    y : int array of shape (n_rows,), -1 for unlabelled (skipped)
+    task_index : int array of shape (n_rows,)
+    offsets : int array of shape (n_features + 1,)
+    label_counts : int64 array of shape (n_tasks, n_classes), updated in place
+    value_counts : int64 array of shape (n_tasks, n_classes, n_values_total), updated in place
+    """
+    n_rows, n_features = X.shape
+    for i in range(n_rows):
+        label = y[i]
+        if label < 0:
+            continue
+        task = task_index[i]
+        label_counts[task, label] += 1
+        for f in range(n_features):
+            code = X[i, f]
+            if code >= 0:
+                value_counts[task, label, offsets[f] + code] += 1
+
+
+@njit(cache=True, nogil=True)
+def log_joint_rows(X, offsets, log_prior_rows, log_tables, table_of_row, out):  # pragma: no cover
+    """Per-row log joint under each row's own table.
+
+    ``out[i, c] = log_prior_rows[i, c] + Σ_f log_tables[t_i, c, offsets[f] + X[i, f]]`` with
+    ``t_i = table_of_row[i]``; missing codes (-1) contribute nothing.
+
+    Parameters
+    ----------
+    X : int array of shape (n_rows, n_features)
+    offsets : int array of shape (n_features + 1,)
+    log_prior_rows : float64 array of shape (n_rows, n_classes)
+    log_tables : float64 array of shape (n_tables, n_classes, n_values_total + 1)
+    table_of_row : int array of shape (n_rows,)
+    out : float64 array of shape (n_rows, n_classes), written in place
+    """
+    n_rows, n_features = X.shape
+    n_classes = log_tables.shape[1]
+    for i in range(n_rows):
+        table = table_of_row[i]
+        for c in range(n_classes):
+            total = log_prior_rows[i, c]
+            for f in range(n_features):
+                code = X[i, f]
+                if code >= 0:
+                    total += log_tables[table, c, offsets[f] + code]
+            out[i, c] = total
+
+
+@njit(cache=True, nogil=True)
+def log_normalize_rows_inplace(log_values):  # pragma: no cover
+    """Subtract each row's log-sum-exp in place, so that each row's exponentials sum to 1.
+
+    Parameters
+    ----------
+    log_values : float64 array of shape (n_rows, n_classes), finite
+    """
+    n_rows, n_classes = log_values.shape
+    for i in range(n_rows):
+        top = log_values[i, 0]
+        for c in range(1, n_classes):
+            top = max(top, log_values[i, c])
+        total = 0.0
+        for c in range(n_classes):
+            total += np.exp(log_values[i, c] - top)
+        shift = top + np.log(total)
+        for c in range(n_classes):
+            log_values[i, c] -= shift
+
+
+@njit(cache=True, nogil=True)
+def integer_codes(X, n_values, codes):  # pragma: no cover
+    """Copy integer values to ``codes``, with -1 where a value is outside ``0 .. n_values[f] - 1``.
+
+    Parameters
+    ----------
+    X : int array of shape (n_rows, n_features)
+    n_values : int64 array of shape (n_features,)
+    codes : int32 array of shape (n_rows, n_features), written in place
+
+    Returns
+    -------
+    int
+        Number of values outside their feature's range (unknown categories).
+    """
+    n_rows, n_features = X.shape
+    n_unknown = 0
+    for i in range(n_rows):
+        for f in range(n_features):
+            value = X[i, f]
+            if 0 <= value < n_values[f]:
+                codes[i, f] = value
+            else:
+                codes[i, f] = -1
+                n_unknown += 1
+    return n_unknown
+
+
+@njit(cache=True, nogil=True)
+def integer_presence(X, limit):  # pragma: no cover
+    """Which values ``0 .. limit - 1`` occur in each column of a non-negative integer array.
+
+    Parameters
+    ----------
+    X : int array of shape (n_rows, n_features)
+    limit : int
+
+    Returns
+    -------
+    presence : bool array of shape (n_features, limit)
+    in_range : bool
+        False if some value is negative or at least ``limit`` (``presence`` is then partial).
+    """
+    n_rows, n_features = X.shape
+    presence = np.zeros((n_features, limit), dtype=np.bool_)
+    for i in range(n_rows):
+        for f in range(n_features):
+            value = X[i, f]
+            if value < 0 or value >= limit:
+                return presence, False
+            presence[f, value] = True
+    return presence, True
+
+
+def log_normalize_rows(log_values: np.ndarray) -> np.ndarray:
+    """Return a copy of ``log_values`` with each row's log-sum-exp subtracted.
+
+    Parameters
+    ----------
+    log_values : ndarray of shape (n_rows, n_classes), finite
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_classes)
+    """
+    out = np.array(log_values, dtype=np.float64, order="C")
+    log_normalize_rows_inplace(out)
+    return out

@@ -1,0 +1,134 @@
+"""The `cnb` command end to end, through subprocesses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from clusterednb import NoSharingNB
+from clusterednb.data.synthetic import make_planted_population
+
+
+def cnb(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "clusterednb.cli", *args], capture_output=True, text=True
+    )
+
+
+@pytest.fixture(scope="module")
+def data_file(tmp_path_factory):
+    population = make_planted_population(
+        np.random.default_rng(0), group_sizes=(3, 3), rows_per_task=20, n_features=4
+    )
+    path = tmp_path_factory.mktemp("cli") / "train.csv"
+    population.frame.rename(columns={"task": "user", "label": "accepted"}).to_csv(path, index=False)
+    return path
+
+
+def test_fit_predict_round_trip(data_file, tmp_path):
+    model_path, out_path = tmp_path / "m.cnb", tmp_path / "out.csv"
+    result = cnb(
+        "fit",
+        str(data_file),
+        "--task",
+        "user",
+        "--label",
+        "accepted",
+        "--model",
+        "cs",
+        "-o",
+        str(model_path),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "log evidence" in result.stdout
+    result = cnb(
+        "predict",
+        str(model_path),
+        str(data_file),
+        "--task",
+        "user",
+        "-o",
+        str(out_path),
+        "--cost-fp",
+        "1",
+        "--cost-fn",
+        "8",
+    )
+    assert result.returncode == 0, result.stderr
+    out = pd.read_csv(out_path)
+    assert list(out.columns) == ["user", "p_0", "p_1", "decision"]
+    np.testing.assert_allclose(out["p_0"] + out["p_1"], 1.0)
+    np.testing.assert_array_equal(out["decision"], (out["p_1"] > 1 / 9).astype(int))
+
+
+def test_predictions_match_the_library(data_file, tmp_path):
+    cnb(
+        "fit",
+        str(data_file),
+        "--task",
+        "user",
+        "--label",
+        "accepted",
+        "--model",
+        "ns",
+        "-o",
+        str(tmp_path / "m.cnb"),
+    )
+    cnb(
+        "predict",
+        str(tmp_path / "m.cnb"),
+        str(data_file),
+        "--task",
+        "user",
+        "-o",
+        str(tmp_path / "o.csv"),
+    )
+    frame = pd.read_csv(data_file)
+    features = [c for c in frame.columns if c.startswith("f")]
+    model = NoSharingNB().fit(frame[features], frame["accepted"], frame["user"])
+    expected = model.predict_proba(frame[features], frame["user"])[:, 1]
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "o.csv")["p_1"], expected, atol=1e-12)
+
+
+def test_evidence_table(data_file):
+    result = cnb("evidence", str(data_file), "--task", "user", "--label", "accepted")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("No-Sharing") and lines[2].startswith("Complete-Sharing")
+    assert float(lines[1].split()[-2]) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["fit", "{data}", "--task", "person", "--label", "accepted", "-o", "{tmp}/m"],
+            "task/label column(s) ['person'] not found",
+        ),
+        (
+            ["fit", "{tmp}/absent.csv", "--task", "u", "--label", "y", "-o", "{tmp}/m"],
+            "no such file",
+        ),
+        (
+            ["predict", "{data}", "{data}", "--task", "user", "-o", "{tmp}/o.csv"],
+            "not a readable clusterednb model file",
+        ),
+    ],
+)
+def test_user_mistakes_give_one_line_errors(data_file, tmp_path, args, message):
+    result = cnb(*[a.format(data=data_file, tmp=tmp_path) for a in args])
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("cnb: error:")
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_demo_runs():
+    result = cnb("demo", "--seed", "1")
+    assert result.returncode == 0, result.stderr
+    assert "Complete-Sharing" in result.stdout
