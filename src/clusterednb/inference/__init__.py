@@ -1,0 +1,1 @@
+"""Inference engines. Each consumes statistics and a model and returns a Posterior."""

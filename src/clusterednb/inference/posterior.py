@@ -44,6 +44,14 @@ class Posterior:
         Label counts for a task never seen in training.
     cold_components, cold_log_weights : ndarray of shape (n_cold,)
         The mixture used for a task never seen in training.
+    entry_label_counts : ndarray of shape (n_entries, n_classes), optional
+        Per-entry label counts that replace ``task_label_counts`` (a sampler whose
+        unlabelled rows' labels differ between samples).
+    mix_joint : bool
+        False: the predictive is the weighted average of each component's normalised
+        ``P(y | x)`` (Rao-Blackwellised sampler average, BHC path average). True: it is the
+        weighted average of the joints ``P(x, y)``, normalised over ``y`` at the end: the exact
+        ratio of evidences, with weights ``P(component | D)``.
     """
 
     component_counts: np.ndarray
@@ -54,6 +62,8 @@ class Posterior:
     cold_label_counts: np.ndarray
     cold_components: np.ndarray
     cold_log_weights: np.ndarray
+    entry_label_counts: np.ndarray | None = None
+    mix_joint: bool = False
 
     def __post_init__(self) -> None:
         n_tasks = self.task_label_counts.shape[0]
@@ -61,6 +71,7 @@ class Posterior:
             raise CNBError("posterior mixture pointers do not match the number of tasks")
         if (np.diff(self.indptr) <= 0).any() or self.cold_components.size == 0:
             raise CNBError("every task needs at least one mixture component")
+        self.mix_joint = bool(self.mix_joint)
 
     @classmethod
     def single(
@@ -110,9 +121,19 @@ class Posterior:
         indptr = np.append(self.indptr, self.indptr[-1] + self.cold_components.size)
         components = np.concatenate([self.components, self.cold_components])
         log_weights = np.concatenate([self.log_weights, self.cold_log_weights])
-        log_label_prior = model.log_label_prior(
-            np.vstack([self.task_label_counts, self.cold_label_counts[None, :]])
-        )
+        if self.entry_label_counts is None:
+            log_label_prior = model.log_label_prior(
+                np.vstack([self.task_label_counts, self.cold_label_counts[None, :]])
+            )
+            prior_of_entry = np.repeat(np.arange(self.n_tasks + 1), np.diff(indptr))
+        else:
+            log_label_prior = model.log_label_prior(
+                np.vstack([
+                    self.entry_label_counts,
+                    np.repeat(self.cold_label_counts[None, :], self.cold_components.size, 0),
+                ])
+            )
+            prior_of_entry = np.arange(components.size)
         task = np.where(task_index < 0, self.n_tasks, task_index)
         all_tables = None
         if self.component_counts.size <= _TABLE_BUDGET:
@@ -135,23 +156,30 @@ class Posterior:
                 log_tables = model.log_feature_table(self.component_counts[used])
             log_joint = model.log_joint(
                 X[rows][row_of_entry],
-                log_label_prior[task[rows]][row_of_entry],
+                log_label_prior[prior_of_entry[entry]],
                 log_tables,
                 table_of_entry,
             )
-            weighted = log_normalize_rows(log_joint) + log_weights[entry][:, None]
-            if row_of_entry.size == lengths.size:
-                out[rows] = weighted
-            else:
-                out[rows] = np.logaddexp.reduceat(weighted, row_start, axis=0)
+            log_terms = log_joint if self.mix_joint else log_normalize_rows(log_joint)
+            weighted = log_terms + log_weights[entry][:, None]
+            if row_of_entry.size != lengths.size:
+                weighted = np.logaddexp.reduceat(weighted, row_start, axis=0)
+            out[rows] = log_normalize_rows(weighted) if self.mix_joint else weighted
         return out
 
     # ------------------------------------------------------------------ plain data
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The posterior as named arrays (for NPZ)."""
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return {
+            name: np.asarray(getattr(self, name))
+            for name in self.__dataclass_fields__
+            if getattr(self, name) is not None
+        }
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Posterior:
         """Inverse of :meth:`to_arrays`."""
-        return cls(**{name: arrays[name] for name in cls.__dataclass_fields__})
+        fields = {name: arrays[name] for name in cls.__dataclass_fields__ if name in arrays}
+        if "mix_joint" in fields:
+            fields["mix_joint"] = bool(fields["mix_joint"])
+        return cls(**fields)

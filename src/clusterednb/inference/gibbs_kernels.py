@@ -1,0 +1,217 @@
+"""Compiled inner loops of the collapsed Gibbs sampler.
+
+Cluster statistics are kept as two dense integer arrays per cluster slot:
+
+- ``cluster_cells[k, c * V + v]``: value counts ``N[k, c, v]`` over the flat value axis;
+- ``cluster_totals[k, c * F + f]``: per-feature totals ``Σ_x N[k, c, f, x]`` (these differ
+  from the label counts when feature values are missing).
+
+A task's own counts are sparse (only non-zero cells), so a task–cluster score costs one
+pair of ``lgamma`` look-ups per non-zero cell and per non-zero total: the other cells'
+terms cancel between ``log Z(β + N + n)`` and ``log Z(β + N)``. Since counts are integers,
+``lgamma(β + count)`` comes from a table indexed by count (one row per distinct ``β``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def log_gamma_lookup(table, base, row, count):  # pragma: no cover
+    """``lgamma(base[row] + count)``, from ``table[row, count]`` when the table reaches it."""
+    if count < table.shape[1]:
+        return table[row, count]
+    return math.lgamma(base[row] + count)
+
+
+@njit(cache=True, nogil=True)
+def task_log_score(
+    task, slot, cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count,
+    cluster_cells, cluster_totals, cell_row, cell_table, cell_base,
+    total_row, total_table, total_base,
+):  # pragma: no cover
+    """``Σ_{y,f} [log Z(β + N[slot] + n[task]) − log Z(β + N[slot])]`` from sparse task counts."""
+    score = 0.0
+    for j in range(cell_ptr[task], cell_ptr[task + 1]):
+        key = cell_key[j]
+        row = cell_row[key]
+        held = cluster_cells[slot, key]
+        score += log_gamma_lookup(cell_table, cell_base, row, held + cell_count[j])
+        score -= log_gamma_lookup(cell_table, cell_base, row, held)
+    for j in range(total_ptr[task], total_ptr[task + 1]):
+        key = total_key[j]
+        row = total_row[key]
+        held = cluster_totals[slot, key]
+        score -= log_gamma_lookup(total_table, total_base, row, held + total_count[j])
+        score += log_gamma_lookup(total_table, total_base, row, held)
+    return score
+
+
+@njit(cache=True, nogil=True)
+def move_task(task, slot, sign, cell_ptr, cell_key, cell_count, total_ptr, total_key,
+              total_count, cluster_cells, cluster_totals):  # pragma: no cover
+    """Add (``sign = 1``) or remove (``sign = -1``) a task's counts to or from a cluster slot."""
+    for j in range(cell_ptr[task], cell_ptr[task + 1]):
+        cluster_cells[slot, cell_key[j]] += sign * cell_count[j]
+    for j in range(total_ptr[task], total_ptr[task + 1]):
+        cluster_totals[slot, total_key[j]] += sign * total_count[j]
+
+
+@njit(cache=True, nogil=True)
+def sweep_assignments(
+    assignment, sizes, active, position, free, counters, new_cluster_score, log_gamma, uniforms,
+    cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count,
+    cluster_cells, cluster_totals, cell_row, cell_table, cell_base,
+    total_row, total_table, total_base,
+):  # pragma: no cover
+    """One collapsed Gibbs sweep over the tasks (Neal 2000, algorithm 3), in place.
+
+    ``assignment[u] = -1`` marks a task not yet placed (the first sweep then draws from the
+    sequential CRP posterior). ``active[:counters[0]]`` lists occupied slots,
+    ``position[slot]`` is a slot's index in ``active``, ``free[:counters[1]]`` the empty slots.
+    ``uniforms[u]`` is the uniform draw that decides task ``u``.
+    """
+    n_tasks = assignment.shape[0]
+    scores = np.empty(active.shape[0] + 1)
+    for task in range(n_tasks):
+        old = assignment[task]
+        if old >= 0:
+            move_task(task, old, -1, cell_ptr, cell_key, cell_count, total_ptr, total_key,
+                      total_count, cluster_cells, cluster_totals)
+            sizes[old] -= 1
+            if sizes[old] == 0:
+                last = active[counters[0] - 1]
+                active[position[old]] = last
+                position[last] = position[old]
+                counters[0] -= 1
+                free[counters[1]] = old
+                counters[1] += 1
+        n_active = counters[0]
+        top = -np.inf
+        for a in range(n_active):
+            slot = active[a]
+            scores[a] = math.log(sizes[slot]) + task_log_score(
+                task, slot, cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count,
+                cluster_cells, cluster_totals, cell_row, cell_table, cell_base,
+                total_row, total_table, total_base,
+            )
+            top = max(top, scores[a])
+        scores[n_active] = log_gamma + new_cluster_score[task]
+        top = max(top, scores[n_active])
+        total = 0.0
+        for a in range(n_active + 1):
+            scores[a] = math.exp(scores[a] - top)
+            total += scores[a]
+        threshold = uniforms[task] * total
+        chosen = n_active
+        running = 0.0
+        for a in range(n_active + 1):
+            running += scores[a]
+            if running > threshold:
+                chosen = a
+                break
+        if chosen == n_active:
+            counters[1] -= 1
+            slot = free[counters[1]]
+            active[n_active] = slot
+            position[slot] = n_active
+            counters[0] += 1
+        else:
+            slot = active[chosen]
+        move_task(task, slot, 1, cell_ptr, cell_key, cell_count, total_ptr, total_key,
+                  total_count, cluster_cells, cluster_totals)
+        sizes[slot] += 1
+        assignment[task] = slot
+
+
+@njit(cache=True, nogil=True)
+def new_cluster_scores(
+    cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count,
+    cell_row, cell_table, cell_base, total_row, total_table, total_base,
+):  # pragma: no cover
+    """Each task's score against an empty cluster: ``Σ_{y,f} [log Z(β + n) − log Z(β)]``."""
+    n_tasks = cell_ptr.shape[0] - 1
+    out = np.zeros(n_tasks)
+    for task in range(n_tasks):
+        score = 0.0
+        for j in range(cell_ptr[task], cell_ptr[task + 1]):
+            row = cell_row[cell_key[j]]
+            score += log_gamma_lookup(cell_table, cell_base, row, cell_count[j])
+            score -= log_gamma_lookup(cell_table, cell_base, row, 0)
+        for j in range(total_ptr[task], total_ptr[task + 1]):
+            row = total_row[total_key[j]]
+            score -= log_gamma_lookup(total_table, total_base, row, total_count[j])
+            score += log_gamma_lookup(total_table, total_base, row, 0)
+        out[task] = score
+    return out
+
+
+@njit(cache=True, nogil=True)
+def resample_labels(
+    X, row_task, labels, offsets, assignment, task_label_counts, cluster_cells, cluster_totals,
+    alpha, cell_prior, total_prior, uniforms, probability_sums,
+):  # pragma: no cover
+    """Resample the labels of unlabelled rows given their tasks' clusters, in place.
+
+    ``P(y_i = c | …) ∝ (α_c + m_−i[u, c]) Π_f (β[c,f,x] + N_−i[k,c,f,x]) / (Σ_x β[c,f,x] +
+    T_−i[k,c,f])`` with ``u`` the row's task and ``k`` its cluster. The conditional
+    probabilities are added to ``probability_sums`` (a Rao-Blackwellised estimate of each
+    label's marginal).
+
+    Parameters
+    ----------
+    X : int array of shape (n_rows, n_features), the unlabelled rows' codes
+    row_task : int array of shape (n_rows,)
+    labels : int array of shape (n_rows,), current labels, updated in place
+    offsets : int array of shape (n_features + 1,)
+    cell_prior : float array of shape (n_classes * n_values_total,), β on the flat cells
+    total_prior : float array of shape (n_classes * n_features,), Σ_x β per (class, feature)
+    """
+    n_rows, n_features = X.shape
+    n_classes = alpha.shape[0]
+    n_values = offsets[n_features]
+    log_p = np.empty(n_classes)
+    for i in range(n_rows):
+        task = row_task[i]
+        slot = assignment[task]
+        old = labels[i]
+        task_label_counts[task, old] -= 1
+        for f in range(n_features):
+            if X[i, f] >= 0:
+                cluster_cells[slot, old * n_values + offsets[f] + X[i, f]] -= 1
+                cluster_totals[slot, old * n_features + f] -= 1
+        top = -np.inf
+        for c in range(n_classes):
+            value = math.log(alpha[c] + task_label_counts[task, c])
+            for f in range(n_features):
+                if X[i, f] >= 0:
+                    cell = c * n_values + offsets[f] + X[i, f]
+                    key = c * n_features + f
+                    value += math.log(cell_prior[cell] + cluster_cells[slot, cell])
+                    value -= math.log(total_prior[key] + cluster_totals[slot, key])
+            log_p[c] = value
+            top = max(top, value)
+        total = 0.0
+        for c in range(n_classes):
+            log_p[c] = math.exp(log_p[c] - top)
+            total += log_p[c]
+        for c in range(n_classes):
+            probability_sums[i, c] += log_p[c] / total
+        threshold = uniforms[i] * total
+        new = n_classes - 1
+        running = 0.0
+        for c in range(n_classes):
+            running += log_p[c]
+            if running > threshold:
+                new = c
+                break
+        labels[i] = new
+        task_label_counts[task, new] += 1
+        for f in range(n_features):
+            if X[i, f] >= 0:
+                cluster_cells[slot, new * n_values + offsets[f] + X[i, f]] += 1
+                cluster_totals[slot, new * n_features + f] += 1
