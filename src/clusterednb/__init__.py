@@ -1,5 +1,6 @@
 """Clustered Naive Bayes: Bayesian multi-task classification over discrete features."""
 
+from clusterednb.clustered import ClusteredNB
 from clusterednb.data import FeatureSchema, TaskDataset, discretize
 from clusterednb.decision import LossMatrix, bayes_decision, binary_threshold
 from clusterednb.exceptions import (
@@ -19,6 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CNBError",
+    "ClusteredNB",
     "CompleteSharingNB",
     "Counts",
     "DataError",

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from clusterednb.data.dataset import TaskDataset, index_tasks
+from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
 from clusterednb.data.io import as_feature_input
 from clusterednb.data.schema import FeatureSchema, as_vector
 from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
@@ -133,17 +133,31 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
             offsets=schema.offsets,
         )
         if fitted:
-            self._merge(schema, data.task_ids, chunk_counts)
+            position = self._merge(schema, data.task_ids, chunk_counts)
         else:
             self.schema_, self.task_ids_, self.counts_ = schema, data.task_ids, chunk_counts
+            position = np.arange(data.n_tasks)
+            self.unlabelled_X_ = np.zeros((0, schema.n_features), dtype=np.int32)
+            self.unlabelled_task_ = np.zeros(0, dtype=np.int64)
+        unlabelled = data.y < 0
+        self.unlabelled_X_ = np.concatenate([self.unlabelled_X_, data.X[unlabelled]])
+        self.unlabelled_task_ = np.concatenate(
+            [self.unlabelled_task_, position[data.task_index[unlabelled]]]
+        )
         self._set_fitted_attributes()
         return self
 
-    def _merge(self, schema: FeatureSchema, task_ids: np.ndarray, chunk: Counts) -> None:
+    def _merge(self, schema: FeatureSchema, task_ids: np.ndarray, chunk: Counts) -> np.ndarray:
+        """Add a chunk's counts (its schema may have grown); return its tasks' positions."""
         counts = self.counts_
         if schema != self.schema_:
             class_map, value_map = schema.index_maps(self.schema_)
             counts = counts.remap(schema.n_classes, schema.n_values_total, class_map, value_map)
+            stored = self.unlabelled_X_
+            flat = value_map[np.where(stored >= 0, stored + self.schema_.offsets[:-1], 0)]
+            self.unlabelled_X_ = np.where(stored >= 0, flat - schema.offsets[:-1], -1).astype(
+                np.int32
+            )
         position = index_tasks(task_ids, self.task_ids_)
         new = position < 0
         all_ids = np.concatenate([self.task_ids_, task_ids[new]])
@@ -154,6 +168,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         value_counts[position] += chunk.value_counts
         self.schema_, self.task_ids_ = schema, all_ids
         self.counts_ = Counts(label_counts, value_counts)
+        return position
 
     def _set_fitted_attributes(self) -> None:
         self.classes_ = np.asarray(self.schema_.classes)
@@ -180,8 +195,8 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_rows, n_classes)
             Columns follow ``classes_``.
         """
-        X_codes, task_index = self._encode_for_prediction(X, tasks)
-        return self.posterior_.predict_log_proba(self.observation_, X_codes, task_index)
+        X_codes, task_index, cold_group = self._encode_for_prediction(X, tasks)
+        return self.posterior_.predict_log_proba(self.observation_, X_codes, task_index, cold_group)
 
     def predict_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
         """Posterior predictive ``P(y | x, D)``; shape (n_rows, n_classes), rows sum to 1."""
@@ -214,7 +229,9 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         labelled = ~pd.isna(y)
         return float(np.mean(predicted[labelled].astype(object) == y[labelled]))
 
-    def _encode_for_prediction(self, X: Any, tasks: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _encode_for_prediction(
+        self, X: Any, tasks: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if not hasattr(self, "posterior_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         X, tasks = self._split_tasks(X, tasks)
@@ -223,7 +240,12 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         task_values = as_vector(tasks)
         if task_values.shape != (len(frame),):
             raise DataError(f"X has {len(frame)} rows but tasks has shape {task_values.shape}")
-        return X_codes, index_tasks(task_values, self.task_ids_)
+        task_index = index_tasks(task_values, self.task_ids_)
+        cold_group = np.full(task_index.size, -1, dtype=np.int64)
+        cold = task_index < 0
+        if cold.any():
+            cold_group[cold] = factorize_tasks(task_values[cold])[0]
+        return X_codes, task_index, cold_group
 
     def _split_tasks(self, X: Any, tasks: Any) -> tuple[Any, Any]:
         if tasks is not None:
@@ -246,6 +268,8 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         arrays = {
             "label_counts": self.counts_.label_counts,
             "value_counts": self.counts_.value_counts,
+            "unlabelled_X": self.unlabelled_X_,
+            "unlabelled_task": self.unlabelled_task_,
         }
         arrays.update({f"posterior_{k}": v for k, v in self.posterior_.to_arrays().items()})
         meta = {"log_evidence": float(self.log_evidence_)}
@@ -260,6 +284,8 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
     ) -> None:
         self.schema_, self.task_ids_ = schema, task_ids
         self.counts_ = Counts(arrays["label_counts"], arrays["value_counts"])
+        self.unlabelled_X_ = arrays["unlabelled_X"]
+        self.unlabelled_task_ = arrays["unlabelled_task"]
         self.classes_ = np.asarray(schema.classes)
         self.n_features_in_ = schema.n_features
         self.feature_names_in_ = np.asarray(schema.feature_names, dtype=object)
@@ -350,9 +376,3 @@ class CompleteSharingNB(TaskNaiveBayes):
     def class_log_prior_(self) -> np.ndarray:
         """Predictive log P(y) from the pooled label counts, shape (n_classes,)."""
         return self.observation_.log_label_prior(self.posterior_.cold_label_counts)
-
-
-ESTIMATORS: dict[str, type[TaskNaiveBayes]] = {
-    "NoSharingNB": NoSharingNB,
-    "CompleteSharingNB": CompleteSharingNB,
-}

@@ -103,7 +103,7 @@ def load(path: str | Path) -> Any:
         If the file is missing, not a model file, truncated or corrupted, of an unknown
         format version, or names an unknown estimator.
     """
-    from clusterednb.models import ESTIMATORS
+    from clusterednb.registry import ESTIMATORS
 
     path = Path(path)
     if not path.exists():

@@ -29,7 +29,10 @@ def crp_log_prior(assignment: np.ndarray, gamma: float) -> float:
     _, sizes = np.unique(assignment, return_counts=True)
     n_tasks = assignment.size
     return float(
-        sizes.size * np.log(gamma) + gammaln(sizes).sum() + gammaln(gamma) - gammaln(gamma + n_tasks)
+        sizes.size * np.log(gamma)
+        + gammaln(sizes).sum()
+        + gammaln(gamma)
+        - gammaln(gamma + n_tasks)
     )
 
 

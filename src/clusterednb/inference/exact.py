@@ -92,14 +92,16 @@ def fit_exact(model: DirichletNB, counts: Counts, gamma: float) -> ClusteringRes
     log_block_weight = np.full((n_tasks, n_masks), -np.inf)
     own_block = np.take_along_axis(block_masks, partitions, axis=1)  # (P, U)
     np.logaddexp.at(
-        log_block_weight, (np.broadcast_to(np.arange(n_tasks), own_block.shape), own_block),
+        log_block_weight,
+        (np.broadcast_to(np.arange(n_tasks), own_block.shape), own_block),
         np.broadcast_to(log_post[:, None], own_block.shape),
     )
     # A new task joins block b with probability |b| / (U + γ), or a new block with γ / (U + γ).
     log_cold = np.full(n_masks, -np.inf)
     occupied = block_sizes > 0
     np.logaddexp.at(
-        log_cold, block_masks[occupied],
+        log_cold,
+        block_masks[occupied],
         (log_post[:, None] + np.log(np.maximum(block_sizes, 1)))[occupied],
     )
     log_cold[0] = np.log(gamma)

@@ -74,8 +74,12 @@ class SparseTaskCounts:
         task_t, key_t = np.nonzero(totals)
         bounds = np.arange(n_tasks + 1)
         return cls(
-            np.searchsorted(task_c, bounds), key_c.astype(np.int64), cells[task_c, key_c],
-            np.searchsorted(task_t, bounds), key_t.astype(np.int64), totals[task_t, key_t],
+            np.searchsorted(task_c, bounds),
+            key_c.astype(np.int64),
+            cells[task_c, key_c],
+            np.searchsorted(task_t, bounds),
+            key_t.astype(np.int64),
+            totals[task_t, key_t],
         )
 
     def dense(self, task: int, n_cells: int, n_totals: int) -> tuple[np.ndarray, np.ndarray]:
@@ -101,8 +105,9 @@ class LogGammaTables:
     total_base: np.ndarray
 
     @classmethod
-    def build(cls, cell_prior: np.ndarray, total_prior: np.ndarray, max_count: int
-              ) -> LogGammaTables:
+    def build(
+        cls, cell_prior: np.ndarray, total_prior: np.ndarray, max_count: int
+    ) -> LogGammaTables:
         """Tables for counts ``0 .. max_count`` (capped; larger counts call lgamma)."""
         parts = []
         for prior in (cell_prior, total_prior):
@@ -112,8 +117,14 @@ class LogGammaTables:
         return cls(*parts)
 
     def args(self) -> tuple[np.ndarray, ...]:
-        return (self.cell_row, self.cell_table, self.cell_base,
-                self.total_row, self.total_table, self.total_base)
+        return (
+            self.cell_row,
+            self.cell_table,
+            self.cell_base,
+            self.total_row,
+            self.total_table,
+            self.total_base,
+        )
 
 
 @dataclass
@@ -141,8 +152,12 @@ class GibbsData:
         value_counts, label_counts = self.labelled_value_counts, self.labelled_label_counts
         if labels.size:
             extra = Counts.from_codes(
-                self.unlabelled_X, labels, self.unlabelled_task, n_tasks=self.n_tasks,
-                n_classes=schema.n_classes, offsets=schema.offsets,
+                self.unlabelled_X,
+                labels,
+                self.unlabelled_task,
+                n_tasks=self.n_tasks,
+                n_classes=schema.n_classes,
+                offsets=schema.offsets,
             )
             value_counts = value_counts + extra.value_counts
             label_counts = label_counts + extra.label_counts
@@ -202,8 +217,9 @@ class GibbsState:
         self.counters[1] += 1
 
 
-def prepare(model: DirichletNB, counts: Counts, unlabelled_X: np.ndarray,
-            unlabelled_task: np.ndarray) -> GibbsData:
+def prepare(
+    model: DirichletNB, counts: Counts, unlabelled_X: np.ndarray, unlabelled_task: np.ndarray
+) -> GibbsData:
     """Sampler inputs from per-task labelled counts and the unlabelled rows."""
     schema = model.schema
     cell_prior = model.beta.ravel()
@@ -221,8 +237,9 @@ def prepare(model: DirichletNB, counts: Counts, unlabelled_X: np.ndarray,
     )
 
 
-def initial_state(rng: np.random.Generator, data: GibbsData, gamma: float,
-                  assignment: np.ndarray | None = None) -> GibbsState:
+def initial_state(
+    rng: np.random.Generator, data: GibbsData, gamma: float, assignment: np.ndarray | None = None
+) -> GibbsState:
     """A state with unlabelled rows' labels drawn uniformly and tasks placed per ``assignment``.
 
     Tasks with ``assignment == -1`` (all of them by default) are placed by the first sweep.
@@ -265,36 +282,66 @@ def _move(state: GibbsState, data: GibbsData, task: int, slot: int, sign: int) -
     state.assignment[task] = slot if sign > 0 else -1
 
 
-def gibbs_step(rng: np.random.Generator, state: GibbsState, data: GibbsData,
-               settings: GibbsSettings, label_probability: np.ndarray) -> dict[str, float]:
+def gibbs_step(
+    rng: np.random.Generator,
+    state: GibbsState,
+    data: GibbsData,
+    settings: GibbsSettings,
+    label_probability: np.ndarray,
+) -> dict[str, float]:
     """One full step of the sampler; updates ``state`` in place.
 
     ``label_probability`` (n_unlabelled, n_classes) receives this step's conditional label
     probabilities of the unlabelled rows (overwritten). Returns information on the step.
     """
     sweep_assignments(
-        state.assignment, state.sizes, state.active, state.position, state.free,
-        state.counters, data.new_score, np.log(state.gamma), rng.random(data.n_tasks),
-        *data._task_args(), state.cluster_cells, state.cluster_totals, *data.tables.args(),
+        state.assignment,
+        state.sizes,
+        state.active,
+        state.position,
+        state.free,
+        state.counters,
+        data.new_score,
+        np.log(state.gamma),
+        rng.random(data.n_tasks),
+        *data._task_args(),
+        state.cluster_cells,
+        state.cluster_totals,
+        *data.tables.args(),
     )
     if state.labels.size and settings.semi_supervised:
         label_probability[:] = 0.0
         resample_labels(
-            data.unlabelled_X, data.unlabelled_task, state.labels, data.model.offsets,
-            state.assignment, state.task_label_counts, state.cluster_cells,
-            state.cluster_totals, data.model.alpha, data.cell_prior, data.total_prior,
-            rng.random(state.labels.size), label_probability,
+            data.unlabelled_X,
+            data.unlabelled_task,
+            state.labels,
+            data.model.offsets,
+            state.assignment,
+            state.task_label_counts,
+            state.cluster_cells,
+            state.cluster_totals,
+            data.model.alpha,
+            data.cell_prior,
+            data.total_prior,
+            rng.random(state.labels.size),
+            label_probability,
         )
         data.refresh(state.labels)
     accepted = sum(split_merge_move(rng, state, data) for _ in range(settings.split_merge_moves))
     if settings.sample_gamma:
-        state.gamma = escobar_west_gamma(rng, state.gamma, state.n_clusters, data.n_tasks,
-                                         settings.gamma_prior)
+        state.gamma = escobar_west_gamma(
+            rng, state.gamma, state.n_clusters, data.n_tasks, settings.gamma_prior
+        )
     return {"accepted": accepted, "n_clusters": state.n_clusters, "gamma": state.gamma}
 
 
-def escobar_west_gamma(rng: np.random.Generator, gamma: float, n_clusters: int, n_tasks: int,
-                       prior: tuple[float, float]) -> float:
+def escobar_west_gamma(
+    rng: np.random.Generator,
+    gamma: float,
+    n_clusters: int,
+    n_tasks: int,
+    prior: tuple[float, float],
+) -> float:
     """Draw ``γ`` from its conditional given the number of clusters (Escobar & West 1995).
 
     ``prior = (shape, rate)`` of a Gamma prior on ``γ``. Uses the auxiliary variable
@@ -334,10 +381,7 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
         _restricted_scan(rng, side, *scan_args)
     if slot_i == slot_j:
         log_q = _restricted_scan(rng, side, *scan_args)
-        log_ratio = (
-            _log_split_ratio(state.gamma, sizes, cells, totals, data)
-            - log_q
-        )
+        log_ratio = _log_split_ratio(state.gamma, sizes, cells, totals, data) - log_q
         if np.log(rng.random()) >= log_ratio:
             return False
         new_slot = state.take_free_slot()
@@ -370,21 +414,30 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
     return True
 
 
-def _log_split_ratio(gamma: float, sizes: np.ndarray, cells: np.ndarray, totals: np.ndarray,
-                     data: GibbsData) -> float:
+def _log_split_ratio(
+    gamma: float, sizes: np.ndarray, cells: np.ndarray, totals: np.ndarray, data: GibbsData
+) -> float:
     """``log [P(split) L(split)] − log [P(merged) L(merged)]`` for two clusters."""
     log_prior = np.log(gamma) + gammaln(sizes).sum() - gammaln(sizes.sum())
     log_like = (
-        data.cluster_log_ml(cells[0], totals[0]) + data.cluster_log_ml(cells[1], totals[1])
+        data.cluster_log_ml(cells[0], totals[0])
+        + data.cluster_log_ml(cells[1], totals[1])
         - data.cluster_log_ml(cells.sum(axis=0), totals.sum(axis=0))
     )
     return float(log_prior + log_like)
 
 
-def _restricted_scan(rng: np.random.Generator, side: np.ndarray, cells: np.ndarray,
-                     totals: np.ndarray, sizes: np.ndarray, task_cells: tuple[np.ndarray, ...],
-                     task_totals: tuple[np.ndarray, ...], data: GibbsData,
-                     forced: np.ndarray | None = None) -> float:
+def _restricted_scan(
+    rng: np.random.Generator,
+    side: np.ndarray,
+    cells: np.ndarray,
+    totals: np.ndarray,
+    sizes: np.ndarray,
+    task_cells: tuple[np.ndarray, ...],
+    task_totals: tuple[np.ndarray, ...],
+    data: GibbsData,
+    forced: np.ndarray | None = None,
+) -> float:
     """Restricted Gibbs scan between two clusters, in place; returns the log transition prob.
 
     With ``forced``, each task is moved to ``forced[k]`` instead of a sampled side, and the
@@ -396,12 +449,14 @@ def _restricted_scan(rng: np.random.Generator, side: np.ndarray, cells: np.ndarr
         cells[old] -= task_cells[k]
         totals[old] -= task_totals[k]
         sizes[old] -= 1
-        log_w = np.array([
-            np.log(sizes[s])
-            + data.cluster_log_ml(cells[s] + task_cells[k], totals[s] + task_totals[k])
-            - data.cluster_log_ml(cells[s], totals[s])
-            for s in (0, 1)
-        ])
+        log_w = np.array(
+            [
+                np.log(sizes[s])
+                + data.cluster_log_ml(cells[s] + task_cells[k], totals[s] + task_totals[k])
+                - data.cluster_log_ml(cells[s], totals[s])
+                for s in (0, 1)
+            ]
+        )
         log_p = log_w - np.logaddexp(log_w[0], log_w[1])
         new = int(forced[k]) if forced is not None else int(rng.random() >= np.exp(log_p[0]))
         log_q += log_p[new]
@@ -532,9 +587,7 @@ def _summarise(model: DirichletNB, counts: Counts, recorder: _Recorder) -> Clust
         cold_label_counts=np.zeros(counts.label_counts.shape[1], dtype=np.int64),
         cold_components=np.append(np.arange(starts[-1]), starts[-1]),
         cold_log_weights=np.append(cold_existing, cold_new),
-        entry_label_counts=np.stack(recorder.label_counts, axis=1).reshape(
-            n_tasks * n_samples, -1
-        ),
+        entry_label_counts=np.stack(recorder.label_counts, axis=1).reshape(n_tasks * n_samples, -1),
     )
     partitions = np.stack(recorder.partitions)
     unique, inverse, frequency = np.unique(

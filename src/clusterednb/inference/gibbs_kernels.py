@@ -30,9 +30,22 @@ def log_gamma_lookup(table, base, row, count):  # pragma: no cover
 
 @njit(cache=True, nogil=True)
 def task_log_score(
-    task, slot, cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count,
-    cluster_cells, cluster_totals, cell_row, cell_table, cell_base,
-    total_row, total_table, total_base,
+    task,
+    slot,
+    cell_ptr,
+    cell_key,
+    cell_count,
+    total_ptr,
+    total_key,
+    total_count,
+    cluster_cells,
+    cluster_totals,
+    cell_row,
+    cell_table,
+    cell_base,
+    total_row,
+    total_table,
+    total_base,
 ):  # pragma: no cover
     """``Σ_{y,f} [log Z(β + N[slot] + n[task]) − log Z(β + N[slot])]`` from sparse task counts."""
     score = 0.0
@@ -52,8 +65,19 @@ def task_log_score(
 
 
 @njit(cache=True, nogil=True)
-def move_task(task, slot, sign, cell_ptr, cell_key, cell_count, total_ptr, total_key,
-              total_count, cluster_cells, cluster_totals):  # pragma: no cover
+def move_task(
+    task,
+    slot,
+    sign,
+    cell_ptr,
+    cell_key,
+    cell_count,
+    total_ptr,
+    total_key,
+    total_count,
+    cluster_cells,
+    cluster_totals,
+):  # pragma: no cover
     """Add (``sign = 1``) or remove (``sign = -1``) a task's counts to or from a cluster slot."""
     for j in range(cell_ptr[task], cell_ptr[task + 1]):
         cluster_cells[slot, cell_key[j]] += sign * cell_count[j]
@@ -63,10 +87,29 @@ def move_task(task, slot, sign, cell_ptr, cell_key, cell_count, total_ptr, total
 
 @njit(cache=True, nogil=True)
 def sweep_assignments(
-    assignment, sizes, active, position, free, counters, new_cluster_score, log_gamma, uniforms,
-    cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count,
-    cluster_cells, cluster_totals, cell_row, cell_table, cell_base,
-    total_row, total_table, total_base,
+    assignment,
+    sizes,
+    active,
+    position,
+    free,
+    counters,
+    new_cluster_score,
+    log_gamma,
+    uniforms,
+    cell_ptr,
+    cell_key,
+    cell_count,
+    total_ptr,
+    total_key,
+    total_count,
+    cluster_cells,
+    cluster_totals,
+    cell_row,
+    cell_table,
+    cell_base,
+    total_row,
+    total_table,
+    total_base,
 ):  # pragma: no cover
     """One collapsed Gibbs sweep over the tasks (Neal 2000, algorithm 3), in place.
 
@@ -80,8 +123,19 @@ def sweep_assignments(
     for task in range(n_tasks):
         old = assignment[task]
         if old >= 0:
-            move_task(task, old, -1, cell_ptr, cell_key, cell_count, total_ptr, total_key,
-                      total_count, cluster_cells, cluster_totals)
+            move_task(
+                task,
+                old,
+                -1,
+                cell_ptr,
+                cell_key,
+                cell_count,
+                total_ptr,
+                total_key,
+                total_count,
+                cluster_cells,
+                cluster_totals,
+            )
             sizes[old] -= 1
             if sizes[old] == 0:
                 last = active[counters[0] - 1]
@@ -95,9 +149,22 @@ def sweep_assignments(
         for a in range(n_active):
             slot = active[a]
             scores[a] = math.log(sizes[slot]) + task_log_score(
-                task, slot, cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count,
-                cluster_cells, cluster_totals, cell_row, cell_table, cell_base,
-                total_row, total_table, total_base,
+                task,
+                slot,
+                cell_ptr,
+                cell_key,
+                cell_count,
+                total_ptr,
+                total_key,
+                total_count,
+                cluster_cells,
+                cluster_totals,
+                cell_row,
+                cell_table,
+                cell_base,
+                total_row,
+                total_table,
+                total_base,
             )
             top = max(top, scores[a])
         scores[n_active] = log_gamma + new_cluster_score[task]
@@ -122,16 +189,37 @@ def sweep_assignments(
             counters[0] += 1
         else:
             slot = active[chosen]
-        move_task(task, slot, 1, cell_ptr, cell_key, cell_count, total_ptr, total_key,
-                  total_count, cluster_cells, cluster_totals)
+        move_task(
+            task,
+            slot,
+            1,
+            cell_ptr,
+            cell_key,
+            cell_count,
+            total_ptr,
+            total_key,
+            total_count,
+            cluster_cells,
+            cluster_totals,
+        )
         sizes[slot] += 1
         assignment[task] = slot
 
 
 @njit(cache=True, nogil=True)
 def new_cluster_scores(
-    cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count,
-    cell_row, cell_table, cell_base, total_row, total_table, total_base,
+    cell_ptr,
+    cell_key,
+    cell_count,
+    total_ptr,
+    total_key,
+    total_count,
+    cell_row,
+    cell_table,
+    cell_base,
+    total_row,
+    total_table,
+    total_base,
 ):  # pragma: no cover
     """Each task's score against an empty cluster: ``Σ_{y,f} [log Z(β + n) − log Z(β)]``."""
     n_tasks = cell_ptr.shape[0] - 1
@@ -152,8 +240,19 @@ def new_cluster_scores(
 
 @njit(cache=True, nogil=True)
 def resample_labels(
-    X, row_task, labels, offsets, assignment, task_label_counts, cluster_cells, cluster_totals,
-    alpha, cell_prior, total_prior, uniforms, probability_sums,
+    X,
+    row_task,
+    labels,
+    offsets,
+    assignment,
+    task_label_counts,
+    cluster_cells,
+    cluster_totals,
+    alpha,
+    cell_prior,
+    total_prior,
+    uniforms,
+    probability_sums,
 ):  # pragma: no cover
     """Resample the labels of unlabelled rows given their tasks' clusters, in place.
 

@@ -101,7 +101,11 @@ class Posterior:
         return int(self.task_label_counts.shape[0])
 
     def predict_log_proba(
-        self, model: DirichletNB, X: np.ndarray, task_index: np.ndarray
+        self,
+        model: DirichletNB,
+        X: np.ndarray,
+        task_index: np.ndarray,
+        cold_group: np.ndarray | None = None,
     ) -> np.ndarray:
         """Log P(y | x, D) for each row.
 
@@ -112,32 +116,59 @@ class Posterior:
             Category codes, -1 for missing.
         task_index : ndarray of shape (n_rows,)
             Known task of each row, -1 for a task not seen in training (cold start).
+        cold_group : ndarray of shape (n_rows,), optional
+            For cold rows, which new task each belongs to (any integers); the rows of one new
+            task reweight the cold-start mixture by their likelihood under each component.
+            Default: every cold row is a new task of its own.
 
         Returns
         -------
         ndarray of shape (n_rows, n_classes)
         """
-        # The cold-start mixture becomes a virtual task number n_tasks.
-        indptr = np.append(self.indptr, self.indptr[-1] + self.cold_components.size)
-        components = np.concatenate([self.components, self.cold_components])
-        log_weights = np.concatenate([self.log_weights, self.cold_log_weights])
-        if self.entry_label_counts is None:
-            log_label_prior = model.log_label_prior(
-                np.vstack([self.task_label_counts, self.cold_label_counts[None, :]])
+        out = np.empty((X.shape[0], model.schema.n_classes))
+        tables = (
+            model.log_feature_table(self.component_counts)
+            if self.component_counts.size <= _TABLE_BUDGET
+            else None
+        )
+        known = task_index >= 0
+        if known.any():
+            if self.entry_label_counts is None:
+                log_prior = model.log_label_prior(self.task_label_counts)
+                prior_of_entry = np.repeat(np.arange(self.n_tasks), np.diff(self.indptr))
+            else:
+                log_prior = model.log_label_prior(self.entry_label_counts)
+                prior_of_entry = np.arange(self.components.size)
+            out[known] = self._mixture(
+                model,
+                X[known],
+                task_index[known],
+                self.indptr,
+                self.components,
+                self.log_weights,
+                log_prior[prior_of_entry],
+                self.mix_joint,
+                tables,
             )
-            prior_of_entry = np.repeat(np.arange(self.n_tasks + 1), np.diff(indptr))
-        else:
-            log_label_prior = model.log_label_prior(
-                np.vstack([
-                    self.entry_label_counts,
-                    np.repeat(self.cold_label_counts[None, :], self.cold_components.size, 0),
-                ])
-            )
-            prior_of_entry = np.arange(components.size)
-        task = np.where(task_index < 0, self.n_tasks, task_index)
-        all_tables = None
-        if self.component_counts.size <= _TABLE_BUDGET:
-            all_tables = model.log_feature_table(self.component_counts)
+        if not known.all():
+            rows = np.flatnonzero(~known)
+            group = np.arange(rows.size) if cold_group is None else cold_group[rows]
+            out[rows] = self._cold_start(model, X[rows], group, tables)
+        return out
+
+    def _mixture(
+        self,
+        model: DirichletNB,
+        X: np.ndarray,
+        task: np.ndarray,
+        indptr: np.ndarray,
+        components: np.ndarray,
+        log_weights: np.ndarray,
+        log_prior_of_entry: np.ndarray,
+        mix_joint: bool,
+        tables: np.ndarray | None,
+    ) -> np.ndarray:
+        """Mixture predictive of rows whose task's entries are ``indptr[t]:indptr[t + 1]``."""
         out = np.empty((X.shape[0], model.schema.n_classes))
         for start in range(0, X.shape[0], _ROW_CHUNK):
             rows = slice(start, start + _ROW_CHUNK)
@@ -149,23 +180,60 @@ class Posterior:
                 + np.arange(row_of_entry.size)
                 - row_start[row_of_entry]
             )
-            if all_tables is not None:
-                log_tables, table_of_entry = all_tables, components[entry]
-            else:
-                used, table_of_entry = np.unique(components[entry], return_inverse=True)
-                log_tables = model.log_feature_table(self.component_counts[used])
-            log_joint = model.log_joint(
-                X[rows][row_of_entry],
-                log_label_prior[prior_of_entry[entry]],
-                log_tables,
-                table_of_entry,
+            log_joint = self._log_joint(
+                model, X[rows][row_of_entry], log_prior_of_entry[entry], components[entry], tables
             )
-            log_terms = log_joint if self.mix_joint else log_normalize_rows(log_joint)
+            log_terms = log_joint if mix_joint else log_normalize_rows(log_joint)
             weighted = log_terms + log_weights[entry][:, None]
             if row_of_entry.size != lengths.size:
                 weighted = np.logaddexp.reduceat(weighted, row_start, axis=0)
-            out[rows] = log_normalize_rows(weighted) if self.mix_joint else weighted
+            out[rows] = log_normalize_rows(weighted) if mix_joint else weighted
         return out
+
+    def _log_joint(
+        self,
+        model: DirichletNB,
+        X: np.ndarray,
+        log_prior: np.ndarray,
+        component: np.ndarray,
+        tables: np.ndarray | None,
+    ) -> np.ndarray:
+        if tables is not None:
+            return model.log_joint(X, log_prior, tables, component)
+        used, table_of_row = np.unique(component, return_inverse=True)
+        return model.log_joint(
+            X, log_prior, model.log_feature_table(self.component_counts[used]), table_of_row
+        )
+
+    def _cold_start(
+        self, model: DirichletNB, X: np.ndarray, group: np.ndarray, tables: np.ndarray | None
+    ) -> np.ndarray:
+        """CRP predictive of new tasks, each weight times the likelihood of the task's rows.
+
+        ``w'_k ∝ w_k Π_i P_k(x_i)`` with ``P_k(x) = Σ_y P(y) P_k(x | y)`` (labels summed out
+        row by row); each row's predictive is then ``Σ_k w'_k P_k(y | x)``. For one row this
+        is exactly the mixture of the components' joints.
+        """
+        n_rows, n_components = X.shape[0], self.cold_components.size
+        log_prior = np.broadcast_to(
+            model.log_label_prior(self.cold_label_counts),
+            (n_rows * n_components, model.schema.n_classes),
+        )
+        log_joint = self._log_joint(
+            model,
+            np.repeat(X, n_components, axis=0),
+            log_prior,
+            np.tile(self.cold_components, n_rows),
+            tables,
+        ).reshape(n_rows, n_components, -1)
+        log_marginal = np.logaddexp.reduce(log_joint, axis=2)  # (rows, K)
+        _, group_index = np.unique(group, return_inverse=True)
+        log_evidence = np.zeros((group_index.max() + 1, n_components))
+        np.add.at(log_evidence, group_index, log_marginal)
+        log_w = self.cold_log_weights + log_evidence
+        log_w -= np.logaddexp.reduce(log_w, axis=1, keepdims=True)
+        log_cond = log_joint - log_marginal[:, :, None]
+        return np.logaddexp.reduce(log_w[group_index][:, :, None] + log_cond, axis=1)
 
     # ------------------------------------------------------------------ plain data
     def to_arrays(self) -> dict[str, np.ndarray]:

@@ -44,5 +44,7 @@ class ClusteringResult:
 
     def coclustering(self) -> np.ndarray:
         """ndarray of shape (n_tasks, n_tasks): posterior probability that two tasks share a cluster."""
+        if "coclustering" in self.extras:
+            return self.extras["coclustering"]
         same = self.partitions[:, :, None] == self.partitions[:, None, :]
         return np.tensordot(self.partition_weights, same, axes=1)

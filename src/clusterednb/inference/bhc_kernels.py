@@ -1,0 +1,319 @@
+"""Compiled loops of Bayesian Hierarchical Clustering over tasks.
+
+Node statistics are dense rows ``cells[k, c * V + v]`` and ``totals[k, c * F + f]``; the
+feature log evidence of a node (or of two nodes merged) is a sum of ``lgamma`` look-ups.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+from numba import njit
+
+from clusterednb.inference.gibbs_kernels import log_gamma_lookup
+
+
+@njit(cache=True, nogil=True)
+def merged_log_ml(
+    cells, totals, a, b, cell_row, cell_table, cell_base, total_row, total_table, total_base
+):  # pragma: no cover
+    """Feature log evidence ``Σ_{y,f} log DM(N_a + N_b; β)`` of nodes ``a`` and ``b`` pooled.
+
+    Pass ``b = -1`` for node ``a`` alone.
+    """
+    score = 0.0
+    for key in range(cells.shape[1]):
+        count = cells[a, key] + (cells[b, key] if b >= 0 else 0)
+        if count > 0:
+            row = cell_row[key]
+            score += log_gamma_lookup(cell_table, cell_base, row, count)
+            score -= log_gamma_lookup(cell_table, cell_base, row, 0)
+    for key in range(totals.shape[1]):
+        count = totals[a, key] + (totals[b, key] if b >= 0 else 0)
+        if count > 0:
+            row = total_row[key]
+            score -= log_gamma_lookup(total_table, total_base, row, count)
+            score += log_gamma_lookup(total_table, total_base, row, 0)
+    return score
+
+
+@njit(cache=True, nogil=True)
+def merge_quantities(
+    log_gamma, size, log_d_a, log_d_b, log_p_a, log_p_b, log_ml
+):  # pragma: no cover
+    """BHC recursion for a node with ``size`` tasks and children ``a``, ``b`` (log space).
+
+    Returns ``(log_d, log_p, log_r, log_one_minus_r)`` where
+    ``d = γ Γ(n) + d_a d_b``, ``π = γ Γ(n) / d``,
+    ``p = π p(D|H) + (1 − π) p_a p_b`` and ``r = π p(D|H) / p``.
+    """
+    log_merge = log_gamma + math.lgamma(size)
+    log_split = log_d_a + log_d_b
+    top = max(log_merge, log_split)
+    log_d = top + math.log(math.exp(log_merge - top) + math.exp(log_split - top))
+    together = log_merge - log_d + log_ml
+    apart = log_split - log_d + log_p_a + log_p_b
+    top = max(together, apart)
+    log_p = top + math.log(math.exp(together - top) + math.exp(apart - top))
+    return log_d, log_p, together - log_p, apart - log_p
+
+
+@njit(cache=True, nogil=True)
+def greedy_bhc(
+    cells, totals, log_gamma, cell_row, cell_table, cell_base, total_row, total_table, total_base
+):  # pragma: no cover
+    """Agglomerate tasks greedily by the highest merge posterior ``r`` (a heap of candidates).
+
+    Parameters
+    ----------
+    cells : int64 array of shape (n_tasks, C * V)
+    totals : int64 array of shape (n_tasks, C * F)
+
+    Returns
+    -------
+    children : int64 array of shape (n_tasks - 1, 2)
+        Node ``n_tasks + i`` merges ``children[i]`` (linkage numbering).
+    """
+    n_tasks = cells.shape[0]
+    n_nodes = 2 * n_tasks - 1
+    node_cells = np.zeros((n_nodes, cells.shape[1]), dtype=np.int64)
+    node_totals = np.zeros((n_nodes, totals.shape[1]), dtype=np.int64)
+    node_cells[:n_tasks] = cells
+    node_totals[:n_tasks] = totals
+    size = np.zeros(n_nodes)
+    log_d = np.zeros(n_nodes)
+    log_p = np.zeros(n_nodes)
+    active = np.zeros(n_nodes, dtype=np.bool_)
+    children = np.zeros((max(n_tasks - 1, 0), 2), dtype=np.int64)
+    for i in range(n_tasks):
+        size[i] = 1.0
+        log_d[i] = log_gamma
+        log_p[i] = merged_log_ml(
+            node_cells,
+            node_totals,
+            i,
+            -1,
+            cell_row,
+            cell_table,
+            cell_base,
+            total_row,
+            total_table,
+            total_base,
+        )
+        active[i] = True
+    heap = [(0.0, 0, 0)]
+    heap.pop()
+    for a in range(n_tasks):
+        for b in range(a + 1, n_tasks):
+            log_ml = merged_log_ml(
+                node_cells,
+                node_totals,
+                a,
+                b,
+                cell_row,
+                cell_table,
+                cell_base,
+                total_row,
+                total_table,
+                total_base,
+            )
+            log_r = merge_quantities(
+                log_gamma, size[a] + size[b], log_d[a], log_d[b], log_p[a], log_p[b], log_ml
+            )[2]
+            heap.append((-log_r, a, b))
+    heapq.heapify(heap)
+    for step in range(n_tasks - 1):
+        while True:
+            _, a, b = heapq.heappop(heap)
+            if active[a] and active[b]:
+                break
+        new = n_tasks + step
+        node_cells[new] = node_cells[a] + node_cells[b]
+        node_totals[new] = node_totals[a] + node_totals[b]
+        size[new] = size[a] + size[b]
+        log_ml = merged_log_ml(
+            node_cells,
+            node_totals,
+            new,
+            -1,
+            cell_row,
+            cell_table,
+            cell_base,
+            total_row,
+            total_table,
+            total_base,
+        )
+        log_d[new], log_p[new], _, _ = merge_quantities(
+            log_gamma, size[new], log_d[a], log_d[b], log_p[a], log_p[b], log_ml
+        )
+        active[a] = False
+        active[b] = False
+        active[new] = True
+        children[step, 0] = a
+        children[step, 1] = b
+        for c in range(new):
+            if active[c]:
+                log_ml = merged_log_ml(
+                    node_cells,
+                    node_totals,
+                    c,
+                    new,
+                    cell_row,
+                    cell_table,
+                    cell_base,
+                    total_row,
+                    total_table,
+                    total_base,
+                )
+                log_r = merge_quantities(
+                    log_gamma,
+                    size[c] + size[new],
+                    log_d[c],
+                    log_d[new],
+                    log_p[c],
+                    log_p[new],
+                    log_ml,
+                )[2]
+                heapq.heappush(heap, (-log_r, c, new))
+    return children
+
+
+@njit(cache=True, nogil=True)
+def tree_quantities(
+    children,
+    cells,
+    totals,
+    log_gamma,
+    cell_row,
+    cell_table,
+    cell_base,
+    total_row,
+    total_table,
+    total_base,
+):  # pragma: no cover
+    """Node statistics and the BHC recursion over a given binary tree, bottom-up.
+
+    Parameters
+    ----------
+    children : int64 array of shape (n_tasks - 1, 2), children of node ``n_tasks + i``
+        (each child's number is smaller than its parent's)
+    cells, totals : leaf statistics, shapes (n_tasks, C * V) and (n_tasks, C * F)
+
+    Returns
+    -------
+    node_cells : (n_nodes, C * V); size, log_ml, log_d, log_p, log_r, log_one_minus_r :
+    (n_nodes,) each (leaves: ``r = 1``, ``log(1 − r) = −inf``).
+    """
+    n_tasks = cells.shape[0]
+    n_nodes = 2 * n_tasks - 1
+    node_cells = np.zeros((n_nodes, cells.shape[1]), dtype=np.int64)
+    node_totals = np.zeros((n_nodes, totals.shape[1]), dtype=np.int64)
+    node_cells[:n_tasks] = cells
+    node_totals[:n_tasks] = totals
+    size = np.ones(n_nodes)
+    log_ml = np.zeros(n_nodes)
+    log_d = np.full(n_nodes, log_gamma)
+    log_p = np.zeros(n_nodes)
+    log_r = np.zeros(n_nodes)
+    log_one_minus_r = np.full(n_nodes, -np.inf)
+    for k in range(n_nodes):
+        if k >= n_tasks:
+            a, b = children[k - n_tasks, 0], children[k - n_tasks, 1]
+            node_cells[k] = node_cells[a] + node_cells[b]
+            node_totals[k] = node_totals[a] + node_totals[b]
+            size[k] = size[a] + size[b]
+        log_ml[k] = merged_log_ml(
+            node_cells,
+            node_totals,
+            k,
+            -1,
+            cell_row,
+            cell_table,
+            cell_base,
+            total_row,
+            total_table,
+            total_base,
+        )
+        if k < n_tasks:
+            log_p[k] = log_ml[k]
+        else:
+            log_d[k], log_p[k], log_r[k], log_one_minus_r[k] = merge_quantities(
+                log_gamma, size[k], log_d[a], log_d[b], log_p[a], log_p[b], log_ml[k]
+            )
+    return node_cells, size, log_ml, log_d, log_p, log_r, log_one_minus_r
+
+
+@njit(cache=True, nogil=True)
+def assign_to_sides(
+    cells,
+    totals,
+    tasks,
+    side_cells,
+    side_totals,
+    cell_row,
+    cell_table,
+    cell_base,
+    total_row,
+    total_table,
+    total_base,
+):  # pragma: no cover
+    """For each task, the side (0 or 1) under whose pooled counts its data are likelier.
+
+    Compares ``log ML(N_s + n_u) − log ML(N_s)`` for the two rows of ``side_cells``.
+    """
+    out = np.zeros(tasks.shape[0], dtype=np.int64)
+    both_cells = np.zeros((3, cells.shape[1]), dtype=np.int64)
+    both_totals = np.zeros((3, totals.shape[1]), dtype=np.int64)
+    both_cells[:2] = side_cells
+    both_totals[:2] = side_totals
+    base = np.zeros(2)
+    for s in range(2):
+        base[s] = merged_log_ml(
+            both_cells,
+            both_totals,
+            s,
+            -1,
+            cell_row,
+            cell_table,
+            cell_base,
+            total_row,
+            total_table,
+            total_base,
+        )
+    for i in range(tasks.shape[0]):
+        both_cells[2] = cells[tasks[i]]
+        both_totals[2] = totals[tasks[i]]
+        gain0 = (
+            merged_log_ml(
+                both_cells,
+                both_totals,
+                0,
+                2,
+                cell_row,
+                cell_table,
+                cell_base,
+                total_row,
+                total_table,
+                total_base,
+            )
+            - base[0]
+        )
+        gain1 = (
+            merged_log_ml(
+                both_cells,
+                both_totals,
+                1,
+                2,
+                cell_row,
+                cell_table,
+                cell_base,
+                total_row,
+                total_table,
+                total_base,
+            )
+            - base[1]
+        )
+        out[i] = 0 if gain0 >= gain1 else 1
+    return out
