@@ -24,10 +24,10 @@ class ClusteringResult:
         The MAP partition in canonical labels (clusters numbered by first appearance).
     n_clusters_probability : ndarray of shape (n_tasks + 1,)
         Posterior probability of each number of clusters (index = number of clusters).
-    assignment_samples : ndarray of shape (n_samples, n_tasks), optional
-        Retained partitions (Gibbs), canonical labels.
-    coclustering_weights : tuple of (ndarray (n_partitions, n_tasks), ndarray (n_partitions,))
-        Partitions and their posterior weights, from which co-clustering is computed.
+    partitions : ndarray of shape (n_partitions, n_tasks)
+        Distinct partitions (canonical labels) with posterior weight.
+    partition_weights : ndarray of shape (n_partitions,)
+        Their posterior probabilities (sample frequencies for Gibbs).
     extras : dict
         Engine-specific records (for BHC: ``tree``, ``node_log_r``; for Gibbs:
         ``gamma_samples``, ``acceptance``, ``unlabelled_proba``).
@@ -43,7 +43,7 @@ class ClusteringResult:
     extras: dict[str, np.ndarray] = field(default_factory=dict)
 
     def coclustering(self) -> np.ndarray:
-        """ndarray of shape (n_tasks, n_tasks): posterior probability that two tasks share a cluster."""
+        """Posterior probability that two tasks share a cluster, shape (n_tasks, n_tasks)."""
         if "coclustering" in self.extras:
             return self.extras["coclustering"]
         same = self.partitions[:, :, None] == self.partitions[:, None, :]
