@@ -12,31 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from clusterednb.inference.gibbs_kernels import log_gamma_lookup
-
-
-@njit(cache=True, nogil=True)
-def merged_log_ml(
-    cells, totals, a, b, cell_row, cell_table, cell_base, total_row, total_table, total_base
-):  # pragma: no cover
-    """Feature log evidence ``Σ_{y,f} log DM(N_a + N_b; β)`` of nodes ``a`` and ``b`` pooled.
-
-    Pass ``b = -1`` for node ``a`` alone.
-    """
-    score = 0.0
-    for key in range(cells.shape[1]):
-        count = cells[a, key] + (cells[b, key] if b >= 0 else 0)
-        if count > 0:
-            row = cell_row[key]
-            score += log_gamma_lookup(cell_table, cell_base, row, count)
-            score -= log_gamma_lookup(cell_table, cell_base, row, 0)
-    for key in range(totals.shape[1]):
-        count = totals[a, key] + (totals[b, key] if b >= 0 else 0)
-        if count > 0:
-            row = total_row[key]
-            score -= log_gamma_lookup(total_table, total_base, row, count)
-            score += log_gamma_lookup(total_table, total_base, row, 0)
-    return score
+from clusterednb.inference.gibbs_kernels import merged_log_ml
 
 
 @njit(cache=True, nogil=True)

@@ -21,8 +21,11 @@ from scipy.special import gammaln
 from tqdm.auto import tqdm
 
 from clusterednb.inference.gibbs_kernels import (
+    merged_log_ml,
+    move_task,
     new_cluster_scores,
     resample_labels,
+    restricted_scan,
     sweep_assignments,
 )
 from clusterednb.inference.posterior import Posterior
@@ -81,16 +84,6 @@ class SparseTaskCounts:
             key_t.astype(np.int64),
             totals[task_t, key_t],
         )
-
-    def dense(self, task: int, n_cells: int, n_totals: int) -> tuple[np.ndarray, np.ndarray]:
-        """One task's cells (n_cells,) and totals (n_totals,) as dense vectors."""
-        cells = np.zeros(n_cells, dtype=np.int64)
-        totals = np.zeros(n_totals, dtype=np.int64)
-        sl = slice(self.cell_ptr[task], self.cell_ptr[task + 1])
-        cells[self.cell_key[sl]] = self.cell_count[sl]
-        sl = slice(self.total_ptr[task], self.total_ptr[task + 1])
-        totals[self.total_key[sl]] = self.total_count[sl]
-        return cells, totals
 
 
 @dataclass
@@ -168,13 +161,6 @@ class GibbsData:
     def _task_args(self) -> tuple[np.ndarray, ...]:
         t = self.tasks
         return (t.cell_ptr, t.cell_key, t.cell_count, t.total_ptr, t.total_key, t.total_count)
-
-    def cluster_log_ml(self, cells: np.ndarray, totals: np.ndarray) -> float:
-        """Feature log evidence ``Σ_{y,f} log DM`` of dense cluster counts."""
-        return float(
-            (gammaln(self.cell_prior + cells) - gammaln(self.cell_prior)).sum()
-            - (gammaln(self.total_prior + totals) - gammaln(self.total_prior)).sum()
-        )
 
 
 @dataclass
@@ -356,7 +342,13 @@ def escobar_west_gamma(
 
 
 def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsData) -> bool:
-    """One Jain & Neal (2004) split–merge Metropolis–Hastings move over tasks; True if accepted."""
+    """One Jain & Neal (2004) split–merge Metropolis–Hastings move over tasks; True if accepted.
+
+    Two distinct tasks ``i, j`` are drawn. The other members of their clusters get a launch
+    state (random sides, then ``_INTERMEDIATE_SCANS`` restricted Gibbs scans). If ``i`` and
+    ``j`` share a cluster, one more restricted scan proposes a split; otherwise the merge is
+    proposed and the scan's probability of reproducing the current split enters the ratio.
+    """
     n_tasks = data.n_tasks
     if n_tasks < 2:
         return False
@@ -364,42 +356,52 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
     slot_i, slot_j = int(state.assignment[i]), int(state.assignment[j])
     members = np.flatnonzero(np.isin(state.assignment, (slot_i, slot_j)))
     members = members[(members != i) & (members != j)]
-    n_cells, n_totals = state.cluster_cells.shape[1], state.cluster_totals.shape[1]
-    task_cells, task_totals = zip(
-        *(data.tasks.dense(int(u), n_cells, n_totals) for u in (i, j, *members)), strict=True
-    )
-    cells = np.stack([task_cells[0], task_cells[1]])
-    totals = np.stack([task_totals[0], task_totals[1]])
-    sizes = np.ones(2, dtype=np.int64)
+    cells = np.zeros((2, state.cluster_cells.shape[1]), dtype=np.int64)
+    totals = np.zeros((2, state.cluster_totals.shape[1]), dtype=np.int64)
+    sizes = np.zeros(2, dtype=np.int64)
     side = rng.integers(0, 2, size=members.size)
-    for k, s in enumerate(side):
-        cells[s] += task_cells[k + 2]
-        totals[s] += task_totals[k + 2]
+    task_args = data._task_args()
+    for task, s in zip((i, j, *members), (0, 1, *side), strict=True):
+        move_task(task, s, 1, *task_args, cells, totals)
         sizes[s] += 1
-    scan_args = (cells, totals, sizes, task_cells[2:], task_totals[2:], data)
+    free_choice = np.full(members.size, -1, dtype=np.int64)
+
+    def scan(forced: np.ndarray) -> float:
+        return restricted_scan(
+            members,
+            side,
+            cells,
+            totals,
+            sizes,
+            forced,
+            rng.random(members.size),
+            *task_args,
+            *data.tables.args(),
+        )
+
     for _ in range(_INTERMEDIATE_SCANS):
-        _restricted_scan(rng, side, *scan_args)
+        scan(free_choice)
     if slot_i == slot_j:
-        log_q = _restricted_scan(rng, side, *scan_args)
-        log_ratio = _log_split_ratio(state.gamma, sizes, cells, totals, data) - log_q
+        log_q = scan(free_choice)  # the proposed split; the ratio is evaluated on it
+        log_ratio = _log_split_ratio(state.gamma, sizes, cells, totals, 0, 1, data) - log_q
         if np.log(rng.random()) >= log_ratio:
             return False
         new_slot = state.take_free_slot()
-        for k, u in enumerate(members):
-            if side[k] == 0:
-                state.assignment[u] = new_slot
+        state.assignment[members[side == 0]] = new_slot
         state.assignment[i] = new_slot
-        state.cluster_cells[new_slot], state.cluster_totals[new_slot] = cells[0], totals[0]
-        state.cluster_cells[slot_j], state.cluster_totals[slot_j] = cells[1], totals[1]
-        state.sizes[new_slot], state.sizes[slot_j] = sizes
+        state.cluster_cells[[new_slot, slot_j]] = cells
+        state.cluster_totals[[new_slot, slot_j]] = totals
+        state.sizes[[new_slot, slot_j]] = sizes
         return True
-    current = (state.assignment[members] == slot_j).astype(np.int64)
-    log_q = _restricted_scan(rng, side, *scan_args, forced=current)
-    actual_cells = state.cluster_cells[[slot_i, slot_j]]
-    actual_totals = state.cluster_totals[[slot_i, slot_j]]
-    actual_sizes = state.sizes[[slot_i, slot_j]]
+    log_q = scan((state.assignment[members] == slot_j).astype(np.int64))
     log_ratio = log_q - _log_split_ratio(
-        state.gamma, actual_sizes, actual_cells, actual_totals, data
+        state.gamma,
+        state.sizes[[slot_i, slot_j]],
+        state.cluster_cells,
+        state.cluster_totals,
+        slot_i,
+        slot_j,
+        data,
     )
     if np.log(rng.random()) >= log_ratio:
         return False
@@ -415,56 +417,23 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
 
 
 def _log_split_ratio(
-    gamma: float, sizes: np.ndarray, cells: np.ndarray, totals: np.ndarray, data: GibbsData
-) -> float:
-    """``log [P(split) L(split)] − log [P(merged) L(merged)]`` for two clusters."""
-    log_prior = np.log(gamma) + gammaln(sizes).sum() - gammaln(sizes.sum())
-    log_like = (
-        data.cluster_log_ml(cells[0], totals[0])
-        + data.cluster_log_ml(cells[1], totals[1])
-        - data.cluster_log_ml(cells.sum(axis=0), totals.sum(axis=0))
-    )
-    return float(log_prior + log_like)
-
-
-def _restricted_scan(
-    rng: np.random.Generator,
-    side: np.ndarray,
+    gamma: float,
+    sizes: np.ndarray,
     cells: np.ndarray,
     totals: np.ndarray,
-    sizes: np.ndarray,
-    task_cells: tuple[np.ndarray, ...],
-    task_totals: tuple[np.ndarray, ...],
+    a: int,
+    b: int,
     data: GibbsData,
-    forced: np.ndarray | None = None,
 ) -> float:
-    """Restricted Gibbs scan between two clusters, in place; returns the log transition prob.
-
-    With ``forced``, each task is moved to ``forced[k]`` instead of a sampled side, and the
-    returned value is the log probability that the scan would have produced that state.
-    """
-    log_q = 0.0
-    for k in range(side.size):
-        old = side[k]
-        cells[old] -= task_cells[k]
-        totals[old] -= task_totals[k]
-        sizes[old] -= 1
-        log_w = np.array(
-            [
-                np.log(sizes[s])
-                + data.cluster_log_ml(cells[s] + task_cells[k], totals[s] + task_totals[k])
-                - data.cluster_log_ml(cells[s], totals[s])
-                for s in (0, 1)
-            ]
-        )
-        log_p = log_w - np.logaddexp(log_w[0], log_w[1])
-        new = int(forced[k]) if forced is not None else int(rng.random() >= np.exp(log_p[0]))
-        log_q += log_p[new]
-        side[k] = new
-        cells[new] += task_cells[k]
-        totals[new] += task_totals[k]
-        sizes[new] += 1
-    return log_q
+    """``log [P(split) L(split)] − log [P(merged) L(merged)]`` for clusters in rows a and b."""
+    tables = data.tables.args()
+    log_prior = np.log(gamma) + gammaln(sizes).sum() - gammaln(sizes.sum())
+    log_like = (
+        merged_log_ml(cells, totals, a, -1, *tables)
+        + merged_log_ml(cells, totals, b, -1, *tables)
+        - merged_log_ml(cells, totals, a, b, *tables)
+    )
+    return float(log_prior + log_like)
 
 
 @dataclass

@@ -29,6 +29,30 @@ def log_gamma_lookup(table, base, row, count):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
+def merged_log_ml(
+    cells, totals, a, b, cell_row, cell_table, cell_base, total_row, total_table, total_base
+):  # pragma: no cover
+    """Feature log evidence ``Σ_{y,f} log DM(N_a + N_b; β)`` of nodes ``a`` and ``b`` pooled.
+
+    Pass ``b = -1`` for node ``a`` alone.
+    """
+    score = 0.0
+    for key in range(cells.shape[1]):
+        count = cells[a, key] + (cells[b, key] if b >= 0 else 0)
+        if count > 0:
+            row = cell_row[key]
+            score += log_gamma_lookup(cell_table, cell_base, row, count)
+            score -= log_gamma_lookup(cell_table, cell_base, row, 0)
+    for key in range(totals.shape[1]):
+        count = totals[a, key] + (totals[b, key] if b >= 0 else 0)
+        if count > 0:
+            row = total_row[key]
+            score -= log_gamma_lookup(total_table, total_base, row, count)
+            score += log_gamma_lookup(total_table, total_base, row, 0)
+    return score
+
+
+@njit(cache=True, nogil=True)
 def task_log_score(
     task,
     slot,
@@ -314,3 +338,94 @@ def resample_labels(
             if X[i, f] >= 0:
                 cluster_cells[slot, new * n_values + offsets[f] + X[i, f]] += 1
                 cluster_totals[slot, new * n_features + f] += 1
+
+
+@njit(cache=True, nogil=True)
+def restricted_scan(
+    members,
+    side,
+    cells,
+    totals,
+    sizes,
+    forced,
+    uniforms,
+    cell_ptr,
+    cell_key,
+    cell_count,
+    total_ptr,
+    total_key,
+    total_count,
+    cell_row,
+    cell_table,
+    cell_base,
+    total_row,
+    total_table,
+    total_base,
+):  # pragma: no cover
+    """One restricted Gibbs scan of ``members`` between two clusters (rows 0 and 1), in place.
+
+    ``side[k]`` is member ``k``'s current cluster. Where ``forced[k] >= 0`` the member is put
+    there instead of drawing with ``uniforms[k]``. Returns the log probability of the moves
+    made (Jain & Neal 2004's transition probability).
+    """
+    log_q = 0.0
+    for k in range(members.shape[0]):
+        task = members[k]
+        old = side[k]
+        move_task(
+            task,
+            old,
+            -1,
+            cell_ptr,
+            cell_key,
+            cell_count,
+            total_ptr,
+            total_key,
+            total_count,
+            cells,
+            totals,
+        )
+        sizes[old] -= 1
+        weight = np.empty(2)
+        for s in range(2):
+            weight[s] = math.log(sizes[s]) + task_log_score(
+                task,
+                s,
+                cell_ptr,
+                cell_key,
+                cell_count,
+                total_ptr,
+                total_key,
+                total_count,
+                cells,
+                totals,
+                cell_row,
+                cell_table,
+                cell_base,
+                total_row,
+                total_table,
+                total_base,
+            )
+        top = max(weight[0], weight[1])
+        log_norm = top + math.log(math.exp(weight[0] - top) + math.exp(weight[1] - top))
+        if forced[k] >= 0:
+            new = forced[k]
+        else:
+            new = 0 if uniforms[k] < math.exp(weight[0] - log_norm) else 1
+        log_q += weight[new] - log_norm
+        side[k] = new
+        move_task(
+            task,
+            new,
+            1,
+            cell_ptr,
+            cell_key,
+            cell_count,
+            total_ptr,
+            total_key,
+            total_count,
+            cells,
+            totals,
+        )
+        sizes[new] += 1
+    return log_q
