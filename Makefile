@@ -23,6 +23,7 @@ test-all: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_naive_bayes.py
+	$(BIN)/python benchmarks/bench_clustered.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -244,7 +244,7 @@ def test_compiled_score_equals_numpy_evidence_difference(rng):
         t.total_count,
         cells,
         totals,
-        *data.tables.args(),
+        *data.tables.score_args(),
     )
     obs = model.observation_
     expected = (

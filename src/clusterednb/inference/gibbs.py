@@ -96,6 +96,10 @@ class LogGammaTables:
     total_row: np.ndarray
     total_table: np.ndarray
     total_base: np.ndarray
+    cell_step: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cell_step = np.diff(self.cell_table, axis=1)
 
     @classmethod
     def build(
@@ -108,6 +112,10 @@ class LogGammaTables:
             length = int(min(max_count + 1, max(_TABLE_ENTRIES // base.size, 1)))
             parts += [row.astype(np.int64), gammaln(base[:, None] + np.arange(length)), base]
         return cls(*parts)
+
+    def score_args(self) -> tuple[np.ndarray, ...]:
+        """:meth:`args` plus the one-step differences, for the task-score kernels."""
+        return (*self.args(), self.cell_step)
 
     def args(self) -> tuple[np.ndarray, ...]:
         return (
@@ -293,7 +301,7 @@ def gibbs_step(
         *data._task_args(),
         state.cluster_cells,
         state.cluster_totals,
-        *data.tables.args(),
+        *data.tables.score_args(),
     )
     if state.labels.size and settings.semi_supervised:
         label_probability[:] = 0.0
@@ -376,7 +384,7 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
             forced,
             rng.random(members.size),
             *task_args,
-            *data.tables.args(),
+            *data.tables.score_args(),
         )
 
     for _ in range(_INTERMEDIATE_SCANS):

@@ -70,21 +70,36 @@ def task_log_score(
     total_row,
     total_table,
     total_base,
+    cell_step,
 ):  # pragma: no cover
-    """``Σ_{y,f} [log Z(β + N[slot] + n[task]) − log Z(β + N[slot])]`` from sparse task counts."""
+    """``Σ_{y,f} [log Z(β + N[slot] + n[task]) − log Z(β + N[slot])]`` from sparse task counts.
+
+    ``cell_step[row, N] = cell_table[row, N + 1] − cell_table[row, N]`` serves cells where the
+    task's count is 1 (one look-up instead of two, the same number).
+    """
     score = 0.0
     for j in range(cell_ptr[task], cell_ptr[task + 1]):
         key = cell_key[j]
         row = cell_row[key]
         held = cluster_cells[slot, key]
-        score += log_gamma_lookup(cell_table, cell_base, row, held + cell_count[j])
-        score -= log_gamma_lookup(cell_table, cell_base, row, held)
+        count = cell_count[j]
+        if count == 1 and held < cell_step.shape[1]:
+            score += cell_step[row, held]
+        else:
+            score += log_gamma_lookup(cell_table, cell_base, row, held + count)
+            score -= log_gamma_lookup(cell_table, cell_base, row, held)
+    # Without missing values every feature of a class has the same totals: reuse the term.
+    last_row, last_held, last_count, last_term = -1, -1, -1, 0.0
     for j in range(total_ptr[task], total_ptr[task + 1]):
         key = total_key[j]
         row = total_row[key]
         held = cluster_totals[slot, key]
-        score -= log_gamma_lookup(total_table, total_base, row, held + total_count[j])
-        score += log_gamma_lookup(total_table, total_base, row, held)
+        count = total_count[j]
+        if row != last_row or held != last_held or count != last_count:
+            last_term = log_gamma_lookup(total_table, total_base, row, held + count)
+            last_term -= log_gamma_lookup(total_table, total_base, row, held)
+            last_row, last_held, last_count = row, held, count
+        score -= last_term
     return score
 
 
@@ -134,6 +149,7 @@ def sweep_assignments(
     total_row,
     total_table,
     total_base,
+    cell_step,
 ):  # pragma: no cover
     """One collapsed Gibbs sweep over the tasks (Neal 2000, algorithm 3), in place.
 
@@ -189,6 +205,7 @@ def sweep_assignments(
                 total_row,
                 total_table,
                 total_base,
+                cell_step,
             )
             top = max(top, scores[a])
         scores[n_active] = log_gamma + new_cluster_score[task]
@@ -361,6 +378,7 @@ def restricted_scan(
     total_row,
     total_table,
     total_base,
+    cell_step,
 ):  # pragma: no cover
     """One restricted Gibbs scan of ``members`` between two clusters (rows 0 and 1), in place.
 
@@ -405,6 +423,7 @@ def restricted_scan(
                 total_row,
                 total_table,
                 total_base,
+                cell_step,
             )
         top = max(weight[0], weight[1])
         log_norm = top + math.log(math.exp(weight[0] - top) + math.exp(weight[1] - top))
