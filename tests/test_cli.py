@@ -98,8 +98,38 @@ def test_evidence_table(data_file):
     result = cnb("evidence", str(data_file), "--task", "user", "--label", "accepted")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[1].startswith("No-Sharing") and lines[2].startswith("Complete-Sharing")
+    titles = ["No-Sharing", "Complete-Sharing", "Clustered (BHC)", "Clustered (Gibbs)"]
+    assert [line[:20].strip() for line in lines[1:]] == titles
     assert float(lines[1].split()[-2]) == 0.0
+    kinds = [line.split()[-1] for line in lines[1:]]
+    assert kinds == ["exact", "exact", "lower_bound", "lower_bound"]
+
+
+def test_fit_and_predict_clustered(data_file, tmp_path):
+    result = cnb(
+        "fit",
+        str(data_file),
+        "--task",
+        "user",
+        "--label",
+        "accepted",
+        "--model",
+        "cnb-bhc",
+        "-o",
+        str(tmp_path / "c.cnb"),
+    )
+    assert result.returncode == 0, result.stderr
+    result = cnb(
+        "predict",
+        str(tmp_path / "c.cnb"),
+        str(data_file),
+        "--task",
+        "user",
+        "-o",
+        str(tmp_path / "o.csv"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert len(pd.read_csv(tmp_path / "o.csv")) == len(pd.read_csv(data_file))
 
 
 @pytest.mark.parametrize(

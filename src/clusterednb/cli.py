@@ -13,14 +13,30 @@ from pathlib import Path
 
 import pandas as pd
 
+from clusterednb.clustered import ClusteredNB
 from clusterednb.data.io import check_columns_exist, read_table
 from clusterednb.decision import LossMatrix, bayes_decision
 from clusterednb.exceptions import CNBError, UnknownCategoryWarning
 from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
 from clusterednb.persistence import load
 
-MODELS: dict[str, type[TaskNaiveBayes]] = {"ns": NoSharingNB, "cs": CompleteSharingNB}
-MODEL_TITLES = {"ns": "No-Sharing", "cs": "Complete-Sharing"}
+MODEL_TITLES = {
+    "ns": "No-Sharing",
+    "cs": "Complete-Sharing",
+    "cnb-bhc": "Clustered (BHC)",
+    "cnb-gibbs": "Clustered (Gibbs)",
+}
+
+
+def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
+    """The estimator a model name stands for, with the command's hyperparameters."""
+    common = {"alpha": args.alpha, "beta": args.beta}
+    if name == "ns":
+        return NoSharingNB(**common)
+    if name == "cs":
+        return CompleteSharingNB(**common)
+    inference = name.removeprefix("cnb-")
+    return ClusteredNB(inference=inference, gamma=args.gamma, random_state=args.seed, **common)
 
 
 def _feature_columns(
@@ -40,12 +56,14 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--features", nargs="+", help="feature columns (default: all others)")
     parser.add_argument("--alpha", type=float, default=1.0, help="label pseudo-count")
     parser.add_argument("--beta", type=float, default=1.0, help="feature pseudo-count")
+    parser.add_argument("--gamma", type=float, default=1.0, help="DP concentration (Clustered)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (Clustered Gibbs)")
 
 
 def _fit(args: argparse.Namespace) -> None:
     frame = read_table(args.data)
     features = _feature_columns(frame, args.task, args.label, args.features)
-    model = MODELS[args.model](alpha=args.alpha, beta=args.beta)
+    model = make_model(args.model, args)
     model.fit(frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
     model.save(args.output)
     print(
@@ -86,12 +104,12 @@ def _evidence(args: argparse.Namespace) -> None:
     frame = read_table(args.data)
     features = _feature_columns(frame, args.task, args.label, args.features)
     rows = []
-    for name, cls in MODELS.items():
-        model = cls(alpha=args.alpha, beta=args.beta)
+    for name in args.models:
+        model = make_model(name, args)
         model.fit(frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
         rows.append((MODEL_TITLES[name], model.log_evidence_, model.evidence_kind_))
     baseline = rows[0][1]
-    print(f"{'model':<20}{'log evidence':>16}{'log BF vs NS':>16}  kind")
+    print(f"{'model':<20}{'log evidence':>16}{'log BF vs ' + args.models[0]:>16}  kind")
     for title, value, kind in rows:
         print(f"{title:<20}{value:>16.4f}{value - baseline:>16.4f}  {kind}")
 
@@ -115,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     fit = commands.add_parser("fit", help="fit a model and save it")
     _add_data_arguments(fit)
-    fit.add_argument("--model", choices=sorted(MODELS), default="ns")
+    fit.add_argument("--model", choices=list(MODEL_TITLES), default="ns")
     fit.add_argument("-o", "--output", type=Path, required=True, help="model file to write")
     fit.set_defaults(run=_fit)
 
@@ -130,6 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     evidence = commands.add_parser("evidence", help="log evidence of every model")
     _add_data_arguments(evidence)
+    evidence.add_argument(
+        "--models",
+        nargs="+",
+        choices=list(MODEL_TITLES),
+        default=list(MODEL_TITLES),
+        help="models to compare; the first is the baseline of the Bayes factors",
+    )
     evidence.set_defaults(run=_evidence)
 
     demo = commands.add_parser("demo", help="fit the models on a built-in synthetic population")

@@ -520,7 +520,10 @@ def fit_gibbs(
     probability_sums = np.zeros_like(step_probability)
     recorder = _Recorder()
     accepted = 0
-    sweeps = tqdm(range(settings.n_sweeps), desc="Gibbs", disable=not settings.progress)
+    # disable=None: a bar only when standard error is a terminal.
+    sweeps = tqdm(
+        range(settings.n_sweeps), desc="Gibbs", disable=None if settings.progress else True
+    )
     for sweep in sweeps:
         info = gibbs_step(rng, state, data, settings, step_probability)
         accepted += int(info["accepted"])
