@@ -27,7 +27,11 @@ def run_demo(seed: int = 0) -> dict[str, dict[str, float]]:
     """
     rng = np.random.default_rng(seed)
     population = make_planted_population(
-        rng, group_sizes=(10, 10, 10), rows_per_task=12, n_features=8, n_values=4,
+        rng,
+        group_sizes=(10, 10, 10),
+        rows_per_task=12,
+        n_features=8,
+        n_values=4,
         feature_concentration=0.8,
     )
     frame = population.frame
@@ -60,8 +64,10 @@ def run_demo(seed: int = 0) -> dict[str, dict[str, float]]:
             row["adjusted_rand"] = float(adjusted_rand_score(truth, model.partition_))
         results[name] = row
     baseline = results["No-Sharing"]["log_evidence"]
-    header = (f"{'model':<19}{'log evidence':>13}{'kind':>13}{'log BF vs NS':>14}"
-              f"{'accuracy':>10}{'log-loss':>10}{'ARI':>7}")
+    header = (
+        f"{'model':<19}{'log evidence':>13}{'kind':>13}{'log BF vs NS':>14}"
+        f"{'accuracy':>10}{'log-loss':>10}{'ARI':>7}"
+    )
     print("\n" + header)
     for name, row in results.items():
         row["log_bayes_factor"] = row["log_evidence"] - baseline
