@@ -232,20 +232,7 @@ def test_compiled_score_equals_numpy_evidence_difference(rng):
     from clusterednb.special import segment_sum
 
     totals = segment_sum(cluster, schema.offsets).reshape(1, -1)
-    t = data.tasks
-    compiled = task_log_score(
-        0,
-        0,
-        t.cell_ptr,
-        t.cell_key,
-        t.cell_count,
-        t.total_ptr,
-        t.total_key,
-        t.total_count,
-        cells,
-        totals,
-        *data.tables.score_args(),
-    )
+    compiled = task_log_score(0, 0, data.tasks.packed(), cells, totals, data.tables.packed())
     obs = model.observation_
     expected = (
         obs.log_marginal_features(cluster + counts.value_counts[:1])

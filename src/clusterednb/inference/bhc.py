@@ -57,7 +57,7 @@ def fit_bhc(model: DirichletNB, counts: Counts, gamma: float) -> ClusteringResul
         matrix whose heights are merge ranks) and ``node_log_r``.
     """
     cells, totals, tables = _leaf_statistics(model, counts)
-    children = greedy_bhc(cells, totals, np.log(gamma), *tables.args())
+    children = greedy_bhc(cells, totals, np.log(gamma), tables.packed())
     return tree_result(model, counts, gamma, children, cells, totals, tables)
 
 
@@ -88,17 +88,17 @@ def fit_bhc_randomized(
 
     def build(tasks: np.ndarray) -> int:
         if tasks.size <= leaf_size:
-            local = greedy_bhc(cells[tasks], totals[tasks], log_gamma, *tables.args())
+            local = greedy_bhc(cells[tasks], totals[tasks], log_gamma, tables.packed())
             ids = list(tasks)
             for a, b in local:
                 ids.append(merge(ids[a], ids[b]))
             return ids[-1]
         subset = rng.choice(tasks, size=leaf_size, replace=False)
-        local = greedy_bhc(cells[subset], totals[subset], log_gamma, *tables.args())
+        local = greedy_bhc(cells[subset], totals[subset], log_gamma, tables.packed())
         top = _top_split(local, leaf_size)
         side_cells = np.stack([cells[subset[members]].sum(axis=0) for members in top])
         side_totals = np.stack([totals[subset[members]].sum(axis=0) for members in top])
-        side = assign_to_sides(cells, totals, tasks, side_cells, side_totals, *tables.args())
+        side = assign_to_sides(cells, totals, tasks, side_cells, side_totals, tables.packed())
         if side.min() == side.max():  # degenerate: every task prefers one side
             side = np.arange(tasks.size) % 2
         return merge(build(tasks[side == 0]), build(tasks[side == 1]))
@@ -138,7 +138,7 @@ def tree_result(
     n_tasks = counts.n_groups
     schema = model.schema
     node_cells, size, _, log_d, log_p, log_r, log_not_r = tree_quantities(
-        children, cells, totals, np.log(gamma), *tables.args()
+        children, cells, totals, np.log(gamma), tables.packed()
     )
     n_nodes = 2 * n_tasks - 1
     parent = np.full(n_nodes, -1, dtype=np.int64)

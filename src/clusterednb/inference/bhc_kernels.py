@@ -1,7 +1,8 @@
 """Compiled loops of Bayesian Hierarchical Clustering over tasks.
 
 Node statistics are dense rows ``cells[k, c * V + v]`` and ``totals[k, c * F + f]``; the
-feature log evidence of a node (or of two nodes merged) is a sum of ``lgamma`` look-ups.
+feature log evidence of a node (or of two nodes pooled) is :func:`merged_log_ml`. ``tables``
+is the look-up tuple described in :mod:`clusterednb.inference.gibbs_kernels`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,12 @@ from clusterednb.inference.gibbs_kernels import merged_log_ml
 
 
 @njit(cache=True, nogil=True)
+def _log_add(a, b):  # pragma: no cover
+    top = max(a, b)
+    return top + math.log(math.exp(a - top) + math.exp(b - top))
+
+
+@njit(cache=True, nogil=True)
 def merge_quantities(
     log_gamma, size, log_d_a, log_d_b, log_p_a, log_p_b, log_ml
 ):  # pragma: no cover
@@ -23,23 +30,32 @@ def merge_quantities(
 
     Returns ``(log_d, log_p, log_r, log_one_minus_r)`` where
     ``d = γ Γ(n) + d_a d_b``, ``π = γ Γ(n) / d``,
-    ``p = π p(D|H) + (1 − π) p_a p_b`` and ``r = π p(D|H) / p``.
+    ``p = π p(D|H) + (1 − π) p_a p_b`` and ``r = π p(D|H) / p``; ``1 − π = d_a d_b / d``
+    exactly, so nothing is subtracted from 1.
     """
     log_merge = log_gamma + math.lgamma(size)
     log_split = log_d_a + log_d_b
-    top = max(log_merge, log_split)
-    log_d = top + math.log(math.exp(log_merge - top) + math.exp(log_split - top))
+    log_d = _log_add(log_merge, log_split)
     together = log_merge - log_d + log_ml
     apart = log_split - log_d + log_p_a + log_p_b
-    top = max(together, apart)
-    log_p = top + math.log(math.exp(together - top) + math.exp(apart - top))
+    log_p = _log_add(together, apart)
     return log_d, log_p, together - log_p, apart - log_p
 
 
 @njit(cache=True, nogil=True)
-def greedy_bhc(
-    cells, totals, log_gamma, cell_row, cell_table, cell_base, total_row, total_table, total_base
-):  # pragma: no cover
+def _node_arrays(cells, totals):  # pragma: no cover
+    """Statistics rows for all ``2 U − 1`` nodes of a tree over ``U`` leaves (leaves first)."""
+    n_tasks = cells.shape[0]
+    n_nodes = 2 * n_tasks - 1
+    node_cells = np.zeros((n_nodes, cells.shape[1]), dtype=np.int64)
+    node_totals = np.zeros((n_nodes, totals.shape[1]), dtype=np.int64)
+    node_cells[:n_tasks] = cells
+    node_totals[:n_tasks] = totals
+    return node_cells, node_totals
+
+
+@njit(cache=True, nogil=True)
+def greedy_bhc(cells, totals, log_gamma, tables):  # pragma: no cover
     """Agglomerate tasks greedily by the highest merge posterior ``r`` (a heap of candidates).
 
     Parameters
@@ -53,48 +69,21 @@ def greedy_bhc(
         Node ``n_tasks + i`` merges ``children[i]`` (linkage numbering).
     """
     n_tasks = cells.shape[0]
-    n_nodes = 2 * n_tasks - 1
-    node_cells = np.zeros((n_nodes, cells.shape[1]), dtype=np.int64)
-    node_totals = np.zeros((n_nodes, totals.shape[1]), dtype=np.int64)
-    node_cells[:n_tasks] = cells
-    node_totals[:n_tasks] = totals
-    size = np.zeros(n_nodes)
-    log_d = np.zeros(n_nodes)
+    node_cells, node_totals = _node_arrays(cells, totals)
+    n_nodes = node_cells.shape[0]
+    size = np.ones(n_nodes)
+    log_d = np.full(n_nodes, log_gamma)
     log_p = np.zeros(n_nodes)
     active = np.zeros(n_nodes, dtype=np.bool_)
     children = np.zeros((max(n_tasks - 1, 0), 2), dtype=np.int64)
     for i in range(n_tasks):
-        size[i] = 1.0
-        log_d[i] = log_gamma
-        log_p[i] = merged_log_ml(
-            node_cells,
-            node_totals,
-            i,
-            -1,
-            cell_row,
-            cell_table,
-            cell_base,
-            total_row,
-            total_table,
-            total_base,
-        )
+        log_p[i] = merged_log_ml(node_cells, node_totals, i, -1, tables)
         active[i] = True
     heap = [(0.0, 0, 0)]
     heap.pop()
     for a in range(n_tasks):
         for b in range(a + 1, n_tasks):
-            log_ml = merged_log_ml(
-                node_cells,
-                node_totals,
-                a,
-                b,
-                cell_row,
-                cell_table,
-                cell_base,
-                total_row,
-                total_table,
-                total_base,
-            )
+            log_ml = merged_log_ml(node_cells, node_totals, a, b, tables)
             log_r = merge_quantities(
                 log_gamma, size[a] + size[b], log_d[a], log_d[b], log_p[a], log_p[b], log_ml
             )[2]
@@ -109,18 +98,7 @@ def greedy_bhc(
         node_cells[new] = node_cells[a] + node_cells[b]
         node_totals[new] = node_totals[a] + node_totals[b]
         size[new] = size[a] + size[b]
-        log_ml = merged_log_ml(
-            node_cells,
-            node_totals,
-            new,
-            -1,
-            cell_row,
-            cell_table,
-            cell_base,
-            total_row,
-            total_table,
-            total_base,
-        )
+        log_ml = merged_log_ml(node_cells, node_totals, new, -1, tables)
         log_d[new], log_p[new], _, _ = merge_quantities(
             log_gamma, size[new], log_d[a], log_d[b], log_p[a], log_p[b], log_ml
         )
@@ -131,18 +109,7 @@ def greedy_bhc(
         children[step, 1] = b
         for c in range(new):
             if active[c]:
-                log_ml = merged_log_ml(
-                    node_cells,
-                    node_totals,
-                    c,
-                    new,
-                    cell_row,
-                    cell_table,
-                    cell_base,
-                    total_row,
-                    total_table,
-                    total_base,
-                )
+                log_ml = merged_log_ml(node_cells, node_totals, c, new, tables)
                 log_r = merge_quantities(
                     log_gamma,
                     size[c] + size[new],
@@ -157,18 +124,7 @@ def greedy_bhc(
 
 
 @njit(cache=True, nogil=True)
-def tree_quantities(
-    children,
-    cells,
-    totals,
-    log_gamma,
-    cell_row,
-    cell_table,
-    cell_base,
-    total_row,
-    total_table,
-    total_base,
-):  # pragma: no cover
+def tree_quantities(children, cells, totals, log_gamma, tables):  # pragma: no cover
     """Node statistics and the BHC recursion over a given binary tree, bottom-up.
 
     Parameters
@@ -183,11 +139,8 @@ def tree_quantities(
     (n_nodes,) each (leaves: ``r = 1``, ``log(1 − r) = −inf``).
     """
     n_tasks = cells.shape[0]
-    n_nodes = 2 * n_tasks - 1
-    node_cells = np.zeros((n_nodes, cells.shape[1]), dtype=np.int64)
-    node_totals = np.zeros((n_nodes, totals.shape[1]), dtype=np.int64)
-    node_cells[:n_tasks] = cells
-    node_totals[:n_tasks] = totals
+    node_cells, node_totals = _node_arrays(cells, totals)
+    n_nodes = node_cells.shape[0]
     size = np.ones(n_nodes)
     log_ml = np.zeros(n_nodes)
     log_d = np.full(n_nodes, log_gamma)
@@ -200,18 +153,7 @@ def tree_quantities(
             node_cells[k] = node_cells[a] + node_cells[b]
             node_totals[k] = node_totals[a] + node_totals[b]
             size[k] = size[a] + size[b]
-        log_ml[k] = merged_log_ml(
-            node_cells,
-            node_totals,
-            k,
-            -1,
-            cell_row,
-            cell_table,
-            cell_base,
-            total_row,
-            total_table,
-            total_base,
-        )
+        log_ml[k] = merged_log_ml(node_cells, node_totals, k, -1, tables)
         if k < n_tasks:
             log_p[k] = log_ml[k]
         else:
@@ -222,74 +164,25 @@ def tree_quantities(
 
 
 @njit(cache=True, nogil=True)
-def assign_to_sides(
-    cells,
-    totals,
-    tasks,
-    side_cells,
-    side_totals,
-    cell_row,
-    cell_table,
-    cell_base,
-    total_row,
-    total_table,
-    total_base,
-):  # pragma: no cover
+def assign_to_sides(cells, totals, tasks, side_cells, side_totals, tables):  # pragma: no cover
     """For each task, the side (0 or 1) under whose pooled counts its data are likelier.
 
-    Compares ``log ML(N_s + n_u) − log ML(N_s)`` for the two rows of ``side_cells``.
+    Compares ``log ML(N_s + n_u) − log ML(N_s)`` for the two rows of ``side_cells``; ties go
+    to side 0.
     """
     out = np.zeros(tasks.shape[0], dtype=np.int64)
-    both_cells = np.zeros((3, cells.shape[1]), dtype=np.int64)
-    both_totals = np.zeros((3, totals.shape[1]), dtype=np.int64)
-    both_cells[:2] = side_cells
-    both_totals[:2] = side_totals
+    rows_cells = np.zeros((3, cells.shape[1]), dtype=np.int64)
+    rows_totals = np.zeros((3, totals.shape[1]), dtype=np.int64)
+    rows_cells[:2] = side_cells
+    rows_totals[:2] = side_totals
     base = np.zeros(2)
+    gain = np.zeros(2)
     for s in range(2):
-        base[s] = merged_log_ml(
-            both_cells,
-            both_totals,
-            s,
-            -1,
-            cell_row,
-            cell_table,
-            cell_base,
-            total_row,
-            total_table,
-            total_base,
-        )
+        base[s] = merged_log_ml(rows_cells, rows_totals, s, -1, tables)
     for i in range(tasks.shape[0]):
-        both_cells[2] = cells[tasks[i]]
-        both_totals[2] = totals[tasks[i]]
-        gain0 = (
-            merged_log_ml(
-                both_cells,
-                both_totals,
-                0,
-                2,
-                cell_row,
-                cell_table,
-                cell_base,
-                total_row,
-                total_table,
-                total_base,
-            )
-            - base[0]
-        )
-        gain1 = (
-            merged_log_ml(
-                both_cells,
-                both_totals,
-                1,
-                2,
-                cell_row,
-                cell_table,
-                cell_base,
-                total_row,
-                total_table,
-                total_base,
-            )
-            - base[1]
-        )
-        out[i] = 0 if gain0 >= gain1 else 1
+        rows_cells[2] = cells[tasks[i]]
+        rows_totals[2] = totals[tasks[i]]
+        for s in range(2):
+            gain[s] = merged_log_ml(rows_cells, rows_totals, s, 2, tables) - base[s]
+        out[i] = 0 if gain[0] >= gain[1] else 1
     return out

@@ -85,6 +85,17 @@ class SparseTaskCounts:
             totals[task_t, key_t],
         )
 
+    def packed(self) -> tuple[np.ndarray, ...]:
+        """The ``tasks`` tuple the kernels take (see :mod:`.gibbs_kernels`)."""
+        return (
+            self.cell_ptr,
+            self.cell_key,
+            self.cell_count,
+            self.total_ptr,
+            self.total_key,
+            self.total_count,
+        )
+
 
 @dataclass
 class LogGammaTables:
@@ -113,11 +124,8 @@ class LogGammaTables:
             parts += [row.astype(np.int64), gammaln(base[:, None] + np.arange(length)), base]
         return cls(*parts)
 
-    def score_args(self) -> tuple[np.ndarray, ...]:
-        """:meth:`args` plus the one-step differences, for the task-score kernels."""
-        return (*self.args(), self.cell_step)
-
-    def args(self) -> tuple[np.ndarray, ...]:
+    def packed(self) -> tuple[np.ndarray, ...]:
+        """The ``tables`` tuple the kernels take (see :mod:`.gibbs_kernels`)."""
         return (
             self.cell_row,
             self.cell_table,
@@ -125,6 +133,7 @@ class LogGammaTables:
             self.total_row,
             self.total_table,
             self.total_base,
+            self.cell_step,
         )
 
 
@@ -163,12 +172,8 @@ class GibbsData:
             value_counts = value_counts + extra.value_counts
             label_counts = label_counts + extra.label_counts
         self.tasks = SparseTaskCounts.from_dense(value_counts, schema.offsets)
-        self.new_score = new_cluster_scores(*self._task_args(), *self.tables.args())
+        self.new_score = new_cluster_scores(self.tasks.packed(), self.tables.packed())
         return label_counts.copy()
-
-    def _task_args(self) -> tuple[np.ndarray, ...]:
-        t = self.tasks
-        return (t.cell_ptr, t.cell_key, t.cell_count, t.total_ptr, t.total_key, t.total_count)
 
 
 @dataclass
@@ -186,6 +191,10 @@ class GibbsState:
     labels: np.ndarray  # (R,) current labels of the unlabelled rows
     task_label_counts: np.ndarray  # (U, C) including the unlabelled rows' current labels
     gamma: float
+
+    def kernel_state(self) -> tuple[np.ndarray, ...]:
+        """The ``state`` tuple of :func:`.gibbs_kernels.sweep_assignments` (views, not copies)."""
+        return (self.assignment, self.sizes, self.active, self.position, self.free, self.counters)
 
     @property
     def n_clusters(self) -> int:
@@ -289,19 +298,14 @@ def gibbs_step(
     probabilities of the unlabelled rows (overwritten). Returns information on the step.
     """
     sweep_assignments(
-        state.assignment,
-        state.sizes,
-        state.active,
-        state.position,
-        state.free,
-        state.counters,
+        state.kernel_state(),
         data.new_score,
         np.log(state.gamma),
         rng.random(data.n_tasks),
-        *data._task_args(),
+        data.tasks.packed(),
         state.cluster_cells,
         state.cluster_totals,
-        *data.tables.score_args(),
+        data.tables.packed(),
     )
     if state.labels.size and settings.semi_supervised:
         label_probability[:] = 0.0
@@ -314,9 +318,7 @@ def gibbs_step(
             state.task_label_counts,
             state.cluster_cells,
             state.cluster_totals,
-            data.model.alpha,
-            data.cell_prior,
-            data.total_prior,
+            (data.model.alpha, data.cell_prior, data.total_prior),
             rng.random(state.labels.size),
             label_probability,
         )
@@ -368,9 +370,9 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
     totals = np.zeros((2, state.cluster_totals.shape[1]), dtype=np.int64)
     sizes = np.zeros(2, dtype=np.int64)
     side = rng.integers(0, 2, size=members.size)
-    task_args = data._task_args()
+    tasks, tables = data.tasks.packed(), data.tables.packed()
     for task, s in zip((i, j, *members), (0, 1, *side), strict=True):
-        move_task(task, s, 1, *task_args, cells, totals)
+        move_task(task, s, 1, tasks, cells, totals)
         sizes[s] += 1
     free_choice = np.full(members.size, -1, dtype=np.int64)
 
@@ -383,8 +385,8 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
             sizes,
             forced,
             rng.random(members.size),
-            *task_args,
-            *data.tables.score_args(),
+            tasks,
+            tables,
         )
 
     for _ in range(_INTERMEDIATE_SCANS):
@@ -434,12 +436,12 @@ def _log_split_ratio(
     data: GibbsData,
 ) -> float:
     """``log [P(split) L(split)] − log [P(merged) L(merged)]`` for clusters in rows a and b."""
-    tables = data.tables.args()
+    tables = data.tables.packed()
     log_prior = np.log(gamma) + gammaln(sizes).sum() - gammaln(sizes.sum())
     log_like = (
-        merged_log_ml(cells, totals, a, -1, *tables)
-        + merged_log_ml(cells, totals, b, -1, *tables)
-        - merged_log_ml(cells, totals, a, b, *tables)
+        merged_log_ml(cells, totals, a, -1, tables)
+        + merged_log_ml(cells, totals, b, -1, tables)
+        - merged_log_ml(cells, totals, a, b, tables)
     )
     return float(log_prior + log_like)
 

@@ -10,6 +10,15 @@ A task's own counts are sparse (only non-zero cells), so a task–cluster score 
 pair of ``lgamma`` look-ups per non-zero cell and per non-zero total: the other cells'
 terms cancel between ``log Z(β + N + n)`` and ``log Z(β + N)``. Since counts are integers,
 ``lgamma(β + count)`` comes from a table indexed by count (one row per distinct ``β``).
+
+Two tuples travel through every kernel:
+
+- ``tasks = (cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count)``: the tasks'
+  non-zero cells and totals in CSR form (``SparseTaskCounts.packed()``);
+- ``tables = (cell_row, cell_table, cell_base, total_row, total_table, total_base,
+  cell_step)``: which table row serves each cell / total, the ``lgamma(base + count)``
+  tables, and the one-step differences ``cell_step[r, N] = cell_table[r, N + 1] −
+  cell_table[r, N]`` (``LogGammaTables.packed()``).
 """
 
 from __future__ import annotations
@@ -29,54 +38,35 @@ def log_gamma_lookup(table, base, row, count):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def merged_log_ml(
-    cells, totals, a, b, cell_row, cell_table, cell_base, total_row, total_table, total_base
-):  # pragma: no cover
-    """Feature log evidence ``Σ_{y,f} log DM(N_a + N_b; β)`` of nodes ``a`` and ``b`` pooled.
+def merged_log_ml(cells, totals, a, b, tables):  # pragma: no cover
+    """Feature log evidence ``Σ_{y,f} log DM(N_a + N_b; β)`` of rows ``a`` and ``b`` pooled.
 
-    Pass ``b = -1`` for node ``a`` alone.
+    Pass ``b = -1`` for row ``a`` alone.
     """
+    cell_row, cell_table, cell_base, total_row, total_table, total_base, _ = tables
     score = 0.0
     for key in range(cells.shape[1]):
         count = cells[a, key] + (cells[b, key] if b >= 0 else 0)
         if count > 0:
-            row = cell_row[key]
-            score += log_gamma_lookup(cell_table, cell_base, row, count)
-            score -= log_gamma_lookup(cell_table, cell_base, row, 0)
+            score += log_gamma_lookup(cell_table, cell_base, cell_row[key], count)
+            score -= log_gamma_lookup(cell_table, cell_base, cell_row[key], 0)
     for key in range(totals.shape[1]):
         count = totals[a, key] + (totals[b, key] if b >= 0 else 0)
         if count > 0:
-            row = total_row[key]
-            score -= log_gamma_lookup(total_table, total_base, row, count)
-            score += log_gamma_lookup(total_table, total_base, row, 0)
+            score -= log_gamma_lookup(total_table, total_base, total_row[key], count)
+            score += log_gamma_lookup(total_table, total_base, total_row[key], 0)
     return score
 
 
 @njit(cache=True, nogil=True)
-def task_log_score(
-    task,
-    slot,
-    cell_ptr,
-    cell_key,
-    cell_count,
-    total_ptr,
-    total_key,
-    total_count,
-    cluster_cells,
-    cluster_totals,
-    cell_row,
-    cell_table,
-    cell_base,
-    total_row,
-    total_table,
-    total_base,
-    cell_step,
-):  # pragma: no cover
+def task_log_score(task, slot, tasks, cluster_cells, cluster_totals, tables):  # pragma: no cover
     """``Σ_{y,f} [log Z(β + N[slot] + n[task]) − log Z(β + N[slot])]`` from sparse task counts.
 
-    ``cell_step[row, N] = cell_table[row, N + 1] − cell_table[row, N]`` serves cells where the
-    task's count is 1 (one look-up instead of two, the same number).
+    Cells where the task's count is 1 take one look-up in the one-step table instead of two
+    (the same number).
     """
+    cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count = tasks
+    cell_row, cell_table, cell_base, total_row, total_table, total_base, cell_step = tables
     score = 0.0
     for j in range(cell_ptr[task], cell_ptr[task + 1]):
         key = cell_key[j]
@@ -104,20 +94,9 @@ def task_log_score(
 
 
 @njit(cache=True, nogil=True)
-def move_task(
-    task,
-    slot,
-    sign,
-    cell_ptr,
-    cell_key,
-    cell_count,
-    total_ptr,
-    total_key,
-    total_count,
-    cluster_cells,
-    cluster_totals,
-):  # pragma: no cover
+def move_task(task, slot, sign, tasks, cluster_cells, cluster_totals):  # pragma: no cover
     """Add (``sign = 1``) or remove (``sign = -1``) a task's counts to or from a cluster slot."""
+    cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count = tasks
     for j in range(cell_ptr[task], cell_ptr[task + 1]):
         cluster_cells[slot, cell_key[j]] += sign * cell_count[j]
     for j in range(total_ptr[task], total_ptr[task + 1]):
@@ -125,57 +104,41 @@ def move_task(
 
 
 @njit(cache=True, nogil=True)
+def sample_index(log_weights, n, uniform):  # pragma: no cover
+    """Index ``i < n`` drawn with probability ``∝ exp(log_weights[i])`` using one uniform."""
+    top = -np.inf
+    for i in range(n):
+        top = max(top, log_weights[i])
+    total = 0.0
+    for i in range(n):
+        total += math.exp(log_weights[i] - top)
+    threshold = uniform * total
+    running = 0.0
+    for i in range(n):
+        running += math.exp(log_weights[i] - top)
+        if running > threshold:
+            return i
+    return n - 1
+
+
+@njit(cache=True, nogil=True)
 def sweep_assignments(
-    assignment,
-    sizes,
-    active,
-    position,
-    free,
-    counters,
-    new_cluster_score,
-    log_gamma,
-    uniforms,
-    cell_ptr,
-    cell_key,
-    cell_count,
-    total_ptr,
-    total_key,
-    total_count,
-    cluster_cells,
-    cluster_totals,
-    cell_row,
-    cell_table,
-    cell_base,
-    total_row,
-    total_table,
-    total_base,
-    cell_step,
+    state, new_cluster_score, log_gamma, uniforms, tasks, cluster_cells, cluster_totals, tables
 ):  # pragma: no cover
     """One collapsed Gibbs sweep over the tasks (Neal 2000, algorithm 3), in place.
 
-    ``assignment[u] = -1`` marks a task not yet placed (the first sweep then draws from the
-    sequential CRP posterior). ``active[:counters[0]]`` lists occupied slots,
-    ``position[slot]`` is a slot's index in ``active``, ``free[:counters[1]]`` the empty slots.
-    ``uniforms[u]`` is the uniform draw that decides task ``u``.
+    ``state = (assignment, sizes, active, position, free, counters)``. ``assignment[u] = -1``
+    marks a task not yet placed (the first sweep then draws from the sequential CRP
+    posterior). ``active[:counters[0]]`` lists occupied slots, ``position[slot]`` is a slot's
+    index in ``active``, ``free[:counters[1]]`` the empty slots. ``uniforms[u]`` decides
+    task ``u``.
     """
-    n_tasks = assignment.shape[0]
+    assignment, sizes, active, position, free, counters = state
     scores = np.empty(active.shape[0] + 1)
-    for task in range(n_tasks):
+    for task in range(assignment.shape[0]):
         old = assignment[task]
         if old >= 0:
-            move_task(
-                task,
-                old,
-                -1,
-                cell_ptr,
-                cell_key,
-                cell_count,
-                total_ptr,
-                total_key,
-                total_count,
-                cluster_cells,
-                cluster_totals,
-            )
+            move_task(task, old, -1, tasks, cluster_cells, cluster_totals)
             sizes[old] -= 1
             if sizes[old] == 0:
                 last = active[counters[0] - 1]
@@ -185,43 +148,13 @@ def sweep_assignments(
                 free[counters[1]] = old
                 counters[1] += 1
         n_active = counters[0]
-        top = -np.inf
         for a in range(n_active):
             slot = active[a]
             scores[a] = math.log(sizes[slot]) + task_log_score(
-                task,
-                slot,
-                cell_ptr,
-                cell_key,
-                cell_count,
-                total_ptr,
-                total_key,
-                total_count,
-                cluster_cells,
-                cluster_totals,
-                cell_row,
-                cell_table,
-                cell_base,
-                total_row,
-                total_table,
-                total_base,
-                cell_step,
+                task, slot, tasks, cluster_cells, cluster_totals, tables
             )
-            top = max(top, scores[a])
         scores[n_active] = log_gamma + new_cluster_score[task]
-        top = max(top, scores[n_active])
-        total = 0.0
-        for a in range(n_active + 1):
-            scores[a] = math.exp(scores[a] - top)
-            total += scores[a]
-        threshold = uniforms[task] * total
-        chosen = n_active
-        running = 0.0
-        for a in range(n_active + 1):
-            running += scores[a]
-            if running > threshold:
-                chosen = a
-                break
+        chosen = sample_index(scores, n_active + 1, uniforms[task])
         if chosen == n_active:
             counters[1] -= 1
             slot = free[counters[1]]
@@ -230,52 +163,22 @@ def sweep_assignments(
             counters[0] += 1
         else:
             slot = active[chosen]
-        move_task(
-            task,
-            slot,
-            1,
-            cell_ptr,
-            cell_key,
-            cell_count,
-            total_ptr,
-            total_key,
-            total_count,
-            cluster_cells,
-            cluster_totals,
-        )
+        move_task(task, slot, 1, tasks, cluster_cells, cluster_totals)
         sizes[slot] += 1
         assignment[task] = slot
 
 
 @njit(cache=True, nogil=True)
-def new_cluster_scores(
-    cell_ptr,
-    cell_key,
-    cell_count,
-    total_ptr,
-    total_key,
-    total_count,
-    cell_row,
-    cell_table,
-    cell_base,
-    total_row,
-    total_table,
-    total_base,
-):  # pragma: no cover
+def new_cluster_scores(tasks, tables):  # pragma: no cover
     """Each task's score against an empty cluster: ``Σ_{y,f} [log Z(β + n) − log Z(β)]``."""
-    n_tasks = cell_ptr.shape[0] - 1
+    n_tasks = tasks[0].shape[0] - 1
+    n_cells = tables[0].shape[0]
+    n_totals = tables[3].shape[0]
+    empty_cells = np.zeros((1, n_cells), dtype=np.int64)
+    empty_totals = np.zeros((1, n_totals), dtype=np.int64)
     out = np.zeros(n_tasks)
     for task in range(n_tasks):
-        score = 0.0
-        for j in range(cell_ptr[task], cell_ptr[task + 1]):
-            row = cell_row[cell_key[j]]
-            score += log_gamma_lookup(cell_table, cell_base, row, cell_count[j])
-            score -= log_gamma_lookup(cell_table, cell_base, row, 0)
-        for j in range(total_ptr[task], total_ptr[task + 1]):
-            row = total_row[total_key[j]]
-            score -= log_gamma_lookup(total_table, total_base, row, total_count[j])
-            score += log_gamma_lookup(total_table, total_base, row, 0)
-        out[task] = score
+        out[task] = task_log_score(task, 0, tasks, empty_cells, empty_totals, tables)
     return out
 
 
@@ -289,9 +192,7 @@ def resample_labels(
     task_label_counts,
     cluster_cells,
     cluster_totals,
-    alpha,
-    cell_prior,
-    total_prior,
+    priors,
     uniforms,
     probability_sums,
 ):  # pragma: no cover
@@ -308,9 +209,10 @@ def resample_labels(
     row_task : int array of shape (n_rows,)
     labels : int array of shape (n_rows,), current labels, updated in place
     offsets : int array of shape (n_features + 1,)
-    cell_prior : float array of shape (n_classes * n_values_total,), β on the flat cells
-    total_prior : float array of shape (n_classes * n_features,), Σ_x β per (class, feature)
+    priors : tuple ``(alpha, cell_prior, total_prior)``: α (n_classes,), β on the flat cells
+        (n_classes * n_values_total,), Σ_x β per (class, feature) (n_classes * n_features,)
     """
+    alpha, cell_prior, total_prior = priors
     n_rows, n_features = X.shape
     n_classes = alpha.shape[0]
     n_values = offsets[n_features]
@@ -318,13 +220,8 @@ def resample_labels(
     for i in range(n_rows):
         task = row_task[i]
         slot = assignment[task]
-        old = labels[i]
-        task_label_counts[task, old] -= 1
-        for f in range(n_features):
-            if X[i, f] >= 0:
-                cluster_cells[slot, old * n_values + offsets[f] + X[i, f]] -= 1
-                cluster_totals[slot, old * n_features + f] -= 1
-        top = -np.inf
+        _move_row(X[i], labels[i], slot, -1, offsets, n_values, cluster_cells, cluster_totals)
+        task_label_counts[task, labels[i]] -= 1
         for c in range(n_classes):
             value = math.log(alpha[c] + task_label_counts[task, c])
             for f in range(n_features):
@@ -334,51 +231,29 @@ def resample_labels(
                     value += math.log(cell_prior[cell] + cluster_cells[slot, cell])
                     value -= math.log(total_prior[key] + cluster_totals[slot, key])
             log_p[c] = value
-            top = max(top, value)
-        total = 0.0
+        top = log_p.max()
+        norm = top + math.log(np.exp(log_p - top).sum())
         for c in range(n_classes):
-            log_p[c] = math.exp(log_p[c] - top)
-            total += log_p[c]
-        for c in range(n_classes):
-            probability_sums[i, c] += log_p[c] / total
-        threshold = uniforms[i] * total
-        new = n_classes - 1
-        running = 0.0
-        for c in range(n_classes):
-            running += log_p[c]
-            if running > threshold:
-                new = c
-                break
-        labels[i] = new
-        task_label_counts[task, new] += 1
-        for f in range(n_features):
-            if X[i, f] >= 0:
-                cluster_cells[slot, new * n_values + offsets[f] + X[i, f]] += 1
-                cluster_totals[slot, new * n_features + f] += 1
+            probability_sums[i, c] += math.exp(log_p[c] - norm)
+        labels[i] = sample_index(log_p, n_classes, uniforms[i])
+        task_label_counts[task, labels[i]] += 1
+        _move_row(X[i], labels[i], slot, 1, offsets, n_values, cluster_cells, cluster_totals)
+
+
+@njit(cache=True, nogil=True)
+def _move_row(
+    x, label, slot, sign, offsets, n_values, cluster_cells, cluster_totals
+):  # pragma: no cover
+    n_features = x.shape[0]
+    for f in range(n_features):
+        if x[f] >= 0:
+            cluster_cells[slot, label * n_values + offsets[f] + x[f]] += sign
+            cluster_totals[slot, label * n_features + f] += sign
 
 
 @njit(cache=True, nogil=True)
 def restricted_scan(
-    members,
-    side,
-    cells,
-    totals,
-    sizes,
-    forced,
-    uniforms,
-    cell_ptr,
-    cell_key,
-    cell_count,
-    total_ptr,
-    total_key,
-    total_count,
-    cell_row,
-    cell_table,
-    cell_base,
-    total_row,
-    total_table,
-    total_base,
-    cell_step,
+    members, side, cells, totals, sizes, forced, uniforms, tasks, tables
 ):  # pragma: no cover
     """One restricted Gibbs scan of ``members`` between two clusters (rows 0 and 1), in place.
 
@@ -387,64 +262,20 @@ def restricted_scan(
     made (Jain & Neal 2004's transition probability).
     """
     log_q = 0.0
+    weight = np.empty(2)
     for k in range(members.shape[0]):
         task = members[k]
-        old = side[k]
-        move_task(
-            task,
-            old,
-            -1,
-            cell_ptr,
-            cell_key,
-            cell_count,
-            total_ptr,
-            total_key,
-            total_count,
-            cells,
-            totals,
-        )
-        sizes[old] -= 1
-        weight = np.empty(2)
+        move_task(task, side[k], -1, tasks, cells, totals)
+        sizes[side[k]] -= 1
         for s in range(2):
-            weight[s] = math.log(sizes[s]) + task_log_score(
-                task,
-                s,
-                cell_ptr,
-                cell_key,
-                cell_count,
-                total_ptr,
-                total_key,
-                total_count,
-                cells,
-                totals,
-                cell_row,
-                cell_table,
-                cell_base,
-                total_row,
-                total_table,
-                total_base,
-                cell_step,
-            )
+            weight[s] = math.log(sizes[s]) + task_log_score(task, s, tasks, cells, totals, tables)
         top = max(weight[0], weight[1])
         log_norm = top + math.log(math.exp(weight[0] - top) + math.exp(weight[1] - top))
         if forced[k] >= 0:
-            new = forced[k]
+            side[k] = forced[k]
         else:
-            new = 0 if uniforms[k] < math.exp(weight[0] - log_norm) else 1
-        log_q += weight[new] - log_norm
-        side[k] = new
-        move_task(
-            task,
-            new,
-            1,
-            cell_ptr,
-            cell_key,
-            cell_count,
-            total_ptr,
-            total_key,
-            total_count,
-            cells,
-            totals,
-        )
-        sizes[new] += 1
+            side[k] = sample_index(weight, 2, uniforms[k])
+        log_q += weight[side[k]] - log_norm
+        move_task(task, side[k], 1, tasks, cells, totals)
+        sizes[side[k]] += 1
     return log_q
