@@ -171,11 +171,15 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         return position
 
     def _set_fitted_attributes(self) -> None:
+        self._set_schema_attributes()
+        self.posterior_, self.log_evidence_ = self._infer(self.observation_, self.counts_)
+
+    def _set_schema_attributes(self) -> None:
+        """Attributes that follow from ``schema_`` and the hyperparameters."""
         self.classes_ = np.asarray(self.schema_.classes)
         self.n_features_in_ = self.schema_.n_features
         self.feature_names_in_ = np.asarray(self.schema_.feature_names, dtype=object)
         self.observation_ = DirichletNB(self.schema_, self.alpha, self.beta)
-        self.posterior_, self.log_evidence_ = self._infer(self.observation_, self.counts_)
 
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         raise NotImplementedError
@@ -286,10 +290,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         self.counts_ = Counts(arrays["label_counts"], arrays["value_counts"])
         self.unlabelled_X_ = arrays["unlabelled_X"]
         self.unlabelled_task_ = arrays["unlabelled_task"]
-        self.classes_ = np.asarray(schema.classes)
-        self.n_features_in_ = schema.n_features
-        self.feature_names_in_ = np.asarray(schema.feature_names, dtype=object)
-        self.observation_ = DirichletNB(schema, self.alpha, self.beta)
+        self._set_schema_attributes()
         prefix = "posterior_"
         self.posterior_ = Posterior.from_arrays(
             {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
