@@ -358,3 +358,21 @@ def test_bad_settings(rng):
         ClusteredNB(gamma=0).fit(*args)
     with pytest.raises(CNBError, match="burn_in"):
         ClusteredNB(n_sweeps=10, burn_in=10).fit(*args)
+
+
+def test_without_semi_supervision_unlabelled_rows_change_nothing(planted):
+    _, X, y, tasks = planted
+    hidden = y.astype(float).copy()
+    hidden.iloc[::5] = np.nan
+    labelled = hidden.notna().to_numpy()
+    settings = {"inference": "gibbs", "n_sweeps": 30, "burn_in": 5, "semi_supervised": False}
+    with_rows = quiet(**settings).fit(X, hidden, tasks)
+    without = quiet(**settings).fit(X[labelled], hidden[labelled], tasks[labelled])
+    np.testing.assert_allclose(
+        with_rows.predict_proba(X, tasks), without.predict_proba(X, tasks), atol=1e-12
+    )
+    assert with_rows.log_evidence_ == pytest.approx(without.log_evidence_, abs=1e-9)
+    semi = quiet(**{**settings, "semi_supervised": "auto"}).fit(X, hidden, tasks)
+    assert semi.unlabelled_proba_.shape == ((~labelled).sum(), 2)
+    truth = y.to_numpy()[~labelled]
+    assert np.mean(semi.unlabelled_proba_.argmax(axis=1) == truth) > 0.8

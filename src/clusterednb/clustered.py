@@ -194,14 +194,15 @@ class ClusteredNB(TaskNaiveBayes):
             sample_gamma=self.sample_gamma,
             gamma_prior=tuple(self.gamma_prior),
             split_merge_moves=moves,
-            semi_supervised=self.semi_supervised in ("auto", True),
             progress=self.progress,
         )
+        # Without semi-supervision the unlabelled rows are not part of the data at all.
+        rows = slice(None) if self.semi_supervised in ("auto", True) else slice(0, 0)
         return fit_gibbs(
             model,
             counts,
-            self.unlabelled_X_,
-            self.unlabelled_task_,
+            self.unlabelled_X_[rows],
+            self.unlabelled_task_[rows],
             self.gamma,
             settings,
             self._rng(),

@@ -49,7 +49,6 @@ class GibbsSettings:
     sample_gamma: bool = False
     gamma_prior: tuple[float, float] = (1.0, 1.0)
     split_merge_moves: int = 3
-    semi_supervised: bool = True
     progress: bool = False
 
 
@@ -307,7 +306,7 @@ def gibbs_step(
         state.cluster_totals,
         data.tables.packed(),
     )
-    if state.labels.size and settings.semi_supervised:
+    if state.labels.size:
         label_probability[:] = 0.0
         resample_labels(
             data.unlabelled_X,

@@ -215,17 +215,18 @@ class Posterior:
         is exactly the mixture of the components' joints.
         """
         n_rows, n_components = X.shape[0], self.cold_components.size
-        log_prior = np.broadcast_to(
-            model.log_label_prior(self.cold_label_counts),
-            (n_rows * n_components, model.schema.n_classes),
-        )
-        log_joint = self._log_joint(
-            model,
-            np.repeat(X, n_components, axis=0),
-            log_prior,
-            np.tile(self.cold_components, n_rows),
-            tables,
-        ).reshape(n_rows, n_components, -1)
+        log_prior = model.log_label_prior(self.cold_label_counts)
+        log_joint = np.empty((n_rows, n_components, model.schema.n_classes))
+        chunk = max(_ROW_CHUNK // n_components, 1)
+        for start in range(0, n_rows, chunk):
+            rows = X[start : start + chunk]
+            log_joint[start : start + chunk] = self._log_joint(
+                model,
+                np.repeat(rows, n_components, axis=0),
+                np.broadcast_to(log_prior, (rows.shape[0] * n_components, log_prior.size)),
+                np.tile(self.cold_components, rows.shape[0]),
+                tables,
+            ).reshape(rows.shape[0], n_components, -1)
         log_marginal = np.logaddexp.reduce(log_joint, axis=2)  # (rows, K)
         _, group_index = np.unique(group, return_inverse=True)
         log_evidence = np.zeros((group_index.max() + 1, n_components))
