@@ -135,6 +135,7 @@ def sweep_assignments(
     """
     assignment, sizes, active, position, free, counters = state
     scores = np.empty(active.shape[0] + 1)
+    log_size = np.log(np.maximum(np.arange(assignment.shape[0] + 1), 1).astype(np.float64))
     for task in range(assignment.shape[0]):
         old = assignment[task]
         if old >= 0:
@@ -150,7 +151,7 @@ def sweep_assignments(
         n_active = counters[0]
         for a in range(n_active):
             slot = active[a]
-            scores[a] = math.log(sizes[slot]) + task_log_score(
+            scores[a] = log_size[sizes[slot]] + task_log_score(
                 task, slot, tasks, cluster_cells, cluster_totals, tables
             )
         scores[n_active] = log_gamma + new_cluster_score[task]
