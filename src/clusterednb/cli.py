@@ -114,6 +114,37 @@ def _evidence(args: argparse.Namespace) -> None:
         print(f"{title:<20}{value:>16.4f}{value - baseline:>16.4f}  {kind}")
 
 
+def _comma_list(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    from clusterednb.evaluation import TransferSettings, load_dataset, run_transfer
+    from clusterednb.evaluation.datasets import from_frame
+
+    if args.dataset:
+        dataset = load_dataset(args.dataset, args.data_dir)
+    elif args.data and args.task and args.label:
+        dataset = from_frame(read_table(args.data), args.task, args.label, name=args.data.stem)
+    else:
+        raise CNBError("give --dataset NAME, or DATA with --task and --label")
+    try:
+        ks = tuple(int(k) for k in _comma_list(args.k))
+    except ValueError as exc:
+        raise CNBError(f"--k takes whole numbers separated by commas, got {args.k!r}") from exc
+    settings = TransferSettings(
+        models=tuple(_comma_list(args.models)),
+        ks=ks,
+        repeats=args.repeats,
+        n_targets=args.targets,
+        seed=args.seed,
+        transductive=args.transductive,
+    )
+    summary = run_transfer(dataset, settings, args.out, jobs=args.jobs)
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print(f"\nresults in {args.out}/ (transfer.csv, transfer_splits.csv, transfer_auc.png)")
+
+
 def _demo(args: argparse.Namespace) -> None:
     from clusterednb.demo import run_demo
 
@@ -156,6 +187,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="models to compare; the first is the baseline of the Bayes factors",
     )
     evidence.set_defaults(run=_evidence)
+
+    evaluate = commands.add_parser("evaluate", help="run the transfer protocol (protocols.md T)")
+    evaluate.add_argument("data", nargs="?", type=Path, help="CSV/Parquet file (or --dataset)")
+    evaluate.add_argument("--task", help="task column of DATA")
+    evaluate.add_argument("--label", help="binary label column of DATA")
+    evaluate.add_argument("--dataset", choices=["landmine", "computer-survey", "movielens"])
+    evaluate.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
+    evaluate.add_argument("--protocol", choices=["transfer"], default="transfer")
+    evaluate.add_argument("--models", default="ns,cs,cnb-bhc,cnb-gibbs,lr-task,lr-pooled")
+    evaluate.add_argument("--k", default="1,2,4,8,16,32,64,128", help="comma-separated k")
+    evaluate.add_argument("--repeats", type=int, default=5)
+    evaluate.add_argument("--targets", type=int, default=50, help="target tasks sampled")
+    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--jobs", type=int, default=1, help="worker processes")
+    evaluate.add_argument(
+        "--transductive",
+        action="store_true",
+        help="generative models also see the test rows, unlabelled",
+    )
+    evaluate.add_argument("--out", type=Path, required=True, help="output folder")
+    evaluate.set_defaults(run=_evaluate)
 
     demo = commands.add_parser("demo", help="fit the models on a built-in synthetic population")
     demo.add_argument("--seed", type=int, default=0)

@@ -1,0 +1,136 @@
+"""Adapters for the real multi-task data sets (read from a folder; nothing is copied).
+
+Each adapter returns an :class:`EvalDataset`: a long-format frame with a task column, a
+0/1 label column and feature columns, plus which features are continuous (those are
+discretised by quantiles fitted on each split's training rows only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.exceptions import DataError
+
+
+@dataclass(frozen=True)
+class EvalDataset:
+    """A multi-task classification data set ready for the protocols.
+
+    Attributes
+    ----------
+    name : str
+    frame : DataFrame
+        Columns ``task``, ``label`` (0/1) and the features.
+    features : list of str
+    continuous : list of str
+        Features to discretise per split (quantile bins on training rows).
+    n_bins : int
+        Bins per continuous feature.
+    """
+
+    name: str
+    frame: pd.DataFrame
+    features: list[str]
+    continuous: list[str] = field(default_factory=list)
+    n_bins: int = 5
+
+
+def _require(path: Path) -> Path:
+    if not path.exists():
+        raise DataError(f"data file not found: {path} (pass --data-dir with the data sets)")
+    return path
+
+
+def load_landmine(data_dir: Path) -> EvalDataset:
+    """Landmine detection: 29 fields (tasks), 9 continuous radar features, 6 % positive."""
+    frame = pd.read_csv(_require(data_dir / "landmine" / "landmine.csv.gz"))
+    features = [f"f{i}" for i in range(1, 10)]
+    return EvalDataset("landmine", frame[["task", "label", *features]], features, features)
+
+
+def load_computer_survey(data_dir: Path) -> EvalDataset:
+    """Computer survey: 180 people, 13 binary attributes, like = rating ≥ 5."""
+    raw = pd.read_csv(_require(data_dir / "computer-survey" / "computer_survey.csv.gz"))
+    features = ["TE", "RAM", "SC", "CPU", "HD", "CD", "CA", "CO", "AV", "WA", "SW", "GU", "PR"]
+    frame = raw[features].copy()
+    frame.insert(0, "label", (raw["rating"] >= 5).astype(int))
+    frame.insert(0, "task", raw["person"])
+    return EvalDataset("computer-survey", frame, features)
+
+
+def load_movielens(data_dir: Path) -> EvalDataset:
+    """MovieLens-100k (internal use only): 943 users; genres, decade, popularity; like = ≥ 4.
+
+    Popularity is the item's number of ratings in the whole file, in four quartile buckets
+    (a property of the catalogue, not of the user being predicted).
+    """
+    folder = data_dir / "movielens-100k"
+    ratings = pd.read_csv(
+        _require(folder / "u.data.gz"),
+        sep="\t",
+        header=None,
+        names=["user", "item", "rating", "ts"],
+    )
+    genres = [
+        line.split("|")[0] for line in (folder / "u.genre").read_text().splitlines() if line.strip()
+    ]
+    items = pd.read_csv(
+        folder / "u.item.gz",
+        sep="|",
+        header=None,
+        encoding="latin-1",
+        names=["item", "title", "release", "video", "url", *genres],
+    )
+    year = pd.to_datetime(items["release"], format="%d-%b-%Y", errors="coerce").dt.year
+    items["decade"] = (year // 10 * 10).astype("Int64").astype(str).replace("<NA>", np.nan)
+    popularity = ratings["item"].value_counts()
+    items["popularity"] = pd.qcut(
+        items["item"].map(popularity).fillna(0), 4, labels=["q1", "q2", "q3", "q4"]
+    ).astype(str)
+    merged = ratings.merge(items, on="item")
+    genre_columns = [f"genre_{g}" for g in genres]
+    frame = merged[genres].copy()
+    frame.columns = genre_columns
+    frame["decade"] = merged["decade"]
+    frame["popularity"] = merged["popularity"]
+    frame.insert(0, "label", (merged["rating"] >= 4).astype(int))
+    frame.insert(0, "task", merged["user"])
+    return EvalDataset("movielens", frame, [*genre_columns, "decade", "popularity"])
+
+
+LOADERS = {
+    "landmine": load_landmine,
+    "computer-survey": load_computer_survey,
+    "movielens": load_movielens,
+}
+
+
+def load_dataset(name: str, data_dir: str | Path) -> EvalDataset:
+    """Load a real data set by name from ``data_dir`` (the folder holding the data sets)."""
+    if name not in LOADERS:
+        raise DataError(f"unknown data set {name!r}; known: {sorted(LOADERS)}")
+    return LOADERS[name](Path(data_dir))
+
+
+def from_frame(
+    frame: pd.DataFrame,
+    task: str,
+    label: str,
+    features: list[str] | None = None,
+    continuous: list[str] | None = None,
+    name: str = "data",
+) -> EvalDataset:
+    """An :class:`EvalDataset` from any long-format frame with a binary label."""
+    features = features or [c for c in frame.columns if c not in (task, label)]
+    labels = frame[label]
+    classes = sorted(labels.dropna().unique().tolist())
+    if len(classes) != 2:
+        raise DataError(f"the transfer protocol needs a binary label; {label!r} has {classes}")
+    out = frame[features].copy()
+    out.insert(0, "label", (labels == classes[1]).astype(int).where(labels.notna()))
+    out.insert(0, "task", frame[task].to_numpy())
+    return EvalDataset(name, out, features, continuous or [])

@@ -1,0 +1,94 @@
+"""Models by name for the protocols: the library's models and practitioners' baselines.
+
+Every model is used through :func:`fit_predict`, which trains on one split and returns
+``P(y = 1)`` for the target task's test rows. All models see the same (discretised) features.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import OneHotEncoder
+
+from clusterednb.clustered import ClusteredNB
+from clusterednb.exceptions import CNBError
+from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
+
+GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
+    "ns": lambda seed: NoSharingNB(handle_unknown="ignore"),
+    "cs": lambda seed: CompleteSharingNB(handle_unknown="ignore"),
+    "cnb-bhc": lambda seed: ClusteredNB(inference="bhc", handle_unknown="ignore"),
+    "cnb-gibbs": lambda seed: ClusteredNB(
+        inference="gibbs",
+        n_sweeps=100,
+        burn_in=30,
+        random_state=seed,
+        progress=False,
+        handle_unknown="ignore",
+    ),
+}
+BASELINES = ("lr-task", "lr-pooled")
+MODEL_NAMES = (*GENERATIVE, *BASELINES)
+
+
+def check_models(names: tuple[str, ...]) -> None:
+    """Raise :class:`CNBError` naming any unknown model."""
+    unknown = [n for n in names if n not in MODEL_NAMES]
+    if unknown:
+        raise CNBError(f"unknown model(s) {unknown}; known: {list(MODEL_NAMES)}")
+
+
+def fit_predict(
+    name: str,
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    features: list[str],
+    target: object,
+    seed: int,
+    transductive: bool = False,
+) -> np.ndarray:
+    """Train model ``name`` on ``train`` and return ``P(y = 1)`` for each row of ``test``.
+
+    Parameters
+    ----------
+    train : DataFrame
+        Labelled training rows (columns ``task``, ``label`` and the features).
+    test : DataFrame
+        The target task's test rows.
+    target : hashable
+        The target task id (all rows of ``test`` belong to it).
+    transductive : bool
+        Generative models also see the test rows' features as unlabelled training rows.
+        The discriminative baselines cannot use them and ignore them.
+    """
+    if name in GENERATIVE:
+        model = GENERATIVE[name](seed).set_params(classes=[0, 1])
+        if transductive:
+            unlabelled = test.assign(label=np.nan)
+            train = pd.concat([train, unlabelled], ignore_index=True)
+        labels = train["label"].to_numpy(dtype=float)
+        model.fit(train[features], labels, train["task"].to_numpy())
+        proba = model.predict_proba(test[features], test["task"].to_numpy())
+        return proba[:, list(model.classes_).index(1)]
+    if name == "lr-task":
+        own = train[train["task"] == target]
+        return _logistic(own[features], own["label"].to_numpy(), test[features])
+    if name == "lr-pooled":
+        columns = [*features, "task"]
+        return _logistic(
+            train[columns].astype(str), train["label"].to_numpy(), test[columns].astype(str)
+        )
+    raise CNBError(f"unknown model {name!r}")
+
+
+def _logistic(X_train: pd.DataFrame, y_train: np.ndarray, X_test: pd.DataFrame) -> np.ndarray:
+    """One-hot logistic regression; with one class only, the add-one class frequency."""
+    if np.unique(y_train).size < 2:
+        return np.full(len(X_test), (y_train.sum() + 1.0) / (y_train.size + 2.0))
+    encoder = OneHotEncoder(handle_unknown="ignore")
+    model = LogisticRegression(C=1.0, max_iter=1000)
+    model.fit(encoder.fit_transform(X_train.astype(str)), y_train)
+    return model.predict_proba(encoder.transform(X_test.astype(str)))[:, 1]

@@ -1,0 +1,322 @@
+"""Protocol T, transfer (IJCAI paper Fig. 3 and 5; ``../shared/docs/protocols.md``).
+
+For a target task ``v``: train on ``k`` of its labelled rows drawn at random plus every
+labelled row of every other task; test on the rest of ``v``'s rows. ``k`` runs over a list
+(capped so that at least ``min_test`` test rows remain). A split whose test rows hold one
+class only is skipped and counted. Every repetition draws its rows from a generator seeded
+by ``(seed, repetition, target position)``, so all models see the same splits and a run is
+reproducible. One *cell* is one (target, repetition): every ``k`` and every model. Finished
+cells are appended to ``transfer_splits.csv`` as they complete, so an interrupted run
+resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
+from tqdm.auto import tqdm
+
+from clusterednb.data.discretize import discretize
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.evaluation.datasets import EvalDataset
+from clusterednb.evaluation.models import check_models, fit_predict
+from clusterednb.exceptions import CNBError
+
+SPLITS_FILE = "transfer_splits.csv"
+SUMMARY_FILE = "transfer.csv"
+SETTINGS_FILE = "transfer_settings.json"
+DEFAULT_KS = (1, 2, 4, 8, 16, 32, 64, 128)
+SPLIT_COLUMNS = [
+    "target",
+    "repetition",
+    "k",
+    "n_test",
+    "model",
+    "skipped",
+    "auc",
+    "logloss",
+    "accuracy",
+]
+
+
+@dataclass(frozen=True)
+class TransferSettings:
+    """Settings of one transfer run.
+
+    Attributes
+    ----------
+    models : tuple of str
+        Model names (``ns``, ``cs``, ``cnb-bhc``, ``cnb-gibbs``, ``lr-task``, ``lr-pooled``).
+    ks : tuple of int
+        Numbers of the target's own labelled training rows.
+    repeats : int
+        Repetitions per target.
+    n_targets : int or None
+        Evaluate a seeded random sample of this many targets (None: all tasks).
+    seed : int
+    transductive : bool
+        Generative models also see the target's test rows as unlabelled rows.
+    min_test : int
+        ``k`` is capped so that at least this many test rows remain.
+    """
+
+    models: tuple[str, ...]
+    ks: tuple[int, ...] = DEFAULT_KS
+    repeats: int = 5
+    n_targets: int | None = 50
+    seed: int = 0
+    transductive: bool = False
+    min_test: int = 5
+
+
+def choose_targets(dataset: EvalDataset, settings: TransferSettings) -> list:
+    """The target tasks: all, or a seeded sample of ``n_targets`` (in task order)."""
+    tasks = sorted(dataset.frame["task"].unique().tolist())
+    if settings.n_targets is None or settings.n_targets >= len(tasks):
+        return tasks
+    rng = np.random.default_rng([settings.seed, 2**31 - 1])
+    chosen = rng.choice(len(tasks), size=settings.n_targets, replace=False)
+    return [tasks[i] for i in sorted(chosen)]
+
+
+def discretised(
+    dataset: EvalDataset, train: pd.DataFrame, test: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Bin the continuous features by quantiles of the TRAINING rows only (codes 0..bins-1)."""
+    if not dataset.continuous:
+        return train, test
+    base = FeatureSchema(tuple(dataset.continuous), tuple((0,) for _ in dataset.continuous), (0, 1))
+    schema = discretize(base, train[dataset.continuous], dataset.continuous, dataset.n_bins)
+    train, test = train.copy(), test.copy()
+    train[dataset.continuous] = schema.encode_features(train[dataset.continuous])
+    test[dataset.continuous] = schema.encode_features(test[dataset.continuous])
+    return train, test
+
+
+def run_cell(
+    dataset: EvalDataset,
+    settings: TransferSettings,
+    target: object,
+    target_position: int,
+    repetition: int,
+) -> list[dict]:
+    """All ``k`` and all models for one (target, repetition); one result row each."""
+    frame = dataset.frame[dataset.frame["label"].notna()]
+    own = frame[frame["task"] == target]
+    others = frame[frame["task"] != target]
+    rng = np.random.default_rng([settings.seed, repetition, target_position])
+    order = own.index.to_numpy()[rng.permutation(len(own))]
+    rows = []
+    for k in settings.ks:
+        if k > len(own) - settings.min_test:
+            continue
+        train_own, test_index = order[:k], order[k:]
+        if np.intersect1d(train_own, test_index).size or test_index.size < settings.min_test:
+            raise CNBError("internal error: a test row leaked into training")
+        test = frame.loc[test_index]
+        base = {"target": target, "repetition": repetition, "k": k, "n_test": len(test)}
+        if test["label"].nunique() < 2:
+            rows.extend({**base, "model": m, "skipped": True} for m in settings.models)
+            continue
+        train = pd.concat([others, frame.loc[train_own]])
+        train, test = discretised(dataset, train, test)
+        y_test = test["label"].to_numpy(dtype=int)
+        for model in settings.models:
+            p1 = fit_predict(
+                model,
+                train,
+                test,
+                dataset.features,
+                target,
+                seed=settings.seed + repetition,
+                transductive=settings.transductive,
+            )
+            rows.append(
+                {
+                    **base,
+                    "model": model,
+                    "skipped": False,
+                    "auc": roc_auc_score(y_test, p1),
+                    "logloss": log_loss(y_test, np.column_stack([1 - p1, p1]), labels=[0, 1]),
+                    "accuracy": accuracy_score(y_test, (p1 > 0.5).astype(int)),
+                }
+            )
+    return rows
+
+
+_WORKER_DATASET: EvalDataset | None = None
+
+
+def _init_worker(dataset: EvalDataset) -> None:
+    global _WORKER_DATASET
+    _WORKER_DATASET = dataset
+    warnings.simplefilter("ignore")
+
+
+def _run_in_worker(
+    settings: TransferSettings, target: object, position: int, rep: int
+) -> list[dict]:
+    assert _WORKER_DATASET is not None
+    return run_cell(_WORKER_DATASET, settings, target, position, rep)
+
+
+def _load_done(out_dir: Path, settings: TransferSettings) -> tuple[pd.DataFrame, set]:
+    settings_path = out_dir / SETTINGS_FILE
+    splits_path = out_dir / SPLITS_FILE
+    record = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(settings).items()}
+    if settings_path.exists():
+        previous = json.loads(settings_path.read_text())
+        if previous != record:
+            raise CNBError(
+                f"{out_dir} holds a run with other settings ({previous}); use another --out "
+                "folder to start a new run"
+            )
+    else:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        settings_path.write_text(json.dumps(record, indent=1))
+    if not splits_path.exists():
+        return pd.DataFrame(), set()
+    done = pd.read_csv(splits_path)
+    return done, set(zip(done["target"].astype(str), done["repetition"], strict=True))
+
+
+def run_transfer(
+    dataset: EvalDataset,
+    settings: TransferSettings,
+    out_dir: str | Path,
+    jobs: int = 1,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Run (or resume) protocol T; write per-split rows, the summary table and a figure.
+
+    Parameters
+    ----------
+    dataset : EvalDataset
+    settings : TransferSettings
+    out_dir : path
+        Receives ``transfer_splits.csv`` (one row per model, k, repetition and target),
+        ``transfer.csv`` (the summary, see :func:`summarise_transfer`), ``transfer_auc.png``
+        and ``transfer_settings.json``. Cells already in the splits file are not recomputed.
+    jobs : int
+        Worker processes (1: run in this process).
+
+    Returns
+    -------
+    DataFrame
+        The summary table.
+    """
+    check_models(settings.models)
+    out_dir = Path(out_dir)
+    done_rows, done = _load_done(out_dir, settings)
+    targets = choose_targets(dataset, settings)
+    cells = [
+        (t, i, r)
+        for i, t in enumerate(targets)
+        for r in range(settings.repeats)
+        if (str(t), r) not in done
+    ]
+    splits_path = out_dir / SPLITS_FILE
+    bar = tqdm(
+        total=len(cells), desc=f"transfer {dataset.name}", disable=None if progress else True
+    )
+
+    def write(rows: list[dict]) -> None:
+        block = pd.DataFrame(rows, columns=SPLIT_COLUMNS)
+        header = not splits_path.exists()
+        text = block.to_csv(index=False, header=header)
+        with splits_path.open("a") as handle:  # one write per finished cell
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        bar.update(1)
+
+    if jobs <= 1:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for target, position, rep in cells:
+                write(run_cell(dataset, settings, target, position, rep))
+    else:
+        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(dataset,)) as pool:
+            futures = [pool.submit(_run_in_worker, settings, t, i, r) for t, i, r in cells]
+            for future in as_completed(futures):
+                write(future.result())
+    bar.close()
+    splits = pd.read_csv(splits_path) if splits_path.exists() else done_rows
+    summary = summarise_transfer(splits)
+    summary.to_csv(out_dir / SUMMARY_FILE, index=False)
+    plot_transfer(summary, out_dir / "transfer_auc.png", title=dataset.name)
+    return summary
+
+
+def summarise_transfer(splits: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, k): counts, mean AUC ± standard error, mean log-loss and accuracy.
+
+    A target's repetitions are averaged first (they share rows); the standard error is over
+    targets.
+    """
+    columns = [
+        "model",
+        "k",
+        "n_splits",
+        "n_skipped",
+        "auc_mean",
+        "auc_se",
+        "logloss_mean",
+        "accuracy_mean",
+    ]
+    if splits.empty:
+        return pd.DataFrame(columns=columns)
+    skipped = splits["skipped"].astype(str).str.lower() == "true"
+    used = splits[~skipped]
+    per_target = used.groupby(["model", "k", "target"])[["auc", "logloss", "accuracy"]].mean()
+    grouped = per_target.groupby(level=["model", "k"])
+    summary = pd.DataFrame(
+        {
+            "auc_mean": grouped["auc"].mean(),
+            "auc_se": grouped["auc"].std(ddof=1) / np.sqrt(grouped["auc"].count()),
+            "logloss_mean": grouped["logloss"].mean(),
+            "accuracy_mean": grouped["accuracy"].mean(),
+        }
+    )
+    summary["n_splits"] = used.groupby(["model", "k"]).size()
+    summary["n_skipped"] = splits[skipped].groupby(["model", "k"]).size()
+    summary = summary.reset_index().fillna({"n_skipped": 0})
+    summary["n_skipped"] = summary["n_skipped"].astype(int)
+    return summary[columns].sort_values(["model", "k"], ignore_index=True)
+
+
+def plot_transfer(summary: pd.DataFrame, path: Path, title: str = "") -> None:
+    """Mean AUC against k (log scale) with standard-error bars, one line per model."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for model, rows in summary.groupby("model"):
+        ax.errorbar(
+            rows["k"],
+            rows["auc_mean"],
+            yerr=rows["auc_se"],
+            label=model,
+            marker="o",
+            markersize=3,
+            capsize=2,
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("labelled rows of the target task (k)")
+    ax.set_ylabel("mean AUC on the target's other rows")
+    ax.set_title(f"Transfer: {title}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

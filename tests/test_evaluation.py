@@ -1,0 +1,128 @@
+"""The transfer protocol: splits, leakage, discretisation, resume, aggregation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from clusterednb.data.discretize import quantile_edges
+from clusterednb.data.synthetic import make_planted_population
+from clusterednb.evaluation import TransferSettings, run_transfer, summarise_transfer
+from clusterednb.evaluation import transfer as transfer_module
+from clusterednb.evaluation.datasets import EvalDataset, from_frame
+from clusterednb.exceptions import CNBError
+
+ALL_MODELS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "lr-task", "lr-pooled")
+
+
+@pytest.fixture(scope="module")
+def dataset() -> EvalDataset:
+    population = make_planted_population(
+        np.random.default_rng(11), group_sizes=(4, 4), rows_per_task=30, n_features=4
+    )
+    frame = population.frame.copy()
+    frame["f3"] = frame["f3"] + np.random.default_rng(0).normal(size=len(frame))  # continuous
+    return EvalDataset("toy", frame, population.feature_names, continuous=["f3"], n_bins=3)
+
+
+def settings(**kwargs) -> TransferSettings:
+    base = {"models": ("ns", "cnb-bhc"), "ks": (1, 4, 16), "repeats": 2, "n_targets": 3}
+    return TransferSettings(**{**base, **kwargs})
+
+
+def test_summary_by_hand():
+    splits = pd.DataFrame(
+        {
+            "target": ["a", "a", "b", "b", "c"],
+            "repetition": [0, 1, 0, 1, 0],
+            "k": [1] * 5,
+            "n_test": [5] * 5,
+            "model": ["m"] * 5,
+            "skipped": [False, False, False, False, True],
+            "auc": [0.6, 0.8, 0.9, 0.9, np.nan],
+            "logloss": [0.5, 0.7, 0.2, 0.4, np.nan],
+            "accuracy": [0.5, 0.5, 1.0, 1.0, np.nan],
+        }
+    )
+    row = summarise_transfer(splits).iloc[0]
+    # Per-target means 0.7 and 0.9; their mean 0.8; SE = std([0.7, 0.9]) / sqrt(2) = 0.1.
+    assert row["auc_mean"] == pytest.approx(0.8)
+    assert row["auc_se"] == pytest.approx(0.1)
+    assert row["logloss_mean"] == pytest.approx(0.45)
+    assert (row["n_splits"], row["n_skipped"]) == (4, 1)
+
+
+def test_no_test_row_reaches_training(dataset, monkeypatch):
+    seen = []
+
+    def spy(name, train, test, features, target, seed, transductive=False):
+        assert not set(train.index) & set(test.index)
+        assert (test["task"] == target).all()
+        seen.append(((train["task"] == target).sum(), len(test)))
+        return np.full(len(test), 0.5)
+
+    monkeypatch.setattr(transfer_module, "fit_predict", spy)
+    rows = transfer_module.run_cell(dataset, settings(models=("ns",)), "u0", 0, 0)
+    n_rows = (dataset.frame["task"] == "u0").sum()
+    assert [k for k, _ in seen] == [r["k"] for r in rows if not r["skipped"]]
+    assert all(k + n_test == n_rows for k, n_test in seen)
+
+
+def test_discretisation_uses_training_rows_only(dataset):
+    frame = dataset.frame
+    train, test = frame.iloc[:100].copy(), frame.iloc[100:].copy()
+    test.loc[test.index[0], "f3"] = 1e6  # an extreme test value must not move the edges
+    binned_train, binned_test = transfer_module.discretised(dataset, train, test)
+    edges = np.asarray(quantile_edges(train["f3"].to_numpy(dtype=float), 3))
+    np.testing.assert_array_equal(
+        binned_train["f3"], np.searchsorted(edges, train["f3"], side="right")
+    )
+    assert binned_test["f3"].iloc[0] == edges.size  # the top bin
+
+
+def test_resume_gives_the_same_table_as_an_uninterrupted_run(dataset, tmp_path):
+    full = run_transfer(dataset, settings(), tmp_path / "full", progress=False)
+    partial_dir = tmp_path / "partial"
+    run_transfer(dataset, settings(), partial_dir, progress=False)
+    lines = (partial_dir / "transfer_splits.csv").read_text().splitlines(keepends=True)
+    cut = 1 + len(lines[1:]) // 3  # keep the header and a third of the rows
+    (partial_dir / "transfer_splits.csv").write_text("".join(lines[:cut]))
+    kept = pd.read_csv(partial_dir / "transfer_splits.csv")
+    last_cell = (kept["target"] == kept["target"].iloc[-1]) & (
+        kept["repetition"] == kept["repetition"].iloc[-1]
+    )
+    kept[~last_cell].to_csv(partial_dir / "transfer_splits.csv", index=False)  # whole cells
+    resumed = run_transfer(dataset, settings(), partial_dir, progress=False)
+    pd.testing.assert_frame_equal(resumed, full)
+    assert (partial_dir / "transfer_auc.png").stat().st_size > 0
+    with pytest.raises(CNBError, match="other settings"):
+        run_transfer(dataset, settings(repeats=3), partial_dir, progress=False)
+
+
+def test_every_model_runs_and_workers_do_not_change_numbers(dataset, tmp_path):
+    chosen = settings(models=ALL_MODELS, ks=(2, 8), n_targets=2, repeats=1)
+    one = run_transfer(dataset, chosen, tmp_path / "one", jobs=1, progress=False)
+    two = run_transfer(dataset, chosen, tmp_path / "two", jobs=2, progress=False)
+    pd.testing.assert_frame_equal(one, two)
+    assert set(one["model"]) == set(ALL_MODELS)
+    assert one["auc_mean"].between(0, 1).all()
+    cnb = one[one["model"] == "cnb-bhc"]["auc_mean"].to_numpy()
+    ns = one[one["model"] == "ns"]["auc_mean"].to_numpy()
+    assert cnb[0] >= ns[0]  # with 2 own rows, sharing helps on planted groups
+
+
+def test_transductive_runs(dataset, tmp_path):
+    summary = run_transfer(
+        dataset,
+        settings(models=("cnb-gibbs",), transductive=True, n_targets=1, repeats=1),
+        tmp_path,
+        progress=False,
+    )
+    assert len(summary) == 3
+
+
+def test_from_frame_requires_binary_label():
+    frame = pd.DataFrame({"t": [1, 1, 2], "x": [0, 1, 0], "y": ["a", "b", "c"]})
+    with pytest.raises(CNBError, match="binary label"):
+        from_frame(frame, "t", "y")
