@@ -162,3 +162,32 @@ def test_demo_runs():
     result = cnb("demo", "--seed", "1")
     assert result.returncode == 0, result.stderr
     assert "Complete-Sharing" in result.stdout
+
+
+def test_evaluate_a_file(data_file, tmp_path):
+    out = tmp_path / "eval"
+    args = [
+        "evaluate",
+        str(data_file),
+        "--task",
+        "user",
+        "--label",
+        "accepted",
+        "--models",
+        "ns,cnb-bhc",
+        "--k",
+        "1,4",
+        "--repeats",
+        "1",
+        "--targets",
+        "2",
+        "--out",
+        str(out),
+    ]
+    result = cnb(*args)
+    assert result.returncode == 0, result.stderr
+    summary = pd.read_csv(out / "transfer.csv")
+    assert sorted(set(summary["model"])) == ["cnb-bhc", "ns"]
+    assert (out / "transfer_auc.png").exists()
+    bad = cnb(*[a if a != "ns,cnb-bhc" else "ns,svm" for a in args])
+    assert bad.returncode == 2 and "unknown model(s) ['svm']" in bad.stderr
