@@ -14,8 +14,10 @@ import pandas as pd
 def markdown_table(summary: pd.DataFrame) -> str:
     """Models as rows, k as columns, ``AUC ± SE`` in each cell; the best mean in bold."""
     cells = summary.assign(
-        text=[f"{m:.3f} ± {s:.3f}" for m, s in zip(summary["auc_mean"], summary["auc_se"],
-                                                   strict=True)]
+        text=[
+            f"{m:.3f} ± {s:.3f}"
+            for m, s in zip(summary["auc_mean"], summary["auc_se"], strict=True)
+        ]
     )
     best = summary.groupby("k")["auc_mean"].transform("max")
     cells.loc[summary["auc_mean"] == best, "text"] = "**" + cells["text"] + "**"

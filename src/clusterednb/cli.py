@@ -139,6 +139,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         n_targets=args.targets,
         seed=args.seed,
         transductive=args.transductive,
+        n_bins=args.bins,
     )
     summary = run_transfer(dataset, settings, args.out, jobs=args.jobs)
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
@@ -206,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="generative models also see the test rows, unlabelled",
     )
+    evaluate.add_argument("--bins", type=int, help="quantile bins per continuous feature")
     evaluate.add_argument("--out", type=Path, required=True, help="output folder")
     evaluate.set_defaults(run=_evaluate)
 

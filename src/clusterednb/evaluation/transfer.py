@@ -66,6 +66,8 @@ class TransferSettings:
         Generative models also see the target's test rows as unlabelled rows.
     min_test : int
         ``k`` is capped so that at least this many test rows remain.
+    n_bins : int or None
+        Quantile bins per continuous feature (None: the data set's default).
     """
 
     models: tuple[str, ...]
@@ -75,6 +77,7 @@ class TransferSettings:
     seed: int = 0
     transductive: bool = False
     min_test: int = 5
+    n_bins: int | None = None
 
 
 def choose_targets(dataset: EvalDataset, settings: TransferSettings) -> list:
@@ -88,13 +91,14 @@ def choose_targets(dataset: EvalDataset, settings: TransferSettings) -> list:
 
 
 def discretised(
-    dataset: EvalDataset, train: pd.DataFrame, test: pd.DataFrame
+    dataset: EvalDataset, train: pd.DataFrame, test: pd.DataFrame, n_bins: int | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Bin the continuous features by quantiles of the TRAINING rows only (codes 0..bins-1)."""
     if not dataset.continuous:
         return train, test
     base = FeatureSchema(tuple(dataset.continuous), tuple((0,) for _ in dataset.continuous), (0, 1))
-    schema = discretize(base, train[dataset.continuous], dataset.continuous, dataset.n_bins)
+    bins = n_bins or dataset.n_bins
+    schema = discretize(base, train[dataset.continuous], dataset.continuous, bins)
     train, test = train.copy(), test.copy()
     train[dataset.continuous] = schema.encode_features(train[dataset.continuous])
     test[dataset.continuous] = schema.encode_features(test[dataset.continuous])
@@ -127,7 +131,7 @@ def run_cell(
             rows.extend({**base, "model": m, "skipped": True} for m in settings.models)
             continue
         train = pd.concat([others, frame.loc[train_own]])
-        train, test = discretised(dataset, train, test)
+        train, test = discretised(dataset, train, test, settings.n_bins)
         y_test = test["label"].to_numpy(dtype=int)
         for model in settings.models:
             p1 = fit_predict(
