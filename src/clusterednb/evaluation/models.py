@@ -46,7 +46,6 @@ def fit_predict(
     train: pd.DataFrame,
     test: pd.DataFrame,
     features: list[str],
-    target: object,
     seed: int,
     transductive: bool = False,
 ) -> np.ndarray:
@@ -57,12 +56,14 @@ def fit_predict(
     train : DataFrame
         Labelled training rows (columns ``task``, ``label`` and the features).
     test : DataFrame
-        The target task's test rows.
-    target : hashable
-        The target task id (all rows of ``test`` belong to it).
+        Rows to predict (of any tasks).
     transductive : bool
         Generative models also see the test rows' features as unlabelled training rows.
         The discriminative baselines cannot use them and ignore them.
+
+    Returns
+    -------
+    ndarray of shape (len(test),)
     """
     if name in GENERATIVE:
         model = GENERATIVE[name](seed).set_params(classes=[0, 1])
@@ -74,8 +75,11 @@ def fit_predict(
         proba = model.predict_proba(test[features], test["task"].to_numpy())
         return proba[:, list(model.classes_).index(1)]
     if name == "lr-task":
-        own = train[train["task"] == target]
-        return _logistic(own[features], own["label"].to_numpy(), test[features])
+        out = np.empty(len(test))
+        for task, rows in test.groupby("task").indices.items():
+            own = train[train["task"] == task]
+            out[rows] = _logistic(own[features], own["label"].to_numpy(), test.iloc[rows][features])
+        return out
     if name == "lr-pooled":
         columns = [*features, "task"]
         return _logistic(

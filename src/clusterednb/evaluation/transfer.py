@@ -12,27 +12,22 @@ resumes where it stopped.
 
 from __future__ import annotations
 
-import json
-import os
-import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
-from tqdm.auto import tqdm
 
 from clusterednb.data.discretize import discretize
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.evaluation.datasets import EvalDataset
 from clusterednb.evaluation.models import check_models, fit_predict
+from clusterednb.evaluation.runner import run_cells
+from clusterednb.evaluation.store import CellStore
 from clusterednb.exceptions import CNBError
 
-SPLITS_FILE = "transfer_splits.csv"
 SUMMARY_FILE = "transfer.csv"
-SETTINGS_FILE = "transfer_settings.json"
 DEFAULT_KS = (1, 2, 4, 8, 16, 32, 64, 128)
 SPLIT_COLUMNS = [
     "target",
@@ -139,7 +134,6 @@ def run_cell(
                 train,
                 test,
                 dataset.features,
-                target,
                 seed=settings.seed + repetition,
                 transductive=settings.transductive,
             )
@@ -154,42 +148,6 @@ def run_cell(
                 }
             )
     return rows
-
-
-_WORKER_DATASET: EvalDataset | None = None
-
-
-def _init_worker(dataset: EvalDataset) -> None:
-    global _WORKER_DATASET
-    _WORKER_DATASET = dataset
-    warnings.simplefilter("ignore")
-
-
-def _run_in_worker(
-    settings: TransferSettings, target: object, position: int, rep: int
-) -> list[dict]:
-    assert _WORKER_DATASET is not None
-    return run_cell(_WORKER_DATASET, settings, target, position, rep)
-
-
-def _load_done(out_dir: Path, settings: TransferSettings) -> tuple[pd.DataFrame, set]:
-    settings_path = out_dir / SETTINGS_FILE
-    splits_path = out_dir / SPLITS_FILE
-    record = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(settings).items()}
-    if settings_path.exists():
-        previous = json.loads(settings_path.read_text())
-        if previous != record:
-            raise CNBError(
-                f"{out_dir} holds a run with other settings ({previous}); use another --out "
-                "folder to start a new run"
-            )
-    else:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        settings_path.write_text(json.dumps(record, indent=1))
-    if not splits_path.exists():
-        return pd.DataFrame(), set()
-    done = pd.read_csv(splits_path)
-    return done, set(zip(done["target"].astype(str), done["repetition"], strict=True))
 
 
 def run_transfer(
@@ -219,42 +177,27 @@ def run_transfer(
     """
     check_models(settings.models)
     out_dir = Path(out_dir)
-    done_rows, done = _load_done(out_dir, settings)
+    record = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(settings).items()}
+    store = CellStore(out_dir, "transfer", record, SPLIT_COLUMNS)
+    done = store.done(["target", "repetition"])
     targets = choose_targets(dataset, settings)
     cells = [
         (t, i, r)
         for i, t in enumerate(targets)
         for r in range(settings.repeats)
-        if (str(t), r) not in done
+        if (str(t), str(r)) not in done
     ]
-    splits_path = out_dir / SPLITS_FILE
-    bar = tqdm(
-        total=len(cells), desc=f"transfer {dataset.name}", disable=None if progress else True
+    run_cells(
+        cells,
+        lambda t, i, r: run_cell(dataset, settings, t, i, r),
+        store,
+        dataset,
+        jobs,
+        desc=f"transfer {dataset.name}",
+        progress=progress,
+        remote=lambda t, i, r: (run_cell, (settings, t, i, r)),
     )
-
-    def write(rows: list[dict]) -> None:
-        block = pd.DataFrame(rows, columns=SPLIT_COLUMNS)
-        header = not splits_path.exists()
-        text = block.to_csv(index=False, header=header)
-        with splits_path.open("a") as handle:  # one write per finished cell
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        bar.update(1)
-
-    if jobs <= 1:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for target, position, rep in cells:
-                write(run_cell(dataset, settings, target, position, rep))
-    else:
-        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(dataset,)) as pool:
-            futures = [pool.submit(_run_in_worker, settings, t, i, r) for t, i, r in cells]
-            for future in as_completed(futures):
-                write(future.result())
-    bar.close()
-    splits = pd.read_csv(splits_path) if splits_path.exists() else done_rows
-    summary = summarise_transfer(splits)
+    summary = summarise_transfer(store.rows())
     summary.to_csv(out_dir / SUMMARY_FILE, index=False)
     plot_transfer(summary, out_dir / "transfer_auc.png", title=dataset.name)
     return summary

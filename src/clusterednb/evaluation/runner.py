@@ -1,0 +1,56 @@
+"""Run protocol cells in this process or in worker processes, storing each as it finishes."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from clusterednb.evaluation.datasets import EvalDataset
+from clusterednb.evaluation.store import CellStore
+
+_WORKER_DATASET: EvalDataset | None = None
+
+
+def _init_worker(dataset: EvalDataset) -> None:
+    global _WORKER_DATASET
+    _WORKER_DATASET = dataset
+    warnings.simplefilter("ignore")
+
+
+def _call(function: Callable[..., list[dict]], args: tuple[Any, ...]) -> list[dict]:
+    return function(_WORKER_DATASET, *args)
+
+
+def run_cells(
+    cells: Sequence[tuple[Any, ...]],
+    local: Callable[..., list[dict]],
+    store: CellStore,
+    dataset: EvalDataset,
+    jobs: int,
+    desc: str,
+    progress: bool,
+    remote: Callable[..., tuple[Callable[..., list[dict]], tuple[Any, ...]]],
+) -> None:
+    """Compute every cell and append its rows to ``store`` as it completes.
+
+    ``local(*cell)`` computes a cell in this process; ``remote(*cell)`` names a module-level
+    function and its arguments after the data set, which each worker process holds once.
+    """
+    bar = tqdm(total=len(cells), desc=desc, disable=None if progress else True)
+    if jobs <= 1:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for cell in cells:
+                store.append(local(*cell))
+                bar.update(1)
+    else:
+        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(dataset,)) as pool:
+            futures = [pool.submit(_call, *remote(*cell)) for cell in cells]
+            for future in as_completed(futures):
+                store.append(future.result())
+                bar.update(1)
+    bar.close()
