@@ -126,3 +126,60 @@ def test_from_frame_requires_binary_label():
     frame = pd.DataFrame({"t": [1, 1, 2], "x": [0, 1, 0], "y": ["a", "b", "c"]})
     with pytest.raises(CNBError, match="binary label"):
         from_frame(frame, "t", "y")
+
+
+def test_per_task_training_mask_keeps_held_out_rows():
+    tasks = np.repeat(["a", "b", "c"], [3, 10, 40])
+    mask = transfer_module_mask(tasks, 0.95)
+    for task in ("a", "b", "c"):
+        rows = tasks == task
+        assert 1 <= mask[rows].sum() <= rows.sum() - 1
+    assert mask[tasks == "c"].sum() == 38
+
+
+def transfer_module_mask(tasks, fraction):
+    from clusterednb.evaluation.sweeps import per_task_training_mask
+
+    return per_task_training_mask(tasks, np.random.default_rng(0), fraction)
+
+
+def test_every_protocol_and_the_report(dataset, tmp_path):
+    from clusterednb import evaluation
+
+    models = ("ns", "cs", "cnb-bhc", "lr-pooled")
+    evaluation.run_transfer(dataset, settings(models=models), tmp_path, progress=False)
+    loss = evaluation.run_loss_sweep(
+        dataset, models, tmp_path, repeats=2, holdout=0.2, progress=False
+    )
+    assert set(loss["n"]) == set(range(-8, 9))
+    np.testing.assert_allclose(loss[loss["model"] == "ns"]["ratio_to_ns"], 1.0)
+    curves = evaluation.run_learning_curves(
+        dataset, models, tmp_path, repeats=1, steps=3, progress=False
+    )
+    assert curves["error_mean"].between(0, 1).all()
+    evidence = evaluation.run_evidence(
+        dataset,
+        ("ns", "cs", "cnb-bhc", "lr-pooled"),
+        tmp_path,
+        fractions=(0.5, 1.0),
+        repeats=1,
+        progress=False,
+    )
+    assert set(evidence["model"]) == {"ns", "cs", "cnb-bhc"}  # only generative models
+    full = evidence[evidence["fraction"] == 1.0].set_index("model")
+    assert full.loc["cnb-bhc", "log_bf_vs_ns"] > 0  # planted groups: clustering pays
+    assert full.loc["cnb-bhc", "kind"] == "lower_bound"
+    partitions = evaluation.run_partitions(dataset, tmp_path, ks=(8, 30), progress=False)
+    assert set(partitions["model"]) == {"cnb-bhc", "cnb-gibbs"}
+    report = evaluation.write_report(tmp_path).read_text()
+    for heading in (
+        "T. Transfer",
+        "L. Learning curves",
+        "A. Asymmetric losses",
+        "E. Evidence",
+        "P. Partitions",
+    ):
+        assert heading in report
+    figures = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert "curves_per_task.png" in figures and "partitions_tree_k30.png" in figures
+    assert report.count("data:image/png;base64,") == len(figures)

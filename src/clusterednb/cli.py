@@ -9,6 +9,7 @@ import argparse
 import sys
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -119,31 +120,45 @@ def _comma_list(text: str) -> list[str]:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    from clusterednb.evaluation import TransferSettings, load_dataset, run_transfer
+    from clusterednb import evaluation
     from clusterednb.evaluation.datasets import from_frame
 
     if args.dataset:
-        dataset = load_dataset(args.dataset, args.data_dir)
+        dataset = evaluation.load_dataset(args.dataset, args.data_dir)
     elif args.data and args.task and args.label:
         dataset = from_frame(read_table(args.data), args.task, args.label, name=args.data.stem)
     else:
         raise CNBError("give --dataset NAME, or DATA with --task and --label")
+    if args.bins:
+        dataset = replace(dataset, n_bins=args.bins)
     try:
         ks = tuple(int(k) for k in _comma_list(args.k))
     except ValueError as exc:
         raise CNBError(f"--k takes whole numbers separated by commas, got {args.k!r}") from exc
-    settings = TransferSettings(
-        models=tuple(_comma_list(args.models)),
-        ks=ks,
-        repeats=args.repeats,
-        n_targets=args.targets,
-        seed=args.seed,
-        transductive=args.transductive,
-        n_bins=args.bins,
-    )
-    summary = run_transfer(dataset, settings, args.out, jobs=args.jobs)
+    models = tuple(_comma_list(args.models))
+    common = {"out_dir": args.out, "seed": args.seed, "jobs": args.jobs}
+    if args.protocol == "transfer":
+        settings = evaluation.TransferSettings(
+            models=models,
+            ks=ks,
+            repeats=args.repeats,
+            n_targets=args.targets,
+            seed=args.seed,
+            transductive=args.transductive,
+            n_bins=args.bins,
+        )
+        summary = evaluation.run_transfer(dataset, settings, args.out, jobs=args.jobs)
+    elif args.protocol == "loss":
+        summary = evaluation.run_loss_sweep(dataset, models, repeats=args.repeats, **common)
+    elif args.protocol == "curves":
+        summary = evaluation.run_learning_curves(dataset, models, repeats=args.repeats, **common)
+    elif args.protocol == "evidence":
+        summary = evaluation.run_evidence(dataset, models, repeats=args.repeats, **common)
+    else:
+        summary = evaluation.run_partitions(dataset, ks=ks, **common)
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    print(f"\nresults in {args.out}/ (transfer.csv, transfer_splits.csv, transfer_auc.png)")
+    report = evaluation.write_report(args.out, title=f"clusterednb evaluation: {dataset.name}")
+    print(f"\nresults in {args.out}/; report: {report}")
 
 
 def _demo(args: argparse.Namespace) -> None:
@@ -189,15 +204,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evidence.set_defaults(run=_evidence)
 
-    evaluate = commands.add_parser("evaluate", help="run the transfer protocol (protocols.md T)")
+    evaluate = commands.add_parser("evaluate", help="run an evaluation protocol (protocols.md)")
     evaluate.add_argument("data", nargs="?", type=Path, help="CSV/Parquet file (or --dataset)")
     evaluate.add_argument("--task", help="task column of DATA")
     evaluate.add_argument("--label", help="binary label column of DATA")
     evaluate.add_argument("--dataset", choices=["landmine", "computer-survey", "movielens"])
     evaluate.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
-    evaluate.add_argument("--protocol", choices=["transfer"], default="transfer")
+    evaluate.add_argument(
+        "--protocol",
+        choices=["transfer", "curves", "loss", "evidence", "partitions"],
+        default="transfer",
+    )
     evaluate.add_argument("--models", default="ns,cs,cnb-bhc,cnb-gibbs,lr-task,lr-pooled")
-    evaluate.add_argument("--k", default="1,2,4,8,16,32,64,128", help="comma-separated k")
+    evaluate.add_argument(
+        "--k",
+        default="1,2,4,8,16,32,64,128",
+        help="comma-separated k (transfer: own rows; partitions: rows per task)",
+    )
     evaluate.add_argument("--repeats", type=int, default=5)
     evaluate.add_argument("--targets", type=int, default=50, help="target tasks sampled")
     evaluate.add_argument("--seed", type=int, default=0)

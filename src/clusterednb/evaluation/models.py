@@ -21,6 +21,7 @@ GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
     "ns": lambda seed: NoSharingNB(handle_unknown="ignore"),
     "cs": lambda seed: CompleteSharingNB(handle_unknown="ignore"),
     "cnb-bhc": lambda seed: ClusteredNB(inference="bhc", handle_unknown="ignore"),
+    "cnb-exact": lambda seed: ClusteredNB(inference="exact", handle_unknown="ignore"),
     "cnb-gibbs": lambda seed: ClusteredNB(
         inference="gibbs",
         n_sweeps=100,

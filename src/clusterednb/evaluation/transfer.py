@@ -23,6 +23,7 @@ from clusterednb.data.discretize import discretize
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.evaluation.datasets import EvalDataset
 from clusterednb.evaluation.models import check_models, fit_predict
+from clusterednb.evaluation.plots import plot_transfer
 from clusterednb.evaluation.runner import run_cells
 from clusterednb.evaluation.store import CellStore
 from clusterednb.exceptions import CNBError
@@ -238,32 +239,3 @@ def summarise_transfer(splits: pd.DataFrame) -> pd.DataFrame:
     summary = summary.reset_index().fillna({"n_skipped": 0})
     summary["n_skipped"] = summary["n_skipped"].astype(int)
     return summary[columns].sort_values(["model", "k"], ignore_index=True)
-
-
-def plot_transfer(summary: pd.DataFrame, path: Path, title: str = "") -> None:
-    """Mean AUC against k (log scale) with standard-error bars, one line per model."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for model, rows in summary.groupby("model"):
-        ax.errorbar(
-            rows["k"],
-            rows["auc_mean"],
-            yerr=rows["auc_se"],
-            label=model,
-            marker="o",
-            markersize=3,
-            capsize=2,
-        )
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("labelled rows of the target task (k)")
-    ax.set_ylabel("mean AUC on the target's other rows")
-    ax.set_title(f"Transfer: {title}")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)

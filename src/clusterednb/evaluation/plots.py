@@ -1,0 +1,152 @@
+"""Figures of the protocols (matplotlib, imported lazily, drawn off-screen). No computation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    _pyplot().close(fig)
+
+
+def plot_transfer(summary: pd.DataFrame, path: Path, title: str = "") -> None:
+    """Mean AUC against k (log scale) with standard-error bars, one line per model."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for model, rows in summary.groupby("model"):
+        ax.errorbar(
+            rows["k"],
+            rows["auc_mean"],
+            yerr=rows["auc_se"],
+            label=model,
+            marker="o",
+            markersize=3,
+            capsize=2,
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("labelled rows of the target task (k)")
+    ax.set_ylabel("mean AUC on the target's other rows")
+    ax.set_title(f"Transfer: {title}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    _save(fig, path)
+
+
+def plot_loss_ratio(summary: pd.DataFrame, path: Path, title: str = "") -> None:
+    """Each model's mean realised loss under ``L_n`` divided by No-Sharing's, against n."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    column = "ratio_to_ns" if "ratio_to_ns" in summary else "loss_mean"
+    for model, rows in summary.groupby("model"):
+        ax.plot(rows["n"], rows[column], marker="o", markersize=3, label=model)
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_xlabel("n (a false negative costs 2^n, a false positive 1)")
+    ax.set_ylabel("loss / No-Sharing's loss" if column == "ratio_to_ns" else "mean loss")
+    ax.set_title(f"Asymmetric losses: {title}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    _save(fig, path)
+
+
+def plot_learning_curves(
+    summary: pd.DataFrame,
+    per_task: pd.DataFrame,
+    out_dir: Path,
+    title: str = "",
+    max_tasks: int = 30,
+) -> None:
+    """The mean curve of every model, and a grid of per-task curves (first ``max_tasks``)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for model, rows in summary.groupby("model"):
+        ax.errorbar(
+            rows["fraction"],
+            rows["error_mean"],
+            yerr=rows["error_se"],
+            label=model,
+            marker="o",
+            markersize=3,
+            capsize=2,
+        )
+    ax.set_xlabel("fraction of every task's rows used for training")
+    ax.set_ylabel("0-1 error on held-out rows")
+    ax.set_title(f"Learning curves: {title}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    _save(fig, out_dir / "curves_mean.png")
+
+    tasks = sorted(per_task["task"].unique(), key=str)[:max_tasks]
+    columns = 6
+    rows_n = int(np.ceil(len(tasks) / columns))
+    fig, axes = plt.subplots(
+        rows_n,
+        columns,
+        figsize=(2.2 * columns, 1.7 * rows_n),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+    )
+    for ax, task in zip(axes.ravel(), tasks, strict=False):
+        for model, rows in per_task[per_task["task"] == task].groupby("model"):
+            ax.plot(rows["fraction"], rows["error"], label=model, linewidth=1)
+        ax.set_title(str(task), fontsize=7)
+        ax.tick_params(labelsize=6)
+    for ax in axes.ravel()[len(tasks) :]:
+        ax.axis("off")
+    axes.ravel()[0].legend(fontsize=5)
+    _save(fig, out_dir / "curves_per_task.png")
+
+
+def plot_evidence(summary: pd.DataFrame, path: Path, title: str = "") -> None:
+    """Log Bayes factor against No-Sharing per labelled row, against data size."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for model, rows in summary.groupby("model"):
+        label = f"{model} ({rows['kind'].iloc[0]})"
+        ax.plot(rows["n_rows"], rows["log_bf_vs_ns"], marker="o", markersize=3, label=label)
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.set_xlabel("labelled rows in the subset")
+    ax.set_ylabel("log Bayes factor against No-Sharing")
+    ax.set_title(f"Evidence: {title}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    _save(fig, path)
+
+
+def plot_coclustering(matrix: np.ndarray, partition: np.ndarray, path: Path, title: str) -> None:
+    """Co-clustering heat map with tasks ordered by their MAP cluster."""
+    plt = _pyplot()
+    order = np.argsort(partition, kind="stable")
+    fig, ax = plt.subplots(figsize=(5, 4.4))
+    image = ax.imshow(matrix[np.ix_(order, order)], vmin=0, vmax=1, cmap="viridis")
+    fig.colorbar(image, ax=ax, label="P(same cluster)")
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("task (ordered by MAP cluster)")
+    _save(fig, path)
+
+
+def plot_dendrogram(linkage: np.ndarray, labels: list[str], path: Path, title: str) -> None:
+    """The BHC tree (heights are merge ranks)."""
+    from scipy.cluster.hierarchy import dendrogram
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.12 * len(labels)), 4.0))
+    dendrogram(linkage, labels=labels, ax=ax, leaf_font_size=6)
+    ax.set_title(title, fontsize=9)
+    ax.set_ylabel("merge rank")
+    _save(fig, path)

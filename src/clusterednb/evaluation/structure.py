@@ -1,0 +1,194 @@
+"""Protocols E (evidence against data size, thesis Fig. 4-5) and P (partitions, Table 4.1).
+
+E fits the generative models on random subsets of every task's rows and records each
+model's log evidence with its kind (exact, lower bound). The conditional evidence
+``log P(Y | X)`` needs annealed importance sampling, which is not built yet.
+
+P subsamples ``k`` rows per task and records the clustered models' MAP partition, the
+posterior of the number of clusters, the co-clustering matrix (heat map) and the BHC tree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.evaluation.datasets import EvalDataset
+from clusterednb.evaluation.models import GENERATIVE
+from clusterednb.evaluation.plots import plot_coclustering, plot_dendrogram, plot_evidence
+from clusterednb.evaluation.runner import run_cells
+from clusterednb.evaluation.store import CellStore
+from clusterednb.evaluation.sweeps import per_task_training_mask
+from clusterednb.evaluation.transfer import discretised
+from clusterednb.exceptions import CNBError
+
+EVIDENCE_COLUMNS = ["fraction", "repetition", "n_rows", "model", "log_evidence", "kind"]
+PARTITION_COLUMNS = ["k", "model", "task", "cluster"]
+CLUSTERED = ("cnb-bhc", "cnb-gibbs")
+
+
+def _fit(name: str, frame: pd.DataFrame, dataset: EvalDataset, seed: int):
+    model = GENERATIVE[name](seed).set_params(classes=[0, 1])
+    return model.fit(
+        frame[dataset.features], frame["label"].to_numpy(dtype=float), frame["task"].to_numpy()
+    )
+
+
+def _subset(dataset: EvalDataset, fraction: float, rng: np.random.Generator) -> pd.DataFrame:
+    frame = dataset.frame[dataset.frame["label"].notna()].reset_index(drop=True)
+    mask = per_task_training_mask(frame["task"].to_numpy(), rng, fraction, min_test=0)
+    subset, _ = discretised(dataset, frame[mask], frame[mask])
+    return subset
+
+
+def evidence_cell(
+    dataset: EvalDataset, models: tuple[str, ...], seed: int, fraction: float, repetition: int
+) -> list[dict]:
+    """Log evidence of each generative model on a random ``fraction`` of every task's rows."""
+    subset = _subset(dataset, fraction, np.random.default_rng([seed, repetition, 3]))
+    rows = []
+    for name in models:
+        model = _fit(name, subset, dataset, seed + repetition)
+        rows.append(
+            {
+                "fraction": fraction,
+                "repetition": repetition,
+                "n_rows": len(subset),
+                "model": name,
+                "log_evidence": model.log_evidence_,
+                "kind": model.evidence_kind_,
+            }
+        )
+    return rows
+
+
+def run_evidence(
+    dataset: EvalDataset,
+    models: tuple[str, ...],
+    out_dir: str | Path,
+    fractions: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0),
+    repeats: int = 3,
+    seed: int = 0,
+    jobs: int = 1,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Protocol E (marginal evidence): ``evidence.csv`` with ``model, fraction, n_rows,
+    log_evidence_mean, log_bf_vs_ns, kind`` and ``evidence.png``."""
+    models = tuple(m for m in models if m in GENERATIVE)
+    if not models:
+        raise CNBError(f"protocol E needs generative models, one of {list(GENERATIVE)}")
+    settings = {
+        "models": list(models),
+        "fractions": list(fractions),
+        "repeats": repeats,
+        "seed": seed,
+    }
+    store = CellStore(out_dir, "evidence", settings, EVIDENCE_COLUMNS)
+    done = store.done(["fraction", "repetition"])
+    cells = [(f, r) for f in fractions for r in range(repeats) if (str(f), str(r)) not in done]
+    run_cells(
+        cells,
+        lambda f, r: evidence_cell(dataset, models, seed, f, r),
+        store,
+        dataset,
+        jobs,
+        desc=f"evidence {dataset.name}",
+        progress=progress,
+        remote=lambda f, r: (evidence_cell, (models, seed, f, r)),
+    )
+    rows = store.rows()
+    if "ns" in models:
+        baseline = rows[rows["model"] == "ns"].set_index(["fraction", "repetition"])
+        rows["log_bf_vs_ns"] = (
+            rows["log_evidence"].to_numpy()
+            - baseline.loc[
+                list(zip(rows["fraction"], rows["repetition"], strict=True)), "log_evidence"
+            ].to_numpy()
+        )
+    else:
+        rows["log_bf_vs_ns"] = np.nan
+    summary = (
+        rows.groupby(["model", "fraction"])
+        .agg(
+            n_rows=("n_rows", "mean"),
+            log_evidence_mean=("log_evidence", "mean"),
+            log_bf_vs_ns=("log_bf_vs_ns", "mean"),
+            kind=("kind", "first"),
+        )
+        .reset_index()
+    )
+    summary.to_csv(Path(out_dir) / "evidence.csv", index=False)
+    plot_evidence(summary, Path(out_dir) / "evidence.png", dataset.name)
+    return summary
+
+
+def partition_cell(dataset: EvalDataset, seed: int, k: int, out_dir: str) -> list[dict]:
+    """MAP partitions of the clustered models on ``k`` rows per task (all rows of smaller
+    tasks); figures to ``out_dir``."""
+    frame = dataset.frame[dataset.frame["label"].notna()].reset_index(drop=True)
+    rng = np.random.default_rng([seed, k, 4])
+    keep = np.zeros(len(frame), dtype=bool)
+    for _, rows in sorted(frame.groupby("task").indices.items()):
+        keep[rng.choice(rows, size=min(k, rows.size), replace=False)] = True
+    subset, _ = discretised(dataset, frame[keep], frame[keep])
+    rows, extra = [], []
+    for name in CLUSTERED:
+        model = _fit(name, subset, dataset, seed)
+        labels = [str(t) for t in model.task_ids_]
+        rows += [
+            {"k": k, "model": name, "task": t, "cluster": int(c)}
+            for t, c in zip(model.task_ids_, model.partition_, strict=True)
+        ]
+        extra += [
+            {"k": k, "model": name, "n_clusters": n, "probability": p}
+            for n, p in enumerate(model.n_clusters_posterior_)
+            if p > 0
+        ]
+        plot_coclustering(
+            model.coclustering_,
+            model.partition_,
+            Path(out_dir) / f"partitions_cocluster_{name}_k{k}.png",
+            f"{dataset.name}: {name}, {k} rows per task",
+        )
+        if name == "cnb-bhc" and len(labels) > 1:
+            plot_dendrogram(
+                model.tree_,
+                labels,
+                Path(out_dir) / f"partitions_tree_k{k}.png",
+                f"{dataset.name}: BHC tree, {k} rows per task",
+            )
+    pd.DataFrame(extra).to_csv(Path(out_dir) / f"partitions_nclusters_k{k}.csv", index=False)
+    return rows
+
+
+def run_partitions(
+    dataset: EvalDataset,
+    out_dir: str | Path,
+    ks: tuple[int, ...] = (16, 32, 64, 128),
+    seed: int = 0,
+    jobs: int = 1,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Protocol P: ``partitions.csv`` (number of clusters of each model at each k) plus the
+    per-task MAP clusters, the P(number of clusters) tables and the figures."""
+    out_dir = Path(out_dir)
+    store = CellStore(out_dir, "partitions", {"ks": list(ks), "seed": seed}, PARTITION_COLUMNS)
+    done = store.done(["k"])
+    cells = [(k,) for k in ks if (str(k),) not in done]
+    run_cells(
+        cells,
+        lambda k: partition_cell(dataset, seed, k, str(out_dir)),
+        store,
+        dataset,
+        jobs,
+        desc=f"partitions {dataset.name}",
+        progress=progress,
+        remote=lambda k: (partition_cell, (seed, k, str(out_dir))),
+    )
+    rows = store.rows()
+    summary = rows.groupby(["k", "model"])["cluster"].nunique().rename("n_clusters_map")
+    summary = summary.reset_index()
+    summary.to_csv(out_dir / "partitions.csv", index=False)
+    return summary
