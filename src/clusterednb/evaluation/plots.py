@@ -24,43 +24,74 @@ def _save(fig: Any, path: Path) -> None:
     _pyplot().close(fig)
 
 
-def plot_transfer(summary: pd.DataFrame, path: Path, title: str = "") -> None:
-    """Mean AUC against k (log scale) with standard-error bars, one line per model."""
+def _lines(
+    summary: pd.DataFrame,
+    x: str,
+    y: str,
+    path: Path,
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    yerr: str | None = None,
+    log2: bool = False,
+    reference: float | None = None,
+    label: str | None = None,
+) -> None:
+    """One line per model of ``summary[y]`` against ``summary[x]`` (optional error bars)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for model, rows in summary.groupby("model"):
+        name = f"{model} ({rows[label].iloc[0]})" if label else model
         ax.errorbar(
-            rows["k"],
-            rows["auc_mean"],
-            yerr=rows["auc_se"],
-            label=model,
+            rows[x],
+            rows[y],
+            yerr=rows[yerr] if yerr else None,
+            label=name,
             marker="o",
             markersize=3,
             capsize=2,
         )
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("labelled rows of the target task (k)")
-    ax.set_ylabel("mean AUC on the target's other rows")
-    ax.set_title(f"Transfer: {title}")
+    if reference is not None:
+        ax.axhline(reference, color="grey", linewidth=0.8)
+    if log2:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     _save(fig, path)
+
+
+def plot_transfer(summary: pd.DataFrame, path: Path, title: str = "") -> None:
+    """Mean AUC against k (log scale) with standard-error bars, one line per model."""
+    _lines(
+        summary,
+        "k",
+        "auc_mean",
+        path,
+        yerr="auc_se",
+        log2=True,
+        title=f"Transfer: {title}",
+        xlabel="labelled rows of the target task (k)",
+        ylabel="mean AUC on the target's other rows",
+    )
 
 
 def plot_loss_ratio(summary: pd.DataFrame, path: Path, title: str = "") -> None:
     """Each model's mean realised loss under ``L_n`` divided by No-Sharing's, against n."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    column = "ratio_to_ns" if "ratio_to_ns" in summary else "loss_mean"
-    for model, rows in summary.groupby("model"):
-        ax.plot(rows["n"], rows[column], marker="o", markersize=3, label=model)
-    ax.axhline(1.0, color="grey", linewidth=0.8)
-    ax.set_xlabel("n (a false negative costs 2^n, a false positive 1)")
-    ax.set_ylabel("loss / No-Sharing's loss" if column == "ratio_to_ns" else "mean loss")
-    ax.set_title(f"Asymmetric losses: {title}")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    _save(fig, path)
+    ratio = "ratio_to_ns" in summary
+    _lines(
+        summary,
+        "n",
+        "ratio_to_ns" if ratio else "loss_mean",
+        path,
+        reference=1.0 if ratio else None,
+        title=f"Asymmetric losses: {title}",
+        xlabel="n (a false negative costs 2^n, a false positive 1)",
+        ylabel="loss / No-Sharing's loss" if ratio else "mean loss",
+    )
 
 
 def plot_learning_curves(
@@ -71,25 +102,17 @@ def plot_learning_curves(
     max_tasks: int = 30,
 ) -> None:
     """The mean curve of every model, and a grid of per-task curves (first ``max_tasks``)."""
+    _lines(
+        summary,
+        "fraction",
+        "error_mean",
+        out_dir / "curves_mean.png",
+        yerr="error_se",
+        title=f"Learning curves: {title}",
+        xlabel="fraction of every task's rows used for training",
+        ylabel="0-1 error on held-out rows",
+    )
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for model, rows in summary.groupby("model"):
-        ax.errorbar(
-            rows["fraction"],
-            rows["error_mean"],
-            yerr=rows["error_se"],
-            label=model,
-            marker="o",
-            markersize=3,
-            capsize=2,
-        )
-    ax.set_xlabel("fraction of every task's rows used for training")
-    ax.set_ylabel("0-1 error on held-out rows")
-    ax.set_title(f"Learning curves: {title}")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    _save(fig, out_dir / "curves_mean.png")
-
     tasks = sorted(per_task["task"].unique(), key=str)[:max_tasks]
     columns = 6
     rows_n = int(np.ceil(len(tasks) / columns))
@@ -113,19 +136,18 @@ def plot_learning_curves(
 
 
 def plot_evidence(summary: pd.DataFrame, path: Path, title: str = "") -> None:
-    """Log Bayes factor against No-Sharing per labelled row, against data size."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for model, rows in summary.groupby("model"):
-        label = f"{model} ({rows['kind'].iloc[0]})"
-        ax.plot(rows["n_rows"], rows["log_bf_vs_ns"], marker="o", markersize=3, label=label)
-    ax.axhline(0.0, color="grey", linewidth=0.8)
-    ax.set_xlabel("labelled rows in the subset")
-    ax.set_ylabel("log Bayes factor against No-Sharing")
-    ax.set_title(f"Evidence: {title}")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    _save(fig, path)
+    """Log Bayes factor against No-Sharing, against data size (legend: evidence kind)."""
+    _lines(
+        summary,
+        "n_rows",
+        "log_bf_vs_ns",
+        path,
+        reference=0.0,
+        label="kind",
+        title=f"Evidence: {title}",
+        xlabel="labelled rows in the subset",
+        ylabel="log Bayes factor against No-Sharing",
+    )
 
 
 def plot_coclustering(matrix: np.ndarray, partition: np.ndarray, path: Path, title: str) -> None:
