@@ -73,8 +73,13 @@ def fit_predict(
             train = pd.concat([train, unlabelled], ignore_index=True)
         labels = train["label"].to_numpy(dtype=float)
         model.fit(train[features], labels, train["task"].to_numpy())
+        positive = list(model.classes_).index(1)
+        if transductive and hasattr(model, "unlabelled_proba_"):
+            # The sampler's Rao-Blackwellised label marginals of exactly these rows (appended
+            # last); predict_proba would count each row's own imputed label a second time.
+            return model.unlabelled_proba_[-len(test):, positive]
         proba = model.predict_proba(test[features], test["task"].to_numpy())
-        return proba[:, list(model.classes_).index(1)]
+        return proba[:, positive]
     if name == "lr-task":
         out = np.empty(len(test))
         for task, rows in test.groupby("task").indices.items():
