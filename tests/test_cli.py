@@ -95,14 +95,26 @@ def test_predictions_match_the_library(data_file, tmp_path):
 
 
 def test_evidence_table(data_file):
-    result = cnb("evidence", str(data_file), "--task", "user", "--label", "accepted")
+    result = cnb(
+        "evidence",
+        str(data_file),
+        "--task",
+        "user",
+        "--label",
+        "accepted",
+        "--conditional",
+        "--temperatures",
+        "20",
+        "--runs",
+        "3",
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     titles = ["No-Sharing", "Complete-Sharing", "Clustered (BHC)", "Clustered (Gibbs)"]
-    assert [line[:20].strip() for line in lines[1:]] == titles
-    assert float(lines[1].split()[-2]) == 0.0
-    kinds = [line.split()[-1] for line in lines[1:]]
-    assert kinds == ["exact", "exact", "lower_bound", "lower_bound"]
+    assert [t for t in titles if any(line.strip().startswith(t) for line in lines)] == titles
+    assert "log_conditional" in lines[0] and "lower_bound" in result.stdout
+    ns_line = next(line for line in lines if line.strip().startswith("No-Sharing"))
+    assert "exact" in ns_line
 
 
 def test_fit_and_predict_clustered(data_file, tmp_path):

@@ -1,5 +1,6 @@
 """Clustered Naive Bayes: Bayesian multi-task classification over discrete features."""
 
+from clusterednb.averaging import ModelAveragingNB
 from clusterednb.clustered import ClusteredNB
 from clusterednb.data import FeatureSchema, TaskDataset, discretize
 from clusterednb.decision import LossMatrix, bayes_decision, binary_threshold
@@ -27,6 +28,7 @@ __all__ = [
     "DirichletNB",
     "FeatureSchema",
     "LossMatrix",
+    "ModelAveragingNB",
     "ModelFileError",
     "NoSharingNB",
     "NotFittedError",

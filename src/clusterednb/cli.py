@@ -102,17 +102,27 @@ def _predict(args: argparse.Namespace) -> None:
 
 
 def _evidence(args: argparse.Namespace) -> None:
+    from clusterednb.evidence import compare_models
+
     frame = read_table(args.data)
     features = _feature_columns(frame, args.task, args.label, args.features)
-    rows = []
-    for name in args.models:
-        model = make_model(name, args)
-        model.fit(frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
-        rows.append((MODEL_TITLES[name], model.log_evidence_, model.evidence_kind_))
-    baseline = rows[0][1]
-    print(f"{'model':<20}{'log evidence':>16}{'log BF vs ' + args.models[0]:>16}  kind")
-    for title, value, kind in rows:
-        print(f"{title:<20}{value:>16.4f}{value - baseline:>16.4f}  {kind}")
+    models = {name: make_model(name, args) for name in args.models}
+    table = compare_models(
+        frame[features],
+        frame[args.label].to_numpy(),
+        frame[args.task].to_numpy(),
+        models,
+        conditional=args.conditional,
+        n_temperatures=args.temperatures,
+        n_runs=args.runs,
+        random_state=args.seed,
+    )
+    table.insert(0, "title", [MODEL_TITLES[m] for m in table["model"]])
+    print(table.drop(columns="model").to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print(
+        f"\nlog_bf: against {MODEL_TITLES[args.models[0]]}; posterior_probability: uniform "
+        "prior over these models (indicative when some evidence is a lower bound)."
+    )
 
 
 def _comma_list(text: str) -> list[str]:
@@ -202,6 +212,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=list(MODEL_TITLES),
         help="models to compare; the first is the baseline of the Bayes factors",
     )
+    evidence.add_argument(
+        "--conditional",
+        action="store_true",
+        help="also estimate log P(Y | X) by annealed importance sampling",
+    )
+    evidence.add_argument("--temperatures", type=int, default=1000, help="AIS temperatures")
+    evidence.add_argument("--runs", type=int, default=10, help="AIS runs")
     evidence.set_defaults(run=_evidence)
 
     evaluate = commands.add_parser("evaluate", help="run an evaluation protocol (protocols.md)")

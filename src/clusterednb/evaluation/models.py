@@ -77,7 +77,7 @@ def fit_predict(
         if transductive and hasattr(model, "unlabelled_proba_"):
             # The sampler's Rao-Blackwellised label marginals of exactly these rows (appended
             # last); predict_proba would count each row's own imputed label a second time.
-            return model.unlabelled_proba_[-len(test):, positive]
+            return model.unlabelled_proba_[-len(test) :, positive]
         proba = model.predict_proba(test[features], test["task"].to_numpy())
         return proba[:, positive]
     if name == "lr-task":

@@ -305,6 +305,7 @@ def gibbs_step(
         state.cluster_cells,
         state.cluster_totals,
         data.tables.packed(),
+        1.0,
     )
     if state.labels.size:
         label_probability[:] = 0.0
@@ -320,6 +321,7 @@ def gibbs_step(
             (data.model.alpha, data.cell_prior, data.total_prior),
             rng.random(state.labels.size),
             label_probability,
+            1.0,
         )
         data.refresh(state.labels)
     accepted = sum(split_merge_move(rng, state, data) for _ in range(settings.split_merge_moves))

@@ -123,7 +123,15 @@ def sample_index(log_weights, n, uniform):  # pragma: no cover
 
 @njit(cache=True, nogil=True)
 def sweep_assignments(
-    state, new_cluster_score, log_gamma, uniforms, tasks, cluster_cells, cluster_totals, tables
+    state,
+    new_cluster_score,
+    log_gamma,
+    uniforms,
+    tasks,
+    cluster_cells,
+    cluster_totals,
+    tables,
+    temperature,
 ):  # pragma: no cover
     """One collapsed Gibbs sweep over the tasks (Neal 2000, algorithm 3), in place.
 
@@ -131,7 +139,8 @@ def sweep_assignments(
     marks a task not yet placed (the first sweep then draws from the sequential CRP
     posterior). ``active[:counters[0]]`` lists occupied slots, ``position[slot]`` is a slot's
     index in ``active``, ``free[:counters[1]]`` the empty slots. ``uniforms[u]`` decides
-    task ``u``.
+    task ``u``. The likelihood is raised to ``temperature`` (1 for plain Gibbs; annealed
+    importance sampling uses the tempered targets ``P(z) P(X, Y | z)^τ``).
     """
     assignment, sizes, active, position, free, counters = state
     scores = np.empty(active.shape[0] + 1)
@@ -151,10 +160,10 @@ def sweep_assignments(
         n_active = counters[0]
         for a in range(n_active):
             slot = active[a]
-            scores[a] = log_size[sizes[slot]] + task_log_score(
+            scores[a] = log_size[sizes[slot]] + temperature * task_log_score(
                 task, slot, tasks, cluster_cells, cluster_totals, tables
             )
-        scores[n_active] = log_gamma + new_cluster_score[task]
+        scores[n_active] = log_gamma + temperature * new_cluster_score[task]
         chosen = sample_index(scores, n_active + 1, uniforms[task])
         if chosen == n_active:
             counters[1] -= 1
@@ -196,13 +205,14 @@ def resample_labels(
     priors,
     uniforms,
     probability_sums,
+    temperature,
 ):  # pragma: no cover
     """Resample the labels of unlabelled rows given their tasks' clusters, in place.
 
     ``P(y_i = c | …) ∝ (α_c + m_−i[u, c]) Π_f (β[c,f,x] + N_−i[k,c,f,x]) / (Σ_x β[c,f,x] +
-    T_−i[k,c,f])`` with ``u`` the row's task and ``k`` its cluster. The conditional
-    probabilities are added to ``probability_sums`` (a Rao-Blackwellised estimate of each
-    label's marginal).
+    T_−i[k,c,f])`` with ``u`` the row's task and ``k`` its cluster, raised to ``temperature``
+    (1 for plain Gibbs). The conditional probabilities are added to ``probability_sums`` (a
+    Rao-Blackwellised estimate of each label's marginal).
 
     Parameters
     ----------
@@ -231,7 +241,7 @@ def resample_labels(
                     key = c * n_features + f
                     value += math.log(cell_prior[cell] + cluster_cells[slot, cell])
                     value -= math.log(total_prior[key] + cluster_totals[slot, key])
-            log_p[c] = value
+            log_p[c] = temperature * value
         top = log_p.max()
         norm = top + math.log(np.exp(log_p - top).sum())
         for c in range(n_classes):

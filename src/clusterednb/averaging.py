@@ -1,0 +1,110 @@
+"""Bayesian model averaging of several multi-task models (thesis eq. 3.5–3.8; slides 003)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+
+from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
+from clusterednb.evidence import conditional_evidence
+from clusterednb.exceptions import CNBError, NotFittedError
+from clusterednb.models import TaskNaiveBayes
+
+
+class ModelAveragingNB(ClassifierMixin, BaseEstimator):
+    """Predict with the evidence-weighted average of member models.
+
+    ``P(y | x, D) = Σ_m P(m | D) P(y | x, D, m)`` with ``P(m | D) ∝ P(m) E_m``, where
+    ``E_m`` is the marginal evidence ``P(D | m)`` or the conditional evidence
+    ``P(Y | X, m)`` (which judges only how well a model predicts labels from features).
+
+    Parameters
+    ----------
+    models : mapping of name to estimator
+        Unfitted members (they are cloned), all with the same classes after fitting.
+    weights : {"marginal", "conditional"}, default="marginal"
+        Which evidence weights the members. With lower bounds (Clustered NB by Gibbs or BHC)
+        the weights favour exactly computed members slightly; see ``log_weights_``.
+    prior : mapping of name to float, optional
+        Prior model probabilities (default uniform).
+    n_temperatures, n_runs, random_state
+        Annealed importance sampling settings for ``weights="conditional"``.
+
+    Attributes
+    ----------
+    members_ : dict of name to fitted estimator
+    log_weights_ : dict of name to float
+        Log posterior model probabilities.
+    classes_ : ndarray of shape (n_classes,)
+    """
+
+    def __init__(
+        self,
+        models: Mapping[str, TaskNaiveBayes],
+        weights: str = "marginal",
+        prior: Mapping[str, float] | None = None,
+        n_temperatures: int = 100,
+        n_runs: int = 5,
+        random_state: int | None = None,
+    ) -> None:
+        self.models = models
+        self.weights = weights
+        self.prior = prior
+        self.n_temperatures = n_temperatures
+        self.n_runs = n_runs
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any, tasks: Any) -> ModelAveragingNB:
+        """Fit every member and weigh it by its evidence times its prior."""
+        if self.weights not in ("marginal", "conditional"):
+            raise CNBError(f"weights must be 'marginal' or 'conditional', got {self.weights!r}")
+        if not self.models:
+            raise CNBError("ModelAveragingNB needs at least one member model")
+        self.members_ = {name: clone(m).fit(X, y, tasks) for name, m in self.models.items()}
+        classes = [tuple(m.classes_) for m in self.members_.values()]
+        if len(set(classes)) != 1:
+            raise CNBError(f"the members disagree on the classes: {classes}")
+        self.classes_ = next(iter(self.members_.values())).classes_
+        log_evidence = {}
+        for name, member in self.members_.items():
+            if self.weights == "marginal":
+                log_evidence[name] = float(member.log_evidence_)
+            else:
+                log_evidence[name] = conditional_evidence(
+                    self.models[name],
+                    X,
+                    y,
+                    tasks,
+                    n_temperatures=self.n_temperatures,
+                    n_runs=self.n_runs,
+                    random_state=self.random_state,
+                ).value
+        names = list(self.members_)
+        prior = np.array([1.0 if self.prior is None else self.prior[n] for n in names])
+        log_post = np.array([log_evidence[n] for n in names]) + np.log(prior / prior.sum())
+        log_post -= np.logaddexp.reduce(log_post)
+        self.log_weights_ = dict(zip(names, log_post.tolist(), strict=True))
+        return self
+
+    def predict_log_proba(self, X: Any, tasks: Any) -> np.ndarray:
+        """``log Σ_m P(m | D) P(y | x, D, m)``; shape (n_rows, n_classes)."""
+        if not hasattr(self, "members_"):
+            raise NotFittedError("this ModelAveragingNB is not fitted yet; call fit first")
+        terms = [
+            self.log_weights_[name] + member.predict_log_proba(X, tasks)
+            for name, member in self.members_.items()
+        ]
+        return np.logaddexp.reduce(np.stack(terms), axis=0)
+
+    def predict_proba(self, X: Any, tasks: Any) -> np.ndarray:
+        """Model-averaged ``P(y | x, D)``; rows sum to 1."""
+        return np.exp(self.predict_log_proba(X, tasks))
+
+    def predict(self, X: Any, tasks: Any, loss: LossMatrix | Any = None) -> np.ndarray:
+        """Bayes decisions under ``loss`` (default 0-1) from the averaged predictive."""
+        proba = self.predict_proba(X, tasks)
+        loss = LossMatrix.zero_one(proba.shape[1]) if loss is None else loss
+        return self.classes_[bayes_decision(proba, as_loss_matrix(loss, proba.shape[1]))]
