@@ -163,7 +163,9 @@ def _evaluate(args: argparse.Namespace) -> None:
     elif args.protocol == "curves":
         summary = evaluation.run_learning_curves(dataset, models, repeats=args.repeats, **common)
     elif args.protocol == "evidence":
-        summary = evaluation.run_evidence(dataset, models, repeats=args.repeats, **common)
+        summary = evaluation.run_evidence(
+            dataset, models, repeats=args.repeats, n_temperatures=args.temperatures, **common
+        )
     else:
         summary = evaluation.run_partitions(dataset, ks=ks, **common)
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
@@ -248,6 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="generative models also see the test rows, unlabelled",
     )
     evaluate.add_argument("--bins", type=int, help="quantile bins per continuous feature")
+    evaluate.add_argument(
+        "--temperatures",
+        type=int,
+        default=0,
+        help="evidence protocol: AIS temperatures for log P(Y|X) (0: skip)",
+    )
     evaluate.add_argument("--out", type=Path, required=True, help="output folder")
     evaluate.set_defaults(run=_evaluate)
 

@@ -1,8 +1,8 @@
 """Protocols E (evidence against data size, thesis Fig. 4-5) and P (partitions, Table 4.1).
 
 E fits the generative models on random subsets of every task's rows and records each
-model's log evidence with its kind (exact, lower bound). The conditional evidence
-``log P(Y | X)`` needs annealed importance sampling, which is not built yet.
+model's log evidence with its kind (exact, lower bound) and, on request, the conditional
+evidence ``log P(Y | X)`` by annealed importance sampling.
 
 P subsamples ``k`` rows per task and records the clustered models' MAP partition, the
 posterior of the number of clusters, the co-clustering matrix (heat map) and the BHC tree.
@@ -24,7 +24,16 @@ from clusterednb.evaluation.sweeps import per_task_training_mask
 from clusterednb.evaluation.transfer import discretised
 from clusterednb.exceptions import CNBError
 
-EVIDENCE_COLUMNS = ["fraction", "repetition", "n_rows", "model", "log_evidence", "kind"]
+EVIDENCE_COLUMNS = [
+    "fraction",
+    "repetition",
+    "n_rows",
+    "model",
+    "log_evidence",
+    "kind",
+    "log_conditional",
+    "conditional_stderr",
+]
 PARTITION_COLUMNS = ["k", "model", "task", "cluster"]
 CLUSTERED = ("cnb-bhc", "cnb-gibbs")
 
