@@ -15,6 +15,7 @@ from clusterednb.exceptions import (
 from clusterednb.models import CompleteSharingNB, NoSharingNB
 from clusterednb.observation import DirichletNB
 from clusterednb.persistence import load
+from clusterednb.prototype import PrototypeNB
 from clusterednb.stats import Counts
 
 __version__ = "0.1.0"
@@ -32,6 +33,7 @@ __all__ = [
     "ModelFileError",
     "NoSharingNB",
     "NotFittedError",
+    "PrototypeNB",
     "SchemaError",
     "TaskDataset",
     "UnknownCategoryWarning",
