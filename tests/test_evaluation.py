@@ -13,7 +13,7 @@ from clusterednb.evaluation import transfer as transfer_module
 from clusterednb.evaluation.datasets import EvalDataset, from_frame
 from clusterednb.exceptions import CNBError
 
-ALL_MODELS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "lr-task", "lr-pooled")
+ALL_MODELS = ("ns", "cs", "prototype", "cnb-bhc", "cnb-gibbs", "lr-task", "lr-pooled")
 
 
 @pytest.fixture(scope="module")

@@ -89,3 +89,20 @@ def test_predictions_are_probabilities_and_survive_save_load(tmp_path):
 def test_bad_prior():
     with pytest.raises(ValueError, match="k_shape"):
         PrototypeNB(k_shape=0).fit([[0], [1]], [0, 1], ["a", "a"])
+
+
+def test_empirical_bayes_mode_sits_inside_the_mcmc_posterior():
+    frame = simulate_prototype(np.random.default_rng(0))
+    features = ["f0", "f1", "f2"]
+    mcmc = PrototypeNB(n_samples=150, burn_in=50, random_state=1).fit(
+        frame[features], frame["label"], frame["task"]
+    )
+    mode = PrototypeNB(inference="empirical-bayes").fit(
+        frame[features], frame["label"], frame["task"]
+    )
+    assert mode.strength_samples_.shape == (1, 2, 3)
+    low, high = np.quantile(mcmc.strength_samples_, [0.01, 0.99], axis=0)
+    assert ((low <= mode.strength_samples_[0]) & (mode.strength_samples_[0] <= high)).all()
+    np.testing.assert_allclose(
+        mode.prototype_samples_[0], mcmc.prototype_samples_.mean(axis=0), atol=0.05
+    )

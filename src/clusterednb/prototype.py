@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.optimize import minimize
 from scipy.special import gammaln, logsumexp
 
 from clusterednb.data.schema import FeatureSchema
@@ -81,6 +82,26 @@ def _slice_coordinate(rng: np.random.Generator, value: float, log_density: Any) 
             right = proposal
 
 
+def mode_of_pair(
+    counts: np.ndarray, prior: np.ndarray, k_shape: float, k_rate: float
+) -> tuple[float, np.ndarray]:
+    """The posterior mode of ``(K, θ̄)`` for one pair (L-BFGS in unconstrained coordinates).
+
+    Returns ``(K, θ̄)`` with ``θ̄`` of shape (V_f,).
+    """
+    pooled = counts.sum(axis=0) + prior
+    logits = np.log(pooled / pooled.sum())
+    start = np.concatenate([[np.log(k_shape / k_rate)], (logits - logits[-1])[:-1]])
+
+    def negative(point: np.ndarray) -> float:
+        value = _log_target(point[0], np.append(point[1:], 0.0), counts, prior, k_shape, k_rate)
+        return -value if np.isfinite(value) else 1e300
+
+    best = minimize(negative, start, method="L-BFGS-B").x
+    full = np.append(best[1:], 0.0)
+    return float(np.exp(best[0])), np.exp(full - logsumexp(full))
+
+
 def sample_pair(
     rng: np.random.Generator,
     counts: np.ndarray,
@@ -127,6 +148,11 @@ class PrototypeNB(TaskNaiveBayes):
 
     Parameters
     ----------
+    inference : {"mcmc", "empirical-bayes"}, default="mcmc"
+        ``"mcmc"``: posterior samples of every pair. ``"empirical-bayes"``: the posterior
+        mode of every pair (a fast plug-in; the issue asked for type-II maximum likelihood by
+        Minka's fixed point, but ML puts zero weight on values never seen, an improper
+        Dirichlet; the mode under the model's own priors never does).
     k_shape, k_rate : float, default=(1.0, 0.1)
         Gamma prior (shape, rate) on every strength ``K[y, f]``.
     n_samples : int, default=200
@@ -151,6 +177,7 @@ class PrototypeNB(TaskNaiveBayes):
 
     def __init__(
         self,
+        inference: str = "mcmc",
         k_shape: float = 1.0,
         k_rate: float = 0.1,
         n_samples: int = 200,
@@ -164,6 +191,7 @@ class PrototypeNB(TaskNaiveBayes):
         task_column: str | None = None,
     ) -> None:
         super().__init__(alpha, beta, schema, classes, handle_unknown, task_column)
+        self.inference = inference
         self.k_shape = k_shape
         self.k_rate = k_rate
         self.n_samples = n_samples
@@ -173,6 +201,8 @@ class PrototypeNB(TaskNaiveBayes):
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         if not (self.k_shape > 0 and self.k_rate > 0 and self.n_samples >= 1 and self.burn_in >= 0):
             raise CNBError("need k_shape > 0, k_rate > 0, n_samples >= 1 and burn_in >= 0")
+        if self.inference not in ("mcmc", "empirical-bayes"):
+            raise CNBError(f"inference must be 'mcmc' or 'empirical-bayes', got {self.inference!r}")
         rng = (
             self.random_state
             if isinstance(self.random_state, np.random.Generator)
@@ -181,20 +211,24 @@ class PrototypeNB(TaskNaiveBayes):
         schema = model.schema
         offsets = schema.offsets
         n_classes, n_features = schema.n_classes, schema.n_features
-        strength = np.empty((self.n_samples, n_classes, n_features))
-        prototype = np.empty((self.n_samples, n_classes, schema.n_values_total))
+        n_samples = self.n_samples if self.inference == "mcmc" else 1
+        strength = np.empty((n_samples, n_classes, n_features))
+        prototype = np.empty((n_samples, n_classes, schema.n_values_total))
         for c in range(n_classes):
             for f in range(n_features):
                 cells = slice(offsets[f], offsets[f + 1])
-                strength[:, c, f], prototype[:, c, cells] = sample_pair(
-                    rng,
+                pair = (
                     counts.value_counts[:, c, cells],
                     model.beta[c, cells],
                     self.k_shape,
                     self.k_rate,
-                    self.n_samples,
-                    self.burn_in,
                 )
+                if self.inference == "mcmc":
+                    strength[:, c, f], prototype[:, c, cells] = sample_pair(
+                        rng, *pair, self.n_samples, self.burn_in
+                    )
+                else:
+                    strength[0, c, f], prototype[0, c, cells] = mode_of_pair(*pair)
         self.strength_samples_ = strength
         self.prototype_samples_ = prototype
         return self._posterior(counts), float("nan")

@@ -16,11 +16,15 @@ from sklearn.preprocessing import OneHotEncoder
 from clusterednb.clustered import ClusteredNB
 from clusterednb.exceptions import CNBError
 from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
+from clusterednb.prototype import PrototypeNB
 
 GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
     "ns": lambda seed: NoSharingNB(handle_unknown="ignore"),
     "cs": lambda seed: CompleteSharingNB(handle_unknown="ignore"),
     "cnb-bhc": lambda seed: ClusteredNB(inference="bhc", handle_unknown="ignore"),
+    "prototype": lambda seed: PrototypeNB(
+        n_samples=60, burn_in=20, random_state=seed, handle_unknown="ignore"
+    ),
     "cnb-exact": lambda seed: ClusteredNB(inference="exact", handle_unknown="ignore"),
     "cnb-gibbs": lambda seed: ClusteredNB(
         inference="gibbs",
