@@ -241,6 +241,19 @@ def test_compiled_score_equals_numpy_evidence_difference(rng):
     assert compiled == pytest.approx(expected, abs=1e-10)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_search_finds_the_exact_map_partition_on_small_problems(seed):
+    X, y, tasks = small_population(10 + seed, group_sizes=(3, 3), rows=6)
+    exact = quiet(inference="exact").fit(X, y, tasks)
+    search = quiet(inference="search").fit(X, y, tasks)
+    weights = exact.result_.partition_weights
+    map_partition = exact.result_.partitions[np.argmax(weights)]
+    np.testing.assert_array_equal(search.partition_, map_partition)
+    # log P(D | z*) + log P(z*) = log P(D) + log P(z* | D) for the MAP partition.
+    expected = exact.log_evidence_ + np.log(weights.max())
+    assert search.log_evidence_ == pytest.approx(expected, abs=1e-9)
+
+
 # ---------------------------------------------------------------------------- BHC
 def test_bhc_two_users_equals_exact_evidence(rng):
     frame = random_frame(rng, n_rows=12, n_tasks=2)
@@ -263,7 +276,7 @@ def test_bhc_bound_never_exceeds_exact_evidence(seed):
     exact = quiet(inference="exact", gamma=gamma).fit(
         frame[FEATURES], frame["label"], frame["task"]
     )
-    for engine in ("bhc", "bhc-randomized", "gibbs"):
+    for engine in ("bhc", "bhc-randomized", "gibbs", "search"):
         model = quiet(inference=engine, gamma=gamma, n_sweeps=100, burn_in=10).fit(
             frame[FEATURES], frame["label"], frame["task"]
         )
@@ -300,10 +313,10 @@ def test_planted_partition_is_recovered_and_engines_agree(planted):
     population, X, y, tasks = planted
     models = {
         engine: quiet(inference=engine, n_sweeps=150, burn_in=50).fit(X, y, tasks)
-        for engine in ("gibbs", "bhc", "bhc-randomized")
+        for engine in ("gibbs", "bhc", "bhc-randomized", "search")
     }
     truth = population.labels_for(models["gibbs"].task_ids_)
-    for engine in ("gibbs", "bhc"):
+    for engine in ("gibbs", "bhc", "search"):
         assert adjusted_rand_score(truth, models[engine].partition_) >= 0.9
     proba = {name: m.predict_proba(X, tasks)[:, 1] for name, m in models.items()}
     for a, b in itertools.combinations(proba, 2):

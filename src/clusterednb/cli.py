@@ -26,6 +26,7 @@ MODEL_TITLES = {
     "cs": "Complete-Sharing",
     "cnb-bhc": "Clustered (BHC)",
     "cnb-gibbs": "Clustered (Gibbs)",
+    "cnb-search": "Clustered (search)",
 }
 
 

@@ -14,11 +14,12 @@ from clusterednb.inference.exact import fit_exact
 from clusterednb.inference.gibbs import GibbsSettings, fit_gibbs
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult
+from clusterednb.inference.search import fit_search
 from clusterednb.models import TaskNaiveBayes
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 
-INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact")
+INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search")
 _COCLUSTERING_LIMIT = 20_000
 
 
@@ -38,7 +39,10 @@ class ClusteredNB(TaskNaiveBayes):
         Gibbs sampling over task assignments (and over missing labels), with split–merge
         moves; Rao-Blackwellised predictive. ``"bhc"``: Bayesian Hierarchical Clustering,
         O(U² log U), path-weighted predictive. ``"bhc-randomized"``: randomised BHC,
-        O(U log U), for many tasks.
+        O(U log U), for many tasks. ``"search"``: stochastic search for the best partition
+        (thesis §4.3; conditional-mode moves and greedy merges from several starts); its
+        predictive uses that one partition and its evidence is the bound
+        ``log P(D | z*) + log P(z*)``.
     gamma : float, default=1.0
         DP concentration ``γ`` (the initial value when ``sample_gamma``).
     alpha, beta
@@ -171,6 +175,7 @@ class ClusteredNB(TaskNaiveBayes):
             "bhc-randomized": lambda model, counts: fit_bhc_randomized(
                 model, counts, self.gamma, self._rng()
             ),
+            "search": lambda model, counts: fit_search(model, counts, self.gamma, self._rng()),
         }
 
     def _rng(self) -> np.random.Generator:
