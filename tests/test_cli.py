@@ -110,8 +110,13 @@ def test_evidence_table(data_file):
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    titles = ["No-Sharing", "Complete-Sharing", "Clustered (BHC)", "Clustered (Gibbs)",
-              "Clustered (search)"]
+    titles = [
+        "No-Sharing",
+        "Complete-Sharing",
+        "Clustered (BHC)",
+        "Clustered (Gibbs)",
+        "Clustered (search)",
+    ]
     assert [t for t in titles if any(line.strip().startswith(t) for line in lines)] == titles
     assert "log_conditional" in lines[0] and "lower_bound" in result.stdout
     ns_line = next(line for line in lines if line.strip().startswith("No-Sharing"))

@@ -62,15 +62,21 @@ def _best_merge(state: GibbsState, data: GibbsData) -> bool:
     """Merge the pair of clusters that raises the joint most, if any does."""
     tables = data.tables.packed()
     slots = state.active_slots().copy()
-    single = {int(s): merged_log_ml(state.cluster_cells, state.cluster_totals, int(s), -1,
-                                    tables) for s in slots}
+    single = {
+        int(s): merged_log_ml(state.cluster_cells, state.cluster_totals, int(s), -1, tables)
+        for s in slots
+    }
     best_gain, best_pair = 0.0, None
     for i, a in enumerate(slots):
-        for b in slots[i + 1:]:
+        for b in slots[i + 1 :]:
             na, nb = state.sizes[a], state.sizes[b]
             log_prior = np.log(state.gamma) + lgamma(na) + lgamma(nb) - lgamma(na + nb)
-            gain = (merged_log_ml(state.cluster_cells, state.cluster_totals, int(a), int(b),
-                                  tables) - single[int(a)] - single[int(b)] - log_prior)
+            gain = (
+                merged_log_ml(state.cluster_cells, state.cluster_totals, int(a), int(b), tables)
+                - single[int(a)]
+                - single[int(b)]
+                - log_prior
+            )
             if gain > best_gain:
                 best_gain, best_pair = gain, (int(a), int(b))
     if best_pair is None:
@@ -87,9 +93,14 @@ def _best_merge(state: GibbsState, data: GibbsData) -> bool:
     return True
 
 
-def search_partition(model: DirichletNB, counts: Counts, gamma: float,
-                     rng: np.random.Generator, n_starts: int = 5, max_rounds: int = 100
-                     ) -> tuple[np.ndarray, float]:
+def search_partition(
+    model: DirichletNB,
+    counts: Counts,
+    gamma: float,
+    rng: np.random.Generator,
+    n_starts: int = 5,
+    max_rounds: int = 100,
+) -> tuple[np.ndarray, float]:
     """The best partition found and its ``log P(D_features | z) + log P(z)``.
 
     Returns
@@ -97,13 +108,17 @@ def search_partition(model: DirichletNB, counts: Counts, gamma: float,
     partition : ndarray of shape (n_tasks,), canonical labels
     log_joint : float
     """
-    data = prepare(model, counts, np.zeros((0, model.schema.n_features), dtype=np.int64),
-                   np.zeros(0, dtype=np.int64))
+    data = prepare(
+        model,
+        counts,
+        np.zeros((0, model.schema.n_features), dtype=np.int64),
+        np.zeros(0, dtype=np.int64),
+    )
     n_tasks = counts.n_groups
     starts = [np.zeros(n_tasks, dtype=np.int64), np.arange(n_tasks)]
     starts += [crp_draw(rng, n_tasks, gamma) for _ in range(max(n_starts - 2, 0))]
     best_partition, best_score = starts[0], -np.inf
-    for start in starts[:max(n_starts, 1)]:
+    for start in starts[: max(n_starts, 1)]:
         state = initial_state(rng, data, gamma, start)
         for _ in range(max_rounds):
             moved = _conditional_modes(rng, state, data)
@@ -115,8 +130,9 @@ def search_partition(model: DirichletNB, counts: Counts, gamma: float,
     return best_partition, best_score
 
 
-def fit_search(model: DirichletNB, counts: Counts, gamma: float, rng: np.random.Generator,
-               n_starts: int = 5) -> ClusteringResult:
+def fit_search(
+    model: DirichletNB, counts: Counts, gamma: float, rng: np.random.Generator, n_starts: int = 5
+) -> ClusteringResult:
     """Engine ``"search"``: the best partition found, its clusters' predictive, the bound."""
     partition, log_joint = search_partition(model, counts, gamma, rng, n_starts)
     n_clusters = int(partition.max()) + 1
