@@ -24,8 +24,15 @@ from typing import Literal
 import numpy as np
 from scipy.special import logsumexp
 
-from clusterednb.inference.gibbs import GibbsData, GibbsState, initial_state, prepare
-from clusterednb.inference.gibbs_kernels import merged_log_ml, resample_labels, sweep_assignments
+from clusterednb.inference.gibbs import (
+    GibbsData,
+    GibbsState,
+    feature_log_ml,
+    initial_state,
+    prepare,
+    resample_unlabelled,
+)
+from clusterednb.inference.gibbs_kernels import sweep_assignments
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 
@@ -71,12 +78,8 @@ def crp_draw(rng: np.random.Generator, n_tasks: int, gamma: float) -> np.ndarray
 
 def _log_joint(state: GibbsState, data: GibbsData) -> float:
     """``log P(X, Y | z)`` of the current labels and partition."""
-    tables = data.tables.packed()
-    features = sum(
-        merged_log_ml(state.cluster_cells, state.cluster_totals, int(slot), -1, tables)
-        for slot in state.active_slots()
-    )
-    return float(features + data.model.log_marginal_labels(state.task_label_counts).sum())
+    labels = data.model.log_marginal_labels(state.task_label_counts).sum()
+    return feature_log_ml(state, data) + float(labels)
 
 
 def _run(
@@ -112,21 +115,7 @@ def _run(
                 tau,
             )
         if state.labels.size:
-            resample_labels(
-                data.unlabelled_X,
-                data.unlabelled_task,
-                state.labels,
-                data.model.offsets,
-                state.assignment,
-                state.task_label_counts,
-                state.cluster_cells,
-                state.cluster_totals,
-                (data.model.alpha, data.cell_prior, data.total_prior),
-                rng.random(state.labels.size),
-                scratch,
-                tau,
-            )
-            data.refresh(state.labels)
+            resample_unlabelled(rng, state, data, scratch, tau)
     return log_weight
 
 

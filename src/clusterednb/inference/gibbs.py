@@ -210,6 +210,17 @@ class GibbsState:
         self.counters[0] += 1
         return slot
 
+    def merge_into(self, source: int, target: int) -> None:
+        """Move every task of cluster ``source`` to cluster ``target`` and free ``source``."""
+        self.assignment[self.assignment == source] = target
+        self.cluster_cells[target] += self.cluster_cells[source]
+        self.cluster_totals[target] += self.cluster_totals[source]
+        self.sizes[target] += self.sizes[source]
+        self.cluster_cells[source] = 0
+        self.cluster_totals[source] = 0
+        self.sizes[source] = 0
+        self.release_slot(source)
+
     def release_slot(self, slot: int) -> None:
         last = self.active[self.counters[0] - 1]
         self.active[self.position[slot]] = last
@@ -308,28 +319,52 @@ def gibbs_step(
         1.0,
     )
     if state.labels.size:
-        label_probability[:] = 0.0
-        resample_labels(
-            data.unlabelled_X,
-            data.unlabelled_task,
-            state.labels,
-            data.model.offsets,
-            state.assignment,
-            state.task_label_counts,
-            state.cluster_cells,
-            state.cluster_totals,
-            (data.model.alpha, data.cell_prior, data.total_prior),
-            rng.random(state.labels.size),
-            label_probability,
-            1.0,
-        )
-        data.refresh(state.labels)
+        resample_unlabelled(rng, state, data, label_probability, 1.0)
     accepted = sum(split_merge_move(rng, state, data) for _ in range(settings.split_merge_moves))
     if settings.sample_gamma:
         state.gamma = escobar_west_gamma(
             rng, state.gamma, state.n_clusters, data.n_tasks, settings.gamma_prior
         )
     return {"accepted": accepted, "n_clusters": state.n_clusters, "gamma": state.gamma}
+
+
+def resample_unlabelled(
+    rng: np.random.Generator,
+    state: GibbsState,
+    data: GibbsData,
+    label_probability: np.ndarray,
+    temperature: float,
+) -> None:
+    """Resample every unlabelled row's label (likelihood raised to ``temperature``) and
+    rebuild the tasks' counts; this sweep's conditional probabilities overwrite
+    ``label_probability`` (n_unlabelled, n_classes)."""
+    label_probability[:] = 0.0
+    resample_labels(
+        data.unlabelled_X,
+        data.unlabelled_task,
+        state.labels,
+        data.model.offsets,
+        state.assignment,
+        state.task_label_counts,
+        state.cluster_cells,
+        state.cluster_totals,
+        (data.model.alpha, data.cell_prior, data.total_prior),
+        rng.random(state.labels.size),
+        label_probability,
+        temperature,
+    )
+    data.refresh(state.labels)
+
+
+def feature_log_ml(state: GibbsState, data: GibbsData) -> float:
+    """``Σ_k Σ_{y,f} log DM(N[k, y, f]; β)`` over the occupied clusters of ``state``."""
+    tables = data.tables.packed()
+    return float(
+        sum(
+            merged_log_ml(state.cluster_cells, state.cluster_totals, int(slot), -1, tables)
+            for slot in state.active_slots()
+        )
+    )
 
 
 def escobar_west_gamma(
@@ -416,14 +451,7 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
     )
     if np.log(rng.random()) >= log_ratio:
         return False
-    state.assignment[state.assignment == slot_i] = slot_j
-    state.cluster_cells[slot_j] += state.cluster_cells[slot_i]
-    state.cluster_totals[slot_j] += state.cluster_totals[slot_i]
-    state.sizes[slot_j] += state.sizes[slot_i]
-    state.cluster_cells[slot_i] = 0
-    state.cluster_totals[slot_i] = 0
-    state.sizes[slot_i] = 0
-    state.release_slot(slot_i)
+    state.merge_into(slot_i, slot_j)
     return True
 
 

@@ -14,7 +14,13 @@ from math import lgamma
 import numpy as np
 
 from clusterednb.inference.ais import crp_draw
-from clusterednb.inference.gibbs import GibbsData, GibbsState, initial_state, prepare
+from clusterednb.inference.gibbs import (
+    GibbsData,
+    GibbsState,
+    feature_log_ml,
+    initial_state,
+    prepare,
+)
 from clusterednb.inference.gibbs_kernels import merged_log_ml, move_task, task_log_score
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult
@@ -24,12 +30,7 @@ from clusterednb.stats import Counts
 
 
 def _log_joint(state: GibbsState, data: GibbsData) -> float:
-    tables = data.tables.packed()
-    features = sum(
-        merged_log_ml(state.cluster_cells, state.cluster_totals, int(slot), -1, tables)
-        for slot in state.active_slots()
-    )
-    return float(features + crp_log_prior(state.assignment, state.gamma))
+    return feature_log_ml(state, data) + crp_log_prior(state.assignment, state.gamma)
 
 
 def _conditional_modes(rng: np.random.Generator, state: GibbsState, data: GibbsData) -> bool:
@@ -81,15 +82,7 @@ def _best_merge(state: GibbsState, data: GibbsData) -> bool:
                 best_gain, best_pair = gain, (int(a), int(b))
     if best_pair is None:
         return False
-    a, b = best_pair
-    state.assignment[state.assignment == a] = b
-    state.cluster_cells[b] += state.cluster_cells[a]
-    state.cluster_totals[b] += state.cluster_totals[a]
-    state.sizes[b] += state.sizes[a]
-    state.cluster_cells[a] = 0
-    state.cluster_totals[a] = 0
-    state.sizes[a] = 0
-    state.release_slot(a)
+    state.merge_into(*best_pair)
     return True
 
 
