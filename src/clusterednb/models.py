@@ -298,6 +298,19 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         self.log_evidence_ = float(meta["log_evidence"])
 
 
+def own_counts_posterior(counts: Counts) -> Posterior:
+    """Every task predicts from its own counts; a new task from none (the prior)."""
+    n_tasks = counts.n_groups
+    empty = np.zeros((1, *counts.value_counts.shape[1:]), dtype=np.int64)
+    return Posterior.single(
+        component_counts=np.concatenate([counts.value_counts, empty]),
+        task_label_counts=counts.label_counts,
+        task_component=np.arange(n_tasks),
+        cold_label_counts=np.zeros(counts.label_counts.shape[1], dtype=np.int64),
+        cold_component=n_tasks,
+    )
+
+
 class NoSharingNB(TaskNaiveBayes):
     """One independent naive Bayes per task (No-Sharing).
 
@@ -326,16 +339,7 @@ class NoSharingNB(TaskNaiveBayes):
     """
 
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
-        n_tasks = counts.n_groups
-        empty = np.zeros((1, *counts.value_counts.shape[1:]), dtype=np.int64)
-        posterior = Posterior.single(
-            component_counts=np.concatenate([counts.value_counts, empty]),
-            task_label_counts=counts.label_counts,
-            task_component=np.arange(n_tasks),
-            cold_label_counts=np.zeros(counts.label_counts.shape[1], dtype=np.int64),
-            cold_component=n_tasks,
-        )
-        return posterior, float(model.log_marginal(counts).sum())
+        return own_counts_posterior(counts), float(model.log_marginal(counts).sum())
 
 
 class CompleteSharingNB(TaskNaiveBayes):

@@ -24,7 +24,7 @@ from scipy.special import gammaln, logsumexp
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.posterior import Posterior
-from clusterednb.models import TaskNaiveBayes
+from clusterednb.models import TaskNaiveBayes, own_counts_posterior
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 
@@ -231,20 +231,8 @@ class PrototypeNB(TaskNaiveBayes):
                     strength[0, c, f], prototype[0, c, cells] = mode_of_pair(*pair)
         self.strength_samples_ = strength
         self.prototype_samples_ = prototype
-        return self._posterior(counts), float("nan")
-
-    def _posterior(self, counts: Counts) -> Posterior:
-        # Posterior.single reads one DirichletNB; the per-sample priors enter through
-        # predict_log_proba below, so the stored posterior only carries the counts.
-        n_tasks = counts.n_groups
-        empty = np.zeros((1, *counts.value_counts.shape[1:]), dtype=np.int64)
-        return Posterior.single(
-            component_counts=np.concatenate([counts.value_counts, empty]),
-            task_label_counts=counts.label_counts,
-            task_component=np.arange(n_tasks),
-            cold_label_counts=np.zeros(counts.label_counts.shape[1], dtype=np.int64),
-            cold_component=n_tasks,
-        )
+        # The per-sample priors K θ̄ enter in predict_log_proba; the posterior holds the counts.
+        return own_counts_posterior(counts), float("nan")
 
     def predict_log_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
         """Average over posterior samples of No-Sharing's predictive with ``β = K θ̄``."""

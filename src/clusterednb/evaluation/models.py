@@ -39,6 +39,20 @@ BASELINES = ("lr-task", "lr-pooled")
 MODEL_NAMES = (*GENERATIVE, *BASELINES)
 
 
+def make_generative(name: str, seed: int) -> TaskNaiveBayes:
+    """The unfitted generative model ``name`` with binary classes declared."""
+    return GENERATIVE[name](seed).set_params(classes=[0, 1])
+
+
+def fit_generative(
+    name: str, train: pd.DataFrame, features: list[str], seed: int
+) -> TaskNaiveBayes:
+    """Fit generative model ``name`` on ``train`` (a missing label marks an unlabelled row)."""
+    return make_generative(name, seed).fit(
+        train[features], train["label"].to_numpy(dtype=float), train["task"].to_numpy()
+    )
+
+
 def check_models(names: tuple[str, ...]) -> None:
     """Raise :class:`CNBError` naming any unknown model."""
     unknown = [n for n in names if n not in MODEL_NAMES]
@@ -71,12 +85,9 @@ def fit_predict(
     ndarray of shape (len(test),)
     """
     if name in GENERATIVE:
-        model = GENERATIVE[name](seed).set_params(classes=[0, 1])
         if transductive:
-            unlabelled = test.assign(label=np.nan)
-            train = pd.concat([train, unlabelled], ignore_index=True)
-        labels = train["label"].to_numpy(dtype=float)
-        model.fit(train[features], labels, train["task"].to_numpy())
+            train = pd.concat([train, test.assign(label=np.nan)], ignore_index=True)
+        model = fit_generative(name, train, features, seed)
         positive = list(model.classes_).index(1)
         if transductive and hasattr(model, "unlabelled_proba_"):
             # The sampler's Rao-Blackwellised label marginals of exactly these rows (appended

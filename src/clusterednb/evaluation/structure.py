@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.evaluation.datasets import EvalDataset
-from clusterednb.evaluation.models import GENERATIVE
+from clusterednb.evaluation.models import GENERATIVE, fit_generative
 from clusterednb.evaluation.plots import plot_coclustering, plot_dendrogram, plot_evidence
 from clusterednb.evaluation.runner import run_cells
 from clusterednb.evaluation.store import CellStore
@@ -38,13 +38,6 @@ PARTITION_COLUMNS = ["k", "model", "task", "cluster"]
 CLUSTERED = ("cnb-bhc", "cnb-gibbs")
 
 
-def _fit(name: str, frame: pd.DataFrame, dataset: EvalDataset, seed: int):
-    model = GENERATIVE[name](seed).set_params(classes=[0, 1])
-    return model.fit(
-        frame[dataset.features], frame["label"].to_numpy(dtype=float), frame["task"].to_numpy()
-    )
-
-
 def _subset(dataset: EvalDataset, fraction: float, rng: np.random.Generator) -> pd.DataFrame:
     frame = dataset.frame[dataset.frame["label"].notna()].reset_index(drop=True)
     mask = per_task_training_mask(frame["task"].to_numpy(), rng, fraction, min_test=0)
@@ -59,7 +52,7 @@ def evidence_cell(
     subset = _subset(dataset, fraction, np.random.default_rng([seed, repetition, 3]))
     rows = []
     for name in models:
-        model = _fit(name, subset, dataset, seed + repetition)
+        model = fit_generative(name, subset, dataset.features, seed + repetition)
         rows.append(
             {
                 "fraction": fraction,
@@ -144,7 +137,7 @@ def partition_cell(dataset: EvalDataset, seed: int, k: int, out_dir: str) -> lis
     subset, _ = discretised(dataset, frame[keep], frame[keep])
     rows, extra = [], []
     for name in CLUSTERED:
-        model = _fit(name, subset, dataset, seed)
+        model = fit_generative(name, subset, dataset.features, seed)
         labels = [str(t) for t in model.task_ids_]
         rows += [
             {"k": k, "model": name, "task": t, "cluster": int(c)}
