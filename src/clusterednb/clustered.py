@@ -59,9 +59,16 @@ class ClusteredNB(TaskNaiveBayes):
         ``(shape, rate)`` of the Gamma prior on ``γ``.
     split_merge : bool or int, default=True
         Split–merge moves per sweep (Jain & Neal 2004): ``True`` means 3, ``False`` none.
-    semi_supervised : {"auto", True, False}, default="auto"
-        Resample the labels of unlabelled training rows in the Gibbs sampler (``"auto"``:
-        whenever there are such rows). The exact and BHC engines ignore unlabelled rows.
+    semi_supervised : {"auto", "gibbs", True, "em", False}, default="auto"
+        What unlabelled training rows do. ``"gibbs"`` (or ``True``): the Gibbs engine
+        resamples their labels along with the partition (other engines refuse it).
+        ``"em"``: any engine finds the partition from the labelled rows, then EM gives the
+        MAP parameters of that partition's clusters with the unlabelled rows' labels as
+        missing data (a point fit; the predictive uses that one partition). ``"auto"``:
+        ``"gibbs"`` with the Gibbs engine, otherwise the rows are not used. ``False``: not
+        used.
+    n_iter : int, default=100
+        EM iterations (``semi_supervised="em"``).
     random_state : int, numpy.random.Generator or None
         Seed of the only source of randomness.
     progress : bool, default=True
@@ -139,6 +146,7 @@ class ClusteredNB(TaskNaiveBayes):
         gamma_prior: tuple[float, float] = (1.0, 1.0),
         split_merge: bool | int = True,
         semi_supervised: bool | str = "auto",
+        n_iter: int = 100,
         random_state: int | np.random.Generator | None = None,
         progress: bool = True,
         schema: FeatureSchema | None = None,
@@ -146,7 +154,17 @@ class ClusteredNB(TaskNaiveBayes):
         handle_unknown: str = "warn",
         task_column: str | None = None,
     ) -> None:
-        super().__init__(alpha, beta, schema, classes, handle_unknown, task_column)
+        super().__init__(
+            alpha,
+            beta,
+            schema,
+            classes,
+            handle_unknown,
+            task_column,
+            semi_supervised=semi_supervised,
+            n_iter=n_iter,
+            random_state=random_state,
+        )
         self.inference = inference
         self.gamma = gamma
         self.n_sweeps = n_sweeps
@@ -155,8 +173,6 @@ class ClusteredNB(TaskNaiveBayes):
         self.sample_gamma = sample_gamma
         self.gamma_prior = gamma_prior
         self.split_merge = split_merge
-        self.semi_supervised = semi_supervised
-        self.random_state = random_state
         self.progress = progress
 
     # ------------------------------------------------------------------ inference
@@ -178,10 +194,27 @@ class ClusteredNB(TaskNaiveBayes):
             "search": lambda model, counts: fit_search(model, counts, self.gamma, self._rng()),
         }
 
-    def _rng(self) -> np.random.Generator:
-        if isinstance(self.random_state, np.random.Generator):
-            return self.random_state
-        return np.random.default_rng(self.random_state)
+    def _semi_supervised_mode(self) -> str | None:
+        mode = super()._semi_supervised_mode()
+        if mode == "gibbs" and self.inference != "gibbs":
+            if self.semi_supervised == "auto":
+                return None
+            raise CNBError(
+                f"semi_supervised={self.semi_supervised!r} needs inference='gibbs'; "
+                f"with inference={self.inference!r} use semi_supervised='em'"
+            )
+        return mode
+
+    def _infer_gibbs(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        return self._infer(model, counts)  # the sampler resamples the missing labels itself
+
+    def _groups(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
+        return np.arange(counts.n_groups), self.partition_
+
+    def _grouped_posterior(
+        self, model: DirichletNB, counts: Counts, feature_group: np.ndarray
+    ) -> Posterior:
+        return Posterior.of_partition(counts, feature_group, self.gamma)
 
     def _run_gibbs(self, model: DirichletNB, counts: Counts) -> ClusteringResult:
         warm = getattr(self, "result_", None)
@@ -202,7 +235,7 @@ class ClusteredNB(TaskNaiveBayes):
             progress=self.progress,
         )
         # Without semi-supervision the unlabelled rows are not part of the data at all.
-        rows = slice(None) if self.semi_supervised in ("auto", True) else slice(0, 0)
+        rows = slice(None) if self._semi_supervised_mode() == "gibbs" else slice(0, 0)
         return fit_gibbs(
             model,
             counts,
@@ -227,10 +260,6 @@ class ClusteredNB(TaskNaiveBayes):
         if self.burn_in >= self.n_sweeps:
             raise CNBError(
                 f"burn_in ({self.burn_in}) must be smaller than n_sweeps ({self.n_sweeps})"
-            )
-        if self.semi_supervised not in ("auto", True, False):
-            raise CNBError(
-                f"semi_supervised must be 'auto', True or False, got {self.semi_supervised!r}"
             )
 
     def _publish(self, result: ClusteringResult) -> None:

@@ -57,9 +57,7 @@ def _labelled_fit(model: TaskNaiveBayes, X: Any, y: Any, tasks: Any) -> TaskNaiv
     labels = pd.Series(np.asarray(y, dtype=object))
     keep = labels.notna().to_numpy()
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
-    fitted = clone(model)
-    if isinstance(fitted, ClusteredNB):
-        fitted.set_params(semi_supervised=False)
+    fitted = clone(model).set_params(semi_supervised=False)
     return fitted.fit(frame[keep], labels[keep].to_numpy(), np.asarray(tasks, dtype=object)[keep])
 
 

@@ -13,10 +13,15 @@ from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
 from clusterednb.data.io import as_feature_input
 from clusterednb.data.schema import FeatureSchema, as_vector
 from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
-from clusterednb.exceptions import DataError, NotFittedError, SchemaError
+from clusterednb.exceptions import CNBError, DataError, NotFittedError, SchemaError
+from clusterednb.inference.em import fit_em
+from clusterednb.inference.labels import LabelSampler, sweep_with_model
 from clusterednb.inference.posterior import Posterior
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
+
+SEMI_SUPERVISED = (False, True, "gibbs", "em", "auto")
+_OPTIONAL_ARRAYS = ("unlabelled_proba", "em_objective")
 
 
 class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
@@ -43,6 +48,18 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
     task_column : str, optional
         When ``tasks`` is not passed, take the task ids from this column of ``X`` (for use
         inside scikit-learn pipelines).
+    semi_supervised : {False, "gibbs", "em", "auto", True}, default=False
+        What the unlabelled training rows (label NaN/None) do. ``False``: nothing (they are
+        kept, so a later change of mind needs no refit of the data). ``"gibbs"`` (or
+        ``True``): collapsed Gibbs sampling of their labels; the predictive averages over
+        ``n_iter`` retained sweeps after ``n_iter // 4`` burn-in. ``"em"``: expectation–
+        maximisation for the MAP parameters (:mod:`clusterednb.inference.em`), at most
+        ``n_iter`` iterations. ``"auto"``: ``"gibbs"`` when there are unlabelled rows.
+        ``log_evidence_`` is always that of the labelled rows.
+    n_iter : int, default=100
+        EM iterations, or retained Gibbs sweeps over the missing labels.
+    random_state : int, numpy.random.Generator or None
+        Seed of the Gibbs sampler over missing labels (the only randomness of these models).
     """
 
     evidence_kind_: ClassVar[str] = "exact"
@@ -55,6 +72,9 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         classes: Any = None,
         handle_unknown: str = "warn",
         task_column: str | None = None,
+        semi_supervised: bool | str = False,
+        n_iter: int = 100,
+        random_state: int | np.random.Generator | None = None,
     ) -> None:
         self.alpha = alpha
         self.beta = beta
@@ -62,6 +82,9 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         self.classes = classes
         self.handle_unknown = handle_unknown
         self.task_column = task_column
+        self.semi_supervised = semi_supervised
+        self.n_iter = n_iter
+        self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, y: Any, tasks: Any = None) -> TaskNaiveBayes:
@@ -72,8 +95,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         X : DataFrame or array-like of shape (n_rows, n_features)
             Raw feature values; NaN or None is a missing value (marginalised out).
         y : array-like of shape (n_rows,)
-            Labels; NaN or None marks an unlabelled row. No-Sharing and Complete-Sharing
-            ignore unlabelled rows.
+            Labels; NaN or None marks an unlabelled row (used as ``semi_supervised`` says).
         tasks : array-like of shape (n_rows,)
             Task (user) id of each row, any hashable type.
 
@@ -172,7 +194,79 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
 
     def _set_fitted_attributes(self) -> None:
         self._set_schema_attributes()
-        self.posterior_, self.log_evidence_ = self._infer(self.observation_, self.counts_)
+        mode = self._semi_supervised_mode()
+        for attribute in ("unlabelled_proba_", "em_objective_", "label_samples_"):
+            if hasattr(self, attribute):
+                delattr(self, attribute)
+        if mode == "em":
+            self.posterior_, self.log_evidence_ = self._infer_em(self.observation_, self.counts_)
+        elif mode == "gibbs":
+            self.posterior_, self.log_evidence_ = self._infer_gibbs(self.observation_, self.counts_)
+        else:
+            self.posterior_, self.log_evidence_ = self._infer(self.observation_, self.counts_)
+
+    def _semi_supervised_mode(self) -> str | None:
+        """``"gibbs"``, ``"em"`` or None (unlabelled rows unused, or none there)."""
+        value = self.semi_supervised
+        if value not in SEMI_SUPERVISED:
+            raise CNBError(f"semi_supervised must be one of {SEMI_SUPERVISED}, got {value!r}")
+        if isinstance(self.n_iter, bool) or not (isinstance(self.n_iter, int) and self.n_iter >= 1):
+            raise CNBError(f"n_iter must be a positive integer, got {self.n_iter!r}")
+        if value is False or self.unlabelled_X_.shape[0] == 0:
+            return None
+        return "em" if value == "em" else "gibbs"
+
+    def _rng(self) -> np.random.Generator:
+        if isinstance(self.random_state, np.random.Generator):
+            return self.random_state
+        return np.random.default_rng(self.random_state)
+
+    def _groups(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
+        """Label group and feature group of each task (the sharing structure)."""
+        raise NotImplementedError
+
+    def _grouped_posterior(
+        self, model: DirichletNB, counts: Counts, feature_group: np.ndarray
+    ) -> Posterior:
+        """The predictive of per-task counts (labelled plus imputed or expected)."""
+        return self._infer(model, counts)[0]
+
+    def _infer_em(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        """MAP fit by EM over the missing labels; the evidence is the labelled rows'."""
+        log_evidence = self._infer(model, counts)[1]
+        label_group, feature_group = self._groups(counts)
+        result = fit_em(
+            model,
+            counts,
+            self.unlabelled_X_,
+            self.unlabelled_task_,
+            label_group,
+            feature_group,
+            max_iter=self.n_iter,
+        )
+        self.em_objective_ = result.objective
+        self.unlabelled_proba_ = result.responsibilities
+        return self._grouped_posterior(model, result.counts, feature_group), log_evidence
+
+    def _infer_gibbs(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        """Average the predictive over Gibbs samples of the missing labels."""
+        log_evidence = self._infer(model, counts)[1]
+        label_group, feature_group = self._groups(counts)
+        rows, task = self.unlabelled_X_, self.unlabelled_task_
+        sampler = LabelSampler.start(counts, model.offsets, rows, task, label_group, feature_group)
+        rng = self._rng()
+        members = []
+        burn_in = self.n_iter // 4
+        for sweep in range(burn_in + self.n_iter):
+            if sweep == burn_in:
+                sampler.marginals[:] = 0.0
+            sweep_with_model(rng, sampler, model)
+            if sweep >= burn_in:
+                members.append(
+                    self._grouped_posterior(model, sampler.task_counts(counts, task), feature_group)
+                )
+        self.unlabelled_proba_ = sampler.marginals / self.n_iter
+        return Posterior.average(members), log_evidence
 
     def _set_schema_attributes(self) -> None:
         """Attributes that follow from ``schema_`` and the hyperparameters."""
@@ -276,6 +370,9 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
             "unlabelled_task": self.unlabelled_task_,
         }
         arrays.update({f"posterior_{k}": v for k, v in self.posterior_.to_arrays().items()})
+        for name in _OPTIONAL_ARRAYS:
+            if hasattr(self, f"{name}_"):
+                arrays[name] = getattr(self, f"{name}_")
         meta = {"log_evidence": float(self.log_evidence_)}
         return meta, arrays
 
@@ -296,6 +393,9 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
             {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
         )
         self.log_evidence_ = float(meta["log_evidence"])
+        for name in _OPTIONAL_ARRAYS:
+            if name in arrays:
+                setattr(self, f"{name}_", arrays[name])
 
 
 def own_counts_posterior(counts: Counts) -> Posterior:
@@ -315,8 +415,9 @@ class NoSharingNB(TaskNaiveBayes):
     """One independent naive Bayes per task (No-Sharing).
 
     Each task ``u`` has its own ``φ_u ~ Dir(α)`` and ``θ[u, y, f] ~ Dir(β[y, f])``. A task
-    never seen in training gets the prior predictive (no counts). Unlabelled rows are ignored.
-    Parameters are those of :class:`TaskNaiveBayes`.
+    never seen in training gets the prior predictive (no counts). Unlabelled rows are used
+    as ``semi_supervised`` says (by default not at all). Parameters are those of
+    :class:`TaskNaiveBayes`.
 
     Attributes
     ----------
@@ -325,7 +426,12 @@ class NoSharingNB(TaskNaiveBayes):
     task_ids_ : ndarray of shape (n_tasks,)
     counts_ : Counts with n_tasks groups
     log_evidence_ : float
-        Exact ``log P(D | NS) = Σ_u log P(D_u)``.
+        Exact ``log P(D | NS) = Σ_u log P(D_u)`` of the labelled rows.
+    unlabelled_proba_ : ndarray of shape (n_unlabelled, n_classes)
+        With ``semi_supervised``: label probabilities of the unlabelled training rows (EM
+        responsibilities, or Gibbs marginals averaged over sweeps).
+    em_objective_ : ndarray of shape (n_iterations + 1,)
+        With ``semi_supervised="em"``: the log posterior density after each iteration.
 
     Notes
     -----
@@ -341,19 +447,26 @@ class NoSharingNB(TaskNaiveBayes):
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         return own_counts_posterior(counts), float(model.log_marginal(counts).sum())
 
+    def _groups(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
+        alone = np.arange(counts.n_groups)
+        return alone, alone
+
 
 class CompleteSharingNB(TaskNaiveBayes):
     """One naive Bayes for every task (Complete-Sharing): the tasks' counts are pooled.
 
     The label marginal is pooled too. A task never seen in training is predicted like any
-    other. Unlabelled rows are ignored. Parameters are those of :class:`TaskNaiveBayes`.
+    other. Unlabelled rows are used as ``semi_supervised`` says (by default not at all).
+    Parameters are those of :class:`TaskNaiveBayes`.
 
     Attributes
     ----------
     classes_, schema_, task_ids_, counts_
         As in :class:`NoSharingNB`.
     log_evidence_ : float
-        Exact ``log P(D | CS)``: the evidence of the pooled counts.
+        Exact ``log P(D | CS)``: the evidence of the pooled counts of the labelled rows.
+    unlabelled_proba_, em_objective_
+        As in :class:`NoSharingNB`.
     feature_log_prob_ : list of ndarray of shape (n_classes, V_f)
         Predictive log P(x_f | y) per feature (as scikit-learn's ``CategoricalNB``).
     class_log_prior_ : ndarray of shape (n_classes,)
@@ -369,6 +482,10 @@ class CompleteSharingNB(TaskNaiveBayes):
             cold_component=0,
         )
         return posterior, float(model.log_marginal(pooled)[0])
+
+    def _groups(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
+        together = np.zeros(counts.n_groups, dtype=np.int64)
+        return together, together
 
     @property
     def feature_log_prob_(self) -> list[np.ndarray]:

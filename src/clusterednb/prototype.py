@@ -23,6 +23,8 @@ from scipy.special import gammaln, logsumexp
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
+from clusterednb.inference.em import expected_counts
+from clusterednb.inference.labels import LabelSampler
 from clusterednb.inference.posterior import Posterior
 from clusterednb.models import TaskNaiveBayes, own_counts_posterior
 from clusterednb.observation import DirichletNB
@@ -39,23 +41,41 @@ def _log_target(
     prior: np.ndarray,
     k_shape: float,
     k_rate: float,
+    temperature: float = 1.0,
 ) -> float:
     """Log posterior density of one (class, feature) pair in unconstrained coordinates.
 
     ``counts``: (n_tasks, V_f) value counts; ``prior``: β (V_f,). With ``θ̄ =
     softmax(logits)`` and ``K = exp(log_k)`` the density is
-    ``Σ β log θ̄ + shape log K − rate K + Σ_u log DM(n_u; K θ̄)`` (Jacobians included).
+    ``Σ β log θ̄ + shape log K − rate K + τ Σ_u log DM(n_u; K θ̄)`` (Jacobians included;
+    ``τ = temperature`` is 1 except in annealing).
     """
+    return _log_prior(log_k, logits, prior, k_shape, k_rate) + temperature * pair_log_likelihood(
+        log_k, logits, counts
+    )
+
+
+def _log_prior(
+    log_k: float, logits: np.ndarray, prior: np.ndarray, k_shape: float, k_rate: float
+) -> float:
+    """Unnormalised log prior density of ``(log K, logits)``."""
+    log_theta = logits - logsumexp(logits)
+    return float((prior * log_theta).sum() + k_shape * log_k - k_rate * np.exp(log_k))
+
+
+def pair_log_likelihood(log_k: float, logits: np.ndarray, counts: np.ndarray) -> float:
+    """``Σ_u log DM(n_u; K θ̄)`` for value counts of shape (n_tasks, V_f); −inf if underflowed."""
     log_theta = logits - logsumexp(logits)
     k = np.exp(log_k)
     a = k * np.exp(log_theta)
     totals = counts.sum(axis=1)
     used = totals > 0
-    log_dm = (
-        (gammaln(a + counts[used]) - gammaln(a)).sum(axis=1)
-        - (gammaln(k + totals[used]) - gammaln(k))
-    ).sum()
-    value = float((prior * log_theta).sum() + k_shape * log_k - k_rate * k + log_dm)
+    value = float(
+        (
+            (gammaln(a + counts[used]) - gammaln(a)).sum(axis=1)
+            - (gammaln(k + totals[used]) - gammaln(k))
+        ).sum()
+    )
     return value if np.isfinite(value) else -np.inf  # underflowed corner: zero density
 
 
@@ -89,9 +109,8 @@ def mode_of_pair(
 
     Returns ``(K, θ̄)`` with ``θ̄`` of shape (V_f,).
     """
-    pooled = counts.sum(axis=0) + prior
-    logits = np.log(pooled / pooled.sum())
-    start = np.concatenate([[np.log(k_shape / k_rate)], (logits - logits[-1])[:-1]])
+    log_k, logits = start_pair(counts, prior, k_shape, k_rate)
+    start = np.concatenate([[log_k], logits[:-1]])
 
     def negative(point: np.ndarray) -> float:
         value = _log_target(point[0], np.append(point[1:], 0.0), counts, prior, k_shape, k_rate)
@@ -100,6 +119,43 @@ def mode_of_pair(
     best = minimize(negative, start, method="L-BFGS-B").x
     full = np.append(best[1:], 0.0)
     return float(np.exp(best[0])), np.exp(full - logsumexp(full))
+
+
+def update_pair(
+    rng: np.random.Generator,
+    log_k: float,
+    logits: np.ndarray,
+    counts: np.ndarray,
+    prior: np.ndarray,
+    k_shape: float,
+    k_rate: float,
+    temperature: float = 1.0,
+) -> float:
+    """One slice-sampling sweep over ``log K`` and the free logits (``logits`` in place).
+
+    Returns the new ``log K``.
+    """
+    log_k = _slice_coordinate(
+        rng, log_k, lambda v: _log_target(v, logits, counts, prior, k_shape, k_rate, temperature)
+    )
+    for x in range(logits.size - 1):
+
+        def density(v: float, x: int = x) -> float:
+            trial = logits.copy()
+            trial[x] = v
+            return _log_target(log_k, trial, counts, prior, k_shape, k_rate, temperature)
+
+        logits[x] = _slice_coordinate(rng, logits[x], density)
+    return log_k
+
+
+def start_pair(
+    counts: np.ndarray, prior: np.ndarray, k_shape: float, k_rate: float
+) -> tuple[float, np.ndarray]:
+    """A starting point: the pooled predictive as prototype, the prior mean of ``K``."""
+    pooled = counts.sum(axis=0) + prior
+    logits = np.log(pooled / pooled.sum())
+    return float(np.log(k_shape / k_rate)), logits - logits[-1]
 
 
 def sample_pair(
@@ -118,25 +174,11 @@ def sample_pair(
     strength : ndarray of shape (n_samples,)
     prototype : ndarray of shape (n_samples, V_f)
     """
-    n_values = counts.shape[1]
-    pooled = counts.sum(axis=0) + prior
-    logits = np.log(pooled / pooled.sum())
-    logits -= logits[-1]
-    log_k = np.log(k_shape / k_rate)
+    log_k, logits = start_pair(counts, prior, k_shape, k_rate)
     strength = np.empty(n_samples)
-    prototype = np.empty((n_samples, n_values))
+    prototype = np.empty((n_samples, counts.shape[1]))
     for step in range(burn_in + n_samples):
-        log_k = _slice_coordinate(
-            rng, log_k, lambda v: _log_target(v, logits, counts, prior, k_shape, k_rate)
-        )
-        for x in range(n_values - 1):
-
-            def density(v: float, x: int = x, log_k: float = log_k) -> float:
-                trial = logits.copy()
-                trial[x] = v
-                return _log_target(log_k, trial, counts, prior, k_shape, k_rate)
-
-            logits[x] = _slice_coordinate(rng, logits[x], density)
+        log_k = update_pair(rng, log_k, logits, counts, prior, k_shape, k_rate)
         if step >= burn_in:
             strength[step - burn_in] = np.exp(log_k)
             prototype[step - burn_in] = np.exp(logits - logsumexp(logits))
@@ -159,6 +201,15 @@ class PrototypeNB(TaskNaiveBayes):
         Retained MCMC samples (each a full sweep over every (class, feature) pair).
     burn_in : int, default=50
     random_state : int, Generator or None
+    semi_supervised : {False, "gibbs", "em", "auto", True}, default=False
+        ``"gibbs"`` (needs ``inference="mcmc"``): each MCMC sweep also resamples the
+        unlabelled rows' labels given the current prototypes. ``"em"`` (needs
+        ``inference="empirical-bayes"``): alternate the rows' label probabilities under the
+        current fit with a refit on the expected counts, at most ``n_iter`` times, until
+        the probabilities move by less than 1e-9 (a fixed-point iteration; unlike the
+        other models' EM it has no monotone objective, because the plug-in mode of ``(K,
+        θ̄)`` is not a maximisation of the per-task parameters too).
+    n_iter : int, default=100
     alpha, beta, schema, classes, handle_unknown, task_column
         As in :class:`~clusterednb.NoSharingNB` (``beta`` is the Dirichlet prior of the
         prototypes; a scalar or one value per feature).
@@ -169,8 +220,13 @@ class PrototypeNB(TaskNaiveBayes):
         Posterior samples of ``K``.
     prototype_samples_ : ndarray of shape (n_samples, n_classes, n_values_total)
         Posterior samples of ``θ̄`` on the flat value axis.
+    label_samples_ : ndarray of shape (n_samples, n_unlabelled)
+        With ``semi_supervised="gibbs"``: the unlabelled rows' labels in each sample.
+    unlabelled_proba_ : ndarray of shape (n_unlabelled, n_classes)
+        With ``semi_supervised``: label probabilities of the unlabelled training rows.
     log_evidence_ : float
-        Not computed for this model (NaN; ``evidence_kind_ = "not_computed"``).
+        Not computed at fit (NaN; ``evidence_kind_ = "not_computed"``): it needs annealed
+        importance sampling, see :func:`clusterednb.evidence.marginal_evidence`.
     """
 
     evidence_kind_ = "not_computed"
@@ -189,62 +245,187 @@ class PrototypeNB(TaskNaiveBayes):
         classes: Any = None,
         handle_unknown: str = "warn",
         task_column: str | None = None,
+        semi_supervised: bool | str = False,
+        n_iter: int = 100,
     ) -> None:
-        super().__init__(alpha, beta, schema, classes, handle_unknown, task_column)
+        super().__init__(
+            alpha,
+            beta,
+            schema,
+            classes,
+            handle_unknown,
+            task_column,
+            semi_supervised=semi_supervised,
+            n_iter=n_iter,
+            random_state=random_state,
+        )
         self.inference = inference
         self.k_shape = k_shape
         self.k_rate = k_rate
         self.n_samples = n_samples
         self.burn_in = burn_in
-        self.random_state = random_state
 
-    def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+    def _check_settings(self) -> None:
         if not (self.k_shape > 0 and self.k_rate > 0 and self.n_samples >= 1 and self.burn_in >= 0):
             raise CNBError("need k_shape > 0, k_rate > 0, n_samples >= 1 and burn_in >= 0")
         if self.inference not in ("mcmc", "empirical-bayes"):
             raise CNBError(f"inference must be 'mcmc' or 'empirical-bayes', got {self.inference!r}")
-        rng = (
-            self.random_state
-            if isinstance(self.random_state, np.random.Generator)
-            else np.random.default_rng(self.random_state)
-        )
+
+    def _groups(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
+        alone = np.arange(counts.n_groups)
+        return alone, alone
+
+    def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        self._check_settings()
+        if self.inference == "mcmc":
+            self._sample(model, counts, None)
+        else:
+            self._fit_modes(model, counts)
+        # The per-sample priors K θ̄ enter in predict_log_proba; the posterior holds the counts.
+        return own_counts_posterior(counts), float("nan")
+
+    def _fit_modes(self, model: DirichletNB, counts: Counts) -> None:
         schema = model.schema
-        offsets = schema.offsets
-        n_classes, n_features = schema.n_classes, schema.n_features
-        n_samples = self.n_samples if self.inference == "mcmc" else 1
-        strength = np.empty((n_samples, n_classes, n_features))
-        prototype = np.empty((n_samples, n_classes, schema.n_values_total))
-        for c in range(n_classes):
-            for f in range(n_features):
-                cells = slice(offsets[f], offsets[f + 1])
-                pair = (
-                    counts.value_counts[:, c, cells],
+        strength = np.empty((1, schema.n_classes, schema.n_features))
+        prototype = np.empty((1, schema.n_classes, schema.n_values_total))
+        for c, f, cells in _pairs(schema):
+            strength[0, c, f], prototype[0, c, cells] = mode_of_pair(
+                counts.value_counts[:, c, cells], model.beta[c, cells], self.k_shape, self.k_rate
+            )
+        self.strength_samples_, self.prototype_samples_ = strength, prototype
+
+    def _sample(self, model: DirichletNB, counts: Counts, sampler: LabelSampler | None) -> None:
+        """MCMC over every pair (and over the missing labels when ``sampler`` is given)."""
+        rng = self._rng()
+        schema = model.schema
+        pairs = list(_pairs(schema))
+        value_counts = counts.value_counts if sampler is None else sampler.value_counts
+        if sampler is not None:
+            self._sweep_labels(rng, sampler, model, *self._prior_state(pairs), pairs)
+        states = [
+            start_pair(value_counts[:, c, cells], model.beta[c, cells], self.k_shape, self.k_rate)
+            for c, f, cells in pairs
+        ]
+        logits = [state[1] for state in states]
+        log_k = np.array([state[0] for state in states])
+        strength = np.empty((self.n_samples, schema.n_classes, schema.n_features))
+        prototype = np.empty((self.n_samples, schema.n_classes, schema.n_values_total))
+        labels = []
+        for step in range(self.burn_in + self.n_samples):
+            for i, (c, _f, cells) in enumerate(pairs):
+                log_k[i] = update_pair(
+                    rng,
+                    log_k[i],
+                    logits[i],
+                    value_counts[:, c, cells],
                     model.beta[c, cells],
                     self.k_shape,
                     self.k_rate,
                 )
-                if self.inference == "mcmc":
-                    strength[:, c, f], prototype[:, c, cells] = sample_pair(
-                        rng, *pair, self.n_samples, self.burn_in
-                    )
-                else:
-                    strength[0, c, f], prototype[0, c, cells] = mode_of_pair(*pair)
-        self.strength_samples_ = strength
-        self.prototype_samples_ = prototype
-        # The per-sample priors K θ̄ enter in predict_log_proba; the posterior holds the counts.
+            if sampler is not None:
+                if step == self.burn_in:
+                    sampler.marginals[:] = 0.0
+                self._sweep_labels(rng, sampler, model, log_k, logits, pairs)
+            if step >= self.burn_in:
+                kept = step - self.burn_in
+                for i, (c, f, cells) in enumerate(pairs):
+                    strength[kept, c, f] = np.exp(log_k[i])
+                    prototype[kept, c, cells] = np.exp(logits[i] - logsumexp(logits[i]))
+                if sampler is not None:
+                    labels.append(sampler.labels.copy())
+        self.strength_samples_, self.prototype_samples_ = strength, prototype
+        if sampler is not None:
+            self.label_samples_ = np.array(labels)
+            self.unlabelled_proba_ = sampler.marginals / self.n_samples
+
+    def _prior_state(self, pairs: list) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``K`` at its prior mean and uniform prototypes (for the first label sweep)."""
+        log_k = np.full(len(pairs), np.log(self.k_shape / self.k_rate))
+        return log_k, [np.zeros(cells.stop - cells.start) for _, _, cells in pairs]
+
+    def _sweep_labels(
+        self,
+        rng: np.random.Generator,
+        sampler: LabelSampler,
+        model: DirichletNB,
+        log_k: np.ndarray,
+        logits: list[np.ndarray],
+        pairs: list,
+    ) -> None:
+        beta = np.empty_like(model.beta)
+        beta_totals = np.empty((model.schema.n_classes, model.schema.n_features))
+        for i, (c, f, cells) in enumerate(pairs):
+            beta[c, cells] = np.exp(log_k[i] + logits[i] - logsumexp(logits[i]))
+            beta_totals[c, f] = np.exp(log_k[i])
+        sampler.sweep(rng, model.alpha, beta, beta_totals)
+
+    def _infer_gibbs(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        self._check_settings()
+        if self.inference != "mcmc":
+            raise CNBError("semi_supervised='gibbs' needs inference='mcmc'; use 'em' instead")
+        label_group, feature_group = self._groups(counts)
+        sampler = LabelSampler.start(
+            counts,
+            model.offsets,
+            self.unlabelled_X_,
+            self.unlabelled_task_,
+            label_group,
+            feature_group,
+        )
+        self._sample(model, counts, sampler)
         return own_counts_posterior(counts), float("nan")
+
+    def _infer_em(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        self._check_settings()
+        if self.inference != "empirical-bayes":
+            raise CNBError(
+                "semi_supervised='em' needs inference='empirical-bayes' (a point fit); "
+                "use 'gibbs' with inference='mcmc'"
+            )
+        rows, task = self.unlabelled_X_, self.unlabelled_task_
+        current = counts
+        responsibilities = np.zeros((rows.shape[0], model.schema.n_classes))
+        for _ in range(self.n_iter):
+            self._fit_modes(model, current)
+            self.posterior_ = own_counts_posterior(current)
+            updated = np.exp(self._sample_log_proba(rows, task, np.full(task.size, -1)))
+            change = np.abs(updated - responsibilities).max()
+            responsibilities = updated
+            current = counts + expected_counts(rows, task, responsibilities, counts, model.offsets)
+            if change < 1e-9:
+                break
+        self._fit_modes(model, current)
+        self.unlabelled_proba_ = responsibilities
+        return own_counts_posterior(current), float("nan")
 
     def predict_log_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
         """Average over posterior samples of No-Sharing's predictive with ``β = K θ̄``."""
         X_codes, task_index, cold_group = self._encode_for_prediction(X, tasks)
+        return self._sample_log_proba(X_codes, task_index, cold_group)
+
+    def _sample_log_proba(
+        self, X_codes: np.ndarray, task_index: np.ndarray, cold_group: np.ndarray
+    ) -> np.ndarray:
         schema = self.schema_
+        label_samples = getattr(self, "label_samples_", None)
         terms = []
-        for k, theta in zip(self.strength_samples_, self.prototype_samples_, strict=True):
+        for s, (k, theta) in enumerate(
+            zip(self.strength_samples_, self.prototype_samples_, strict=True)
+        ):
             pseudo = k[:, schema.value_feature] * theta  # (C, V)
             sample_model = DirichletNB(schema, self.alpha, pseudo)
-            terms.append(
-                self.posterior_.predict_log_proba(sample_model, X_codes, task_index, cold_group)
-            )
+            posterior = self.posterior_
+            if label_samples is not None:
+                imputed = Counts.from_codes(
+                    self.unlabelled_X_,
+                    label_samples[s],
+                    self.unlabelled_task_,
+                    n_tasks=self.task_ids_.size,
+                    n_classes=schema.n_classes,
+                    offsets=schema.offsets,
+                )
+                posterior = own_counts_posterior(self.counts_ + imputed)
+            terms.append(posterior.predict_log_proba(sample_model, X_codes, task_index, cold_group))
         return logsumexp(np.stack(terms), axis=0) - np.log(len(terms))
 
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -253,6 +434,8 @@ class PrototypeNB(TaskNaiveBayes):
         arrays.update(
             strength_samples=self.strength_samples_, prototype_samples=self.prototype_samples_
         )
+        if hasattr(self, "label_samples_"):
+            arrays["label_samples"] = self.label_samples_
         return meta, arrays
 
     def _restore(
@@ -266,3 +449,13 @@ class PrototypeNB(TaskNaiveBayes):
         super()._restore(schema, task_ids, meta, arrays)
         self.strength_samples_ = arrays["strength_samples"]
         self.prototype_samples_ = arrays["prototype_samples"]
+        if "label_samples" in arrays:
+            self.label_samples_ = arrays["label_samples"]
+
+
+def _pairs(schema: FeatureSchema):
+    """Every (class, feature, flat-value slice) of the schema."""
+    offsets = schema.offsets
+    for c in range(schema.n_classes):
+        for f in range(schema.n_features):
+            yield c, f, slice(int(offsets[f]), int(offsets[f + 1]))

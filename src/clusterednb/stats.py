@@ -19,11 +19,12 @@ class Counts:
 
     Attributes
     ----------
-    label_counts : ndarray of shape (n_groups, n_classes), dtype int64
+    label_counts : ndarray of shape (n_groups, n_classes), dtype int64 or float64
         ``m[g, y]``: labelled rows of group ``g`` with label ``y``.
-    value_counts : ndarray of shape (n_groups, n_classes, n_values_total), dtype int64
+    value_counts : ndarray of shape (n_groups, n_classes, n_values_total), dtype int64 or float64
         ``n[g, y, v]``: labelled rows of group ``g`` with label ``y`` whose feature
         ``value_feature[v]`` takes flat value ``v``. Missing feature values are not counted.
+        Counts are integers except for the expected counts of an EM fit (float64).
 
     Examples
     --------
@@ -127,10 +128,14 @@ class Counts:
 
         Returns
         -------
-        Counts with leading axis n_blocks
+        Counts with leading axis n_blocks (same dtype: expected counts stay fractional)
         """
-        label_counts = np.zeros((n_blocks, *self.label_counts.shape[1:]), dtype=np.int64)
-        value_counts = np.zeros((n_blocks, *self.value_counts.shape[1:]), dtype=np.int64)
+        label_counts = np.zeros(
+            (n_blocks, *self.label_counts.shape[1:]), dtype=self.label_counts.dtype
+        )
+        value_counts = np.zeros(
+            (n_blocks, *self.value_counts.shape[1:]), dtype=self.value_counts.dtype
+        )
         np.add.at(label_counts, assignment, self.label_counts)
         np.add.at(value_counts, assignment, self.value_counts)
         return Counts(label_counts, value_counts)

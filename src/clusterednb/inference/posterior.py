@@ -18,9 +18,9 @@ import numpy as np
 from clusterednb.exceptions import CNBError
 from clusterednb.kernels import log_normalize_rows
 from clusterednb.observation import DirichletNB
+from clusterednb.stats import Counts
 
 _ROW_CHUNK = 65_536
-_TABLE_BUDGET = 1 << 22  # component tables up to this many entries are computed once
 _TABLE_BUDGET = 1 << 22  # component tables up to this many entries are computed once
 
 
@@ -93,6 +93,82 @@ class Posterior:
             cold_label_counts=np.asarray(cold_label_counts),
             cold_components=np.array([cold_component], dtype=np.int64),
             cold_log_weights=np.zeros(1),
+        )
+
+    @classmethod
+    def of_partition(cls, counts: Counts, partition: np.ndarray, gamma: float) -> Posterior:
+        """One partition's predictive: each task predicts from its cluster's pooled counts.
+
+        A task never seen in training gets the CRP mixture over the clusters (weights
+        ``|k| / (U + γ)``) and a new, empty cluster (``γ / (U + γ)``).
+
+        Parameters
+        ----------
+        counts : Counts with n_tasks groups
+        partition : ndarray of shape (n_tasks,)
+            Cluster of each task, numbered 0..K-1.
+        gamma : float
+        """
+        n_clusters = int(partition.max()) + 1
+        clusters = counts.group_by(partition, n_clusters)
+        n_tasks = counts.n_groups
+        sizes = np.bincount(partition, minlength=n_clusters)
+        empty = np.zeros((1, *counts.value_counts.shape[1:]), dtype=counts.value_counts.dtype)
+        return cls(
+            component_counts=np.concatenate([clusters.value_counts, empty]),
+            task_label_counts=counts.label_counts,
+            indptr=np.arange(n_tasks + 1, dtype=np.int64),
+            components=partition.astype(np.int64),
+            log_weights=np.zeros(n_tasks),
+            cold_label_counts=np.zeros(counts.label_counts.shape[1], dtype=np.int64),
+            cold_components=np.arange(n_clusters + 1),
+            cold_log_weights=np.log(np.append(sizes, gamma)) - np.log(n_tasks + gamma),
+        )
+
+    @classmethod
+    def average(cls, posteriors: list[Posterior]) -> Posterior:
+        """Equal-weight mixture of posteriors over the same tasks (e.g. one per sample).
+
+        Each member's entries keep their own label counts. The cold start mixes every
+        member's cold components; its label prior uses the members' mean cold label counts
+        (identical for No-Sharing; for Complete-Sharing the pooled label counts vary between
+        samples only through the imputed labels).
+
+        Parameters
+        ----------
+        posteriors : list of Posterior
+            Members with ``mix_joint=False`` (averages of normalised predictives).
+        """
+        if any(p.mix_joint for p in posteriors):
+            raise CNBError("only posteriors with mix_joint=False can be averaged")
+        log_share = -np.log(len(posteriors))
+        shift = np.cumsum([0] + [p.component_counts.shape[0] for p in posteriors])
+        task_of_entry, components, log_weights, labels = [], [], [], []
+        for member, offset in zip(posteriors, shift[:-1], strict=False):
+            task = np.repeat(np.arange(member.n_tasks), np.diff(member.indptr))
+            task_of_entry.append(task)
+            components.append(member.components + offset)
+            log_weights.append(member.log_weights + log_share)
+            labels.append(
+                member.task_label_counts[task]
+                if member.entry_label_counts is None
+                else member.entry_label_counts
+            )
+        task = np.concatenate(task_of_entry)
+        order = np.argsort(task, kind="stable")
+        n_tasks = posteriors[0].n_tasks
+        return cls(
+            component_counts=np.concatenate([p.component_counts for p in posteriors]),
+            task_label_counts=np.mean([p.task_label_counts for p in posteriors], axis=0),
+            indptr=np.concatenate([[0], np.cumsum(np.bincount(task, minlength=n_tasks))]),
+            components=np.concatenate(components)[order],
+            log_weights=np.concatenate(log_weights)[order],
+            cold_label_counts=np.mean([p.cold_label_counts for p in posteriors], axis=0),
+            cold_components=np.concatenate(
+                [p.cold_components + offset for p, offset in zip(posteriors, shift, strict=False)]
+            ),
+            cold_log_weights=np.concatenate([p.cold_log_weights for p in posteriors]) + log_share,
+            entry_label_counts=np.concatenate(labels)[order],
         )
 
     @property

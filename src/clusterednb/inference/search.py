@@ -129,20 +129,8 @@ def fit_search(
     """Engine ``"search"``: the best partition found, its clusters' predictive, the bound."""
     partition, log_joint = search_partition(model, counts, gamma, rng, n_starts)
     n_clusters = int(partition.max()) + 1
-    clusters = counts.group_by(partition, n_clusters)
     n_tasks = counts.n_groups
-    sizes = np.bincount(partition, minlength=n_clusters)
-    empty = np.zeros((1, *counts.value_counts.shape[1:]), dtype=np.int64)
-    posterior = Posterior(
-        component_counts=np.concatenate([clusters.value_counts, empty]),
-        task_label_counts=counts.label_counts,
-        indptr=np.arange(n_tasks + 1, dtype=np.int64),
-        components=partition.astype(np.int64),
-        log_weights=np.zeros(n_tasks),
-        cold_label_counts=np.zeros(counts.label_counts.shape[1], dtype=np.int64),
-        cold_components=np.arange(n_clusters + 1),
-        cold_log_weights=np.log(np.append(sizes, gamma)) - np.log(n_tasks + gamma),
-    )
+    posterior = Posterior.of_partition(counts, partition, gamma)
     log_labels = float(model.log_marginal_labels(counts.label_counts).sum())
     probability = np.zeros(n_tasks + 1)
     probability[n_clusters] = 1.0
