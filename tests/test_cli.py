@@ -116,6 +116,7 @@ def test_evidence_table(data_file):
         "Clustered (BHC)",
         "Clustered (Gibbs)",
         "Clustered (search)",
+        "Prototype",
     ]
     assert [t for t in titles if any(line.strip().startswith(t) for line in lines)] == titles
     assert "log_conditional" in lines[0] and "lower_bound" in result.stdout

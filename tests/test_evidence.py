@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.special import logsumexp
+from scipy.special import gammaln, logsumexp
 
-from clusterednb import ClusteredNB, CompleteSharingNB, Counts, DirichletNB, NoSharingNB
+from clusterednb import (
+    ClusteredNB,
+    CompleteSharingNB,
+    Counts,
+    DirichletNB,
+    NoSharingNB,
+    PrototypeNB,
+)
 from clusterednb.averaging import ModelAveragingNB
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.evidence import compare_models, conditional_evidence, marginal_evidence
@@ -148,3 +156,99 @@ def test_model_averaging_is_the_weighted_mixture(planted):
         only_cnb.members_["cnb"].predict_proba(X_, tasks_),
         atol=1e-9,
     )
+
+
+# ---------------------------------------------------------------------------- prototype
+@functools.cache
+def _log_pair_integral_cached(counts: tuple, shape: float, rate: float) -> float:
+    return _log_pair_integral(np.array(counts), shape, rate)
+
+
+def _log_pair_integral(counts: np.ndarray, shape: float, rate: float) -> float:
+    """``log ∫∫ Beta(θ̄; 1, 1) Gamma(K) Π_u DM(n_u; K θ̄, K (1 − θ̄))`` by Gauss–Legendre.
+
+    ``counts`` has shape (n_tasks, 2); the integral over ``log K`` runs on [−15, 12].
+    """
+    theta_nodes, theta_weights = np.polynomial.legendre.leggauss(400)
+    theta, theta_w = (theta_nodes + 1) / 2, theta_weights / 2
+    s_nodes, s_weights = np.polynomial.legendre.leggauss(600)
+    log_k, s_w = (s_nodes + 1) / 2 * 27 - 15, s_weights * 27 / 2
+    k = np.exp(log_k)[:, None]
+    a, b = k * theta[None, :], k * (1 - theta[None, :])
+    log_like = np.zeros(a.shape)
+    for n1, n2 in counts:
+        log_like += (
+            gammaln(a + n1)
+            - gammaln(a)
+            + gammaln(b + n2)
+            - gammaln(b)
+            - gammaln(k + n1 + n2)
+            + gammaln(k)
+        )
+    log_gamma = shape * np.log(rate) - gammaln(shape) + shape * log_k - rate * np.exp(log_k)
+    log_terms = log_like + log_gamma[:, None] + np.log(s_w)[:, None] + np.log(theta_w)[None, :]
+    return float(logsumexp(log_terms))
+
+
+PROTOTYPE_ROWS = pd.DataFrame({"f": [0, 0, 1, 1, 1, 0, 1, 1]})
+PROTOTYPE_LABELS = np.array([0, 0, 1, 1, 0, 1, 1, 1])
+PROTOTYPE_TASKS = np.array(["a", "a", "a", "a", "b", "b", "b", "b"])
+
+
+def _prototype_log_joint(labels: np.ndarray, shape: float, rate: float) -> float:
+    """Exact ``log P(X, Y)`` of the rows above under the Prototype model (α = β = 1)."""
+    x = PROTOTYPE_ROWS["f"].to_numpy()
+    total = 0.0
+    for task in ("a", "b"):
+        m = np.bincount(labels[PROTOTYPE_TASKS == task], minlength=2)
+        total += gammaln(m + 1).sum() - gammaln(m.sum() + 2)  # DM(m; 1, 1) = Π m_y! / (M+1)!
+    for c in (0, 1):
+        counts = np.array(
+            [np.bincount(x[(PROTOTYPE_TASKS == t) & (labels == c)], minlength=2) for t in "ab"]
+        )
+        total += _log_pair_integral_cached(tuple(map(tuple, counts)), shape, rate)
+    return total
+
+
+def test_prototype_marginal_evidence_by_ais_matches_quadrature():
+    # Measured (seed 1, 16 runs): error −0.07 ± 0.12 at 25 temperatures, 0.04 ± 0.04 at 200.
+    model = PrototypeNB(inference="empirical-bayes", k_shape=2.0, k_rate=0.5)
+    exact = _prototype_log_joint(PROTOTYPE_LABELS, 2.0, 0.5)
+    stderr = []
+    for n_temperatures in (25, 200):
+        estimate = marginal_evidence(
+            model,
+            PROTOTYPE_ROWS,
+            PROTOTYPE_LABELS,
+            PROTOTYPE_TASKS,
+            n_temperatures=n_temperatures,
+            n_runs=16,
+            random_state=1,
+        )
+        assert estimate.kind == "estimate"
+        assert abs(estimate.value - exact) < 3 * estimate.stderr + 0.01
+        stderr.append(estimate.stderr)
+    assert stderr[1] < stderr[0] / 2
+
+
+def test_prototype_conditional_evidence_matches_enumeration():
+    # Measured: error 0.09 ± 0.11 (exact −5.97), 100 temperatures × 16 runs.
+    shape, rate = 2.0, 0.5
+    log_px = logsumexp(
+        [
+            _prototype_log_joint(np.array(labels), shape, rate)
+            for labels in itertools.product((0, 1), repeat=PROTOTYPE_LABELS.size)
+        ]
+    )
+    exact = _prototype_log_joint(PROTOTYPE_LABELS, shape, rate) - log_px
+    estimate = conditional_evidence(
+        PrototypeNB(k_shape=shape, k_rate=rate),
+        PROTOTYPE_ROWS,
+        PROTOTYPE_LABELS,
+        PROTOTYPE_TASKS,
+        n_temperatures=100,
+        n_runs=16,
+        random_state=2,
+    )
+    assert abs(estimate.value - exact) < 3 * estimate.stderr + 0.01
+    assert estimate.stderr < 0.2

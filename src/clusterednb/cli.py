@@ -20,6 +20,7 @@ from clusterednb.decision import LossMatrix, bayes_decision
 from clusterednb.exceptions import CNBError, UnknownCategoryWarning
 from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
 from clusterednb.persistence import load
+from clusterednb.prototype import PrototypeNB
 
 MODEL_TITLES = {
     "ns": "No-Sharing",
@@ -27,18 +28,24 @@ MODEL_TITLES = {
     "cnb-bhc": "Clustered (BHC)",
     "cnb-gibbs": "Clustered (Gibbs)",
     "cnb-search": "Clustered (search)",
+    "prototype": "Prototype",
 }
 
 
 def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
     """The estimator a model name stands for, with the command's hyperparameters."""
-    common = {"alpha": args.alpha, "beta": args.beta}
+    common = {"alpha": args.alpha, "beta": args.beta, "random_state": args.seed}
+    semi = getattr(args, "semi_supervised", None)
+    if semi is not None:
+        common["semi_supervised"] = False if semi == "off" else semi
     if name == "ns":
         return NoSharingNB(**common)
     if name == "cs":
         return CompleteSharingNB(**common)
+    if name == "prototype":
+        return PrototypeNB(**common)
     inference = name.removeprefix("cnb-")
-    return ClusteredNB(inference=inference, gamma=args.gamma, random_state=args.seed, **common)
+    return ClusteredNB(inference=inference, gamma=args.gamma, **common)
 
 
 def _feature_columns(
@@ -59,7 +66,13 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--alpha", type=float, default=1.0, help="label pseudo-count")
     parser.add_argument("--beta", type=float, default=1.0, help="feature pseudo-count")
     parser.add_argument("--gamma", type=float, default=1.0, help="DP concentration (Clustered)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (Clustered Gibbs)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
+    parser.add_argument(
+        "--semi-supervised",
+        choices=["off", "gibbs", "em"],
+        help="use rows with an empty label: Gibbs over their labels or EM (default: the "
+        "model's own default, which uses them only in the Clustered Gibbs sampler)",
+    )
 
 
 def _fit(args: argparse.Namespace) -> None:

@@ -18,9 +18,15 @@ from sklearn.base import clone
 
 from clusterednb.clustered import ClusteredNB
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.ais import ais_log_features, ais_log_joint_clustered
+from clusterednb.inference.ais import (
+    ais_log_features,
+    ais_log_joint_clustered,
+    ais_log_prototype_features,
+    ais_log_prototype_joint,
+)
 from clusterednb.inference.exact import MAX_EXACT_TASKS, fit_exact
 from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
+from clusterednb.prototype import PrototypeNB
 
 Kind = Literal["exact", "lower_bound", "estimate"]
 
@@ -43,6 +49,8 @@ class Evidence:
 
 
 def _structure(model: TaskNaiveBayes) -> str:
+    if isinstance(model, PrototypeNB):
+        return "prototype"
     if isinstance(model, ClusteredNB):
         return "cnb"
     if isinstance(model, CompleteSharingNB):
@@ -58,18 +66,54 @@ def _labelled_fit(model: TaskNaiveBayes, X: Any, y: Any, tasks: Any) -> TaskNaiv
     keep = labels.notna().to_numpy()
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
     fitted = clone(model).set_params(semi_supervised=False)
+    if isinstance(fitted, PrototypeNB):  # only the counts are needed: skip the MCMC
+        fitted.set_params(inference="empirical-bayes")
     return fitted.fit(frame[keep], labels[keep].to_numpy(), np.asarray(tasks, dtype=object)[keep])
 
 
-def marginal_evidence(model: TaskNaiveBayes, X: Any, y: Any, tasks: Any) -> Evidence:
+def marginal_evidence(
+    model: TaskNaiveBayes,
+    X: Any,
+    y: Any,
+    tasks: Any,
+    n_temperatures: int = 1000,
+    n_runs: int = 10,
+    random_state: int | np.random.Generator | None = None,
+) -> Evidence:
     """``log P(D | model)`` of the labelled rows.
 
     Exact for No-Sharing and Complete-Sharing and for Clustered NB with ``inference="exact"``
-    (at most 10 tasks); otherwise the Clustered engine's lower bound (best partition found by
-    the sampler, or the BHC tree bound).
+    (at most 10 tasks); the Clustered engine's lower bound otherwise (best partition found
+    by the sampler or the search, or the BHC tree bound). For the Prototype model an
+    annealed importance sampling estimate (one annealing per (class, feature) pair from the
+    prior of ``(K, θ̄)``; ``n_temperatures``, ``n_runs``, ``random_state`` are used only
+    there).
     """
+    _check_schedule(n_temperatures, n_runs)
     fitted = _labelled_fit(model, X, y, tasks)
+    if isinstance(fitted, PrototypeNB):
+        estimate = ais_log_prototype_joint(
+            fitted.observation_,
+            fitted.counts_,
+            fitted.k_shape,
+            fitted.k_rate,
+            n_temperatures,
+            n_runs,
+            _generator(random_state),
+        )
+        return Evidence(estimate.log_z, estimate.stderr, "estimate")
     return Evidence(float(fitted.log_evidence_), 0.0, fitted.evidence_kind_)
+
+
+def _check_schedule(n_temperatures: int, n_runs: int) -> None:
+    if n_temperatures < 1 or n_runs < 2:
+        raise CNBError("need n_temperatures >= 1 and n_runs >= 2")
+
+
+def _generator(random_state: int | np.random.Generator | None) -> np.random.Generator:
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return np.random.default_rng(random_state)
 
 
 def conditional_evidence(
@@ -86,7 +130,8 @@ def conditional_evidence(
     ``log P(X)`` is estimated with ``n_runs`` annealing runs over ``n_temperatures``
     temperatures; ``log P(X, Y)`` is exact for No-Sharing, Complete-Sharing and Clustered NB
     with at most 10 tasks (enumeration), and estimated by a second AIS over partitions
-    otherwise. The standard errors add in quadrature.
+    otherwise (over each pair's ``(K, θ̄)`` for the Prototype model, whose ``log P(X)`` chain
+    moves over the labels and every pair). The standard errors add in quadrature.
 
     AIS estimates of ``log Z`` are biased low when the schedule is too short (the weights'
     spread is then also underestimated, so the standard error understates the error); the
@@ -99,17 +144,22 @@ def conditional_evidence(
     -------
     Evidence with ``kind="estimate"``
     """
-    if n_temperatures < 1 or n_runs < 2:
-        raise CNBError("need n_temperatures >= 1 and n_runs >= 2")
-    rng = (
-        random_state
-        if isinstance(random_state, np.random.Generator)
-        else (np.random.default_rng(random_state))
-    )
+    _check_schedule(n_temperatures, n_runs)
+    rng = _generator(random_state)
     fitted = _labelled_fit(model, X, y, tasks)
     structure = _structure(fitted)
     obs, counts = fitted.observation_, fitted.counts_
     gamma = float(getattr(fitted, "gamma", 1.0))
+    rows_X, rows_task = _labelled_codes(fitted, X, y, tasks)
+    if structure == "prototype":
+        shape, rate = fitted.k_shape, fitted.k_rate
+        joint = ais_log_prototype_joint(obs, counts, shape, rate, n_temperatures, n_runs, rng)
+        features = ais_log_prototype_features(
+            obs, rows_X, rows_task, counts.n_groups, shape, rate, n_temperatures, n_runs, rng
+        )
+        return Evidence(
+            joint.log_z - features.log_z, float(np.hypot(joint.stderr, features.stderr)), "estimate"
+        )
     if structure != "cnb":
         log_joint, joint_se = (
             float(obs.log_marginal(counts if structure == "ns" else counts.total()).sum()),
@@ -120,7 +170,6 @@ def conditional_evidence(
     else:
         joint = ais_log_joint_clustered(obs, counts, gamma, n_temperatures, n_runs, rng)
         log_joint, joint_se = joint.log_z, joint.stderr
-    rows_X, rows_task = _labelled_codes(fitted, X, y, tasks)
     features = ais_log_features(
         obs, rows_X, rows_task, counts.n_groups, structure, gamma, n_temperatures, n_runs, rng
     )
@@ -161,8 +210,10 @@ def compare_models(
     prior : mapping of name to prior probability, optional
         Default uniform.
     conditional : bool
-        Also estimate the conditional evidence ``log P(Y | X)`` (AIS keyword arguments
-        ``n_temperatures``, ``n_runs``, ``random_state`` are passed on).
+        Also estimate the conditional evidence ``log P(Y | X)``.
+    **ais
+        ``n_temperatures``, ``n_runs``, ``random_state`` of the annealed importance
+        sampling (the conditional evidence, and the Prototype model's marginal evidence).
 
     Returns
     -------
@@ -176,7 +227,7 @@ def compare_models(
     prior_weights = np.array([1.0 if prior is None else prior[name] for name in names])
     rows = []
     for name in names:
-        evidence = marginal_evidence(models[name], X, y, tasks)
+        evidence = marginal_evidence(models[name], X, y, tasks, **ais)
         row = {"model": name, "log_evidence": evidence.value, "kind": evidence.kind}
         if conditional:
             cond = conditional_evidence(models[name], X, y, tasks, **ais)

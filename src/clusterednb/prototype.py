@@ -4,10 +4,9 @@
 ``θ[u, y, f] ~ Dir(K[y, f] θ̄[y, f])``. Given ``(θ̄, K)`` the tasks are independent and
 conjugate, so ``log P(D | θ̄, K) = Σ_u [log DM(m[u]; α) + Σ_{y,f} log DM(n[u, y, f];
 K θ̄)]``, and the ``(y, f)`` pairs are independent a posteriori. Each pair is sampled by
-coordinate-wise slice sampling (Neal 2003, stepping out) on ``log K`` and on the additive
-logits of ``θ̄`` (last logit fixed at 0), Jacobians included. The predictive averages
-No-Sharing's with ``β`` replaced by ``K θ̄`` over the retained samples; a task never seen
-gets the prototype itself (the shared part of the model).
+coordinate-wise slice sampling (:mod:`clusterednb.inference.prototype_pairs`). The
+predictive averages No-Sharing's with ``β`` replaced by ``K θ̄`` over the retained
+samples; a task never seen gets the prototype itself (the shared part of the model).
 
 Known weakness: with two very different groups of tasks, no single prototype fits, the
 posterior of ``K`` collapses toward 0 and the model stops sharing.
@@ -18,171 +17,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import gammaln, logsumexp
+from scipy.special import logsumexp
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.em import expected_counts
 from clusterednb.inference.labels import LabelSampler
 from clusterednb.inference.posterior import Posterior
+from clusterednb.inference.prototype_pairs import mode_of_pair, pairs_of, start_pair, update_pair
 from clusterednb.models import TaskNaiveBayes, own_counts_posterior
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
-
-_STEP_OUT = 1.0  # initial slice width in the unconstrained coordinates
-_MAX_STEPS = 50
-
-
-def _log_target(
-    log_k: float,
-    logits: np.ndarray,
-    counts: np.ndarray,
-    prior: np.ndarray,
-    k_shape: float,
-    k_rate: float,
-    temperature: float = 1.0,
-) -> float:
-    """Log posterior density of one (class, feature) pair in unconstrained coordinates.
-
-    ``counts``: (n_tasks, V_f) value counts; ``prior``: β (V_f,). With ``θ̄ =
-    softmax(logits)`` and ``K = exp(log_k)`` the density is
-    ``Σ β log θ̄ + shape log K − rate K + τ Σ_u log DM(n_u; K θ̄)`` (Jacobians included;
-    ``τ = temperature`` is 1 except in annealing).
-    """
-    return _log_prior(log_k, logits, prior, k_shape, k_rate) + temperature * pair_log_likelihood(
-        log_k, logits, counts
-    )
-
-
-def _log_prior(
-    log_k: float, logits: np.ndarray, prior: np.ndarray, k_shape: float, k_rate: float
-) -> float:
-    """Unnormalised log prior density of ``(log K, logits)``."""
-    log_theta = logits - logsumexp(logits)
-    return float((prior * log_theta).sum() + k_shape * log_k - k_rate * np.exp(log_k))
-
-
-def pair_log_likelihood(log_k: float, logits: np.ndarray, counts: np.ndarray) -> float:
-    """``Σ_u log DM(n_u; K θ̄)`` for value counts of shape (n_tasks, V_f); −inf if underflowed."""
-    log_theta = logits - logsumexp(logits)
-    k = np.exp(log_k)
-    a = k * np.exp(log_theta)
-    totals = counts.sum(axis=1)
-    used = totals > 0
-    value = float(
-        (
-            (gammaln(a + counts[used]) - gammaln(a)).sum(axis=1)
-            - (gammaln(k + totals[used]) - gammaln(k))
-        ).sum()
-    )
-    return value if np.isfinite(value) else -np.inf  # underflowed corner: zero density
-
-
-def _slice_coordinate(rng: np.random.Generator, value: float, log_density: Any) -> float:
-    """One slice-sampling update of a scalar (stepping out, then shrinking)."""
-    threshold = log_density(value) + np.log(rng.random())
-    left = value - _STEP_OUT * rng.random()
-    right = left + _STEP_OUT
-    for _ in range(_MAX_STEPS):
-        if log_density(left) <= threshold:
-            break
-        left -= _STEP_OUT
-    for _ in range(_MAX_STEPS):
-        if log_density(right) <= threshold:
-            break
-        right += _STEP_OUT
-    while True:
-        proposal = left + (right - left) * rng.random()
-        if log_density(proposal) > threshold:
-            return proposal
-        if proposal < value:
-            left = proposal
-        else:
-            right = proposal
-
-
-def mode_of_pair(
-    counts: np.ndarray, prior: np.ndarray, k_shape: float, k_rate: float
-) -> tuple[float, np.ndarray]:
-    """The posterior mode of ``(K, θ̄)`` for one pair (L-BFGS in unconstrained coordinates).
-
-    Returns ``(K, θ̄)`` with ``θ̄`` of shape (V_f,).
-    """
-    log_k, logits = start_pair(counts, prior, k_shape, k_rate)
-    start = np.concatenate([[log_k], logits[:-1]])
-
-    def negative(point: np.ndarray) -> float:
-        value = _log_target(point[0], np.append(point[1:], 0.0), counts, prior, k_shape, k_rate)
-        return -value if np.isfinite(value) else 1e300
-
-    best = minimize(negative, start, method="L-BFGS-B").x
-    full = np.append(best[1:], 0.0)
-    return float(np.exp(best[0])), np.exp(full - logsumexp(full))
-
-
-def update_pair(
-    rng: np.random.Generator,
-    log_k: float,
-    logits: np.ndarray,
-    counts: np.ndarray,
-    prior: np.ndarray,
-    k_shape: float,
-    k_rate: float,
-    temperature: float = 1.0,
-) -> float:
-    """One slice-sampling sweep over ``log K`` and the free logits (``logits`` in place).
-
-    Returns the new ``log K``.
-    """
-    log_k = _slice_coordinate(
-        rng, log_k, lambda v: _log_target(v, logits, counts, prior, k_shape, k_rate, temperature)
-    )
-    for x in range(logits.size - 1):
-
-        def density(v: float, x: int = x) -> float:
-            trial = logits.copy()
-            trial[x] = v
-            return _log_target(log_k, trial, counts, prior, k_shape, k_rate, temperature)
-
-        logits[x] = _slice_coordinate(rng, logits[x], density)
-    return log_k
-
-
-def start_pair(
-    counts: np.ndarray, prior: np.ndarray, k_shape: float, k_rate: float
-) -> tuple[float, np.ndarray]:
-    """A starting point: the pooled predictive as prototype, the prior mean of ``K``."""
-    pooled = counts.sum(axis=0) + prior
-    logits = np.log(pooled / pooled.sum())
-    return float(np.log(k_shape / k_rate)), logits - logits[-1]
-
-
-def sample_pair(
-    rng: np.random.Generator,
-    counts: np.ndarray,
-    prior: np.ndarray,
-    k_shape: float,
-    k_rate: float,
-    n_samples: int,
-    burn_in: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior samples of ``(K, θ̄)`` for one (class, feature) pair.
-
-    Returns
-    -------
-    strength : ndarray of shape (n_samples,)
-    prototype : ndarray of shape (n_samples, V_f)
-    """
-    log_k, logits = start_pair(counts, prior, k_shape, k_rate)
-    strength = np.empty(n_samples)
-    prototype = np.empty((n_samples, counts.shape[1]))
-    for step in range(burn_in + n_samples):
-        log_k = update_pair(rng, log_k, logits, counts, prior, k_shape, k_rate)
-        if step >= burn_in:
-            strength[step - burn_in] = np.exp(log_k)
-            prototype[step - burn_in] = np.exp(logits - logsumexp(logits))
-    return strength, prototype
 
 
 class PrototypeNB(TaskNaiveBayes):
@@ -288,7 +133,7 @@ class PrototypeNB(TaskNaiveBayes):
         schema = model.schema
         strength = np.empty((1, schema.n_classes, schema.n_features))
         prototype = np.empty((1, schema.n_classes, schema.n_values_total))
-        for c, f, cells in _pairs(schema):
+        for c, f, cells in pairs_of(schema):
             strength[0, c, f], prototype[0, c, cells] = mode_of_pair(
                 counts.value_counts[:, c, cells], model.beta[c, cells], self.k_shape, self.k_rate
             )
@@ -298,7 +143,7 @@ class PrototypeNB(TaskNaiveBayes):
         """MCMC over every pair (and over the missing labels when ``sampler`` is given)."""
         rng = self._rng()
         schema = model.schema
-        pairs = list(_pairs(schema))
+        pairs = list(pairs_of(schema))
         value_counts = counts.value_counts if sampler is None else sampler.value_counts
         if sampler is not None:
             self._sweep_labels(rng, sampler, model, *self._prior_state(pairs), pairs)
@@ -451,11 +296,3 @@ class PrototypeNB(TaskNaiveBayes):
         self.prototype_samples_ = arrays["prototype_samples"]
         if "label_samples" in arrays:
             self.label_samples_ = arrays["label_samples"]
-
-
-def _pairs(schema: FeatureSchema):
-    """Every (class, feature, flat-value slice) of the schema."""
-    offsets = schema.offsets
-    for c in range(schema.n_classes):
-        for f in range(schema.n_features):
-            yield c, f, slice(int(offsets[f]), int(offsets[f + 1]))
