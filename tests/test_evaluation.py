@@ -5,15 +5,25 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import sparse
 
 from clusterednb.data.discretize import quantile_edges
 from clusterednb.data.synthetic import make_planted_population
-from clusterednb.evaluation import TransferSettings, run_transfer, summarise_transfer
+from clusterednb.evaluation import TransferSettings, models, run_transfer, summarise_transfer
 from clusterednb.evaluation import transfer as transfer_module
 from clusterednb.evaluation.datasets import EvalDataset, from_frame
 from clusterednb.exceptions import CNBError
 
-ALL_MODELS = ("ns", "cs", "prototype", "cnb-bhc", "cnb-gibbs", "lr-task", "lr-pooled")
+ALL_MODELS = (
+    "ns",
+    "cs",
+    "prototype",
+    "cnb-bhc",
+    "cnb-gibbs",
+    "lr-task",
+    "lr-pooled",
+    "lr-hier",
+)
 
 
 @pytest.fixture(scope="module")
@@ -183,3 +193,29 @@ def test_every_protocol_and_the_report(dataset, tmp_path):
     figures = sorted(p.name for p in tmp_path.glob("*.png"))
     assert "curves_per_task.png" in figures and "partitions_tree_k30.png" in figures
     assert report.count("data:image/png;base64,") == len(figures)
+
+
+def test_hierarchical_logistic_regression_design_and_limits():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "task": np.repeat(["a", "b", "c"], 40),
+            "f0": rng.integers(0, 3, 120).astype(str),
+            "f1": rng.integers(0, 2, 120).astype(str),
+        }
+    )
+    rule = (frame["f0"] == "1") ^ (frame["task"] == "b") ^ (rng.random(120) < 0.1)
+    frame["label"] = rule.astype(int)
+    train, test = frame.iloc[::2], frame.iloc[1::2]
+    # Without deviations it is the pooled logistic regression on the features alone.
+    pooled = models._logistic(train[["f0", "f1"]], train["label"].to_numpy(), test[["f0", "f1"]])
+    flat = models.hierarchical_logistic(train, test, ["f0", "f1"], deviation_scale=0.0)
+    np.testing.assert_allclose(flat, pooled, atol=1e-5)
+    # With them it can learn that task b reverses the rule; a new task gets the shared part.
+    partial = models.hierarchical_logistic(train, test, ["f0", "f1"], C=10.0)
+    accuracy = ((partial > 0.5) == test["label"].to_numpy()).mean()
+    assert accuracy > 0.8 > ((pooled > 0.5) == test["label"].to_numpy()).mean()
+    design = models._augment(sparse.csr_matrix(np.eye(2)), np.array([1, -1]), 3, 2.0).toarray()
+    np.testing.assert_array_equal(
+        design, [[1, 0, 0, 0, 0, 2, 0, 2, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]]
+    )

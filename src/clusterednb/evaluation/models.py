@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import OneHotEncoder
 
@@ -35,7 +36,7 @@ GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
         handle_unknown="ignore",
     ),
 }
-BASELINES = ("lr-task", "lr-pooled")
+BASELINES = ("lr-task", "lr-pooled", "lr-hier")
 MODEL_NAMES = (*GENERATIVE, *BASELINES)
 
 
@@ -106,7 +107,66 @@ def fit_predict(
         return _logistic(
             train[columns].astype(str), train["label"].to_numpy(), test[columns].astype(str)
         )
+    if name == "lr-hier":
+        return hierarchical_logistic(train, test, features)
     raise CNBError(f"unknown model {name!r}")
+
+
+def hierarchical_logistic(
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    features: list[str],
+    C: float = 1.0,
+    deviation_scale: float = 1.0,
+) -> np.ndarray:
+    """Partial-pooling logistic regression: shared weights plus each task's deviations.
+
+    ``logit P(y = 1 | x, u) = b + (w + δ_u) · z(x) + c_u`` with ``z`` the one-hot features.
+    The MAP fit under ``w ~ N(0, C I)``, ``(δ_u, c_u) ~ N(0, s² C I)`` is an L2-penalised
+    logistic regression on the augmented design ``[z, s · z ⊗ e_u, s · e_u]`` (Daumé's
+    feature augmentation), fitted by scikit-learn; ``s = deviation_scale``. A task with no
+    training rows gets the shared part only. It is the point-estimate counterpart of a
+    mixed-effects logistic regression with random intercepts and slopes (statsmodels'
+    ``BinomialBayesMixedGLM`` took 260 s per landmine split; this takes well under 1 s).
+
+    Returns
+    -------
+    ndarray of shape (len(test),)
+        ``P(y = 1)`` of each test row.
+    """
+    y_train = train["label"].to_numpy()
+    if np.unique(y_train).size < 2:
+        return np.full(len(test), (y_train.sum() + 1.0) / (y_train.size + 2.0))
+    encoder = OneHotEncoder(handle_unknown="ignore")
+    shared_train = encoder.fit_transform(train[features].astype(str))
+    shared_test = encoder.transform(test[features].astype(str))
+    task_ids = pd.Index(pd.unique(train["task"]))
+    model = LogisticRegression(C=C, max_iter=2000)
+    model.fit(
+        _augment(shared_train, task_ids.get_indexer(train["task"]), task_ids.size, deviation_scale),
+        y_train,
+    )
+    design = _augment(
+        shared_test, task_ids.get_indexer(test["task"]), task_ids.size, deviation_scale
+    )
+    return model.predict_proba(design)[:, 1]
+
+
+def _augment(
+    shared: sparse.spmatrix, task: np.ndarray, n_tasks: int, scale: float
+) -> sparse.csr_matrix:
+    """``[z, s · z ⊗ e_u, s · e_u]`` as a sparse matrix; rows of unknown tasks (-1) get zeros."""
+    with_bias = sparse.hstack([shared, np.ones((shared.shape[0], 1))]).tocoo()
+    width = with_bias.shape[1]
+    known = task[with_bias.row] >= 0
+    own = sparse.csr_matrix(
+        (
+            scale * with_bias.data[known],
+            (with_bias.row[known], task[with_bias.row[known]] * width + with_bias.col[known]),
+        ),
+        shape=(shared.shape[0], n_tasks * width),
+    )
+    return sparse.hstack([shared, own]).tocsr()
 
 
 def _logistic(X_train: pd.DataFrame, y_train: np.ndarray, X_test: pd.DataFrame) -> np.ndarray:
