@@ -17,6 +17,7 @@ from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.search import fit_search
 from clusterednb.models import TaskNaiveBayes
 from clusterednb.observation import DirichletNB
+from clusterednb.priors import canonical_partition
 from clusterednb.stats import Counts
 
 INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search")
@@ -263,7 +264,7 @@ class ClusteredNB(TaskNaiveBayes):
             )
 
     def _publish(self, result: ClusteringResult) -> None:
-        self.partition_ = result.partition
+        self.partition_ = canonical_partition(result.partition)
         self.n_clusters_posterior_ = result.n_clusters_probability
         self.evidence_kind_ = result.evidence_kind
         names = {

@@ -1,0 +1,100 @@
+"""The meeting-acceptance task's 15 features (thesis Appendix B), with precise definitions.
+
+Each feature's values are listed in the thesis' order. Where the thesis leaves a value's
+meaning open ("XXX", "early / mid / late", "light-free", ...), the definition used here is
+written next to it. Times are the user's local wall-clock times; the working day is
+08:00–18:00 and its halves are 08:00–13:00 and 13:00–18:00.
+"""
+
+from __future__ import annotations
+
+from clusterednb.data.schema import FeatureSchema
+
+IMPORTANCE = (
+    "other",
+    "unimportant",
+    "possibly important",
+    "important",
+    "very important",
+    "critical",
+)
+"""Importance levels, lowest first ("other": not known)."""
+
+DAY_LOAD = (
+    "light-free",
+    "light-busy",
+    "busy-free",
+    "busy-busy",
+    "booked-free",
+    "booked-busy",
+)
+"""First word: share of the working day (or half-day) already booked — light < 1/3,
+busy 1/3 to 2/3, booked > 2/3. Second word: whether the 30 minutes just before or just
+after the requested slot hold an event ("busy": back to back) or not ("free")."""
+
+MEETING_FEATURES: dict[str, tuple[str, ...]] = {
+    # early: starts before 09:00; morning: 09:00–11:59; mid: 12:00–13:59 (midday);
+    # afternoon: 14:00–16:59; late: 17:00 or later.
+    "start_time": ("morning", "afternoon", "early", "mid", "late"),
+    # Requested length, rounded up to the next listed value; "longer" (the thesis' XXX):
+    # more than 60 minutes.
+    "duration": ("15", "30", "60", "longer"),
+    # The request's own priority (RFC 5545 PRIORITY 1 → critical, 2–3 very important,
+    # 4 important, 5 possibly important, 6–9 unimportant; absent → other).
+    "message_importance": IMPORTANCE,
+    # The importance of the meeting's topic to the user (from the directory's keywords).
+    "topic_importance": IMPORTANCE,
+    # The requester's job, from the directory ("other": not listed).
+    "invitee_job": (
+        "other",
+        "officer",
+        "planner",
+        "student",
+        "faculty",
+        "administrator",
+        "funding",
+    ),
+    # The requester's relation to the user, from the directory.
+    "invitee_relation": ("other", "subordinate", "peer", "supervisor", "family"),
+    # Whole days since the last meeting with the requester: 0 (same day), 1, 3 (2–3 days),
+    # 7 (4–7 days), "more" (the thesis' XXX: more than 7 days, or never).
+    "invitee_recent": ("0", "1", "3", "7", "more"),
+    # Whole days until the next meeting with the requester, binned as invitee_recent.
+    "invitee_soon": ("0", "1", "3", "7", "more"),
+    # Load of the request's whole working day, see DAY_LOAD.
+    "busy_fday": DAY_LOAD,
+    # Load of the half-day containing the request's start, see DAY_LOAD.
+    "busy_hday": DAY_LOAD,
+    # Contiguous free minutes around the slot within the working day (free time just
+    # before plus just after), rounded up to 0, 15, 30, 60, 90, 135; "more" (XXX): > 135.
+    "free_slot_time": ("0", "15", "30", "60", "90", "135", "more"),
+    # Whether the slot overlaps an event of the calendar.
+    "conflict": ("no", "yes"),
+    # The most important overlapping event's importance ("other" when no conflict).
+    "conflict_importance": IMPORTANCE,
+    # How often the most important overlapping event recurs: "one time" (not recurring),
+    # "occasionally" (recurs less often than weekly), "regularly" (weekly or more often);
+    # "other" when no conflict.
+    "conflict_frequency": ("other", "one time", "occasionally", "regularly"),
+    # NEW-OLD: where the requested meeting is (local: at the user's site, else away), then
+    # where the user is just before it — the location of the user's latest event ending
+    # before the slot on that day (none: no such event).
+    "location": (
+        "local-none",
+        "away-none",
+        "local-local",
+        "away-local",
+        "local-away",
+        "away-away",
+    ),
+}
+
+FEATURE_NAMES: tuple[str, ...] = tuple(MEETING_FEATURES)
+LABELS = ("decline", "accept")
+
+
+def meeting_schema() -> FeatureSchema:
+    """The fixed schema of the task: the 15 features' values and the labels decline/accept."""
+    return FeatureSchema(
+        FEATURE_NAMES, tuple(MEETING_FEATURES[name] for name in FEATURE_NAMES), LABELS
+    )
