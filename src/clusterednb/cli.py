@@ -18,6 +18,7 @@ from clusterednb.clustered import ClusteredNB
 from clusterednb.data.io import check_columns_exist, read_table
 from clusterednb.decision import LossMatrix, bayes_decision
 from clusterednb.exceptions import CNBError, UnknownCategoryWarning
+from clusterednb.meeting.cli import add_meeting_commands
 from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
 from clusterednb.persistence import load
 from clusterednb.prototype import PrototypeNB
@@ -276,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="fit the models on a built-in synthetic population")
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(run=_demo)
+    add_meeting_commands(commands)
     return parser
 
 

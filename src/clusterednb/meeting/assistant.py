@@ -1,0 +1,136 @@
+"""The assistant: decide a request under the user's costs, learn from the user's answers."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.clustered import ClusteredNB
+from clusterednb.decision import LossMatrix, bayes_decision
+from clusterednb.meeting.calendar import (
+    Directory,
+    MeetingError,
+    extract_features,
+    make_reply,
+    read_calendar,
+    request_event,
+)
+from clusterednb.meeting.explain import feature_log_odds
+from clusterednb.meeting.features import FEATURE_NAMES, LABELS, meeting_schema
+from clusterednb.meeting.store import FeedbackStore
+from clusterednb.models import TaskNaiveBayes
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The assistant's answer to one request.
+
+    Attributes
+    ----------
+    accept : bool
+    probability : float
+        Posterior probability that the user would accept.
+    threshold : float
+        Accept when ``probability`` exceeds it: ``A / (A + B)`` for a false-accept cost
+        ``A`` and a false-decline cost ``B``.
+    features : dict of str to str
+    log_odds : Series
+        Per-feature log-odds of accepting, largest magnitude first.
+    reply : bytes
+        The ``METHOD:REPLY`` calendar.
+    """
+
+    accept: bool
+    probability: float
+    threshold: float
+    features: dict[str, str]
+    log_odds: pd.Series
+    reply: bytes
+
+    def summary(self, top: int = 5) -> str:
+        """A few lines for a person: the decision, its probability and the main reasons."""
+        lines = [
+            f"decision: {'ACCEPT' if self.accept else 'DECLINE'} "
+            f"(P(accept) = {self.probability:.3f}; accept above {self.threshold:.3f})",
+            "features that pushed it most (log-odds of accepting):",
+        ]
+        for name, value in self.log_odds.head(top).items():
+            lines.append(f"  {name} = {self.features[name]!r}: {value:+.2f}")
+        return "\n".join(lines)
+
+
+def meeting_loss(cost_false_accept: float, cost_false_decline: float) -> LossMatrix:
+    """Loss over (truth, action) in the order ``("decline", "accept")``."""
+    if cost_false_accept < 0 or cost_false_decline < 0:
+        raise MeetingError("costs must be non-negative")
+    return LossMatrix.binary(
+        cost_false_positive=cost_false_accept, cost_false_negative=cost_false_decline
+    )
+
+
+def decide(
+    model: TaskNaiveBayes,
+    request_path: str | Path,
+    user: str,
+    calendar_path: str | Path,
+    directory: Directory,
+    cost_false_accept: float = 1.0,
+    cost_false_decline: float = 1.0,
+    stamp: dt.datetime | None = None,
+) -> Decision:
+    """Decide one request for ``user`` with a fitted model (labels ``decline``/``accept``)."""
+    if list(model.classes_) != list(LABELS):
+        raise MeetingError(f"the model's classes are {list(model.classes_)}, expected {LABELS}")
+    request = read_calendar(request_path)
+    features = extract_features(request, read_calendar(calendar_path), directory, user)
+    row = pd.DataFrame([features], columns=list(FEATURE_NAMES))
+    proba = model.predict_proba(row, np.array([user], dtype=object))
+    loss = meeting_loss(cost_false_accept, cost_false_decline)
+    accept = bool(bayes_decision(proba, loss)[0] == 1)
+    reply = make_reply(
+        request, directory.user(user).email, accept, stamp or dt.datetime.now(dt.UTC)
+    )
+    return Decision(
+        accept=accept,
+        probability=float(proba[0, 1]),
+        threshold=cost_false_accept / (cost_false_accept + cost_false_decline),
+        features=features,
+        log_odds=feature_log_odds(model, row, user, "accept"),
+        reply=reply.to_ical(),
+    )
+
+
+def learn(
+    store: FeedbackStore,
+    request_path: str | Path,
+    user: str,
+    accepted: bool,
+    calendar_path: str | Path,
+    directory: Directory,
+    model: TaskNaiveBayes | None = None,
+) -> dict[str, str]:
+    """Record the user's real answer; update ``model`` with it (``partial_fit``) if given."""
+    request = read_calendar(request_path)
+    features = extract_features(request, read_calendar(calendar_path), directory, user)
+    store.record(user, str(request_event(request)["UID"]), features, accepted)
+    if model is not None:
+        row = pd.DataFrame([features], columns=list(FEATURE_NAMES))
+        model.partial_fit(row, np.array([LABELS[int(accepted)]]), np.array([user], dtype=object))
+    return features
+
+
+def fit_from_frames(
+    frames: list[pd.DataFrame], inference: str = "bhc", seed: int = 0
+) -> ClusteredNB:
+    """Clustered NB over the meeting schema from frames of ``user``, ``accepted``, features."""
+    data = pd.concat(frames, ignore_index=True)
+    if data.empty:
+        raise MeetingError("there are no recorded decisions to learn from")
+    model = ClusteredNB(
+        inference=inference, schema=meeting_schema(), random_state=seed, progress=False
+    )
+    return model.fit(data[list(FEATURE_NAMES)], data["accepted"], data["user"])
