@@ -1,0 +1,180 @@
+"""The meeting assistant end to end: simulation, recovery of the groups, store, CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import icalendar
+import numpy as np
+import pytest
+from sklearn.metrics import adjusted_rand_score
+
+from clusterednb import ClusteredNB, NoSharingNB
+from clusterednb.cli import main
+from clusterednb.meeting import FEATURE_NAMES, meeting_schema, simulate_organisation
+from clusterednb.meeting.calendar import MeetingError
+from clusterednb.meeting.store import FeedbackStore
+
+
+@pytest.fixture(scope="module")
+def organisation():
+    return simulate_organisation(np.random.default_rng(0))
+
+
+def test_default_organisation_mirrors_the_thesis(organisation):
+    truth = organisation.truth
+    assert len(truth) == 21
+    assert sorted(truth["group"].value_counts().tolist()) == [1, 1, 1, 1, 2, 2, 3, 4, 6]
+    sizes = organisation.requests["user"].value_counts()
+    assert sizes.between(100, 400).all()
+    requests = organisation.requests
+    no_conflict = requests["conflict"] == "no"
+    assert (requests.loc[no_conflict, "conflict_importance"] == "other").all()
+    assert (requests.loc[~no_conflict, "conflict_frequency"] != "other").all()
+    again = simulate_organisation(np.random.default_rng(0))
+    assert again.requests.equals(organisation.requests)
+
+
+@pytest.mark.parametrize("inference", ["bhc", "gibbs"])
+def test_clustered_recovers_the_groups_and_beats_no_sharing(organisation, inference):
+    requests = organisation.requests
+    X, y, users = requests[list(FEATURE_NAMES)], requests["accepted"], requests["user"]
+    clustered = ClusteredNB(
+        inference=inference,
+        schema=meeting_schema(),
+        n_sweeps=40,
+        burn_in=10,
+        random_state=0,
+        progress=False,
+    ).fit(X, y, users)
+    no_sharing = NoSharingNB(schema=meeting_schema()).fit(X, y, users)
+    assert clustered.log_evidence_ > no_sharing.log_evidence_
+    order = clustered.task_ids_
+    truth = organisation.truth.set_index("user").loc[order, "group"].to_numpy()
+    assert adjusted_rand_score(truth, clustered.partition_) >= 0.9
+
+
+def _features():
+    schema = meeting_schema()
+    return {
+        name: values[0]
+        for name, values in zip(schema.feature_names, schema.categories, strict=True)
+    }
+
+
+def test_store_records_replaces_and_refuses_bad_values(tmp_path):
+    with FeedbackStore(tmp_path / "fb.sqlite") as store:
+        store.record("ann", "r1", _features(), accepted=True)
+        store.record("ann", "r1", _features(), accepted=False)  # changed her mind
+        store.record("bob", "r2", _features(), accepted=True)
+        with pytest.raises(MeetingError, match="feature 'duration' has value '45'"):
+            store.record("bob", "r3", {**_features(), "duration": "45"}, accepted=True)
+        frame = store.frame()
+    assert frame[["user", "uid", "accepted"]].values.tolist() == [
+        ["ann", "r1", "decline"],
+        ["bob", "r2", "accept"],
+    ]
+
+
+def test_store_survives_a_writer_killed_between_writes(tmp_path):
+    path = tmp_path / "fb.sqlite"
+    writer = textwrap.dedent(
+        f"""
+        import sys, time
+        from clusterednb.meeting.store import FeedbackStore
+        features = {_features()!r}
+        store = FeedbackStore({str(path)!r})
+        for i in range(10_000):
+            store.record("ann", f"r{{i}}", features, accepted=i % 2 == 0)
+            print(i, flush=True)
+        """
+    )
+    process = subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE, text=True)
+    committed = [int(process.stdout.readline()) for _ in range(25)]
+    process.kill()
+    process.wait()
+    with FeedbackStore(path) as store:
+        frame = store.frame()
+    recorded = set(frame["uid"])
+    assert {f"r{i}" for i in committed} <= recorded
+    assert frame.notna().all().all() and len(frame) >= 25
+
+
+def test_cli_simulate_fit_decide_learn(tmp_path, capsys):
+    out = tmp_path / "org"
+    assert main(["meeting", "simulate", "--out", str(out), "--seed", "1", "--pending", "1"]) == 0
+    model, store = tmp_path / "m.cnb", tmp_path / "fb.sqlite"
+    assert (
+        main(
+            [
+                "meeting",
+                "fit",
+                "--requests",
+                str(out / "requests.csv"),
+                "--store",
+                str(store),
+                "--model",
+                str(model),
+            ]
+        )
+        == 0
+    )
+    request = out / "pending" / "user04" / "request-0.ics"
+    common = [
+        "--user",
+        "user04",
+        "--calendar",
+        str(out / "calendars" / "user04.ics"),
+        "--directory",
+        str(out / "directory.json"),
+    ]
+    decisions = []
+    for cost in ("0.01", "100"):  # almost free / very costly to accept wrongly
+        reply = tmp_path / f"reply-{cost}.ics"
+        assert (
+            main(
+                [
+                    "meeting",
+                    "decide",
+                    str(request),
+                    *common,
+                    "--model",
+                    str(model),
+                    "--cost-false-accept",
+                    cost,
+                    "--reply",
+                    str(reply),
+                ]
+            )
+            == 0
+        )
+        (event,) = icalendar.Calendar.from_ical(reply.read_bytes()).walk("VEVENT")
+        decisions.append(event["ATTENDEE"].params["PARTSTAT"])
+    assert decisions == ["ACCEPTED", "DECLINED"]
+    assert "features that pushed it most" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "meeting",
+                "learn",
+                str(request),
+                *common,
+                "--accepted",
+                "yes",
+                "--store",
+                str(store),
+                "--model",
+                str(model),
+            ]
+        )
+        == 0
+    )
+    with FeedbackStore(store) as feedback:
+        assert feedback.frame()["accepted"].tolist() == ["accept"]
+    assert (
+        main(["meeting", "decide", str(tmp_path / "missing.ics"), *common, "--model", str(model)])
+        == 2
+    )
+    assert "cannot read calendar" in capsys.readouterr().err
