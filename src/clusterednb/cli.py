@@ -191,7 +191,7 @@ def _evaluate(args: argparse.Namespace) -> None:
 def _demo(args: argparse.Namespace) -> None:
     from clusterednb.demo import run_demo
 
-    run_demo(seed=args.seed)
+    run_demo(seed=args.seed, out=args.out, jobs=args.jobs)
 
 
 def _show_warning(message: Warning | str, *_: object, **__: object) -> None:
@@ -274,8 +274,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--out", type=Path, required=True, help="output folder")
     evaluate.set_defaults(run=_evaluate)
 
-    demo = commands.add_parser("demo", help="fit the models on a built-in synthetic population")
+    demo = commands.add_parser(
+        "demo", help="the meeting assistant on a simulated organisation, with an HTML report"
+    )
     demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--out", type=Path, default=Path("demo-output"), help="report folder")
+    demo.add_argument("--jobs", type=int, default=2, help="worker processes")
     demo.set_defaults(run=_demo)
     add_meeting_commands(commands)
     return parser

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -51,10 +52,16 @@ def _image(path: Path) -> str:
     )
 
 
-def write_report(out_dir: str | Path, title: str = "clusterednb evaluation") -> Path:
+Section = tuple[str, str, pd.DataFrame | None, Sequence[Path]]
+
+
+def write_report(
+    out_dir: str | Path, title: str = "clusterednb evaluation", extra: Sequence[Section] = ()
+) -> Path:
     """Write ``report.html`` into ``out_dir`` with every summary table and figure there.
 
     Figures are embedded (base64 PNG), so the file can be moved and opened on its own.
+    ``extra`` sections (heading, text, table or None, figure paths) come first.
     """
     out_dir = Path(out_dir)
     parts = [
@@ -68,6 +75,14 @@ def write_report(out_dir: str | Path, title: str = "clusterednb evaluation") -> 
         f"<p>Written {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from <code>"
         f"{html.escape(str(out_dir))}</code>.</p>",
     ]
+    for heading, text, table, figures in extra:
+        parts += [
+            f"<h2>{html.escape(heading)}</h2>",
+            f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>",
+        ]
+        if table is not None:
+            parts.append(table.to_html(index=False, float_format=lambda v: f"{v:.4f}", border=0))
+        parts += [_image(Path(p)) for p in figures]
     for name, heading, text in SECTIONS:
         summary = out_dir / f"{name}.csv"
         if not summary.exists():
