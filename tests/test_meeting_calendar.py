@@ -196,3 +196,100 @@ def test_reply_round_trips_through_icalendar():
         attendee = event["ATTENDEE"]
         assert str(attendee).lower() == "mailto:ann@lab.org"
         assert attendee.params["PARTSTAT"] == status
+
+
+def test_every_binned_value_is_reachable():
+    from clusterednb.meeting import calendar as cal
+
+    assert [cal._start_time(h) for h in (7, 9, 12, 14, 17)] == [
+        "early",
+        "morning",
+        "mid",
+        "afternoon",
+        "late",
+    ]
+    assert {cal._start_time(h) for h in range(24)} == set(MEETING_FEATURES["start_time"])
+    assert [cal._days_bin(d) for d in (0, 1, 2, 3, 5, 7, 8, None)] == [
+        "0",
+        "1",
+        "3",
+        "3",
+        "7",
+        "7",
+        "more",
+        "more",
+    ]
+    free = [
+        cal._bin(m, (0, 15, 30, 60, 90, 135), MEETING_FEATURES["free_slot_time"])
+        for m in (0, 10, 30, 45, 90, 100, 200)
+    ]
+    assert free == ["0", "15", "30", "60", "90", "135", "more"]
+    assert [cal._bin(m, (15, 30, 60), MEETING_FEATURES["duration"]) for m in (10, 30, 45, 61)] == [
+        "15",
+        "30",
+        "60",
+        "longer",
+    ]
+    loads = {cal._load(share, near) for share in (0.1, 0.5, 0.9) for near in (False, True)}
+    assert loads == set(MEETING_FEATURES["busy_fday"])
+
+
+@pytest.mark.parametrize(
+    ("priority", "level"),
+    [
+        ("1", "critical"),
+        ("2", "very important"),
+        ("3", "very important"),
+        ("4", "important"),
+        ("5", "possibly important"),
+        ("6", "unimportant"),
+        ("9", "unimportant"),
+        (None, "other"),
+    ],
+)
+def test_message_importance_from_priority(priority, level):
+    extra = f"PRIORITY:{priority}" if priority else ""
+    features = extract_features(
+        request("20261104T100000", "20261104T103000", extra), EMPTY, DIRECTORY, "ann"
+    )
+    assert features["message_importance"] == level
+
+
+@pytest.mark.parametrize(
+    ("rule", "frequency"),
+    [
+        ("RRULE:FREQ=WEEKLY;INTERVAL=2", "occasionally"),
+        ("RRULE:FREQ=MONTHLY", "occasionally"),
+        ("RRULE:FREQ=DAILY", "regularly"),
+        ("", "one time"),
+    ],
+)
+def test_conflict_frequency_and_location_pairs(rule, frequency):
+    conflict = f"""
+UID:c
+DTSTART;TZID=America/New_York:20261104T100000
+DTEND;TZID=America/New_York:20261104T110000
+PRIORITY:2
+LOCATION:Downtown
+{rule}
+"""
+    earlier = """
+UID:earlier
+DTSTART;TZID=America/New_York:20261104T080000
+DTEND;TZID=America/New_York:20261104T083000
+LOCATION:Building 32
+"""
+    features = extract_features(
+        request("20261104T101500", "20261104T104500", "LOCATION:Downtown"),
+        calendar(conflict, earlier),
+        DIRECTORY,
+        "ann",
+    )
+    assert features["conflict_frequency"] == frequency
+    assert features["conflict_importance"] == "very important"
+    assert features["location"] == "away-local"
+    alone = extract_features(
+        request("20261104T120000", "20261104T123000"), calendar(conflict), DIRECTORY, "ann"
+    )
+    assert alone["location"] == "local-away"  # the 10:00 meeting downtown precedes it
+    assert alone["busy_fday"] == "light-free" and alone["busy_hday"] == "light-free"
