@@ -35,6 +35,18 @@ def test_default_organisation_mirrors_the_thesis(organisation):
     assert (requests.loc[~no_conflict, "conflict_frequency"] != "other").all()
     again = simulate_organisation(np.random.default_rng(0))
     assert again.requests.equals(organisation.requests)
+    dataset = organisation.dataset()
+    assert dataset.n_tasks == 21 and dataset.X.shape == (len(requests), 15)
+
+
+def test_organisation_written_as_csv_and_parquet_reads_back(organisation, tmp_path):
+    import pandas as pd
+
+    for file_format in ("csv", "parquet"):
+        organisation.write(tmp_path / file_format, file_format)
+        path = tmp_path / file_format / f"requests.{file_format}"
+        back = pd.read_csv(path) if file_format == "csv" else pd.read_parquet(path)
+        assert back.astype(str).equals(organisation.requests.astype(str))
 
 
 @pytest.mark.parametrize("inference", ["bhc", "gibbs"])

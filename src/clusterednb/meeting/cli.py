@@ -19,7 +19,7 @@ from clusterednb.persistence import load
 def _simulate(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(args.seed)
     organisation = simulate_organisation(rng)
-    organisation.write(args.out)
+    organisation.write(args.out, args.format)
     write_world(
         rng,
         args.out,
@@ -29,7 +29,8 @@ def _simulate(args: argparse.Namespace) -> None:
     )
     print(
         f"simulated {len(organisation.truth)} users, {len(organisation.requests)} requests: "
-        f"{args.out / 'requests.csv'}, truth.csv, directory.json, calendars/, pending/"
+        f"{args.out / ('requests.' + args.format)}, truth.{args.format}, directory.json, "
+        "calendars/, pending/"
     )
 
 
@@ -97,6 +98,7 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     simulate.add_argument("--out", type=Path, required=True, help="output folder")
     simulate.add_argument("--seed", type=int, default=0)
     simulate.add_argument("--pending", type=int, default=3, help="pending requests per user")
+    simulate.add_argument("--format", choices=["csv", "parquet"], default="csv")
     simulate.set_defaults(run=_simulate)
 
     def add_request_arguments(parser: argparse.ArgumentParser) -> None:

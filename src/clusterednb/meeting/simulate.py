@@ -72,12 +72,18 @@ class Organisation:
             self.requests, task="user", label="accepted", schema=meeting_schema()
         )
 
-    def write(self, folder: str | Path) -> None:
-        """Write ``requests.csv`` and ``truth.csv`` into ``folder`` (created if needed)."""
+    def write(self, folder: str | Path, file_format: str = "csv") -> None:
+        """Write ``requests`` and ``truth`` (``.csv`` or ``.parquet``) into ``folder``."""
+        if file_format not in ("csv", "parquet"):
+            raise CNBError(f"file_format must be 'csv' or 'parquet', got {file_format!r}")
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        self.requests.to_csv(folder / "requests.csv", index=False)
-        self.truth.to_csv(folder / "truth.csv", index=False)
+        for name, frame in (("requests", self.requests), ("truth", self.truth)):
+            path = folder / f"{name}.{file_format}"
+            if file_format == "csv":
+                frame.to_csv(path, index=False)
+            else:
+                frame.to_parquet(path, index=False)
 
 
 def _around(rng: np.random.Generator, mean: np.ndarray, strength: float) -> np.ndarray:
