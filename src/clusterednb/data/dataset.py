@@ -31,13 +31,20 @@ def factorize_tasks(tasks: Any) -> tuple[np.ndarray, np.ndarray]:
     missing = is_missing(values)
     if missing.any():
         raise DataError(f"task id is missing in row {int(np.flatnonzero(missing)[0])}")
-    try:
-        codes, uniques = pd.factorize(values, sort=True)
-    except TypeError:
-        codes, uniques = pd.factorize(values, sort=False)
-    task_ids = np.empty(len(uniques), dtype=object)
-    task_ids[:] = list(uniques.tolist() if isinstance(uniques, np.ndarray) else uniques)
-    return codes.astype(np.int64), task_ids
+    codes, uniques = _task_index(values).factorize(sort=False)
+    distinct = uniques.tolist()
+    if uniques.dtype != object:
+        order = np.argsort(uniques.to_numpy(), kind="stable")
+    else:
+        try:
+            order = sorted(range(len(distinct)), key=distinct.__getitem__)
+        except TypeError:  # ids of mutually incomparable types: order of first appearance
+            order = list(range(len(distinct)))
+    rank = np.empty(len(distinct), dtype=np.int64)
+    rank[order] = np.arange(len(distinct))
+    task_ids = np.empty(len(distinct), dtype=object)
+    task_ids[:] = [distinct[i] for i in order]
+    return rank[codes], task_ids
 
 
 def index_tasks(tasks: Any, task_ids: np.ndarray) -> np.ndarray:
@@ -46,10 +53,17 @@ def index_tasks(tasks: Any, task_ids: np.ndarray) -> np.ndarray:
     missing = is_missing(values)
     if missing.any():
         raise DataError(f"task id is missing in row {int(np.flatnonzero(missing)[0])}")
-    known = pd.Index(list(task_ids)) if len(task_ids) else pd.Index([], dtype=object)
+    known = _task_index(np.asarray(task_ids, dtype=object))
     if values.dtype == object:
-        return known.get_indexer(pd.Index(values, dtype=object))
+        return known.get_indexer(_task_index(values))
     return known.get_indexer(values)
+
+
+def _task_index(values: np.ndarray) -> pd.Index:
+    """A flat index of task ids (tuples stay single ids, never a MultiIndex)."""
+    if values.dtype == object:
+        return pd.Index(values, dtype=object, tupleize_cols=False)
+    return pd.Index(values)
 
 
 @dataclass
