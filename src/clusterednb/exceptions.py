@@ -6,6 +6,8 @@ message that names the offending column, row or value.
 
 from __future__ import annotations
 
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
 
 class CNBError(ValueError):
     """Base class of every error the library raises for bad input."""
@@ -23,8 +25,8 @@ class ModelFileError(CNBError):
     """A saved model file is corrupted, truncated, or of an unknown format version."""
 
 
-class NotFittedError(CNBError, AttributeError):
-    """An estimator was used before ``fit``."""
+class NotFittedError(CNBError, _SklearnNotFittedError):
+    """An estimator was used before ``fit`` (also scikit-learn's ``NotFittedError``)."""
 
 
 class UnknownCategoryWarning(UserWarning):

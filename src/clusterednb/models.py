@@ -127,7 +127,9 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         if self.schema is not None:
             schema = self.schema
         else:
-            frame = as_feature_input(X, self.schema_.n_features if fitted else None)
+            frame = as_feature_input(
+                X, self.schema_.n_features if fitted else None, type(self).__name__
+            )
             if len(frame) == 0:
                 raise DataError("the data have no rows")
             schema = (
@@ -333,7 +335,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         if not hasattr(self, "posterior_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         X, tasks = self._split_tasks(X, tasks)
-        frame = as_feature_input(X, self.schema_.n_features)
+        frame = as_feature_input(X, self.schema_.n_features, type(self).__name__)
         X_codes = self.schema_.encode_features(frame, handle_unknown=self.handle_unknown)
         task_values = as_vector(tasks)
         if task_values.shape != (len(frame),):

@@ -53,7 +53,9 @@ def check_columns_exist(frame: pd.DataFrame, columns: Sequence[str], role: str) 
 FeatureInput = pd.DataFrame | np.ndarray
 
 
-def as_feature_input(X: Any, n_features: int | None = None) -> FeatureInput:
+def as_feature_input(
+    X: Any, n_features: int | None = None, owner: str = "the schema"
+) -> FeatureInput:
     """Check an estimator's ``X``: a DataFrame, or a 2-D array whose columns are the features.
 
     Parameters
@@ -61,6 +63,8 @@ def as_feature_input(X: Any, n_features: int | None = None) -> FeatureInput:
     X : DataFrame or array-like of shape (n_rows, n_features)
     n_features : int, optional
         Required number of columns of an array.
+    owner : str
+        Who expects them (named in the error, e.g. the estimator's class name).
 
     Returns
     -------
@@ -70,11 +74,22 @@ def as_feature_input(X: Any, n_features: int | None = None) -> FeatureInput:
         if all(isinstance(c, str) for c in X.columns):
             return X
         return X.rename(columns=str)
+    if hasattr(X, "tocsr") or hasattr(X, "sparse"):  # scipy.sparse / pandas sparse
+        raise DataError(
+            "sparse input is not supported for categorical features; pass a dense array or "
+            "a DataFrame"
+        )
     array = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
     if array.ndim != 2:
-        raise DataError(f"X must be 2-D (n_rows, n_features), got an array of shape {array.shape}")
+        raise DataError(
+            f"X must be 2-D (n_rows, n_features), got an array of shape {array.shape}. "
+            "Reshape your data to one row per example"
+        )
     if n_features is not None and array.shape[1] != n_features:
-        raise DataError(f"X has {array.shape[1]} columns but the schema has {n_features} features")
+        raise DataError(
+            f"X has {array.shape[1]} features, but {owner} is expecting {n_features} features "
+            "as input"
+        )
     return array
 
 

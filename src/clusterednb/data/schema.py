@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.data.io import FeatureInput, feature_column, feature_names_of
-from clusterednb.exceptions import SchemaError, UnknownCategoryWarning
+from clusterednb.exceptions import DataError, SchemaError, UnknownCategoryWarning
 from clusterednb.kernels import integer_codes, integer_presence
 
 _INTEGER_FAST_LIMIT = 4096
@@ -44,10 +44,18 @@ def as_vector(values: Any) -> np.ndarray:
 
     Numeric input keeps its numeric dtype (fast hashing and missing-value checks).
     """
+    if values is None:
+        raise DataError("expected a 1-D sequence, got None")
     if isinstance(values, pd.Series | pd.Index):
         return values.to_numpy()
+    if not isinstance(values, np.ndarray) and hasattr(values, "__array__"):
+        values = np.asarray(values)  # array-likes that are not sequences
     if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise DataError(f"expected a 1-D array, got shape {values.shape}")
         return values
+    if isinstance(values, pd.DataFrame):
+        raise DataError(f"expected a 1-D sequence, got a DataFrame of shape {values.shape}")
     items = list(values)
     if any(isinstance(v, tuple | list) for v in items):
         vector = np.empty(len(items), dtype=object)
@@ -75,7 +83,10 @@ def ordered_unique(values: Iterable[Hashable]) -> tuple[Any, ...]:
             return tuple(int(v) for v in np.flatnonzero(np.bincount(array)))
         return tuple(int(v) for v in np.unique(array))
     present = array[~is_missing(array)]
-    unique = pd.unique(present.ravel()) if present.size else np.array([], dtype=object)
+    try:
+        unique = pd.unique(present.ravel()) if present.size else np.array([], dtype=object)
+    except TypeError as error:
+        raise SchemaError(f"values must be hashable categories: {error}") from error
     scalars: list[Any] = []
     seen: set[Any] = set()
     for value in unique:
@@ -259,12 +270,13 @@ class FeatureSchema:
         classes : sequence, optional
             Declared label values; when given, ``labels`` adds no class.
         """
-        self.check_columns(features.columns)
+        if isinstance(features, pd.DataFrame):
+            self.check_columns(features.columns)
         categories = tuple(
             cats
             if name in self.bin_edges
-            else _merge_ordered(cats, ordered_unique(features[name].to_numpy()))
-            for name, cats in zip(self.feature_names, self.categories, strict=True)
+            else _merge_ordered(cats, ordered_unique(feature_column(features, f, name)))
+            for f, (name, cats) in enumerate(zip(self.feature_names, self.categories, strict=True))
         )
         if classes is not None:  # declared classes are fixed, as in :meth:`infer`
             new_classes = _merge_ordered(self.classes, tuple(to_python_scalar(c) for c in classes))
