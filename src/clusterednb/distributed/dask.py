@@ -1,0 +1,88 @@
+"""Statistics from an event table of any size with Dask (local threads or a cluster).
+
+Two passes over the Parquet data: the distinct values of every feature and of the label
+(the schema, ordered as :meth:`FeatureSchema.infer` orders them), then one
+:func:`~clusterednb.distributed.shards.shard_counts` per partition, tree-reduced with
+:func:`~clusterednb.distributed.shards.combine_shards`. Only per-task counts travel.
+
+Recipe for a real cluster: start a scheduler and workers (``dask scheduler``; ``dask worker
+tcp://HOST:8786`` on each machine, all with ``clusterednb`` installed), then pass
+``client=distributed.Client("tcp://HOST:8786")`` and a path every worker can read
+(``s3://bucket/events/``, ``gs://...``, or a shared file system; any fsspec URL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+
+from clusterednb.data.schema import FeatureSchema, ordered_unique
+from clusterednb.distributed.shards import ShardCounts, combine_shards, shard_counts
+from clusterednb.exceptions import DataError
+
+
+def _tree_reduce(parts: list[Any], fan_in: int = 8) -> Any:
+    while len(parts) > 1:
+        parts = [
+            dask.delayed(combine_shards)(parts[i : i + fan_in])
+            for i in range(0, len(parts), fan_in)
+        ]
+    return parts[0]
+
+
+def counts_from_parquet(
+    path: str,
+    task: str,
+    label: str,
+    features: Sequence[str],
+    client: Any = None,
+    schema: FeatureSchema | None = None,
+    storage_options: dict[str, Any] | None = None,
+) -> tuple[ShardCounts, FeatureSchema]:
+    """Per-task counts of a Parquet event table (local path or any fsspec URL).
+
+    Parameters
+    ----------
+    path : str
+        A Parquet file, a folder of them, or a glob.
+    task, label : str
+        Column names (a missing label marks an unlabelled event, which is not counted).
+    features : sequence of str
+        Categorical feature columns.
+    client : dask.distributed.Client, optional
+        Where to compute; by default Dask's local threaded scheduler.
+    schema : FeatureSchema, optional
+        A fixed schema; by default one pass computes it from the data.
+    storage_options : dict, optional
+        Passed to fsspec (credentials of a remote store).
+
+    Returns
+    -------
+    (ShardCounts, FeatureSchema)
+        Task ids (sorted when comparable), their counts and the number of events; the schema.
+    """
+    columns = [task, label, *features]
+    frame = dd.read_parquet(path, columns=columns, storage_options=storage_options)
+    if schema is None:
+        uniques = [frame[column].dropna().unique() for column in [label, *features]]
+        values = (
+            client.gather(client.compute(uniques)) if client is not None else dask.compute(*uniques)
+        )
+        classes, *categories = (ordered_unique(np.asarray(v, dtype=object)) for v in values)
+        for name, cats in zip(features, categories, strict=True):
+            if not cats:
+                raise DataError(f"feature column {name!r} has no non-missing value")
+        if not classes:
+            raise DataError("every label is missing: there is nothing to learn from")
+        schema = FeatureSchema(tuple(features), tuple(categories), classes)
+    parts = [
+        dask.delayed(shard_counts)(partition, task, label, schema)
+        for partition in frame.to_delayed()
+    ]
+    total = _tree_reduce(parts)
+    result = client.compute(total).result() if client is not None else total.compute()
+    return result, schema

@@ -1,0 +1,74 @@
+"""Engine-agnostic shard functions: plain numpy/Numba, no distributed-engine imports.
+
+A *shard* is any subset of the event table (a Parquet file, a partition, a Spark group).
+:func:`shard_counts` turns one into the :class:`~clusterednb.stats.Counts` of its own tasks;
+:func:`combine_shards` adds any number of those (associative and commutative, so an engine
+may tree-reduce them in any order). A task whose events are spread over several shards gets
+the sum of its partial counts: the statistics are exactly those of one pass over all events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.data.dataset import TaskDataset, factorize_tasks
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.stats import Counts
+
+
+@dataclass(frozen=True)
+class ShardCounts:
+    """Counts of some tasks.
+
+    Attributes
+    ----------
+    task_ids : ndarray of shape (n_tasks,), dtype object
+    counts : Counts with n_tasks groups
+    n_events : int
+        Rows seen (labelled or not).
+    """
+
+    task_ids: np.ndarray
+    counts: Counts
+    n_events: int
+
+
+def shard_counts(frame: pd.DataFrame, task: str, label: str, schema: FeatureSchema) -> ShardCounts:
+    """Counts of one shard's labelled events under a global ``schema``.
+
+    An unknown category raises (``handle_unknown="error"``): the schema must have been
+    computed over all shards, so one would be a bug, not a new value.
+    """
+    n_classes, n_values = schema.n_classes, schema.n_values_total
+    if len(frame) == 0:
+        empty = np.zeros(0, dtype=object)
+        return ShardCounts(empty, Counts.zeros(0, n_classes, n_values), 0)
+    data = TaskDataset.from_frame(
+        frame, task=task, label=label, schema=schema, handle_unknown="error"
+    )
+    counts = Counts.from_codes(
+        data.X,
+        data.y,
+        data.task_index,
+        n_tasks=data.n_tasks,
+        n_classes=n_classes,
+        offsets=schema.offsets,
+    )
+    return ShardCounts(data.task_ids, counts, len(frame))
+
+
+def combine_shards(parts: list[ShardCounts]) -> ShardCounts:
+    """Add shards' counts task by task; task ids come out sorted (when comparable)."""
+    parts = [p for p in parts if p.task_ids.size] or parts[:1]
+    ids = np.concatenate([p.task_ids for p in parts])
+    index, task_ids = factorize_tasks(ids) if ids.size else (np.zeros(0, np.int64), ids)
+    stacked = Counts(
+        np.concatenate([p.counts.label_counts for p in parts]),
+        np.concatenate([p.counts.value_counts for p in parts]),
+    )
+    return ShardCounts(
+        task_ids, stacked.group_by(index, task_ids.size), sum(p.n_events for p in parts)
+    )

@@ -1,0 +1,76 @@
+"""Distributed statistics equal single-machine statistics exactly (Dask LocalCluster)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from clusterednb import NoSharingNB
+from clusterednb.data.synthetic import make_planted_population
+from clusterednb.distributed import combine_shards, shard_counts
+
+distributed = pytest.importorskip("distributed")
+
+
+def _split(frame: pd.DataFrame, n: int) -> list[pd.DataFrame]:
+    return [frame.iloc[rows] for rows in np.array_split(np.arange(len(frame)), n)]
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory):
+    population = make_planted_population(
+        np.random.default_rng(3), group_sizes=(4, 3, 5), rows_per_task=25, n_features=5
+    )
+    frame = population.frame.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    frame["label"] = frame["label"].astype(float)
+    frame.loc[frame.index % 11 == 0, "label"] = np.nan  # unlabelled events are not counted
+    frame.loc[frame.index % 7 == 0, "f2"] = np.nan  # missing values are not counted
+    folder = tmp_path_factory.mktemp("events")
+    for i, part in enumerate(_split(frame, 4)):  # every task spans several files
+        part.to_parquet(folder / f"part-{i}.parquet", index=False)
+    return frame, folder, population.feature_names
+
+
+def test_shards_add_up_to_one_pass(events):
+    frame, _, features = events
+    single = NoSharingNB().fit(frame[features], frame["label"], frame["task"])
+    parts = [
+        shard_counts(part, "task", "label", single.schema_) for part in _split(frame, 5)
+    ]
+    combined = combine_shards(parts[::-1])  # order does not matter
+    assert list(combined.task_ids) == list(single.task_ids_)
+    np.testing.assert_array_equal(combined.counts.label_counts, single.counts_.label_counts)
+    np.testing.assert_array_equal(combined.counts.value_counts, single.counts_.value_counts)
+    assert combined.n_events == len(frame)
+
+
+def test_counts_from_parquet_on_a_local_cluster_equal_single_machine(events):
+    from clusterednb.distributed.dask import counts_from_parquet
+
+    frame, folder, features = events
+    single = NoSharingNB().fit(frame[features], frame["label"], frame["task"])
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        result, schema = counts_from_parquet(str(folder), "task", "label", features, client=client)
+    assert schema == single.schema_
+    assert list(result.task_ids) == list(single.task_ids_)
+    np.testing.assert_array_equal(result.counts.label_counts, single.counts_.label_counts)
+    np.testing.assert_array_equal(result.counts.value_counts, single.counts_.value_counts)
+    assert result.n_events == len(frame)
+    threaded, _ = counts_from_parquet(str(folder / "*.parquet"), "task", "label", features)
+    np.testing.assert_array_equal(threaded.counts.value_counts, result.counts.value_counts)
+
+
+def test_unknown_category_in_a_shard_is_an_error(events):
+    from clusterednb.exceptions import SchemaError
+
+    frame, _, features = events
+    single = NoSharingNB().fit(frame[features], frame["label"], frame["task"])
+    bad = frame.head(3).copy()
+    bad["f0"] = 99
+    with pytest.raises(SchemaError, match="99"):
+        shard_counts(bad, "task", "label", single.schema_)
