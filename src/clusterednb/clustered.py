@@ -70,6 +70,14 @@ class ClusteredNB(TaskNaiveBayes):
         used.
     n_iter : int, default=100
         EM iterations (``semi_supervised="em"``).
+    backend : {"local", "dask"}, default="local"
+        ``"dask"`` (with ``inference="gibbs"``): the sharded Gibbs sampler of
+        :mod:`clusterednb.inference.sharded` on the current ``dask.distributed`` client (a
+        2-worker ``LocalCluster`` for the fit when there is none). Its shards see each
+        other's moves only between sweeps (an approximation, documented there); it uses no
+        split–merge moves, no ``gamma`` sampling and no unlabelled rows.
+    n_shards : int, optional
+        Shards per sweep with ``backend="dask"`` (default: twice the number of workers).
     random_state : int, numpy.random.Generator or None
         Seed of the only source of randomness.
     progress : bool, default=True
@@ -148,6 +156,8 @@ class ClusteredNB(TaskNaiveBayes):
         split_merge: bool | int = True,
         semi_supervised: bool | str = "auto",
         n_iter: int = 100,
+        backend: str = "local",
+        n_shards: int | None = None,
         random_state: int | np.random.Generator | None = None,
         progress: bool = True,
         schema: FeatureSchema | None = None,
@@ -174,6 +184,8 @@ class ClusteredNB(TaskNaiveBayes):
         self.sample_gamma = sample_gamma
         self.gamma_prior = gamma_prior
         self.split_merge = split_merge
+        self.backend = backend
+        self.n_shards = n_shards
         self.progress = progress
 
     # ------------------------------------------------------------------ inference
@@ -197,6 +209,10 @@ class ClusteredNB(TaskNaiveBayes):
 
     def _semi_supervised_mode(self) -> str | None:
         mode = super()._semi_supervised_mode()
+        if mode == "gibbs" and self.backend == "dask":
+            if self.semi_supervised == "auto":
+                return None
+            raise CNBError("backend='dask' does not resample labels; use semi_supervised='em'")
         if mode == "gibbs" and self.inference != "gibbs":
             if self.semi_supervised == "auto":
                 return None
@@ -218,6 +234,18 @@ class ClusteredNB(TaskNaiveBayes):
         return Posterior.of_partition(counts, feature_group, self.gamma)
 
     def _run_gibbs(self, model: DirichletNB, counts: Counts) -> ClusteringResult:
+        if self.backend == "dask":
+            from clusterednb.distributed.dask import run_sharded_gibbs
+
+            return run_sharded_gibbs(
+                model,
+                counts,
+                self.gamma,
+                self.n_sweeps,
+                min(self.burn_in, self.n_sweeps - 1),
+                self.n_shards,
+                self._rng(),
+            )
         warm = getattr(self, "result_", None)
         n_sweeps, burn_in, initial = self.n_sweeps, self.burn_in, None
         if warm is not None and "assignment" in warm.extras:
@@ -249,6 +277,10 @@ class ClusteredNB(TaskNaiveBayes):
         )
 
     def _check_settings(self) -> None:
+        if self.backend not in ("local", "dask"):
+            raise CNBError(f"backend must be 'local' or 'dask', got {self.backend!r}")
+        if self.backend == "dask" and self.inference != "gibbs":
+            raise CNBError("backend='dask' runs the Gibbs engine: set inference='gibbs'")
         if self.inference not in INFERENCE_ENGINES:
             raise CNBError(f"inference must be one of {INFERENCE_ENGINES}, got {self.inference!r}")
         if not (np.isfinite(self.gamma) and self.gamma > 0):

@@ -23,6 +23,10 @@ import numpy as np
 from clusterednb.data.schema import FeatureSchema, ordered_unique
 from clusterednb.distributed.shards import ShardCounts, combine_shards, shard_counts
 from clusterednb.exceptions import DataError
+from clusterednb.inference.result import ClusteringResult
+from clusterednb.inference.sharded import fit_sharded_gibbs
+from clusterednb.observation import DirichletNB
+from clusterednb.stats import Counts
 
 
 def _tree_reduce(parts: list[Any], fan_in: int = 8) -> Any:
@@ -86,3 +90,39 @@ def counts_from_parquet(
     total = _tree_reduce(parts)
     result = client.compute(total).result() if client is not None else total.compute()
     return result, schema
+
+
+def run_sharded_gibbs(
+    model: DirichletNB,
+    counts: Counts,
+    gamma: float,
+    n_sweeps: int,
+    burn_in: int,
+    n_shards: int | None,
+    rng: np.random.Generator,
+) -> ClusteringResult:
+    """:func:`~clusterednb.inference.sharded.fit_sharded_gibbs` with shards on Dask workers.
+
+    Uses the current ``dask.distributed`` client, or a 2-worker ``LocalCluster`` started (and
+    closed) for this call when there is none.
+    """
+    from distributed import Client, LocalCluster, default_client
+
+    owned = None
+    try:
+        client = default_client()
+    except ValueError:
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None)
+        client = Client(cluster)
+        owned = (client, cluster)
+    try:
+        shards = n_shards or 2 * max(len(client.scheduler_info()["workers"]), 1)
+
+        def map_shards(function: Any, arguments: Sequence[Any]) -> list[Any]:
+            return client.gather(client.map(function, arguments, pure=False))
+
+        return fit_sharded_gibbs(model, counts, gamma, n_sweeps, burn_in, shards, rng, map_shards)
+    finally:
+        if owned is not None:
+            owned[0].close()
+            owned[1].close()
