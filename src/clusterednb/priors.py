@@ -7,6 +7,8 @@ from collections.abc import Iterator
 import numpy as np
 from scipy.special import gammaln
 
+from clusterednb.special import log_rising_factorial
+
 
 def crp_log_prior(assignment: np.ndarray, gamma: float) -> float:
     """``log P(z) = K log γ + Σ_k lgamma(|k|) + lgamma(γ) − lgamma(γ + U)``.
@@ -29,10 +31,7 @@ def crp_log_prior(assignment: np.ndarray, gamma: float) -> float:
     _, sizes = np.unique(assignment, return_counts=True)
     n_tasks = assignment.size
     return float(
-        sizes.size * np.log(gamma)
-        + gammaln(sizes).sum()
-        + gammaln(gamma)
-        - gammaln(gamma + n_tasks)
+        sizes.size * np.log(gamma) + gammaln(sizes).sum() - log_rising_factorial(gamma, n_tasks)
     )
 
 

@@ -10,14 +10,13 @@ DP-mixture evidence.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaln
 
 from clusterednb.inference.bhc_kernels import assign_to_sides, greedy_bhc, tree_quantities
 from clusterednb.inference.gibbs import LogGammaTables
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.observation import DirichletNB
-from clusterednb.special import segment_sum
+from clusterednb.special import log_rising_factorial, segment_sum
 from clusterednb.stats import Counts
 
 _DISTRIBUTION_LIMIT = 2_000  # above this many tasks, P(number of clusters) is the MAP's
@@ -170,7 +169,7 @@ def tree_result(
     )
     root = n_nodes - 1
     log_labels = float(model.log_marginal_labels(counts.label_counts).sum())
-    bound = log_p[root] + log_d[root] + gammaln(gamma) - gammaln(n_tasks + gamma) + log_labels
+    bound = log_p[root] + log_d[root] - log_rising_factorial(gamma, n_tasks) + log_labels
     extras = {"node_log_r": log_r, "node_log_weight": log_weight}
     coclustering = _coclustering(children, log_weight, parent, n_tasks)
     if coclustering is not None:

@@ -16,6 +16,7 @@ from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import set_partitions
+from clusterednb.special import log_rising_factorial
 from clusterednb.stats import Counts
 
 MAX_EXACT_TASKS = 10
@@ -79,8 +80,7 @@ def fit_exact(model: DirichletNB, counts: Counts, gamma: float) -> ClusteringRes
     log_prior = (
         n_blocks * np.log(gamma)
         + np.where(block_sizes > 0, gammaln(np.maximum(block_sizes, 1)), 0.0).sum(axis=1)
-        + gammaln(gamma)
-        - gammaln(gamma + n_tasks)
+        - log_rising_factorial(gamma, n_tasks)
     )
     log_joint = log_prior + log_block[block_masks].sum(axis=1)
     log_total = logsumexp(log_joint)
