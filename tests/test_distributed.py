@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -142,3 +144,36 @@ def test_clustered_with_the_dask_backend_recovers_a_planted_partition():
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     with pytest.raises(Exception, match="inference='gibbs'"):
         ClusteredNB(backend="dask", inference="bhc").fit(X, y, tasks)
+
+
+# ---------------------------------------------------------------------------- Spark
+def test_spark_counts_equal_single_machine(events, monkeypatch):
+    """Runs when pyspark and Java are present (JVM start-up 6–17 s); skipped otherwise."""
+    import shutil
+
+    pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (extra [spark])")
+    if shutil.which("java") is None:
+        pytest.skip("no Java on this machine: the Spark adapter needs a JVM")
+    from clusterednb.distributed.spark import spark_counts
+
+    frame, _, features = events
+    single = NoSharingNB().fit(frame[features], frame["label"], frame["task"])
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)  # executors import clusterednb
+    spark = (
+        pyspark.sql.SparkSession.builder.master("local[2]")
+        .appName("clusterednb-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )
+    try:
+        result, schema = spark_counts(
+            spark.createDataFrame(frame), "task", "label", features, n_shards=3
+        )
+    finally:
+        spark.stop()
+    assert schema == single.schema_
+    assert list(result.task_ids) == list(single.task_ids_)
+    np.testing.assert_array_equal(result.counts.label_counts, single.counts_.label_counts)
+    np.testing.assert_array_equal(result.counts.value_counts, single.counts_.value_counts)
+    assert result.n_events == len(frame)

@@ -1,0 +1,130 @@
+"""Statistics on Spark (extra ``[spark]``): the same shard functions through ``applyInPandas``.
+
+Events are grouped by ``hash(task) mod n_shards``; each group runs
+:func:`~clusterednb.distributed.shards.shard_counts` in pandas and emits its non-zero counts
+as rows ``(task, kind, class, value, count)``; the driver adds them up. Spark's SQL
+``groupBy`` aggregations are avoided on purpose (a feasibility study found them 3–9 times
+slower than ``applyInPandas`` with numpy inside). Recipe for a cluster: build the
+``SparkSession`` with ``.master("spark://HOST:7077")`` (or YARN / Kubernetes) and read the
+events with ``spark.read.parquet(URL)``; ``clusterednb`` must be installed on the executors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.data.dataset import factorize_tasks
+from clusterednb.data.schema import FeatureSchema, ordered_unique
+from clusterednb.distributed.shards import ShardCounts, shard_counts
+from clusterednb.exceptions import DataError
+from clusterednb.stats import Counts
+
+_LABEL, _VALUE, _PRESENT, _EVENTS = 0, 1, 2, 3
+
+
+def _emit(frame: pd.DataFrame, task: str, label: str, schema: FeatureSchema) -> pd.DataFrame:
+    """One shard's counts as long rows (only non-zero entries)."""
+    part = shard_counts(frame.drop(columns="__shard"), task, label, schema)
+    counts = part.counts
+    t, c = np.nonzero(counts.label_counts)
+    labels = pd.DataFrame(
+        {
+            "task": part.task_ids[t],
+            "kind": _LABEL,
+            "cls": c,
+            "value": -1,
+            "count": counts.label_counts[t, c],
+        }
+    )
+    t, c, v = np.nonzero(counts.value_counts)
+    values = pd.DataFrame(
+        {
+            "task": part.task_ids[t],
+            "kind": _VALUE,
+            "cls": c,
+            "value": v,
+            "count": counts.value_counts[t, c, v],
+        }
+    )
+    present = pd.DataFrame(  # every task, even one with no labelled event
+        {"task": part.task_ids, "kind": _PRESENT, "cls": -1, "value": -1, "count": 0}
+    )
+    events = pd.DataFrame(
+        {
+            "task": part.task_ids[:1],
+            "kind": _EVENTS,
+            "cls": -1,
+            "value": -1,
+            "count": [part.n_events] * min(1, part.task_ids.size),
+        }
+    )
+    rows = pd.concat([labels, values, present, events], ignore_index=True)
+    # numpy-backed columns: PySpark's Arrow conversion does not take pandas 3's Arrow strings
+    rows["task"] = rows["task"].astype(object)
+    return rows
+
+
+def spark_counts(
+    events: Any,
+    task: str,
+    label: str,
+    features: Sequence[str],
+    schema: FeatureSchema | None = None,
+    n_shards: int = 64,
+) -> tuple[ShardCounts, FeatureSchema]:
+    """Per-task counts of a Spark DataFrame of events; equal to the single-machine counts.
+
+    Parameters
+    ----------
+    events : pyspark.sql.DataFrame
+        Columns ``task``, ``label`` and the features (a null label: unlabelled, not counted).
+    task, label : str
+    features : sequence of str
+    schema : FeatureSchema, optional
+        Default: computed from the distinct values (one pass).
+    n_shards : int
+        Groups of tasks handled by one pandas call each.
+
+    Returns
+    -------
+    (ShardCounts, FeatureSchema)
+    """
+    from pyspark.sql import functions as F
+
+    frame = events.select(task, label, *features)
+    if schema is None:
+        distinct = [
+            [row[0] for row in frame.select(c).where(F.col(c).isNotNull()).distinct().collect()]
+            for c in [label, *features]
+        ]
+        classes, *categories = (ordered_unique(np.asarray(v, dtype=object)) for v in distinct)
+        for name, cats in zip(features, categories, strict=True):
+            if not cats:
+                raise DataError(f"feature column {name!r} has no non-missing value")
+        if not classes:
+            raise DataError("every label is missing: there is nothing to learn from")
+        schema = FeatureSchema(tuple(features), tuple(categories), classes)
+    task_type = frame.schema[task].dataType.simpleString()
+    output = f"task {task_type}, kind int, cls long, value long, count long"
+    rows = (
+        frame.withColumn("__shard", F.abs(F.hash(F.col(task))) % n_shards)
+        .groupBy("__shard")
+        .applyInPandas(lambda part: _emit(part, task, label, schema), schema=output)
+        .toPandas()
+    )
+    n_events = int(rows.loc[rows["kind"] == _EVENTS, "count"].sum())
+    rows = rows[rows["kind"] != _EVENTS]
+    index, task_ids = factorize_tasks(rows["task"].to_numpy(dtype=object))
+    counted = (rows["kind"] != _PRESENT).to_numpy()
+    rows, index = rows[counted], index[counted]
+    label_counts = np.zeros((task_ids.size, schema.n_classes), dtype=np.int64)
+    value_counts = np.zeros((task_ids.size, schema.n_classes, schema.n_values_total), np.int64)
+    is_label = (rows["kind"] == _LABEL).to_numpy()
+    cls, value, count = (rows[c].to_numpy() for c in ("cls", "value", "count"))
+    np.add.at(label_counts, (index[is_label], cls[is_label]), count[is_label])
+    np.add.at(value_counts, (index[~is_label], cls[~is_label], value[~is_label]), count[~is_label])
+    return ShardCounts(task_ids, Counts(label_counts, value_counts), n_events), schema
