@@ -99,6 +99,7 @@ def load_movielens(data_dir: Path) -> EvalDataset:
     frame["popularity"] = merged["popularity"]
     frame.insert(0, "label", (merged["rating"] >= 4).astype(int))
     frame.insert(0, "task", merged["user"])
+    frame["item"] = merged["item"]  # not a feature: for the collaborative baselines
     return EvalDataset("movielens", frame, [*genre_columns, "decade", "popularity"])
 
 

@@ -15,6 +15,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import OneHotEncoder
 
 from clusterednb.clustered import ClusteredNB
+from clusterednb.evaluation.collaborative import als, user_knn
 from clusterednb.exceptions import CNBError
 from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
 from clusterednb.prototype import PrototypeNB
@@ -36,7 +37,7 @@ GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
         handle_unknown="ignore",
     ),
 }
-BASELINES = ("lr-task", "lr-pooled", "lr-hier")
+BASELINES = ("lr-task", "lr-pooled", "lr-hier", "user-knn", "als")
 MODEL_NAMES = (*GENERATIVE, *BASELINES)
 
 
@@ -109,6 +110,10 @@ def fit_predict(
         )
     if name == "lr-hier":
         return hierarchical_logistic(train, test, features)
+    if name == "user-knn":
+        return user_knn(train, test)
+    if name == "als":
+        return als(train, test, seed)
     raise CNBError(f"unknown model {name!r}")
 
 
