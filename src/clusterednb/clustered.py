@@ -82,8 +82,9 @@ class ClusteredNB(TaskNaiveBayes):
         Seed of the only source of randomness.
     progress : bool, default=True
         Show a progress bar when standard error is a terminal.
-    schema, classes, handle_unknown, task_column
-        As in :class:`~clusterednb.NoSharingNB`.
+    schema, classes, handle_unknown, task_column, observation
+        As in :class:`~clusterednb.NoSharingNB` (every engine works with the document
+        observation models, whose counts add like the categorical ones).
 
     Attributes
     ----------
@@ -164,6 +165,7 @@ class ClusteredNB(TaskNaiveBayes):
         classes: Any = None,
         handle_unknown: str = "warn",
         task_column: str | None = None,
+        observation: str = "categorical",
     ) -> None:
         super().__init__(
             alpha,
@@ -175,6 +177,7 @@ class ClusteredNB(TaskNaiveBayes):
             semi_supervised=semi_supervised,
             n_iter=n_iter,
             random_state=random_state,
+            observation=observation,
         )
         self.inference = inference
         self.gamma = gamma

@@ -11,13 +11,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
 from clusterednb.data.io import as_feature_input
-from clusterednb.data.schema import FeatureSchema, as_vector
+from clusterednb.data.schema import FeatureSchema, as_vector, ordered_unique
+from clusterednb.data.text import as_document_term, document_counts, document_schema
 from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
 from clusterednb.exceptions import CNBError, DataError, NotFittedError, SchemaError
 from clusterednb.inference.em import fit_em
 from clusterednb.inference.labels import LabelSampler, sweep_with_model
 from clusterednb.inference.posterior import Posterior
-from clusterednb.observation import DirichletNB
+from clusterednb.observation import OBSERVATIONS, DirichletNB
 from clusterednb.stats import Counts
 
 SEMI_SUPERVISED = (False, True, "gibbs", "em", "auto")
@@ -60,6 +61,13 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         EM iterations, or retained Gibbs sweeps over the missing labels.
     random_state : int, numpy.random.Generator or None
         Seed of the Gibbs sampler over missing labels (the only randomness of these models).
+    observation : {"categorical", "bernoulli", "multinomial"}, default="categorical"
+        ``"categorical"``: ``X`` holds one categorical value per feature. ``"bernoulli"``
+        and ``"multinomial"``: ``X`` is a document–term matrix of word counts (dense,
+        DataFrame or ``scipy.sparse``, never densified; see :mod:`clusterednb.data.text`)
+        over a fixed vocabulary: each word present/absent, or the word counts under a
+        Dirichlet over the vocabulary. Unlabelled documents are ignored (semi-supervised
+        learning is not available for them yet).
     """
 
     evidence_kind_: ClassVar[str] = "exact"
@@ -75,6 +83,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         semi_supervised: bool | str = False,
         n_iter: int = 100,
         random_state: int | np.random.Generator | None = None,
+        observation: str = "categorical",
     ) -> None:
         self.alpha = alpha
         self.beta = beta
@@ -85,6 +94,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         self.semi_supervised = semi_supervised
         self.n_iter = n_iter
         self.random_state = random_state
+        self.observation = observation
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, y: Any, tasks: Any = None) -> TaskNaiveBayes:
@@ -121,6 +131,8 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        if self.observation != "categorical":
+            return self._partial_fit_documents(X, y, tasks, classes)
         X, tasks = self._split_tasks(X, tasks)
         fitted = hasattr(self, "schema_")
         declared = classes if classes is not None else self.classes
@@ -170,6 +182,67 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         )
         self._set_fitted_attributes()
         return self
+
+    def _partial_fit_documents(self, X: Any, y: Any, tasks: Any, classes: Any) -> TaskNaiveBayes:
+        """``partial_fit`` for a document–term matrix (Bernoulli or multinomial events)."""
+        if self.observation not in OBSERVATIONS:
+            raise CNBError(
+                f"observation must be one of {tuple(OBSERVATIONS)}, got {self.observation!r}"
+            )
+        X, tasks = self._split_tasks(X, tasks)
+        fitted = hasattr(self, "schema_")
+        words = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
+        matrix = as_document_term(X, self.n_words_ if fitted else None)
+        labels = as_vector(y)
+        task_values = as_vector(tasks)
+        if labels.shape != (matrix.shape[0],) or task_values.shape != (matrix.shape[0],):
+            raise DataError(
+                f"X has {matrix.shape[0]} documents but y has shape {labels.shape} and tasks "
+                f"{task_values.shape}"
+            )
+        if fitted:
+            schema = self.schema_
+        elif self.schema is not None:
+            schema = self.schema
+        else:
+            declared = classes if classes is not None else self.classes
+            found = tuple(declared) if declared is not None else ordered_unique(labels)
+            schema = document_schema(
+                words or [f"w{j}" for j in range(matrix.shape[1])], found, self.observation
+            )
+        if schema.n_classes < 2:
+            raise SchemaError(
+                f"the labels have only one class {list(schema.classes)}; declare the others "
+                "with classes=[...]"
+            )
+        codes = schema.encode_labels(labels)
+        unlabelled = codes < 0
+        if unlabelled.any() and self.semi_supervised not in (False, "auto"):
+            raise CNBError(
+                "semi-supervised learning is not available for documents yet: remove the "
+                f"{int(unlabelled.sum())} unlabelled documents or set semi_supervised=False"
+            )
+        if not fitted and not (codes >= 0).any():
+            raise DataError("every label is missing: there is nothing to learn from")
+        task_index, task_ids = factorize_tasks(task_values)
+        chunk = document_counts(
+            matrix, codes, task_index, task_ids.size, schema.n_classes, self.observation
+        )
+        if fitted:
+            self._merge(schema, task_ids, chunk)
+        else:
+            self.schema_, self.task_ids_, self.counts_ = schema, task_ids, chunk
+            self.unlabelled_X_ = np.zeros((0, schema.n_features), dtype=np.int32)
+            self.unlabelled_task_ = np.zeros(0, dtype=np.int64)
+        self._set_fitted_attributes()
+        return self
+
+    @property
+    def n_words_(self) -> int:
+        """Vocabulary size of a document model."""
+        if self.observation == "bernoulli":
+            return self.schema_.n_features
+        return self.schema_.n_values_total
 
     def _merge(self, schema: FeatureSchema, task_ids: np.ndarray, chunk: Counts) -> np.ndarray:
         """Add a chunk's counts (its schema may have grown); return its tasks' positions."""
@@ -272,10 +345,19 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
 
     def _set_schema_attributes(self) -> None:
         """Attributes that follow from ``schema_`` and the hyperparameters."""
+        if self.observation not in OBSERVATIONS:
+            raise CNBError(
+                f"observation must be one of {tuple(OBSERVATIONS)}, got {self.observation!r}"
+            )
         self.classes_ = np.asarray(self.schema_.classes)
-        self.n_features_in_ = self.schema_.n_features
-        self.feature_names_in_ = np.asarray(self.schema_.feature_names, dtype=object)
-        self.observation_ = DirichletNB(self.schema_, self.alpha, self.beta)
+        names = (
+            self.schema_.categories[0]
+            if self.observation == "multinomial"
+            else self.schema_.feature_names
+        )
+        self.n_features_in_ = len(names)
+        self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.observation_ = OBSERVATIONS[self.observation](self.schema_, self.alpha, self.beta)
 
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         raise NotImplementedError
@@ -335,11 +417,16 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         if not hasattr(self, "posterior_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         X, tasks = self._split_tasks(X, tasks)
-        frame = as_feature_input(X, self.schema_.n_features, type(self).__name__)
-        X_codes = self.schema_.encode_features(frame, handle_unknown=self.handle_unknown)
+        if self.observation != "categorical":
+            X_codes = as_document_term(X, self.n_words_)
+        else:
+            frame = as_feature_input(X, self.schema_.n_features, type(self).__name__)
+            X_codes = self.schema_.encode_features(frame, handle_unknown=self.handle_unknown)
         task_values = as_vector(tasks)
-        if task_values.shape != (len(frame),):
-            raise DataError(f"X has {len(frame)} rows but tasks has shape {task_values.shape}")
+        if task_values.shape != (X_codes.shape[0],):
+            raise DataError(
+                f"X has {X_codes.shape[0]} rows but tasks has shape {task_values.shape}"
+            )
         task_index = index_tasks(task_values, self.task_ids_)
         cold_group = np.full(task_index.size, -1, dtype=np.int64)
         cold = task_index < 0

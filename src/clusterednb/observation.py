@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 from scipy.special import gammaln
 
 from clusterednb.data.schema import FeatureSchema
@@ -200,3 +201,81 @@ class DirichletNB:
             out,
         )
         return out
+
+
+class BernoulliDirichletNB(DirichletNB):
+    """The Bernoulli event model over a vocabulary: each word is present or absent.
+
+    It IS the categorical model with two values per word (``absent``, ``present``, flat
+    values ``2w`` and ``2w + 1``), so evidence and engines are unchanged; only rows arrive
+    as a sparse document–term matrix, and the log joint is computed without densifying it:
+    ``Σ_w log θ(absent) + Σ_{w present} [log θ(present) − log θ(absent)]``.
+    """
+
+    def log_joint(
+        self,
+        X: Any,
+        log_prior_rows: np.ndarray,
+        log_tables: np.ndarray,
+        table_of_row: np.ndarray,
+    ) -> np.ndarray:
+        """Log joint of documents (CSR counts; any positive count is "present")."""
+        absent = log_tables[..., 0:-1:2]  # (T, C, W)
+        present = log_tables[..., 1:-1:2]
+        out = log_prior_rows + absent.sum(axis=-1)[table_of_row]
+        presence = (sparse.csr_matrix(X) > 0).astype(np.float64).tocsr()
+        for table in np.unique(table_of_row):
+            rows = np.flatnonzero(table_of_row == table)
+            out[rows] += presence[rows] @ (present[table] - absent[table]).T
+        return out
+
+
+class MultinomialDirichletNB(DirichletNB):
+    """The multinomial event model: word counts per class, a Dirichlet over the vocabulary.
+
+    The schema has one feature whose values are the words; the counts are token counts, so
+    the evidence ``log DM(n[y]; β)`` and every engine are the categorical ones. A document's
+    predictive is the Dirichlet-multinomial of its word counts ``x`` given the posterior
+    ``a = β + n[y]`` (the exact ratio of evidences, not a product of per-word plug-ins):
+    ``Σ_w [lgamma(a_w + x_w) − lgamma(a_w)] − [lgamma(A + L) − lgamma(A)]``, ``A = Σ a``,
+    ``L = Σ x``. Its "feature table" therefore holds ``log a`` and, in the last slot,
+    ``log A``.
+    """
+
+    def log_feature_table(self, value_counts: np.ndarray) -> np.ndarray:
+        """``log(β + n)`` of shape (..., C, W + 1), last slot ``log Σ_w (β + n)``."""
+        posterior = self.beta + value_counts
+        table = np.empty((*posterior.shape[:-1], posterior.shape[-1] + 1))
+        table[..., :-1] = np.log(posterior)
+        table[..., -1] = np.log(posterior.sum(axis=-1))
+        return table
+
+    def log_joint(
+        self,
+        X: Any,
+        log_prior_rows: np.ndarray,
+        log_tables: np.ndarray,
+        table_of_row: np.ndarray,
+    ) -> np.ndarray:
+        """Log joint of documents given as CSR word counts."""
+        counts = sparse.csr_matrix(X)
+        lengths = np.asarray(counts.sum(axis=1), dtype=np.float64).ravel()
+        out = log_prior_rows.copy()
+        for table in np.unique(table_of_row):
+            rows = np.flatnonzero(table_of_row == table)
+            part = counts[rows].tocoo()
+            a = np.exp(log_tables[table, :, :-1])  # (C, W)
+            total = np.exp(log_tables[table, :, -1])  # (C,)
+            terms = gammaln(a[:, part.col] + part.data) - gammaln(a[:, part.col])  # (C, nnz)
+            per_row = np.zeros((rows.size, a.shape[0]))
+            np.add.at(per_row, part.row, terms.T)
+            per_row -= gammaln(total + lengths[rows][:, None]) - gammaln(total)
+            out[rows] += per_row
+        return out
+
+
+OBSERVATIONS = {
+    "categorical": DirichletNB,
+    "bernoulli": BernoulliDirichletNB,
+    "multinomial": MultinomialDirichletNB,
+}

@@ -55,9 +55,9 @@ class PrototypeNB(TaskNaiveBayes):
         other models' EM it has no monotone objective, because the plug-in mode of ``(K,
         θ̄)`` is not a maximisation of the per-task parameters too).
     n_iter : int, default=100
-    alpha, beta, schema, classes, handle_unknown, task_column
+    alpha, beta, schema, classes, handle_unknown, task_column, observation
         As in :class:`~clusterednb.NoSharingNB` (``beta`` is the Dirichlet prior of the
-        prototypes; a scalar or one value per feature).
+        prototypes; a scalar or one value per feature). Categorical observations only.
 
     Attributes
     ----------
@@ -92,6 +92,7 @@ class PrototypeNB(TaskNaiveBayes):
         task_column: str | None = None,
         semi_supervised: bool | str = False,
         n_iter: int = 100,
+        observation: str = "categorical",
     ) -> None:
         super().__init__(
             alpha,
@@ -103,6 +104,7 @@ class PrototypeNB(TaskNaiveBayes):
             semi_supervised=semi_supervised,
             n_iter=n_iter,
             random_state=random_state,
+            observation=observation,
         )
         self.inference = inference
         self.k_shape = k_shape
@@ -111,6 +113,8 @@ class PrototypeNB(TaskNaiveBayes):
         self.burn_in = burn_in
 
     def _check_settings(self) -> None:
+        if self.observation != "categorical":
+            raise CNBError("the Prototype model supports observation='categorical' only")
         if not (self.k_shape > 0 and self.k_rate > 0 and self.n_samples >= 1 and self.burn_in >= 0):
             raise CNBError("need k_shape > 0, k_rate > 0, n_samples >= 1 and burn_in >= 0")
         if self.inference not in ("mcmc", "empirical-bayes"):

@@ -208,6 +208,7 @@ class Posterior:
             else None
         )
         known = task_index >= 0
+        known_rows = np.flatnonzero(known)  # index arrays: X may be a sparse matrix
         if known.any():
             if self.entry_label_counts is None:
                 log_prior = model.log_label_prior(self.task_label_counts)
@@ -217,7 +218,7 @@ class Posterior:
                 prior_of_entry = np.arange(self.components.size)
             out[known] = self._mixture(
                 model,
-                X[known],
+                X[known_rows],
                 task_index[known],
                 self.indptr,
                 self.components,
@@ -298,7 +299,7 @@ class Posterior:
             rows = X[start : start + chunk]
             log_joint[start : start + chunk] = self._log_joint(
                 model,
-                np.repeat(rows, n_components, axis=0),
+                rows[np.repeat(np.arange(rows.shape[0]), n_components)],
                 np.broadcast_to(log_prior, (rows.shape[0] * n_components, log_prior.size)),
                 np.tile(self.cold_components, rows.shape[0]),
                 tables,
