@@ -89,7 +89,7 @@ def test_document_models_round_trip_and_refuse_bad_input(tmp_path):
     )
     with pytest.raises(DataError, match="row 1, column 2 is -1;"):
         as_document_term(np.array([[0, 1, 0], [0, 0, -1]]))
-    with pytest.raises(DataError, match="X has 5 words but the model.s vocabulary has 6"):
+    with pytest.raises(DataError, match=r"X has 5 words but the model.s vocabulary has 6"):
         model.predict_proba(COUNTS[:, :5], TASKS)
     with pytest.raises(CNBError, match="categorical"):
         PrototypeNB(observation="multinomial").fit(COUNTS, LABELS, TASKS)
@@ -151,3 +151,51 @@ def test_a_large_sparse_corpus_is_never_densified():
         tracemalloc.stop()
         assert proba.shape == (2000, 2) and np.isfinite(proba).all()
         assert peak < 250e6, f"{observation}: peak {peak / 1e6:.0f} MB"
+
+
+def _corpus(seed: int = 0) -> pd.DataFrame:
+    """Two kinds of users: for one, 'cheap' marks spam; for the other, 'meeting' does."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for user in range(6):
+        marker = "cheap" if user < 3 else "meeting"
+        for _ in range(40):
+            label = int(rng.random() < 0.5)
+            words = list(rng.choice(["hello", "report", "today", "soon", "team"], size=5))
+            if label == 1 or rng.random() < 0.1:
+                words.append(marker)
+            rows.append({"user": f"u{user}", "spam": label, "body": " ".join(words)})
+    return pd.DataFrame(rows)
+
+
+def test_transfer_protocol_on_documents(tmp_path):
+    from clusterednb.evaluation import TransferSettings, run_transfer
+    from clusterednb.evaluation.datasets import from_frame
+
+    dataset = from_frame(_corpus(), "user", "spam", text="body", name="toy-spam")
+    assert dataset.features == [] and list(dataset.frame.columns) == ["task", "label", "body"]
+    settings = TransferSettings(
+        models=("ns", "cnb-bhc", "lr-task", "lr-pooled", "lr-hier"),
+        ks=(2, 8),
+        repeats=1,
+        n_targets=3,
+    )
+    summary = run_transfer(dataset, settings, tmp_path, progress=False)
+    assert set(summary["model"]) == set(settings.models)
+    cnb = summary[(summary["model"] == "cnb-bhc") & (summary["k"] == 8)]["auc_mean"].iloc[0]
+    assert cnb > 0.8
+
+
+@pytest.mark.parametrize("name", ["enron-spam", "multidomain-sentiment"])
+def test_document_data_set_adapters_never_read_leaking_columns(name):
+    from pathlib import Path
+
+    from clusterednb.evaluation.datasets import load_dataset
+
+    folder = Path(__file__).resolve().parents[2] / "shared" / "data"
+    if not (folder / name).exists():
+        pytest.skip(f"{name} is not in {folder}")
+    dataset = load_dataset(name, folder)
+    assert list(dataset.frame.columns) == ["task", "label", "text"]
+    assert dataset.text == "text" and dataset.features == []
+    assert set(dataset.frame["label"].unique()) == {0, 1}

@@ -78,9 +78,23 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _fit(args: argparse.Namespace) -> None:
     frame = read_table(args.data)
-    features = _feature_columns(frame, args.task, args.label, args.features)
     model = make_model(args.model, args)
-    model.fit(frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
+    if args.text:
+        from clusterednb.data.text import Vocabulary
+
+        check_columns_exist(frame, [args.task, args.label, args.text], "task/label/text")
+        documents = frame[args.text].tolist()
+        vocabulary = Vocabulary(min_df=args.min_df, max_features=args.max_words).fit(documents)
+        words = vocabulary.transform(documents)
+        model.set_params(observation=args.observation)
+        model.fit(
+            pd.DataFrame.sparse.from_spmatrix(words, columns=list(vocabulary.words_)),
+            frame[args.label].to_numpy(),
+            frame[args.task].to_numpy(),
+        )
+    else:
+        features = _feature_columns(frame, args.task, args.label, args.features)
+        model.fit(frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
     model.save(args.output)
     print(
         f"fitted {MODEL_TITLES[args.model]} on {len(frame)} rows of {model.task_ids_.size} "
@@ -103,9 +117,20 @@ def _predict(args: argparse.Namespace) -> None:
     model = load(args.model)
     frame = read_table(args.data)
     check_columns_exist(frame, [args.task], "task")
-    features = list(model.schema_.feature_names)
-    check_columns_exist(frame, features, "feature")
-    proba = model.predict_proba(frame[features], frame[args.task].to_numpy())
+    if model.observation != "categorical":
+        from clusterednb.data.text import Vocabulary
+
+        if not args.text:
+            raise CNBError("this model reads documents: pass --text COLUMN")
+        check_columns_exist(frame, [args.text], "text")
+        vocabulary = Vocabulary()
+        vocabulary.words_ = tuple(model.feature_names_in_)
+        inputs = vocabulary.transform(frame[args.text].tolist())
+    else:
+        features = list(model.schema_.feature_names)
+        check_columns_exist(frame, features, "feature")
+        inputs = frame[features]
+    proba = model.predict_proba(inputs, frame[args.task].to_numpy())
     out = pd.DataFrame({args.task: frame[args.task]})
     for j, cls in enumerate(model.classes_):
         out[f"p_{cls}"] = proba[:, j]
@@ -151,7 +176,9 @@ def _evaluate(args: argparse.Namespace) -> None:
     if args.dataset:
         dataset = evaluation.load_dataset(args.dataset, args.data_dir)
     elif args.data and args.task and args.label:
-        dataset = from_frame(read_table(args.data), args.task, args.label, name=args.data.stem)
+        dataset = from_frame(
+            read_table(args.data), args.task, args.label, name=args.data.stem, text=args.text
+        )
     else:
         raise CNBError("give --dataset NAME, or DATA with --task and --label")
     if args.bins:
@@ -208,6 +235,15 @@ def build_parser() -> argparse.ArgumentParser:
     fit = commands.add_parser("fit", help="fit a model and save it")
     _add_data_arguments(fit)
     fit.add_argument("--model", choices=list(MODEL_TITLES), default="ns")
+    fit.add_argument("--text", help="a column of documents: fit a bag-of-words model")
+    fit.add_argument(
+        "--observation",
+        choices=["multinomial", "bernoulli"],
+        default="multinomial",
+        help="event model of --text documents",
+    )
+    fit.add_argument("--min-df", type=int, default=2, help="--text: keep words in >= N documents")
+    fit.add_argument("--max-words", type=int, default=20_000, help="--text: vocabulary size")
     fit.add_argument("-o", "--output", type=Path, required=True, help="model file to write")
     fit.set_defaults(run=_fit)
 
@@ -215,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("model", type=Path, help="model file written by `cnb fit`")
     predict.add_argument("data", type=Path, help="CSV or Parquet file with the rows to predict")
     predict.add_argument("--task", required=True, help="task (user) column")
+    predict.add_argument("--text", help="the column of documents (for a bag-of-words model)")
     predict.add_argument("-o", "--output", type=Path, required=True, help="CSV file to write")
     predict.add_argument("--cost-fp", type=float, help="cost of a false positive (default 1)")
     predict.add_argument("--cost-fn", type=float, help="cost of a false negative (default 1)")
@@ -242,7 +279,11 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("data", nargs="?", type=Path, help="CSV/Parquet file (or --dataset)")
     evaluate.add_argument("--task", help="task column of DATA")
     evaluate.add_argument("--label", help="binary label column of DATA")
-    evaluate.add_argument("--dataset", choices=["landmine", "computer-survey", "movielens"])
+    evaluate.add_argument(
+        "--dataset",
+        choices=["landmine", "computer-survey", "movielens", "enron-spam", "multidomain-sentiment"],
+    )
+    evaluate.add_argument("--text", help="a column of DATA holding documents (bag of words)")
     evaluate.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
     evaluate.add_argument(
         "--protocol",

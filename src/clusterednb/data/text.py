@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import sparse
 from sklearn.feature_extraction.text import CountVectorizer
 
@@ -158,6 +159,8 @@ def as_document_term(X: Any, n_words: int | None = None) -> sparse.csr_matrix:
     """
     if sparse.issparse(X):
         matrix = sparse.csr_matrix(X)
+    elif hasattr(X, "sparse") and all(isinstance(t, pd.SparseDtype) for t in X.dtypes):
+        matrix = X.sparse.to_coo().tocsr()  # a sparse DataFrame stays sparse
     else:
         values = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
         if values.ndim != 2:

@@ -30,6 +30,9 @@ class EvalDataset:
         Features to discretise per split (quantile bins on training rows).
     n_bins : int
         Bins per continuous feature.
+    text : str, optional
+        A column of documents: the models then see a bag of words built from each split's
+        training documents only (``features`` is empty).
     """
 
     name: str
@@ -37,6 +40,7 @@ class EvalDataset:
     features: list[str]
     continuous: list[str] = field(default_factory=list)
     n_bins: int = 5
+    text: str | None = None
 
 
 def _require(path: Path) -> Path:
@@ -103,10 +107,48 @@ def load_movielens(data_dir: Path) -> EvalDataset:
     return EvalDataset("movielens", frame, [*genre_columns, "decade", "popularity"])
 
 
+def load_enron_spam(data_dir: Path) -> EvalDataset:
+    """Enron-Spam: 6 mailboxes (tasks), ham (0) or spam (1), the message text only.
+
+    The ``file`` and ``date`` columns are never read: they leak the label (file names say
+    ham/spam; ham and spam come from different years).
+    """
+    raw = pd.read_csv(
+        _require(data_dir / "enron-spam" / "enron_spam.csv.gz"),
+        usecols=["user", "label", "text"],
+        keep_default_na=False,
+    )
+    frame = pd.DataFrame({"task": raw["user"], "label": raw["label"], "text": raw["text"]})
+    return EvalDataset("enron-spam", frame, [], text="text")
+
+
+def load_multidomain_sentiment(data_dir: Path) -> EvalDataset:
+    """Multi-domain sentiment: 4 product domains (tasks), positive (1) or negative (0).
+
+    The documents are the title and the review body; ``rating`` defines the label and is
+    never read.
+    """
+    raw = pd.read_csv(
+        _require(data_dir / "multidomain-sentiment" / "reviews.csv.gz"),
+        usecols=["domain", "label", "title", "review_text"],
+        keep_default_na=False,
+    )
+    frame = pd.DataFrame(
+        {
+            "task": raw["domain"],
+            "label": raw["label"],
+            "text": raw["title"] + "\n" + raw["review_text"],
+        }
+    )
+    return EvalDataset("multidomain-sentiment", frame, [], text="text")
+
+
 LOADERS = {
     "landmine": load_landmine,
     "computer-survey": load_computer_survey,
     "movielens": load_movielens,
+    "enron-spam": load_enron_spam,
+    "multidomain-sentiment": load_multidomain_sentiment,
 }
 
 
@@ -124,14 +166,23 @@ def from_frame(
     features: list[str] | None = None,
     continuous: list[str] | None = None,
     name: str = "data",
+    text: str | None = None,
 ) -> EvalDataset:
-    """An :class:`EvalDataset` from any long-format frame with a binary label."""
-    features = features or [c for c in frame.columns if c not in (task, label)]
+    """An :class:`EvalDataset` from any long-format frame with a binary label.
+
+    With ``text``, that column holds documents and is the only input of the models.
+    """
+    if text is not None:
+        if text not in frame.columns:
+            raise DataError(f"text column {text!r} not found")
+        features = []
+    else:
+        features = features or [c for c in frame.columns if c not in (task, label)]
     labels = frame[label]
     classes = sorted(labels.dropna().unique().tolist())
     if len(classes) != 2:
         raise DataError(f"the transfer protocol needs a binary label; {label!r} has {classes}")
-    out = frame[features].copy()
+    out = frame[[*features, *([text] if text else [])]].copy()
     out.insert(0, "label", (labels == classes[1]).astype(int).where(labels.notna()))
     out.insert(0, "task", frame[task].to_numpy())
-    return EvalDataset(name, out, features, continuous or [])
+    return EvalDataset(name, out, features, continuous or [], text=text)

@@ -7,6 +7,7 @@ Every model is used through :func:`fit_predict`, which trains on one split and r
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import OneHotEncoder
 
 from clusterednb.clustered import ClusteredNB
+from clusterednb.data.text import Vocabulary
 from clusterednb.evaluation.collaborative import als, user_knn
 from clusterednb.exceptions import CNBError
 from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
@@ -69,6 +71,8 @@ def fit_predict(
     features: list[str],
     seed: int,
     transductive: bool = False,
+    text: str | None = None,
+    documents: tuple[Any, Any] | None = None,
 ) -> np.ndarray:
     """Train model ``name`` on ``train`` and return ``P(y = 1)`` for each row of ``test``.
 
@@ -81,11 +85,20 @@ def fit_predict(
     transductive : bool
         Generative models also see the test rows' features as unlabelled training rows.
         The discriminative baselines cannot use them and ignore them.
+    text : str, optional
+        Column of documents: see :func:`fit_predict_documents`.
+    documents : (train matrix, test matrix), optional
+        The split's document–term matrices from :func:`document_matrices`, when several
+        models share one split (computed here otherwise).
 
     Returns
     -------
     ndarray of shape (len(test),)
     """
+    if text is not None:
+        if transductive:
+            raise CNBError("transductive fitting is not available for documents yet")
+        return fit_predict_documents(name, train, test, text, seed, documents)
     if name in GENERATIVE:
         if transductive:
             train = pd.concat([train, test.assign(label=np.nan)], ignore_index=True)
@@ -115,6 +128,76 @@ def fit_predict(
     if name == "als":
         return als(train, test, seed)
     raise CNBError(f"unknown model {name!r}")
+
+
+DOCUMENT_VOCABULARY = {"min_df": 2, "max_features": 20_000}
+DOCUMENT_OBSERVATION = "multinomial"
+
+
+def document_matrices(train: pd.DataFrame, test: pd.DataFrame, text: str) -> tuple[Any, Any]:
+    """Word counts of the training and test documents over the TRAINING documents' words.
+
+    Words in at least 2 training documents, the 20 000 most frequent.
+    """
+    vocabulary = Vocabulary(**DOCUMENT_VOCABULARY).fit(train[text].tolist())
+    return vocabulary.transform(train[text].tolist()), vocabulary.transform(test[text].tolist())
+
+
+def fit_predict_documents(
+    name: str,
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    text: str,
+    seed: int,
+    documents: tuple[Any, Any] | None = None,
+) -> np.ndarray:
+    """``P(y = 1)`` for test documents (vocabulary from the training documents only).
+
+    Generative models use the multinomial event model; the logistic regressions see the same
+    word counts (plus the user one-hot for ``lr-pooled``; augmented per user for
+    ``lr-hier``).
+    """
+    X_train, X_test = documents or document_matrices(train, test, text)
+    y_train = train["label"].to_numpy(dtype=int)
+    if name in GENERATIVE:
+        model = make_generative(name, seed).set_params(observation=DOCUMENT_OBSERVATION)
+        model.fit(X_train, y_train, train["task"].to_numpy())
+        proba = model.predict_proba(X_test, test["task"].to_numpy())
+        return proba[:, list(model.classes_).index(1)]
+    if name == "lr-task":
+        out = np.empty(len(test))
+        tasks = train["task"].to_numpy()
+        for task, rows in test.groupby("task").indices.items():
+            own = tasks == task
+            out[rows] = _sparse_logistic(X_train[own], y_train[own], X_test[rows])
+        return out
+    if name in ("lr-pooled", "lr-hier"):
+        task_ids = pd.Index(pd.unique(train["task"]))
+        train_task = task_ids.get_indexer(train["task"])
+        test_task = task_ids.get_indexer(test["task"])
+        if name == "lr-hier":
+            design = _augment(X_train, train_task, task_ids.size, 1.0)
+            test_design = _augment(X_test, test_task, task_ids.size, 1.0)
+        else:
+            design = sparse.hstack([X_train, _one_hot(train_task, task_ids.size)]).tocsr()
+            test_design = sparse.hstack([X_test, _one_hot(test_task, task_ids.size)]).tocsr()
+        return _sparse_logistic(design, y_train, test_design)
+    raise CNBError(f"model {name!r} does not take documents")
+
+
+def _one_hot(index: np.ndarray, size: int) -> sparse.csr_matrix:
+    known = index >= 0
+    return sparse.csr_matrix(
+        (np.ones(known.sum()), (np.flatnonzero(known), index[known])), shape=(index.size, size)
+    )
+
+
+def _sparse_logistic(X_train: Any, y_train: np.ndarray, X_test: Any) -> np.ndarray:
+    """Logistic regression on sparse counts; one class only: its add-one frequency."""
+    if np.unique(y_train).size < 2:
+        return np.full(X_test.shape[0], (y_train.sum() + 1.0) / (y_train.size + 2.0))
+    model = LogisticRegression(C=1.0, max_iter=2000)
+    return model.fit(X_train, y_train).predict_proba(X_test)[:, 1]
 
 
 def hierarchical_logistic(

@@ -38,6 +38,14 @@ PARTITION_COLUMNS = ["k", "model", "task", "cluster"]
 CLUSTERED = ("cnb-bhc", "cnb-gibbs")
 
 
+def _categorical_only(dataset: EvalDataset, protocol: str) -> None:
+    if dataset.text is not None:
+        raise CNBError(
+            f"protocol {protocol!r} is not available for document data sets yet "
+            "(use transfer, curves or loss)"
+        )
+
+
 def _subset(dataset: EvalDataset, fraction: float, rng: np.random.Generator) -> pd.DataFrame:
     frame = dataset.frame[dataset.frame["label"].notna()].reset_index(drop=True)
     mask = per_task_training_mask(frame["task"].to_numpy(), rng, fraction, min_test=0)
@@ -78,6 +86,7 @@ def run_evidence(
 ) -> pd.DataFrame:
     """Protocol E (marginal evidence): ``evidence.csv`` with ``model, fraction, n_rows,
     log_evidence_mean, log_bf_vs_ns, kind`` and ``evidence.png``."""
+    _categorical_only(dataset, "evidence")
     models = tuple(m for m in models if m in GENERATIVE)
     if not models:
         raise CNBError(f"protocol E needs generative models, one of {list(GENERATIVE)}")
@@ -175,6 +184,7 @@ def run_partitions(
 ) -> pd.DataFrame:
     """Protocol P: ``partitions.csv`` (number of clusters of each model at each k) plus the
     per-task MAP clusters, the P(number of clusters) tables and the figures."""
+    _categorical_only(dataset, "partitions")
     out_dir = Path(out_dir)
     store = CellStore(out_dir, "partitions", {"ks": list(ks), "seed": seed}, PARTITION_COLUMNS)
     done = store.done(["k"])

@@ -57,7 +57,9 @@ def loss_cell(
     y = test["label"].to_numpy(dtype=int)
     rows = []
     for model in models:
-        p1 = fit_predict(model, train, test, dataset.features, seed=seed + repetition)
+        p1 = fit_predict(
+            model, train, test, dataset.features, seed=seed + repetition, text=dataset.text
+        )
         for n in EXPONENTS:
             decide = p1 > 1.0 / (1.0 + 2.0**n)  # the Bayes decision under L_n
             loss = np.where(decide & (y == 0), 1.0, 0.0) + np.where(~decide & (y == 1), 2.0**n, 0)
@@ -136,7 +138,9 @@ def curve_cell(
     n_train = train.groupby("task").size()
     rows = []
     for model in models:
-        p1 = fit_predict(model, train, test, dataset.features, seed=seed + repetition)
+        p1 = fit_predict(
+            model, train, test, dataset.features, seed=seed + repetition, text=dataset.text
+        )
         wrong = (p1 > 0.5).astype(int) != test["label"].to_numpy(dtype=int)
         for task, error in pd.Series(wrong).groupby(test["task"].to_numpy()).mean().items():
             rows.append(

@@ -22,7 +22,7 @@ from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
 from clusterednb.data.discretize import discretize
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.evaluation.datasets import EvalDataset
-from clusterednb.evaluation.models import check_models, fit_predict
+from clusterednb.evaluation.models import check_models, document_matrices, fit_predict
 from clusterednb.evaluation.plots import plot_transfer
 from clusterednb.evaluation.runner import run_cells
 from clusterednb.evaluation.store import CellStore
@@ -129,6 +129,7 @@ def run_cell(
         train = pd.concat([others, frame.loc[train_own]])
         train, test = discretised(dataset, train, test, settings.n_bins)
         y_test = test["label"].to_numpy(dtype=int)
+        documents = document_matrices(train, test, dataset.text) if dataset.text else None
         for model in settings.models:
             p1 = fit_predict(
                 model,
@@ -137,6 +138,8 @@ def run_cell(
                 dataset.features,
                 seed=settings.seed + repetition,
                 transductive=settings.transductive,
+                text=dataset.text,
+                documents=documents,
             )
             rows.append(
                 {
