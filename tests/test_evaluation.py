@@ -66,7 +66,7 @@ def test_summary_by_hand():
 def test_no_test_row_reaches_training(dataset, monkeypatch):
     seen = []
 
-    def spy(name, train, test, features, seed, transductive=False):
+    def spy(name, train, test, features, seed, transductive=False, **_):
         assert not set(train.index) & set(test.index)
         assert (test["task"] == "u0").all()
         seen.append(((train["task"] == "u0").sum(), len(test)))
