@@ -62,6 +62,12 @@ def test_counts_from_parquet_on_a_local_cluster_equal_single_machine(events):
     np.testing.assert_array_equal(result.counts.label_counts, single.counts_.label_counts)
     np.testing.assert_array_equal(result.counts.value_counts, single.counts_.value_counts)
     assert result.n_events == len(frame)
+    refit = NoSharingNB().fit_counts(result.counts, result.task_ids, schema)
+    assert refit.log_evidence_ == single.log_evidence_
+    np.testing.assert_array_equal(
+        refit.predict_proba(frame[features], frame["task"]),
+        single.predict_proba(frame[features], frame["task"]),
+    )
     threaded, _ = counts_from_parquet(str(folder / "*.parquet"), "task", "label", features)
     np.testing.assert_array_equal(threaded.counts.value_counts, result.counts.value_counts)
 

@@ -183,6 +183,38 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         self._set_fitted_attributes()
         return self
 
+    def fit_counts(self, counts: Counts, task_ids: Any, schema: FeatureSchema) -> TaskNaiveBayes:
+        """Fit from per-task counts computed elsewhere (e.g. by a distributed engine).
+
+        Equivalent to :meth:`fit` on the rows the counts came from (their unlabelled rows
+        play no part).
+
+        Parameters
+        ----------
+        counts : Counts with n_tasks groups
+            Label counts (n_tasks, n_classes) and value counts (n_tasks, n_classes,
+            n_values_total) on ``schema``'s axes.
+        task_ids : array-like of shape (n_tasks,)
+        schema : FeatureSchema
+        """
+        for attribute in [a for a in vars(self) if a.endswith("_")]:
+            delattr(self, attribute)
+        ids = np.empty(len(task_ids), dtype=object)
+        ids[:] = list(task_ids)
+        expected = (ids.size, schema.n_classes, schema.n_values_total)
+        if counts.value_counts.shape != expected:
+            raise DataError(
+                f"counts have shape {counts.value_counts.shape}, expected {expected} for "
+                f"{ids.size} tasks on this schema"
+            )
+        if (counts.label_counts < 0).any() or (counts.value_counts < 0).any():
+            raise DataError("counts must be non-negative")
+        self.schema_, self.task_ids_, self.counts_ = schema, ids, counts
+        self.unlabelled_X_ = np.zeros((0, schema.n_features), dtype=np.int32)
+        self.unlabelled_task_ = np.zeros(0, dtype=np.int64)
+        self._set_fitted_attributes()
+        return self
+
     def _partial_fit_documents(self, X: Any, y: Any, tasks: Any, classes: Any) -> TaskNaiveBayes:
         """``partial_fit`` for a document–term matrix (Bernoulli or multinomial events)."""
         if self.observation not in OBSERVATIONS:
