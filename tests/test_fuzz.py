@@ -181,3 +181,162 @@ def test_loading_a_tampered_model_raises_the_library_error(tmp_path):
         (tmp_path / "bad.cnb").write_bytes(buffer.getvalue())
         with pytest.raises(CNBError):
             load(tmp_path / "bad.cnb")
+
+
+@st.composite
+def calendars(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    """A random request and calendar around one day, with odd but legal iCalendar."""
+
+    def stamp(day: int, minutes: int) -> str:
+        hours, minute = divmod(minutes, 60)
+        return f"202611{day:02d}T{hours:02d}{minute:02d}00"
+
+    def event(uid: str, extra: str) -> str:
+        day = draw(st.integers(1, 9))
+        start = draw(st.integers(0, 23 * 60 + 44))
+        length = draw(st.integers(0, 300))
+        zone = draw(st.sampled_from(["America/New_York", "Europe/Berlin", "UTC"]))
+        end_minutes = min(start + length, 23 * 60 + 59)
+        lines = [
+            f"UID:{uid}",
+            f"DTSTART;TZID={zone}:{stamp(day, start)}",
+            f"DTEND;TZID={zone}:{stamp(day, end_minutes)}",
+        ]
+        if draw(st.booleans()):
+            lines.append(f"PRIORITY:{draw(st.integers(0, 9))}")
+        if draw(st.booleans()):
+            lines.append(f"LOCATION:{draw(st.sampled_from(['Building 32', 'Downtown', '']))}")
+        if draw(st.booleans()):
+            lines.append(
+                draw(
+                    st.sampled_from(
+                        [
+                            "RRULE:FREQ=WEEKLY",
+                            "RRULE:FREQ=DAILY;COUNT=3",
+                            "RRULE:FREQ=MONTHLY",
+                            "TRANSP:TRANSPARENT",
+                            "STATUS:CANCELLED",
+                        ]
+                    )
+                )
+            )
+        lines.append("ORGANIZER:mailto:boss@lab.org")
+        return "BEGIN:VEVENT\n" + "\n".join([*lines, extra]) + "\nEND:VEVENT"
+
+    def wrap(body: str, method: str = "") -> bytes:
+        text = f"BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:fuzz\n{method}{body}\nEND:VCALENDAR\n"
+        return text.replace("\n\n", "\n").replace("\n", "\r\n").encode()
+
+    request = wrap(event("req", "SUMMARY:budget"), "METHOD:REQUEST\n")
+    n_events = draw(st.integers(0, 6))
+    calendar = wrap("\n".join(event(f"e{i}", "SUMMARY:x") for i in range(n_events)))
+    return request, calendar
+
+
+@FUZZ
+@given(calendars())
+def test_calendar_feature_extraction_never_crashes(pair):
+    from clusterednb.meeting.calendar import (
+        Directory,
+        MeetingError,
+        UserEntry,
+        extract_features,
+        read_calendar,
+    )
+    from clusterednb.meeting.features import MEETING_FEATURES
+
+    directory = Directory(
+        jobs={"boss@lab.org": "faculty"},
+        users={
+            "ann": UserEntry(
+                "ann@lab.org",
+                "America/New_York",
+                "Building 32",
+                {"boss@lab.org": "peer"},
+                {"budget": "critical"},
+            )
+        },
+    )
+    request, calendar = pair
+    try:
+        features = extract_features(
+            read_calendar(request), read_calendar(calendar), directory, "ann"
+        )
+    except MeetingError as error:
+        assert str(error)
+        return
+    for name, value in features.items():
+        assert value in MEETING_FEATURES[name], (name, value)
+
+
+@FUZZ
+@given(data=frames(max_rows=12))
+def test_cli_fit_never_crashes(tmp_path_factory, data):
+    from clusterednb.cli import main
+
+    frame, labels, tasks = data
+    folder = tmp_path_factory.mktemp("cli-fuzz")
+    table = frame.assign(user=[str(t) for t in tasks], label=labels)
+    table.to_csv(folder / "data.csv", index=False)
+    status = main(
+        [
+            "fit",
+            str(folder / "data.csv"),
+            "--task",
+            "user",
+            "--label",
+            "label",
+            "--model",
+            "cnb-bhc",
+            "-o",
+            str(folder / "m.cnb"),
+        ]
+    )
+    assert status in (0, 2)
+    if status == 0:
+        predict = [
+            "predict",
+            str(folder / "m.cnb"),
+            str(folder / "data.csv"),
+            "--task",
+            "user",
+            "-o",
+            str(folder / "p.csv"),
+        ]
+        assert main(predict) in (0, 2)
+
+
+# ------------------------------------------------------------- 10 000 examples (make test-all)
+@pytest.mark.slow
+@FUZZ_LONG
+@given(data=frames())
+def test_task_dataset_never_crashes_long(data):
+    test_task_dataset_never_crashes.hypothesis.inner_test(data)
+
+
+@pytest.mark.slow
+@FUZZ_LONG
+@given(st.lists(frames(max_rows=8), min_size=1, max_size=3))
+def test_partial_fit_never_crashes_long(chunks):
+    test_partial_fit_never_crashes.hypothesis.inner_test(chunks)
+
+
+@pytest.mark.slow
+@FUZZ_LONG
+@given(calendars())
+def test_calendar_feature_extraction_never_crashes_long(pair):
+    test_calendar_feature_extraction_never_crashes.hypothesis.inner_test(pair)
+
+
+@pytest.mark.slow
+@FUZZ_LONG
+@given(st.binary(max_size=300))
+def test_loading_garbage_raises_the_library_error_long(tmp_path_factory, blob):
+    test_loading_garbage_raises_the_library_error.hypothesis.inner_test(tmp_path_factory, blob)
+
+
+@pytest.mark.slow
+@FUZZ_LONG
+@given(data=frames(max_rows=12))
+def test_cli_fit_never_crashes_long(tmp_path_factory, data):
+    test_cli_fit_never_crashes.hypothesis.inner_test(tmp_path_factory, data)
