@@ -25,7 +25,7 @@ from clusterednb.inference.ais import (
     ais_log_prototype_joint,
 )
 from clusterednb.inference.exact import MAX_EXACT_TASKS, fit_exact
-from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
+from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes, as_generator
 from clusterednb.prototype import PrototypeNB
 
 Kind = Literal["exact", "lower_bound", "estimate"]
@@ -99,7 +99,7 @@ def marginal_evidence(
             fitted.k_rate,
             n_temperatures,
             n_runs,
-            _generator(random_state),
+            as_generator(random_state),
         )
         return Evidence(estimate.log_z, estimate.stderr, "estimate")
     return Evidence(float(fitted.log_evidence_), 0.0, fitted.evidence_kind_)
@@ -108,12 +108,6 @@ def marginal_evidence(
 def _check_schedule(n_temperatures: int, n_runs: int) -> None:
     if n_temperatures < 1 or n_runs < 2:
         raise CNBError("need n_temperatures >= 1 and n_runs >= 2")
-
-
-def _generator(random_state: int | np.random.Generator | None) -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    return np.random.default_rng(random_state)
 
 
 def conditional_evidence(
@@ -145,7 +139,7 @@ def conditional_evidence(
     Evidence with ``kind="estimate"``
     """
     _check_schedule(n_temperatures, n_runs)
-    rng = _generator(random_state)
+    rng = as_generator(random_state)
     fitted = _labelled_fit(model, X, y, tasks)
     structure = _structure(fitted)
     obs, counts = fitted.observation_, fitted.counts_

@@ -113,9 +113,13 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        self._forget_fit()
+        return self.partial_fit(X, y, tasks)
+
+    def _forget_fit(self) -> None:
+        """Drop every fitted attribute (names ending in ``_``)."""
         for attribute in [a for a in vars(self) if a.endswith("_")]:
             delattr(self, attribute)
-        return self.partial_fit(X, y, tasks)
 
     def partial_fit(self, X: Any, y: Any, tasks: Any = None, classes: Any = None) -> TaskNaiveBayes:
         """Add rows (of known or new tasks) to the fit; counts add, so chunks ≡ one fit.
@@ -153,13 +157,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         data = TaskDataset.from_arrays(
             X, y, tasks, schema=schema, handle_unknown=self.handle_unknown
         )
-        if schema.n_classes < 2:
-            raise SchemaError(
-                f"the labels have only one class {list(schema.classes)}; declare the others "
-                "with classes=[...]"
-            )
-        if not (data.y >= 0).any() and not fitted:
-            raise DataError("every label is missing: there is nothing to learn from")
+        _check_labels(schema, data.y, fitted)
         chunk_counts = Counts.from_codes(
             data.X,
             data.y,
@@ -197,8 +195,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         task_ids : array-like of shape (n_tasks,)
         schema : FeatureSchema
         """
-        for attribute in [a for a in vars(self) if a.endswith("_")]:
-            delattr(self, attribute)
+        self._forget_fit()
         ids = np.empty(len(task_ids), dtype=object)
         ids[:] = list(task_ids)
         expected = (ids.size, schema.n_classes, schema.n_values_total)
@@ -242,20 +239,14 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
             schema = document_schema(
                 words or [f"w{j}" for j in range(matrix.shape[1])], found, self.observation
             )
-        if schema.n_classes < 2:
-            raise SchemaError(
-                f"the labels have only one class {list(schema.classes)}; declare the others "
-                "with classes=[...]"
-            )
         codes = schema.encode_labels(labels)
+        _check_labels(schema, codes, fitted)
         unlabelled = codes < 0
         if unlabelled.any() and self.semi_supervised not in (False, "auto"):
             raise CNBError(
                 "semi-supervised learning is not available for documents yet: remove the "
                 f"{int(unlabelled.sum())} unlabelled documents or set semi_supervised=False"
             )
-        if not fitted and not (codes >= 0).any():
-            raise DataError("every label is missing: there is nothing to learn from")
         task_index, task_ids = factorize_tasks(task_values)
         chunk = document_counts(
             matrix, codes, task_index, task_ids.size, schema.n_classes, self.observation
@@ -324,13 +315,12 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         return "em" if value == "em" else "gibbs"
 
     def _rng(self) -> np.random.Generator:
-        if isinstance(self.random_state, np.random.Generator):
-            return self.random_state
-        return np.random.default_rng(self.random_state)
+        return as_generator(self.random_state)
 
     def _groups(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
-        """Label group and feature group of each task (the sharing structure)."""
-        raise NotImplementedError
+        """Label group and feature group of each task (default: every task alone)."""
+        alone = np.arange(counts.n_groups)
+        return alone, alone
 
     def _grouped_posterior(
         self, model: DirichletNB, counts: Counts, feature_group: np.ndarray
@@ -519,6 +509,24 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
                 setattr(self, f"{name}_", arrays[name])
 
 
+def _check_labels(schema: FeatureSchema, codes: np.ndarray, fitted: bool) -> None:
+    """At least two classes, and some labelled row in a first fit."""
+    if schema.n_classes < 2:
+        raise SchemaError(
+            f"the labels have only one class {list(schema.classes)}; declare the others "
+            "with classes=[...]"
+        )
+    if not fitted and not (codes >= 0).any():
+        raise DataError("every label is missing: there is nothing to learn from")
+
+
+def as_generator(random_state: int | np.random.Generator | None) -> np.random.Generator:
+    """The generator itself, or a new one seeded by ``random_state``."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return np.random.default_rng(random_state)
+
+
 def own_counts_posterior(counts: Counts) -> Posterior:
     """Every task predicts from its own counts; a new task from none (the prior)."""
     n_tasks = counts.n_groups
@@ -567,10 +575,6 @@ class NoSharingNB(TaskNaiveBayes):
 
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         return own_counts_posterior(counts), float(model.log_marginal(counts).sum())
-
-    def _groups(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
-        alone = np.arange(counts.n_groups)
-        return alone, alone
 
 
 class CompleteSharingNB(TaskNaiveBayes):

@@ -120,10 +120,6 @@ class PrototypeNB(TaskNaiveBayes):
         if self.inference not in ("mcmc", "empirical-bayes"):
             raise CNBError(f"inference must be 'mcmc' or 'empirical-bayes', got {self.inference!r}")
 
-    def _groups(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
-        alone = np.arange(counts.n_groups)
-        return alone, alone
-
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         self._check_settings()
         if self.inference == "mcmc":

@@ -20,9 +20,13 @@ import dask
 import dask.dataframe as dd
 import numpy as np
 
-from clusterednb.data.schema import FeatureSchema, ordered_unique
-from clusterednb.distributed.shards import ShardCounts, combine_shards, shard_counts
-from clusterednb.exceptions import DataError
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.distributed.shards import (
+    ShardCounts,
+    combine_shards,
+    schema_from_distinct,
+    shard_counts,
+)
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.sharded import fit_sharded_gibbs
 from clusterednb.observation import DirichletNB
@@ -76,13 +80,7 @@ def counts_from_parquet(
         values = (
             client.gather(client.compute(uniques)) if client is not None else dask.compute(*uniques)
         )
-        classes, *categories = (ordered_unique(np.asarray(v, dtype=object)) for v in values)
-        for name, cats in zip(features, categories, strict=True):
-            if not cats:
-                raise DataError(f"feature column {name!r} has no non-missing value")
-        if not classes:
-            raise DataError("every label is missing: there is nothing to learn from")
-        schema = FeatureSchema(tuple(features), tuple(categories), classes)
+        schema = schema_from_distinct(features, values[0], values[1:])
     parts = [
         dask.delayed(shard_counts)(partition, task, label, schema)
         for partition in frame.to_delayed()

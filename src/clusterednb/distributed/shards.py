@@ -9,13 +9,16 @@ the sum of its partial counts: the statistics are exactly those of one pass over
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from clusterednb.data.dataset import TaskDataset, factorize_tasks
-from clusterednb.data.schema import FeatureSchema
+from clusterednb.data.schema import FeatureSchema, ordered_unique
+from clusterednb.exceptions import DataError
 from clusterednb.stats import Counts
 
 
@@ -34,6 +37,29 @@ class ShardCounts:
     task_ids: np.ndarray
     counts: Counts
     n_events: int
+
+
+def schema_from_distinct(
+    features: Sequence[str], label_values: Any, feature_values: Sequence[Any]
+) -> FeatureSchema:
+    """The schema :meth:`FeatureSchema.infer` would give, from each column's distinct values.
+
+    Parameters
+    ----------
+    features : sequence of str
+    label_values : array-like
+        Distinct labels (missing ones are ignored).
+    feature_values : sequence of array-like
+        Distinct values of each feature, in ``features`` order.
+    """
+    classes = ordered_unique(np.asarray(label_values, dtype=object))
+    categories = [ordered_unique(np.asarray(v, dtype=object)) for v in feature_values]
+    for name, cats in zip(features, categories, strict=True):
+        if not cats:
+            raise DataError(f"feature column {name!r} has no non-missing value")
+    if not classes:
+        raise DataError("every label is missing: there is nothing to learn from")
+    return FeatureSchema(tuple(features), tuple(categories), classes)
 
 
 def shard_counts(frame: pd.DataFrame, task: str, label: str, schema: FeatureSchema) -> ShardCounts:

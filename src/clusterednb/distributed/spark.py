@@ -18,9 +18,8 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.data.dataset import factorize_tasks
-from clusterednb.data.schema import FeatureSchema, ordered_unique
-from clusterednb.distributed.shards import ShardCounts, shard_counts
-from clusterednb.exceptions import DataError
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.distributed.shards import ShardCounts, schema_from_distinct, shard_counts
 from clusterednb.stats import Counts
 
 _LABEL, _VALUE, _PRESENT, _EVENTS = 0, 1, 2, 3
@@ -101,13 +100,7 @@ def spark_counts(
             [row[0] for row in frame.select(c).where(F.col(c).isNotNull()).distinct().collect()]
             for c in [label, *features]
         ]
-        classes, *categories = (ordered_unique(np.asarray(v, dtype=object)) for v in distinct)
-        for name, cats in zip(features, categories, strict=True):
-            if not cats:
-                raise DataError(f"feature column {name!r} has no non-missing value")
-        if not classes:
-            raise DataError("every label is missing: there is nothing to learn from")
-        schema = FeatureSchema(tuple(features), tuple(categories), classes)
+        schema = schema_from_distinct(features, distinct[0], distinct[1:])
     task_type = frame.schema[task].dataType.simpleString()
     output = f"task {task_type}, kind int, cls long, value long, count long"
     rows = (

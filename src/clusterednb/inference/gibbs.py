@@ -503,10 +503,18 @@ class _Recorder:
 def _labelled_log_joint(state: GibbsState, data: GibbsData) -> float:
     """``log P(D_labelled | z) + log P(z)`` (feature part) for the current partition."""
     labelled = Counts(data.labelled_label_counts, data.labelled_value_counts)
-    clusters = labelled.group_by(state.position[state.assignment], state.n_clusters)
+    return partition_log_joint(
+        data.model, labelled, state.position[state.assignment], state.n_clusters, state.gamma
+    )
+
+
+def partition_log_joint(
+    model: DirichletNB, counts: Counts, cluster: np.ndarray, n_clusters: int, gamma: float
+) -> float:
+    """``log P(features of D | z) + log P(z)`` for tasks in clusters ``0..n_clusters-1``."""
+    clusters = counts.group_by(cluster, n_clusters)
     return float(
-        data.model.log_marginal_features(clusters.value_counts).sum()
-        + crp_log_prior(state.assignment, state.gamma)
+        model.log_marginal_features(clusters.value_counts).sum() + crp_log_prior(cluster, gamma)
     )
 
 

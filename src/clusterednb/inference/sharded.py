@@ -22,7 +22,13 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from clusterednb.inference.gibbs import LogGammaTables, SparseTaskCounts, _Recorder, _summarise
+from clusterednb.inference.gibbs import (
+    LogGammaTables,
+    SparseTaskCounts,
+    _Recorder,
+    _summarise,
+    partition_log_joint,
+)
 from clusterednb.inference.gibbs_kernels import (
     move_task,
     new_cluster_scores,
@@ -31,7 +37,7 @@ from clusterednb.inference.gibbs_kernels import (
 )
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.observation import DirichletNB
-from clusterednb.priors import canonical_partition, crp_log_prior
+from clusterednb.priors import canonical_partition
 from clusterednb.special import segment_sum
 from clusterednb.stats import Counts
 
@@ -257,10 +263,4 @@ def _record(
     recorder.label_counts.append(counts.label_counts.copy())
     recorder.sizes.append(sizes.copy())
     recorder.gammas.append(gamma)
-    clusters = counts.group_by(assignment, sizes.size)
-    recorder.log_joint.append(
-        float(
-            model.log_marginal_features(clusters.value_counts).sum()
-            + crp_log_prior(assignment, gamma)
-        )
-    )
+    recorder.log_joint.append(partition_log_joint(model, counts, assignment, sizes.size, gamma))
