@@ -14,7 +14,9 @@ from sklearn.metrics import adjusted_rand_score
 from clusterednb import ClusteredNB, NoSharingNB
 from clusterednb.cli import main
 from clusterednb.meeting import FEATURE_NAMES, meeting_schema, simulate_organisation
-from clusterednb.meeting.calendar import MeetingError
+from clusterednb.meeting.errors import MeetingError
+from clusterednb.meeting.invitation import read_calendar
+from clusterednb.meeting.reply import reply_problems
 from clusterednb.meeting.store import FeedbackStore
 
 
@@ -164,8 +166,15 @@ def test_cli_simulate_fit_decide_learn(tmp_path, capsys):
         )
         (event,) = icalendar.Calendar.from_ical(reply.read_bytes()).walk("VEVENT")
         decisions.append(event["ATTENDEE"].params["PARTSTAT"])
+        assert reply_problems(reply.read_bytes(), read_calendar(request)) == []
     assert decisions == ["ACCEPTED", "DECLINED"]
-    assert "features that pushed it most" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "reasons that pushed it most" in printed
+    assert "1.000" not in printed
+    zero = ["--cost-false-accept", "0", "--cost-false-decline", "0"]
+    assert main(["meeting", "decide", str(request), *common, "--model", str(model), *zero]) != 0
+    error = capsys.readouterr().err
+    assert "both 0" in error and "Traceback" not in error
     assert (
         main(
             [

@@ -8,14 +8,11 @@ from zoneinfo import ZoneInfo
 import icalendar
 import pytest
 
-from clusterednb.meeting.calendar import (
-    Directory,
-    MeetingError,
-    UserEntry,
-    extract_features,
-    make_reply,
-    read_calendar,
-)
+from clusterednb.meeting.calendar import extract_features
+from clusterednb.meeting.directory import Directory, UserEntry
+from clusterednb.meeting.errors import MeetingError
+from clusterednb.meeting.invitation import read_calendar
+from clusterednb.meeting.reply import make_reply, reply_problems
 from clusterednb.meeting.features import FEATURE_NAMES, MEETING_FEATURES
 
 DIRECTORY = Directory(

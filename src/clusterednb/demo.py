@@ -24,7 +24,7 @@ from clusterednb.evaluation.report import write_report
 from clusterednb.evaluation.sweeps import run_loss_sweep
 from clusterednb.evaluation.transfer import TransferSettings, run_transfer
 from clusterednb.meeting.assistant import decide
-from clusterednb.meeting.calendar import Directory
+from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.explain import feature_log_odds
 from clusterednb.meeting.features import FEATURE_NAMES, meeting_schema
 from clusterednb.meeting.ics_world import write_world

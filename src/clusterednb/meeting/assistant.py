@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,15 +12,12 @@ import pandas as pd
 
 from clusterednb.clustered import ClusteredNB
 from clusterednb.decision import LossMatrix, bayes_decision
-from clusterednb.meeting.calendar import (
-    Directory,
-    MeetingError,
-    extract_features,
-    make_reply,
-    read_calendar,
-    request_event,
-)
-from clusterednb.meeting.explain import feature_log_odds
+from clusterednb.meeting.calendar import extract_features
+from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.errors import MeetingError
+from clusterednb.meeting.explain import Reason, feature_log_odds, format_probability, reasons
+from clusterednb.meeting.invitation import read_calendar, request_event
+from clusterednb.meeting.reply import make_reply
 from clusterednb.meeting.features import FEATURE_NAMES, LABELS, meeting_schema
 from clusterednb.meeting.store import FeedbackStore
 from clusterednb.models import TaskNaiveBayes
@@ -42,6 +40,8 @@ class Decision:
         Per-feature log-odds of accepting, largest magnitude first.
     reply : bytes
         The ``METHOD:REPLY`` calendar.
+    reasons : list of Reason
+        The log-odds with dependent features grouped (one fact, one reason).
     """
 
     accept: bool
@@ -50,23 +50,41 @@ class Decision:
     features: dict[str, str]
     log_odds: pd.Series
     reply: bytes
+    reasons: tuple[Reason, ...] = ()
 
     def summary(self, top: int = 5) -> str:
-        """A few lines for a person: the decision, its probability and the main reasons."""
+        """A few lines for a person: the decision, its probability and the main reasons.
+
+        Probabilities are printed with the digits they need (never "1.000" unless exactly
+        1). Dependent features (a conflict, its importance and its frequency) are one reason.
+        """
         lines = [
             f"decision: {'ACCEPT' if self.accept else 'DECLINE'} "
-            f"(P(accept) = {self.probability:.3f}; accept above {self.threshold:.3f})",
-            "features that pushed it most (log-odds of accepting):",
+            f"(P(accept) = {format_probability(self.probability)}; "
+            f"accept above {format_probability(self.threshold)})",
+            "reasons that pushed it most (log-odds of accepting):",
         ]
-        for name, value in self.log_odds.head(top).items():
-            lines.append(f"  {name} = {self.features[name]!r}: {value:+.2f}")
+        for reason in self.reasons[:top]:
+            lines.append(f"  {reason.feature} = {reason.value}: {reason.log_odds:+.2f}")
         return "\n".join(lines)
 
 
 def meeting_loss(cost_false_accept: float, cost_false_decline: float) -> LossMatrix:
-    """Loss over (truth, action) in the order ``("decline", "accept")``."""
-    if cost_false_accept < 0 or cost_false_decline < 0:
-        raise MeetingError("costs must be non-negative")
+    """Loss over (truth, action) in the order ``("decline", "accept")``.
+
+    Raises
+    ------
+    MeetingError
+        A cost that is negative or not finite, or both costs zero (no decision is better).
+    """
+    for name, cost in (("false accept", cost_false_accept), ("false decline", cost_false_decline)):
+        if not math.isfinite(cost) or cost < 0:
+            raise MeetingError(f"the cost of a {name} must be a finite number >= 0, got {cost}")
+    if cost_false_accept == 0 and cost_false_decline == 0:
+        raise MeetingError(
+            "the costs of a false accept and a false decline are both 0: every decision costs "
+            "nothing, so there is nothing to decide; make at least one positive"
+        )
     return LossMatrix.binary(
         cost_false_positive=cost_false_accept, cost_false_negative=cost_false_decline
     )
@@ -84,23 +102,27 @@ def decide(
 ) -> Decision:
     """Decide one request for ``user`` with a fitted model (labels ``decline``/``accept``)."""
     if list(model.classes_) != list(LABELS):
-        raise MeetingError(f"the model's classes are {list(model.classes_)}, expected {LABELS}")
+        found = [str(c) for c in model.classes_]
+        raise MeetingError(f"the model's classes are {found}, expected {list(LABELS)}")
+    loss = meeting_loss(cost_false_accept, cost_false_decline)
     request = read_calendar(request_path)
     features = extract_features(request, read_calendar(calendar_path), directory, user)
     row = pd.DataFrame([features], columns=list(FEATURE_NAMES))
     proba = model.predict_proba(row, np.array([user], dtype=object))
-    loss = meeting_loss(cost_false_accept, cost_false_decline)
     accept = bool(bayes_decision(proba, loss)[0] == 1)
+    entry = directory.user(user)
     reply = make_reply(
-        request, directory.user(user).email, accept, stamp or dt.datetime.now(dt.UTC)
+        request, entry.email, accept, stamp or dt.datetime.now(dt.UTC), entry.timezone
     )
+    log_odds = feature_log_odds(model, row, user, "accept")
     return Decision(
         accept=accept,
         probability=float(proba[0, 1]),
         threshold=cost_false_accept / (cost_false_accept + cost_false_decline),
         features=features,
-        log_odds=feature_log_odds(model, row, user, "accept"),
+        log_odds=log_odds,
         reply=reply.to_ical(),
+        reasons=tuple(reasons(log_odds, features)),
     )
 
 
@@ -116,7 +138,7 @@ def learn(
     """Record the user's real answer; update ``model`` with it (``partial_fit``) if given."""
     request = read_calendar(request_path)
     features = extract_features(request, read_calendar(calendar_path), directory, user)
-    store.record(user, str(request_event(request)["UID"]), features, accepted)
+    store.record(user, str(request_event(request, directory.user(user).email)["UID"]), features, accepted)
     if model is not None:
         row = pd.DataFrame([features], columns=list(FEATURE_NAMES))
         model.partial_fit(row, np.array([LABELS[int(accepted)]]), np.array([user], dtype=object))

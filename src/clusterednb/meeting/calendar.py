@@ -13,139 +13,38 @@ events are expanded with ``recurring_ical_events``; time zones come from the eve
   5 possibly important, 6–9 unimportant); without one, the most important topic keyword
   of the user's directory found in its summary or description; else "other".
 - A calendar event with the request's ``UID`` is the request itself and is ignored.
+- One bad event of the user's calendar (no ``DTSTART``, an undecodable value, a rule the
+  expander refuses, mixed date and date-time) is skipped with a :class:`MeetingWarning`
+  naming its ``UID`` and the reason; the features come from the rest.
+- A request time whose ``TZID`` is neither defined by a ``VTIMEZONE`` in the request nor a
+  known IANA zone is read in the user's own zone, with a :class:`MeetingWarning`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-from dataclasses import dataclass, field
-from pathlib import Path
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
 
 import icalendar
 import recurring_ical_events
 
-from clusterednb.exceptions import CNBError
-from clusterednb.meeting.features import IMPORTANCE, MEETING_FEATURES
+from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.errors import MeetingError, MeetingWarning
+from clusterednb.meeting.features import IMPORTANCE
+from clusterednb.meeting.invitation import (
+    calendar_address,
+    event_times,
+    request_event,
+    unknown_time_zones,
+)
 
 WORKDAY = (dt.time(8, 0), dt.time(18, 0))
 MIDDAY = dt.time(13, 0)
 BACK_TO_BACK = dt.timedelta(minutes=30)
 _LOOKAROUND = dt.timedelta(days=9)
-
-
-class MeetingError(CNBError):
-    """A meeting request, calendar or directory that cannot be read; names the problem."""
-
-
-@dataclass(frozen=True)
-class UserEntry:
-    """One user's part of the directory.
-
-    Attributes
-    ----------
-    email : str
-    timezone : str
-        IANA name, e.g. ``"America/New_York"``.
-    site : str
-        The user's own site; a location containing it (case-insensitive) is "local".
-    relations : dict of str to str
-        Email → relation to this user (``MEETING_FEATURES["invitee_relation"]`` values).
-    topics : dict of str to str
-        Keyword → importance to this user (``IMPORTANCE`` values).
-    """
-
-    email: str
-    timezone: str
-    site: str
-    relations: dict[str, str] = field(default_factory=dict)
-    topics: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Directory:
-    """People's jobs and, per user, relations, topic importances, site and time zone.
-
-    The JSON form is ``{"people": {email: {"job": ...}}, "users": {user_id: {"email",
-    "timezone", "site", "relations": {email: relation}, "topics": {keyword: importance}}}}``.
-    """
-
-    jobs: dict[str, str]
-    users: dict[str, UserEntry]
-
-    @classmethod
-    def from_json(cls, path: str | Path) -> Directory:
-        """Read and validate a directory file (a :class:`MeetingError` names any bad entry)."""
-        try:
-            raw = json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as error:
-            raise MeetingError(f"cannot read directory {path}: {error}") from error
-        try:
-            jobs = {email.lower(): entry["job"] for email, entry in raw.get("people", {}).items()}
-            users = {
-                str(user): UserEntry(
-                    email=entry["email"].lower(),
-                    timezone=entry["timezone"],
-                    site=entry["site"],
-                    relations={k.lower(): v for k, v in entry.get("relations", {}).items()},
-                    topics=dict(entry.get("topics", {})),
-                )
-                for user, entry in raw["users"].items()
-            }
-        except (KeyError, AttributeError, TypeError) as error:
-            raise MeetingError(f"directory {path}: missing or malformed entry {error}") from error
-        directory = cls(jobs, users)
-        directory.validate()
-        return directory
-
-    def to_json(self, path: str | Path) -> None:
-        """Write the directory as JSON."""
-        users = {
-            user: {
-                "email": entry.email,
-                "timezone": entry.timezone,
-                "site": entry.site,
-                "relations": entry.relations,
-                "topics": entry.topics,
-            }
-            for user, entry in self.users.items()
-        }
-        people = {email: {"job": job} for email, job in self.jobs.items()}
-        Path(path).write_text(json.dumps({"people": people, "users": users}, indent=1))
-
-    def validate(self) -> None:
-        """Raise :class:`MeetingError` naming any value outside the features' value sets."""
-        jobs = MEETING_FEATURES["invitee_job"]
-        for email, job in self.jobs.items():
-            if job not in jobs:
-                raise MeetingError(f"directory: job {job!r} of {email} is not one of {jobs}")
-        relations = MEETING_FEATURES["invitee_relation"]
-        for user, entry in self.users.items():
-            try:
-                ZoneInfo(entry.timezone)
-            except (ZoneInfoNotFoundError, ValueError) as error:
-                raise MeetingError(
-                    f"directory: user {user} has unknown time zone {entry.timezone!r}"
-                ) from error
-            for email, relation in entry.relations.items():
-                if relation not in relations:
-                    raise MeetingError(
-                        f"directory: relation {relation!r} of {email} to {user} is not one of "
-                        f"{relations}"
-                    )
-            for keyword, level in entry.topics.items():
-                if level not in IMPORTANCE:
-                    raise MeetingError(
-                        f"directory: topic {keyword!r} of {user} has importance {level!r}, not "
-                        f"one of {IMPORTANCE}"
-                    )
-
-    def user(self, user: str) -> UserEntry:
-        """The entry of ``user``; :class:`MeetingError` if absent."""
-        if user not in self.users:
-            raise MeetingError(f"user {user!r} is not in the directory")
-        return self.users[user]
 
 
 @dataclass(frozen=True)
@@ -157,33 +56,6 @@ class _Event:
     location: str
     people: frozenset[str]
     recurrence: str  # "one time", "occasionally", "regularly"
-
-
-def read_calendar(source: str | Path | bytes) -> icalendar.Calendar:
-    """Parse an ``.ics`` file (path) or its bytes; :class:`MeetingError` when malformed."""
-    try:
-        data = source if isinstance(source, bytes) else Path(source).read_bytes()
-    except OSError as error:
-        raise MeetingError(f"cannot read calendar {source}: {error}") from error
-    try:
-        return icalendar.Calendar.from_ical(data)
-    except ValueError as error:
-        raise MeetingError(f"{source!s:.80}: not valid iCalendar data ({error})") from error
-
-
-def request_event(request: icalendar.Calendar) -> icalendar.Event:
-    """The single ``VEVENT`` of a ``METHOD:REQUEST`` calendar."""
-    method = str(request.get("METHOD", "")).upper()
-    if method != "REQUEST":
-        raise MeetingError(f"the request's METHOD is {method or 'missing'}, expected REQUEST")
-    events = list(request.walk("VEVENT"))
-    if len(events) != 1:
-        raise MeetingError(f"a request must hold exactly one VEVENT, found {len(events)}")
-    event = events[0]
-    for name in ("UID", "DTSTART"):
-        if name not in event:
-            raise MeetingError(f"the request's VEVENT has no {name}")
-    return event
 
 
 def _importance(component: icalendar.Event, topics: dict[str, str]) -> str:
@@ -218,15 +90,20 @@ def _people(component: icalendar.Event) -> frozenset[str]:
     attendees = attendees if isinstance(attendees, list) else [attendees]
     organizer = component.get("ORGANIZER")
     addresses = [*attendees, *([organizer] if organizer else [])]
-    return frozenset(str(a).lower().removeprefix("mailto:") for a in addresses)
+    return frozenset(calendar_address(a) for a in addresses)
+
+
+def _first(value: object) -> object:
+    """A recurrence rule part: a list when parsed from text, a scalar when built in code."""
+    return value[0] if isinstance(value, list | tuple) else value
 
 
 def _recurrence(master: icalendar.Event | None) -> str:
     if master is None or "RRULE" not in master:
         return "one time"
     rule = master["RRULE"]
-    frequency = str(rule.get("FREQ", [""])[0]).upper()
-    interval = int(rule.get("INTERVAL", [1])[0])
+    frequency = str(_first(rule.get("FREQ", ""))).upper()
+    interval = int(_first(rule.get("INTERVAL", 1)))
     if (frequency == "DAILY" and interval <= 7) or (frequency == "WEEKLY" and interval == 1):
         return "regularly"
     if frequency in ("HOURLY", "MINUTELY", "SECONDLY"):
@@ -234,30 +111,45 @@ def _recurrence(master: icalendar.Event | None) -> str:
     return "occasionally"
 
 
-def _as_local(value: dt.date | dt.datetime, zone: ZoneInfo) -> dt.datetime | None:
-    """A timed value in ``zone``; None for a date (all-day). Floating times are local."""
-    if not isinstance(value, dt.datetime):
-        return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=zone)
-    return value.astimezone(zone)
+def _skip(uid: str, reason: object) -> None:
+    warnings.warn(
+        f"calendar event {uid} skipped: {reason}", MeetingWarning, stacklevel=4
+    )
 
 
-def _event_times(
-    component: icalendar.Event, zone: ZoneInfo
-) -> tuple[dt.datetime, dt.datetime] | None:
-    start = _as_local(component.decoded("DTSTART"), zone)
-    if start is None:
-        return None
-    if "DTEND" in component:
-        end = _as_local(component.decoded("DTEND"), zone)
-    elif "DURATION" in component:
-        end = start + component.decoded("DURATION")
-    else:
-        end = start
-    if end is None or end < start:
-        raise MeetingError(f"event {component.get('UID')} ends before it starts")
-    return start, end
+def _occurrences(
+    calendar: icalendar.Calendar, start: dt.datetime, end: dt.datetime
+) -> Iterator[icalendar.Event]:
+    """Occurrences between ``start`` and ``end``; an event the expander refuses is skipped.
+
+    The whole calendar is expanded at once; if the expander refuses it, each ``UID`` (with
+    its overridden instances and the calendar's time zones) is expanded alone, so one bad
+    event costs only itself.
+    """
+    try:
+        yield from recurring_ical_events.of(calendar).between(start, end)
+        return
+    except Exception:  # noqa: BLE001 - the expander raises many types; each UID is retried
+        pass
+    zones = list(calendar.walk("VTIMEZONE"))
+    by_uid: dict[str, list[icalendar.Event]] = {}
+    for index, component in enumerate(calendar.walk("VEVENT")):
+        by_uid.setdefault(str(component.get("UID", f"(no UID, event {index + 1})")), []).append(
+            component
+        )
+    for uid, components in by_uid.items():
+        if any("DTSTART" not in c for c in components):
+            _skip(uid, "it has no DTSTART")
+            continue
+        single = icalendar.Calendar()
+        for component in (*zones, *components):
+            single.add_component(component)
+        try:
+            found = list(recurring_ical_events.of(single).between(start, end))
+        except Exception as error:  # noqa: BLE001 - the expander raises many types
+            _skip(uid, f"its dates or recurrence cannot be expanded ({error!r})")
+            continue
+        yield from found
 
 
 def _timed_events(
@@ -268,24 +160,18 @@ def _timed_events(
     skip_uid: str,
 ) -> list[_Event]:
     masters = {str(c.get("UID")): c for c in calendar.walk("VEVENT") if "RRULE" in c}
-    try:
-        occurrences = recurring_ical_events.of(calendar).between(
-            around - _LOOKAROUND, around + _LOOKAROUND
-        )
-    except Exception as error:  # the expander raises several types on bad rules
-        raise MeetingError(f"cannot expand the calendar's events: {error}") from error
     events = []
-    for component in occurrences:
+    for component in _occurrences(calendar, around - _LOOKAROUND, around + _LOOKAROUND):
         uid = str(component.get("UID", ""))
         if uid == skip_uid or str(component.get("STATUS", "")).upper() == "CANCELLED":
             continue
         if str(component.get("TRANSP", "OPAQUE")).upper() == "TRANSPARENT":
             continue
-        times = _event_times(component, zone)
-        if times is None:
-            continue
-        events.append(
-            _Event(
+        try:
+            times = event_times(component, zone)
+            if times is None:
+                continue
+            event = _Event(
                 uid=uid,
                 start=times[0],
                 end=times[1],
@@ -294,7 +180,10 @@ def _timed_events(
                 people=_people(component),
                 recurrence=_recurrence(masters.get(uid)),
             )
-        )
+        except (MeetingError, ValueError, TypeError) as error:
+            _skip(uid or "(no UID)", error)
+            continue
+        events.append(event)
     return sorted(events, key=lambda e: e.start)
 
 
@@ -351,7 +240,8 @@ def extract_features(
     Parameters
     ----------
     request : icalendar.Calendar
-        ``METHOD:REQUEST`` with one ``VEVENT``.
+        ``METHOD:REQUEST`` (or no ``METHOD``) with one ``VEVENT`` inviting ``user``
+        (checked by :func:`~clusterednb.meeting.invitation.request_event`).
     calendar : icalendar.Calendar
         The user's calendar.
     directory : Directory
@@ -364,13 +254,20 @@ def extract_features(
     """
     entry = directory.user(user)
     zone = ZoneInfo(entry.timezone)
-    event = request_event(request)
-    times = _event_times(event, zone)
+    event = request_event(request, entry.email)
+    for name, tzid in unknown_time_zones(event).items():
+        warnings.warn(
+            f"the request's {name} uses time zone {tzid!r}, which neither a VTIMEZONE of the "
+            f"request nor the IANA database defines; read in {user}'s zone {entry.timezone}",
+            MeetingWarning,
+            stacklevel=2,
+        )
+    times = event_times(event, zone)
     if times is None:
         raise MeetingError("the request is an all-day event; a meeting needs a start time")
     start, end = times
     minutes = (end - start).total_seconds() / 60
-    organizer = str(event.get("ORGANIZER", "")).lower().removeprefix("mailto:")
+    organizer = calendar_address(event["ORGANIZER"])
     events = _timed_events(calendar, start, zone, entry.topics, str(event["UID"]))
 
     day = start.date()
@@ -423,46 +320,3 @@ def extract_features(
         "conflict_frequency": "other" if worst is None else worst.recurrence,
         "location": f"{'local' if new_local else 'away'}-{old}",
     }
-
-
-def make_reply(
-    request: icalendar.Calendar, attendee: str, accept: bool, stamp: dt.datetime
-) -> icalendar.Calendar:
-    """An RFC 5545 ``METHOD:REPLY`` answering ``request`` for ``attendee``.
-
-    Parameters
-    ----------
-    request : icalendar.Calendar
-    attendee : str
-        The user's email address.
-    accept : bool
-        ``PARTSTAT=ACCEPTED`` or ``DECLINED``.
-    stamp : datetime
-        ``DTSTAMP`` of the reply (aware; passed in so replies are reproducible).
-    """
-    event = request_event(request)
-    reply = icalendar.Calendar()
-    reply.add("PRODID", "-//clusterednb//meeting assistant//EN")
-    reply.add("VERSION", "2.0")
-    reply.add("METHOD", "REPLY")
-    answer = icalendar.Event()
-    answer.add("UID", str(event["UID"]))
-    answer.add("SEQUENCE", int(event.get("SEQUENCE", 0)))
-    answer.add("DTSTAMP", stamp)
-    answer["DTSTART"] = event["DTSTART"]
-    if "DTEND" in event:
-        answer["DTEND"] = event["DTEND"]
-    if "ORGANIZER" in event:
-        answer["ORGANIZER"] = event["ORGANIZER"]
-    if "SUMMARY" in event:
-        answer["SUMMARY"] = event["SUMMARY"]
-    address = icalendar.vCalAddress(f"mailto:{attendee}")
-    address.params["PARTSTAT"] = "ACCEPTED" if accept else "DECLINED"
-    answer.add("ATTENDEE", address)
-    reply.add_component(answer)
-    return reply
-
-
-def ics_bytes(calendar: icalendar.Calendar) -> bytes:
-    """Serialise a calendar."""
-    return calendar.to_ical()

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.meeting.assistant import decide, fit_from_frames, learn
-from clusterednb.meeting.calendar import Directory, MeetingError
+from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.ics_world import write_world
 from clusterednb.meeting.simulate import simulate_organisation
 from clusterednb.meeting.store import FeedbackStore

@@ -1,12 +1,15 @@
-"""Which features pushed a decision: per-feature log-odds under a user's predictive."""
+"""Why the assistant decided as it did: per-feature log-odds, grouped into reasons."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from clusterednb.meeting.features import FEATURE_GROUPS
 from clusterednb.models import TaskNaiveBayes
 
 
@@ -50,3 +53,74 @@ def feature_log_odds(
     contributions = weights @ (tables[:, pos, flat] - tables[:, 1 - pos, flat])
     series = pd.Series(contributions, index=list(model.schema_.feature_names))
     return series.reindex(series.abs().sort_values(ascending=False).index)
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One reason for a decision.
+
+    Attributes
+    ----------
+    feature : str
+        A feature name, or a group's name from
+        :data:`~clusterednb.meeting.features.FEATURE_GROUPS`.
+    value : str
+        The feature's value; for a group, its members' values joined by ``" / "``.
+    log_odds : float
+        Log-odds of accepting it contributes (a group: the sum of its members').
+    """
+
+    feature: str
+    value: str
+    log_odds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"feature", "value", "log_odds"}`` for JSON."""
+        return {"feature": self.feature, "value": self.value, "log_odds": self.log_odds}
+
+
+def reasons(log_odds: pd.Series, features: dict[str, Any]) -> list[Reason]:
+    """Per-feature log-odds with each group of dependent features merged into one reason.
+
+    Parameters
+    ----------
+    log_odds : Series
+        Feature name → log-odds (from :func:`feature_log_odds`).
+    features : dict
+        Feature name → value (missing: None).
+
+    Returns
+    -------
+    list of Reason
+        Largest magnitude first.
+    """
+    grouped = {member: group for group, members in FEATURE_GROUPS.items() for member in members}
+    found: dict[str, Reason] = {}
+    for name, value in log_odds.items():
+        key = grouped.get(name, name)
+        members = FEATURE_GROUPS.get(key, (name,))
+        if key not in found:
+            text = " / ".join(str(features.get(m)) for m in members if m in log_odds.index)
+            total = float(sum(log_odds[m] for m in members if m in log_odds.index))
+            found[key] = Reason(key, text, total)
+    return sorted(found.values(), key=lambda r: -abs(r.log_odds))
+
+
+def format_probability(p: float) -> str:
+    """A probability with as many digits as it needs: 1 or 0 only when it is exactly that.
+
+    Examples
+    --------
+    >>> [format_probability(p) for p in (0.5, 0.99996, 1 - 1e-14, 1.0, 2e-5)]
+    ['0.500', '0.99996', '1 − 1.0e-14', '1', '2.0e-05']
+    """
+    if p in (0.0, 1.0):
+        return str(int(p))
+    if 0.001 <= p <= 0.999:
+        return f"{p:.3f}"
+    if p < 0.001:
+        return f"{p:.1e}"
+    gap = 1.0 - p
+    if gap < 1e-9:
+        return f"1 − {gap:.1e}"
+    return f"{p:.{math.ceil(-math.log10(gap))}f}"

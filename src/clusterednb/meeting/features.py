@@ -98,3 +98,16 @@ def meeting_schema() -> FeatureSchema:
     return FeatureSchema(
         FEATURE_NAMES, tuple(MEETING_FEATURES[name] for name in FEATURE_NAMES), LABELS
     )
+
+FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
+    "conflict": ("conflict", "conflict_importance", "conflict_frequency"),
+    "busy day": ("busy_fday", "busy_hday"),
+}
+"""Features that restate one fact, shown as one reason in an explanation.
+
+Naive Bayes treats the features as independent given the label, but a conflict sets all three
+conflict features at once ("no" forces "other", "other"), and the whole-day and half-day loads
+are measured from the same bookings and share the back-to-back flag. The model therefore
+counts such a fact more than once (its log-odds add up two or three times), which makes its
+probabilities overconfident; an explanation that listed the parts as separate reasons would
+repeat the same evidence. Each group is one reason with the sum of its members' log-odds."""

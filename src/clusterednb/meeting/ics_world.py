@@ -6,6 +6,7 @@ sites, relations, topic keywords), a calendar per user for the week of ``referen
 recurring meetings, one-off meetings with colleagues, an all-day event, in the user's time
 zone) and a few pending ``METHOD:REQUEST`` invitations per user, whose 15 features are then
 computed by :func:`clusterednb.meeting.calendar.extract_features` like any real request's.
+Both carry a ``VTIMEZONE`` for every ``TZID`` they use (RFC 5545 §3.2.19).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from zoneinfo import ZoneInfo
 import icalendar
 import numpy as np
 
-from clusterednb.meeting.calendar import Directory, UserEntry
+from clusterednb.meeting.directory import Directory, UserEntry
 from clusterednb.meeting.features import IMPORTANCE, MEETING_FEATURES
 
 REFERENCE = dt.date(2026, 11, 2)  # a Monday
@@ -133,6 +134,7 @@ def make_calendar(rng: np.random.Generator, user: str, directory: Directory) -> 
     holiday.add("DTSTART", REFERENCE + dt.timedelta(days=int(rng.integers(0, 5))))
     holiday.add("SUMMARY", "all-day reminder")
     calendar.add_component(holiday)
+    calendar.add_missing_timezones()
     return calendar
 
 
@@ -159,6 +161,7 @@ def make_request(
     attendee.params["PARTSTAT"] = "NEEDS-ACTION"
     event.add("ATTENDEE", attendee)
     request.add_component(event)
+    request.add_missing_timezones()
     return request
 
 

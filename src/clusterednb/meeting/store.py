@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from clusterednb.meeting.calendar import MeetingError
+from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.features import FEATURE_NAMES, LABELS, MEETING_FEATURES
 
 _COLUMNS = ", ".join(f'"{name}" TEXT NOT NULL' for name in FEATURE_NAMES)
