@@ -227,9 +227,7 @@ def calendars(draw: st.DrawFn) -> tuple[bytes, bytes]:
         text = f"BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:fuzz\n{method}{body}\nEND:VCALENDAR\n"
         return text.replace("\n\n", "\n").replace("\n", "\r\n").encode()
 
-    request = wrap(
-        event("req", "SUMMARY:budget\nATTENDEE:mailto:ann@lab.org"), "METHOD:REQUEST\n"
-    )
+    request = wrap(event("req", "SUMMARY:budget\nATTENDEE:mailto:ann@lab.org"), "METHOD:REQUEST\n")
     n_events = draw(st.integers(0, 6))
     calendar = wrap("\n".join(event(f"e{i}", "SUMMARY:x") for i in range(n_events)))
     return request, calendar
@@ -241,8 +239,8 @@ def test_calendar_feature_extraction_never_crashes(pair):
     from clusterednb.meeting.calendar import extract_features
     from clusterednb.meeting.directory import Directory, UserEntry
     from clusterednb.meeting.errors import MeetingError
-    from clusterednb.meeting.invitation import read_calendar
     from clusterednb.meeting.features import MEETING_FEATURES
+    from clusterednb.meeting.invitation import read_calendar
 
     directory = Directory(
         jobs={"boss@lab.org": "faculty"},

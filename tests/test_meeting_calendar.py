@@ -11,9 +11,9 @@ import pytest
 from clusterednb.meeting.calendar import extract_features
 from clusterednb.meeting.directory import Directory, UserEntry
 from clusterednb.meeting.errors import MeetingError
-from clusterednb.meeting.invitation import read_calendar
-from clusterednb.meeting.reply import make_reply, reply_problems
 from clusterednb.meeting.features import FEATURE_NAMES, MEETING_FEATURES
+from clusterednb.meeting.invitation import read_calendar
+from clusterednb.meeting.reply import make_reply
 
 DIRECTORY = Directory(
     jobs={"boss@lab.org": "administrator", "prof@uni.edu": "faculty"},

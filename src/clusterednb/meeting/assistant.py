@@ -16,9 +16,9 @@ from clusterednb.meeting.calendar import extract_features
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.explain import Reason, feature_log_odds, format_probability, reasons
+from clusterednb.meeting.features import FEATURE_NAMES, LABELS, meeting_schema
 from clusterednb.meeting.invitation import read_calendar, request_event
 from clusterednb.meeting.reply import make_reply
-from clusterednb.meeting.features import FEATURE_NAMES, LABELS, meeting_schema
 from clusterednb.meeting.store import FeedbackStore
 from clusterednb.models import TaskNaiveBayes
 
@@ -138,7 +138,8 @@ def learn(
     """Record the user's real answer; update ``model`` with it (``partial_fit``) if given."""
     request = read_calendar(request_path)
     features = extract_features(request, read_calendar(calendar_path), directory, user)
-    store.record(user, str(request_event(request, directory.user(user).email)["UID"]), features, accepted)
+    uid = str(request_event(request, directory.user(user).email)["UID"])
+    store.record(user, uid, features, accepted)
     if model is not None:
         row = pd.DataFrame([features], columns=list(FEATURE_NAMES))
         model.partial_fit(row, np.array([LABELS[int(accepted)]]), np.array([user], dtype=object))

@@ -112,9 +112,7 @@ def _recurrence(master: icalendar.Event | None) -> str:
 
 
 def _skip(uid: str, reason: object) -> None:
-    warnings.warn(
-        f"calendar event {uid} skipped: {reason}", MeetingWarning, stacklevel=4
-    )
+    warnings.warn(f"calendar event {uid} skipped: {reason}", MeetingWarning, stacklevel=4)
 
 
 def _occurrences(
@@ -129,7 +127,7 @@ def _occurrences(
     try:
         yield from recurring_ical_events.of(calendar).between(start, end)
         return
-    except Exception:  # noqa: BLE001 - the expander raises many types; each UID is retried
+    except Exception:
         pass
     zones = list(calendar.walk("VTIMEZONE"))
     by_uid: dict[str, list[icalendar.Event]] = {}
@@ -146,7 +144,7 @@ def _occurrences(
             single.add_component(component)
         try:
             found = list(recurring_ical_events.of(single).between(start, end))
-        except Exception as error:  # noqa: BLE001 - the expander raises many types
+        except Exception as error:
             _skip(uid, f"its dates or recurrence cannot be expanded ({error!r})")
             continue
         yield from found

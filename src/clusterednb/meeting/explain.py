@@ -96,7 +96,7 @@ def reasons(log_odds: pd.Series, features: dict[str, Any]) -> list[Reason]:
     """
     grouped = {member: group for group, members in FEATURE_GROUPS.items() for member in members}
     found: dict[str, Reason] = {}
-    for name, value in log_odds.items():
+    for name in log_odds.index:
         key = grouped.get(name, name)
         members = FEATURE_GROUPS.get(key, (name,))
         if key not in found:

@@ -99,6 +99,7 @@ def meeting_schema() -> FeatureSchema:
         FEATURE_NAMES, tuple(MEETING_FEATURES[name] for name in FEATURE_NAMES), LABELS
     )
 
+
 FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
     "conflict": ("conflict", "conflict_importance", "conflict_frequency"),
     "busy day": ("busy_fday", "busy_hday"),

@@ -99,7 +99,8 @@ def make_reply(
             answer.add(name, local.astimezone(dt.UTC))
     if "SUMMARY" in event:
         answer["SUMMARY"] = event["SUMMARY"]
-    answer.add("ATTENDEE", _answering_attendee(event, attendee, "ACCEPTED" if accept else "DECLINED"))
+    partstat = "ACCEPTED" if accept else "DECLINED"
+    answer.add("ATTENDEE", _answering_attendee(event, attendee, partstat))
     reply.add_component(answer)
     _add_time_zones(reply, request)
     problems = reply_problems(reply, request)
