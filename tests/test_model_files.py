@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import clusterednb as cnb
+from clusterednb.exceptions import ModelFileError
 
 DATA = Path(__file__).parent / "data"
 EXPECTED = json.loads((DATA / "v1-expected.json").read_text())
@@ -23,3 +27,94 @@ def test_a_format_1_file_from_release_0_1_loads_and_predicts_the_same(name):
     expected = EXPECTED["expected"][name]
     np.testing.assert_allclose(model.predict_proba(X, tasks), expected["proba"], rtol=1e-12)
     assert model.log_evidence_ == pytest.approx(expected["log_evidence"], rel=1e-12, nan_ok=True)
+
+
+def _parts(path):
+    with zipfile.ZipFile(path) as archive:
+        return json.loads(archive.read("metadata.json")), archive.read("arrays.npz")
+
+
+def _write(path, metadata, arrays):
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("metadata.json", json.dumps(metadata))
+        archive.writestr("arrays.npz", arrays)
+
+
+@pytest.fixture
+def fitted():
+    rng = np.random.default_rng(0)
+    X = rng.choice(["a", "b"], size=(36, 2)).astype(object)
+    y = rng.choice([0, 1], size=36)
+    tasks = np.repeat([f"t{i}" for i in range(6)], 6)
+    return cnb.ClusteredNB(inference="bhc", progress=False).fit(X, y, tasks), X, tasks
+
+
+def test_every_single_bit_flip_is_refused_or_harmless(fitted, tmp_path):
+    model, X, tasks = fitted
+    path = tmp_path / "m.cnb"
+    model.save(path)
+    data = path.read_bytes()
+    expected = model.predict_proba(X, tasks)
+    for position in range(len(data)):
+        flipped = bytearray(data)
+        flipped[position] ^= 1 << (position % 8)
+        path.write_bytes(bytes(flipped))
+        try:
+            loaded = cnb.load(path)
+        except ModelFileError:
+            continue
+        np.testing.assert_array_equal(loaded.predict_proba(X, tasks), expected)
+
+
+def test_edited_metadata_is_refused(fitted, tmp_path):
+    model, _, _ = fitted
+    path = tmp_path / "m.cnb"
+    model.save(path)
+    metadata, arrays = _parts(path)
+    metadata["task_ids"] = metadata["task_ids"][:2]
+    _write(path, metadata, arrays)
+    with pytest.raises(ModelFileError, match="checksum mismatch in the metadata"):
+        cnb.load(path)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda m: m.update(task_ids=m["task_ids"][:2]), "expected .* for the 2 task ids"),
+        (lambda m: m["params"].update(inference="magic"), "inference must be one of"),
+        (lambda m: m["params"].update(handle_unknown="shrug"), "handle_unknown must be"),
+        (lambda m: m["schema"]["categories"][0].pop(), "expected"),
+    ],
+)
+def test_a_format_1_file_is_checked_against_its_arrays_and_constraints(tmp_path, edit, message):
+    """Format 1 has no metadata checksum: the values themselves must be checked."""
+    path = tmp_path / "m.cnb"
+    metadata, arrays = _parts(DATA / "v1-clustered-bhc.cnb")
+    edit(metadata)
+    _write(path, metadata, arrays)
+    with pytest.raises(ModelFileError, match=message):
+        cnb.load(path)
+
+
+def test_an_object_array_is_refused_without_suggesting_pickle(fitted, tmp_path):
+    model, _, _ = fitted
+    path = tmp_path / "m.cnb"
+    model.save(path)
+    metadata, _ = _parts(path)
+    buffer = io.BytesIO()
+    np.savez(buffer, label_counts=np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    _write(path, metadata, buffer.getvalue())
+    with pytest.raises(ModelFileError) as error:
+        cnb.load(path)
+    assert "pickle" not in str(error.value).lower()
+
+
+def test_concurrent_saves_to_one_path_leave_one_whole_file(fitted, tmp_path):
+    model, X, tasks = fitted
+    path = tmp_path / "m.cnb"
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda _: model.save(path), range(40)))
+    np.testing.assert_array_equal(
+        cnb.load(path).predict_proba(X, tasks), model.predict_proba(X, tasks)
+    )
+    assert [p.name for p in tmp_path.iterdir()] == ["m.cnb"]

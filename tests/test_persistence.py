@@ -41,7 +41,7 @@ def test_archive_holds_only_json_and_npz(tmp_path, rng):
     with zipfile.ZipFile(tmp_path / "m.cnb") as archive:
         assert sorted(archive.namelist()) == ["arrays.npz", "metadata.json"]
         meta = json.loads(archive.read("metadata.json"))
-    assert meta["format_version"] == 1 and meta["estimator"] == "NoSharingNB"
+    assert meta["format_version"] == 2 and meta["estimator"] == "NoSharingNB"
 
 
 def test_discretised_schema_round_trips(tmp_path, rng):

@@ -280,6 +280,7 @@ class ClusteredNB(TaskNaiveBayes):
         )
 
     def _check_settings(self) -> None:
+        super()._check_settings()
         if self.backend not in ("local", "dask"):
             raise CNBError(f"backend must be 'local' or 'dask', got {self.backend!r}")
         if self.backend == "dask" and self.inference != "gibbs":
@@ -346,6 +347,11 @@ class ClusteredNB(TaskNaiveBayes):
         arrays: dict[str, np.ndarray],
     ) -> None:
         super()._restore(schema, task_ids, meta, arrays)
+        if arrays["result_partition"].shape != task_ids.shape:
+            raise CNBError(
+                f"array result_partition has shape {arrays['result_partition'].shape}, expected "
+                f"{task_ids.shape} for the task ids"
+            )
         self.result_ = ClusteringResult(
             posterior=self.posterior_,
             log_evidence=self.log_evidence_,

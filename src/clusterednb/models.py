@@ -303,13 +303,27 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         else:
             self.posterior_, self.log_evidence_ = self._infer(self.observation_, self.counts_)
 
-    def _semi_supervised_mode(self) -> str | None:
-        """``"gibbs"``, ``"em"`` or None (unlabelled rows unused, or none there)."""
+    def _check_settings(self) -> None:
+        """Raise :class:`CNBError` naming a hyperparameter outside its allowed values."""
         value = self.semi_supervised
         if value not in SEMI_SUPERVISED:
             raise CNBError(f"semi_supervised must be one of {SEMI_SUPERVISED}, got {value!r}")
         if isinstance(self.n_iter, bool) or not (isinstance(self.n_iter, int) and self.n_iter >= 1):
             raise CNBError(f"n_iter must be a positive integer, got {self.n_iter!r}")
+        if self.observation not in OBSERVATIONS:
+            raise CNBError(
+                f"observation must be one of {tuple(OBSERVATIONS)}, got {self.observation!r}"
+            )
+        if self.handle_unknown not in ("warn", "error", "ignore"):
+            raise CNBError(
+                "handle_unknown must be 'warn', 'error' or 'ignore', got "
+                f"{self.handle_unknown!r}"
+            )
+
+    def _semi_supervised_mode(self) -> str | None:
+        """``"gibbs"``, ``"em"`` or None (unlabelled rows unused, or none there)."""
+        TaskNaiveBayes._check_settings(self)
+        value = self.semi_supervised
         if value is False or self.unlabelled_X_.shape[0] == 0:
             return None
         return "em" if value == "em" else "gibbs"
@@ -494,6 +508,31 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         meta: dict[str, Any],
         arrays: dict[str, np.ndarray],
     ) -> None:
+        """Set the fitted state from a model file's parts, checking that they fit together.
+
+        Raises
+        ------
+        CNBError
+            Naming the first array whose shape or values contradict the schema, the task ids
+            or the hyperparameters.
+        """
+        self._check_settings()
+        n_tasks, n_classes, n_values = task_ids.size, schema.n_classes, schema.n_values_total
+        expected = {
+            "label_counts": (n_tasks, n_classes),
+            "value_counts": (n_tasks, n_classes, n_values),
+        }
+        for name, shape in expected.items():
+            if arrays[name].shape != shape:
+                raise CNBError(
+                    f"array {name} has shape {arrays[name].shape}, expected {shape} for the "
+                    f"{n_tasks} task ids and the schema's {n_classes} classes and {n_values} values"
+                )
+        unlabelled_X, unlabelled_task = arrays["unlabelled_X"], arrays["unlabelled_task"]
+        if unlabelled_X.shape != (unlabelled_task.size, schema.n_features) or (
+            unlabelled_task.size and not 0 <= unlabelled_task.min() <= unlabelled_task.max() < n_tasks
+        ):
+            raise CNBError("the unlabelled rows do not match the task ids and the schema")
         self.schema_, self.task_ids_ = schema, task_ids
         self.counts_ = Counts(arrays["label_counts"], arrays["value_counts"])
         self.unlabelled_X_ = arrays["unlabelled_X"]
@@ -503,6 +542,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         self.posterior_ = Posterior.from_arrays(
             {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
         )
+        self.posterior_.check_shapes(n_tasks, n_classes, n_values)
         self.log_evidence_ = float(meta["log_evidence"])
         for name in _OPTIONAL_ARRAYS:
             if name in arrays:

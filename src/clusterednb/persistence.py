@@ -1,7 +1,12 @@
 """Saving and loading fitted models as plain data: a zip of JSON metadata and NPZ arrays.
 
 Nothing is ever unpickled: arrays are read with ``allow_pickle=False`` and the metadata is
-JSON. A file records its format version and a SHA-256 checksum of every array.
+JSON. A file records its format version, a SHA-256 checksum of every array and (from format
+version 2) a SHA-256 checksum of the metadata itself, so that any change to any byte of
+either part is refused. On load every hyperparameter is checked against the estimator's
+constraints and every array against the schema and the task ids.
+
+Format versions: 1 (release 0.1: array checksums only) loads; 2 is written.
 """
 
 from __future__ import annotations
@@ -9,19 +14,24 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
+import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from clusterednb.data.schema import FeatureSchema, _check_json_scalars
-from clusterednb.exceptions import ModelFileError, NotFittedError, SchemaError
+from clusterednb.exceptions import CNBError, ModelFileError, NotFittedError, SchemaError
 
 FORMAT_NAME = "clusterednb-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 _METADATA = "metadata.json"
 _ARRAYS = "arrays.npz"
+_METADATA_CHECKSUM = "metadata_checksum"
 
 
 def _checksum(array: np.ndarray) -> str:
@@ -29,6 +39,13 @@ def _checksum(array: np.ndarray) -> str:
     digest.update(f"{array.dtype.str}{array.shape}".encode())
     digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()
+
+
+def _metadata_checksum(metadata: dict[str, Any]) -> str:
+    """SHA-256 of the metadata's canonical JSON (sorted keys), without the checksum itself."""
+    body = {key: value for key, value in metadata.items() if key != _METADATA_CHECKSUM}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _json_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -54,6 +71,31 @@ def _params_from_json(params: dict[str, Any]) -> dict[str, Any]:
         else value
         for name, value in params.items()
     }
+
+
+def _write_atomically(path: Path, metadata: dict[str, Any], arrays: bytes) -> None:
+    """Write the zip to a unique temporary file beside ``path``, sync it, rename it over.
+
+    Concurrent saves to the same path each write their own temporary file; the last rename
+    wins and every reader sees one whole file, never a mixture.
+    """
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+                archive.writestr(_METADATA, json.dumps(metadata, indent=1))
+                archive.writestr(_ARRAYS, arrays)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
 def save_model(model: Any, path: str | Path) -> None:
@@ -84,14 +126,45 @@ def save_model(model: Any, path: str | Path) -> None:
         "state": state,
         "checksums": {name: _checksum(array) for name, array in arrays.items()},
     }
+    metadata[_METADATA_CHECKSUM] = _metadata_checksum(metadata)
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(_METADATA, json.dumps(metadata, indent=1))
-        archive.writestr(_ARRAYS, buffer.getvalue())
-    tmp.replace(path)
+    _write_atomically(Path(path), metadata, buffer.getvalue())
+
+
+def _read_parts(path: Path) -> tuple[dict[str, Any], bytes]:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            metadata = json.loads(archive.read(_METADATA))
+            raw_arrays = archive.read(_ARRAYS)
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        KeyError,
+        OSError,
+        EOFError,
+        NotImplementedError,
+        json.JSONDecodeError,
+        UnicodeDecodeError,
+        RecursionError,
+    ) as exc:
+        raise ModelFileError(f"{path} is not a readable clusterednb model file ({exc})") from exc
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT_NAME:
+        raise ModelFileError(f"{path} is not a clusterednb model file")
+    return metadata, raw_arrays
+
+
+def _read_arrays(path: Path, raw_arrays: bytes) -> dict[str, np.ndarray]:
+    try:
+        with np.load(io.BytesIO(raw_arrays), allow_pickle=False) as npz:
+            return {name: npz[name] for name in npz.files}
+    except (ValueError, OSError, zipfile.BadZipFile, zlib.error, EOFError, KeyError) as exc:
+        reason = (
+            "an array holds Python objects, which a model file never contains"
+            if "pickle" in str(exc).lower()
+            else str(exc)
+        )
+        raise ModelFileError(f"{path}: the arrays are corrupted ({reason})") from exc
 
 
 def load(path: str | Path) -> Any:
@@ -100,44 +173,30 @@ def load(path: str | Path) -> Any:
     Raises
     ------
     ModelFileError
-        If the file is missing, not a model file, truncated or corrupted, of an unknown
-        format version, or names an unknown estimator.
+        If the file is missing, not a model file, truncated or corrupted (any changed byte of
+        the metadata or the arrays), of an unknown format version, names an unknown
+        estimator, or holds values that contradict each other or the estimator's constraints.
     """
     from clusterednb.registry import ESTIMATORS
 
     path = Path(path)
     if not path.exists():
         raise ModelFileError(f"no such model file: {path}")
-    try:
-        with zipfile.ZipFile(path) as archive:
-            metadata = json.loads(archive.read(_METADATA))
-            raw_arrays = archive.read(_ARRAYS)
-    except (
-        zipfile.BadZipFile,
-        KeyError,
-        OSError,
-        EOFError,
-        json.JSONDecodeError,
-        UnicodeDecodeError,
-    ) as exc:
-        raise ModelFileError(f"{path} is not a readable clusterednb model file ({exc})") from exc
-    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT_NAME:
-        raise ModelFileError(f"{path} is not a clusterednb model file")
+    metadata, raw_arrays = _read_parts(path)
     version = metadata.get("format_version")
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS:
         raise ModelFileError(
-            f"{path} has format version {version!r}; this library reads version {FORMAT_VERSION}"
+            f"{path} has format version {version!r}; this library reads versions "
+            f"{list(READABLE_VERSIONS)}"
         )
+    if version >= 2 and metadata.get(_METADATA_CHECKSUM) != _metadata_checksum(metadata):
+        raise ModelFileError(f"{path}: checksum mismatch in the metadata (the file was changed)")
     estimator = ESTIMATORS.get(metadata.get("estimator"))
     if estimator is None:
         raise ModelFileError(f"{path} holds an unknown estimator {metadata.get('estimator')!r}")
-    try:
-        with np.load(io.BytesIO(raw_arrays), allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in npz.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise ModelFileError(f"{path}: the arrays are corrupted ({exc})") from exc
+    arrays = _read_arrays(path, raw_arrays)
     checksums = metadata.get("checksums", {})
-    if set(checksums) != set(arrays):
+    if not isinstance(checksums, dict) or set(checksums) != set(arrays):
         raise ModelFileError(f"{path}: the arrays do not match the metadata")
     for name, array in arrays.items():
         if _checksum(array) != checksums[name]:
@@ -148,6 +207,8 @@ def load(path: str | Path) -> Any:
         task_ids = np.empty(len(metadata["task_ids"]), dtype=object)
         task_ids[:] = metadata["task_ids"]
         model._restore(schema, task_ids, metadata["state"], arrays)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelFileError(f"{path}: malformed model record ({exc})") from exc
+    except CNBError as exc:
+        raise ModelFileError(f"{path}: {exc}") from exc
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise ModelFileError(f"{path}: malformed model record ({exc!r})") from exc
     return model

@@ -113,6 +113,7 @@ class PrototypeNB(TaskNaiveBayes):
         self.burn_in = burn_in
 
     def _check_settings(self) -> None:
+        super()._check_settings()
         if self.observation != "categorical":
             raise CNBError("the Prototype model supports observation='categorical' only")
         if not (self.k_shape > 0 and self.k_rate > 0 and self.n_samples >= 1 and self.burn_in >= 0):

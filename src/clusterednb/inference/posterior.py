@@ -322,6 +322,35 @@ class Posterior:
             if getattr(self, name) is not None
         }
 
+    def check_shapes(self, n_tasks: int, n_classes: int, n_values_total: int) -> None:
+        """Raise :class:`CNBError` unless the arrays fit these sizes (a loaded file's check).
+
+        Parameters
+        ----------
+        n_tasks, n_classes, n_values_total : int
+            The sizes the estimator's schema and task ids give.
+        """
+        n_components = self.component_counts.shape[0]
+        expected = {
+            "component_counts": (n_components, n_classes, n_values_total),
+            "task_label_counts": (n_tasks, n_classes),
+            "cold_label_counts": (n_classes,),
+            "log_weights": self.components.shape,
+            "cold_log_weights": self.cold_components.shape,
+        }
+        for name, shape in expected.items():
+            if getattr(self, name).shape != shape:
+                raise CNBError(
+                    f"posterior array {name} has shape {getattr(self, name).shape}, expected "
+                    f"{shape} for {n_tasks} tasks, {n_classes} classes, {n_values_total} values"
+                )
+        for name in ("components", "cold_components"):
+            found = getattr(self, name)
+            if found.size and (found.min() < 0 or found.max() >= n_components):
+                raise CNBError(f"posterior array {name} points outside its {n_components} components")
+        if (np.diff(self.indptr) < 0).any() or self.indptr[0] != 0:
+            raise CNBError("posterior mixture pointers are not increasing from 0")
+
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Posterior:
         """Inverse of :meth:`to_arrays`."""
