@@ -316,8 +316,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
             )
         if self.handle_unknown not in ("warn", "error", "ignore"):
             raise CNBError(
-                "handle_unknown must be 'warn', 'error' or 'ignore', got "
-                f"{self.handle_unknown!r}"
+                f"handle_unknown must be 'warn', 'error' or 'ignore', got {self.handle_unknown!r}"
             )
 
     def _semi_supervised_mode(self) -> str | None:
@@ -530,7 +529,8 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
                 )
         unlabelled_X, unlabelled_task = arrays["unlabelled_X"], arrays["unlabelled_task"]
         if unlabelled_X.shape != (unlabelled_task.size, schema.n_features) or (
-            unlabelled_task.size and not 0 <= unlabelled_task.min() <= unlabelled_task.max() < n_tasks
+            unlabelled_task.size
+            and not 0 <= unlabelled_task.min() <= unlabelled_task.max() < n_tasks
         ):
             raise CNBError("the unlabelled rows do not match the task ids and the schema")
         self.schema_, self.task_ids_ = schema, task_ids

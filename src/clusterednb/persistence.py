@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from filelock import FileLock, Timeout
 
 from clusterednb.data.schema import FeatureSchema, _check_json_scalars
 from clusterednb.exceptions import CNBError, ModelFileError, NotFittedError, SchemaError
@@ -212,3 +213,37 @@ def load(path: str | Path) -> Any:
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise ModelFileError(f"{path}: malformed model record ({exc!r})") from exc
     return model
+
+
+class update_lock:
+    """Hold the lock of a model file across a read–modify–write (load, update, save).
+
+    Every process that updates the same model file in place takes this lock first, so N
+    updates always leave N updates in the file. The lock is a file ``PATH.lock`` beside it
+    (``filelock``: ``fcntl`` on POSIX, ``msvcrt`` on Windows), released when the process
+    dies.
+
+    Parameters
+    ----------
+    path : str or Path
+        The model file.
+    timeout : float, default=60.0
+        Seconds to wait for another process's update before a :class:`ModelFileError`.
+    """
+
+    def __init__(self, path: str | Path, timeout: float = 60.0) -> None:
+        self.path = Path(path)
+        self._lock = FileLock(str(self.path) + ".lock", timeout=timeout)
+
+    def __enter__(self) -> update_lock:
+        try:
+            self._lock.acquire()
+        except Timeout as exc:
+            raise ModelFileError(
+                f"{self.path} is being updated by another process (waited "
+                f"{self._lock.timeout:g} s); try again"
+            ) from exc
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._lock.release()

@@ -347,7 +347,9 @@ class Posterior:
         for name in ("components", "cold_components"):
             found = getattr(self, name)
             if found.size and (found.min() < 0 or found.max() >= n_components):
-                raise CNBError(f"posterior array {name} points outside its {n_components} components")
+                raise CNBError(
+                    f"posterior array {name} points outside its {n_components} components"
+                )
         if (np.diff(self.indptr) < 0).any() or self.indptr[0] != 0:
             raise CNBError("posterior mixture pointers are not increasing from 0")
 

@@ -21,6 +21,7 @@ from clusterednb.meeting.invitation import read_calendar, request_event
 from clusterednb.meeting.reply import make_reply
 from clusterednb.meeting.store import FeedbackStore
 from clusterednb.models import TaskNaiveBayes
+from clusterednb.persistence import load, update_lock
 
 
 @dataclass(frozen=True)
@@ -141,9 +142,24 @@ def learn(
     uid = str(request_event(request, directory.user(user).email)["UID"])
     store.record(user, uid, features, accepted)
     if model is not None:
-        row = pd.DataFrame([features], columns=list(FEATURE_NAMES))
-        model.partial_fit(row, np.array([LABELS[int(accepted)]]), np.array([user], dtype=object))
+        add_answer(model, features, user, accepted)
     return features
+
+
+def add_answer(model: TaskNaiveBayes, features: dict[str, str], user: str, accepted: bool) -> None:
+    """Update a fitted model with one answer (``partial_fit`` on one row)."""
+    row = pd.DataFrame([features], columns=list(FEATURE_NAMES))
+    model.partial_fit(row, np.array([LABELS[int(accepted)]]), np.array([user], dtype=object))
+
+
+def add_answer_to_file(
+    path: str | Path, features: dict[str, str], user: str, accepted: bool
+) -> None:
+    """Load, update and save a model file under its update lock: concurrent answers all count."""
+    with update_lock(path):
+        model = load(path)
+        add_answer(model, features, user, accepted)
+        model.save(path)
 
 
 def fit_from_frames(

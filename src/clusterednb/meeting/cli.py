@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from clusterednb.meeting.assistant import decide, fit_from_frames, learn
+from clusterednb.meeting.assistant import add_answer_to_file, decide, fit_from_frames, learn
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.ics_world import write_world
@@ -53,22 +53,21 @@ def _decide(args: argparse.Namespace) -> None:
 
 
 def _learn(args: argparse.Namespace) -> None:
-    model = load(args.model) if args.model else None
+    accepted = args.accepted == "yes"
     with FeedbackStore(args.store) as store:
-        learn(
+        features = learn(
             store,
             args.request,
             args.user,
-            args.accepted == "yes",
+            accepted,
             args.calendar,
             Directory.from_json(args.directory),
-            model,
         )
-    if model is not None:
-        model.save(args.model)
+    if args.model is not None:
+        add_answer_to_file(args.model, features, args.user, accepted)
     print(
         f"recorded {args.user}'s answer ({args.accepted}) in {args.store}"
-        + (f"; updated {args.model}" if model is not None else "")
+        + (f"; updated {args.model}" if args.model is not None else "")
     )
 
 

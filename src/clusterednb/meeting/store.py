@@ -4,6 +4,10 @@ Each :meth:`FeedbackStore.record` is one transaction (``BEGIN IMMEDIATE`` … ``
 with ``synchronous=FULL``: a crash between two records loses nothing already recorded,
 and a crash inside one leaves no partial row. Recording the same request (user, UID) again
 replaces the earlier answer (the user changed their mind).
+
+The file is in write-ahead-log mode, so readers never block a writer nor a writer the
+readers; writers queue for up to ``timeout`` seconds (SQLite's busy handler) and a store
+still held by another writer after that is reported as busy, never as a damaged file.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -37,14 +42,34 @@ class FeedbackStore:
     ----------
     path : str or Path
         Created with its table when absent.
+    timeout : float, default=30.0
+        Seconds a write waits for another writer to finish before the store is reported busy.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, timeout: float = 30.0) -> None:
         self.path = Path(path)
+        self._connection = None
         try:
-            self._connection = sqlite3.connect(self.path, isolation_level=None)
-            self._connection.execute("PRAGMA synchronous=FULL")
-            self._connection.execute(_SCHEMA)
+            self._connection = sqlite3.connect(self.path, isolation_level=None, timeout=timeout)
+            self._execute("PRAGMA journal_mode=WAL")
+            self._execute("PRAGMA synchronous=FULL")
+            self._execute(_SCHEMA)
+        except BaseException:
+            if self._connection is not None:
+                self._connection.close()
+            raise
+
+    def _execute(self, statement: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        """Run one statement; a busy store or a damaged file becomes a :class:`MeetingError`."""
+        try:
+            return self._connection.execute(statement, parameters)
+        except sqlite3.OperationalError as error:
+            if "locked" in str(error) or "busy" in str(error):
+                raise MeetingError(
+                    f"the store {self.path} is busy: another process has held it for longer "
+                    "than the timeout; try again"
+                ) from error
+            raise MeetingError(f"the store {self.path} cannot be used: {error}") from error
         except sqlite3.DatabaseError as error:
             raise MeetingError(f"{self.path} is not a feedback store: {error}") from error
 
@@ -77,18 +102,17 @@ class FeedbackStore:
         names = ", ".join(f'"{n}"' for n in FEATURE_NAMES)
         marks = ", ".join("?" for _ in range(len(FEATURE_NAMES) + 4))
         values = (user, uid, stamp, LABELS[int(accepted)], *(features[n] for n in FEATURE_NAMES))
-        connection = self._connection
-        connection.execute("BEGIN IMMEDIATE")
+        self._execute("BEGIN IMMEDIATE")
         try:
-            connection.execute(
+            self._execute(
                 f"INSERT OR REPLACE INTO feedback (user, uid, recorded_at, accepted, {names}) "
                 f"VALUES ({marks})",
                 values,
             )
         except BaseException:
-            connection.execute("ROLLBACK")
+            self._connection.execute("ROLLBACK")
             raise
-        connection.execute("COMMIT")
+        self._execute("COMMIT")
 
     def frame(self, user: str | None = None) -> pd.DataFrame:
         """Recorded decisions (of one user, or everyone) in recording order.
@@ -103,6 +127,6 @@ class FeedbackStore:
         if user is not None:
             query += " WHERE user = ?"
             parameters = (user,)
-        return pd.read_sql_query(
-            query + " ORDER BY recorded_at, rowid", self._connection, params=parameters
-        )
+        cursor = self._execute(query + " ORDER BY recorded_at, rowid", parameters)
+        columns = [description[0] for description in cursor.description]
+        return pd.DataFrame(cursor.fetchall(), columns=columns)
