@@ -63,6 +63,14 @@ def test_summary_by_hand():
     assert (row["n_splits"], row["n_skipped"]) == (4, 1)
 
 
+def test_a_k_too_large_for_the_target_is_counted_as_skipped(dataset, tmp_path):
+    chosen = settings(models=("ns",), ks=(4, 1000), repeats=1, n_targets=2)
+    summary = run_transfer(dataset, chosen, tmp_path, progress=False).set_index("k")
+    assert summary.loc[1000, "n_splits"] == 0
+    assert summary.loc[1000, "n_skipped"] == 2  # two targets, one repetition
+    assert summary.loc[4, "n_splits"] == 2
+
+
 def test_no_test_row_reaches_training(dataset, monkeypatch):
     seen = []
 

@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from clusterednb.clustered import ClusteredNB
 from clusterednb.data.io import check_columns_exist, read_table
+from clusterednb.data.schema import FeatureSchema
 from clusterednb.decision import LossMatrix, bayes_decision
 from clusterednb.exceptions import CNBError, UnknownCategoryWarning
 from clusterednb.meeting.cli import add_meeting_commands
@@ -94,12 +96,32 @@ def _fit(args: argparse.Namespace) -> None:
         )
     else:
         features = _feature_columns(frame, args.task, args.label, args.features)
+        if args.bins:
+            model.set_params(schema=_binned_schema(frame, features, args.label, args.bins))
         model.fit(frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
     model.save(args.output)
     print(
         f"fitted {MODEL_TITLES[args.model]} on {len(frame)} rows of {model.task_ids_.size} "
         f"tasks; log evidence {model.log_evidence_:.4f}; saved to {args.output}"
     )
+
+
+def _binned_schema(
+    frame: pd.DataFrame, features: list[str], label: str, n_bins: int
+) -> FeatureSchema:
+    """The schema of ``frame`` with every decimal column binned by its quantiles."""
+    from clusterednb.data.discretize import discretize
+
+    if n_bins < 2:
+        raise CNBError(f"--bins must be at least 2, got {n_bins}")
+    continuous = [
+        name
+        for name in features
+        if pd.api.types.is_float_dtype(frame[name])
+        and not np.all(np.mod(frame[name].dropna().to_numpy(), 1) == 0)
+    ]
+    schema = FeatureSchema.infer(frame[features], frame[label].to_numpy())
+    return discretize(schema, frame[features], continuous, n_bins) if continuous else schema
 
 
 def _loss_from_args(args: argparse.Namespace, n_classes: int) -> LossMatrix | None:
@@ -130,8 +152,12 @@ def _predict(args: argparse.Namespace) -> None:
         features = list(model.schema_.feature_names)
         check_columns_exist(frame, features, "feature")
         inputs = frame[features]
-    proba = model.predict_proba(inputs, frame[args.task].to_numpy())
-    out = pd.DataFrame({args.task: frame[args.task]})
+    tasks = frame[args.task].to_numpy()
+    _warn_unseen_tasks(model, tasks)
+    proba = model.predict_proba(inputs, tasks)
+    keep = list(dict.fromkeys([*(args.id or []), args.task]))
+    check_columns_exist(frame, keep, "--id")
+    out = frame[keep].copy()
     for j, cls in enumerate(model.classes_):
         out[f"p_{cls}"] = proba[:, j]
     loss = _loss_from_args(args, proba.shape[1])
@@ -139,6 +165,22 @@ def _predict(args: argparse.Namespace) -> None:
     out["decision"] = model.classes_[bayes_decision(proba, loss)]
     out.to_csv(args.output, index=False)
     print(f"wrote {len(out)} predictions to {args.output}")
+
+
+def _warn_unseen_tasks(model: TaskNaiveBayes, tasks: np.ndarray) -> None:
+    """Say how many rows belong to tasks the model never saw (a typo is the usual cause)."""
+    from clusterednb.data.dataset import index_tasks
+
+    unseen = index_tasks(tasks, model.task_ids_) < 0
+    if unseen.any():
+        names = list(dict.fromkeys(str(t) for t in tasks[unseen]))
+        shown = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
+        warnings.warn(
+            f"{int(unseen.sum())} rows of {len(names)} tasks the model never saw ({shown}) "
+            "get the new-user predictive; check the task ids if they should be known",
+            UserWarning,
+            stacklevel=2,
+        )
 
 
 def _evidence(args: argparse.Namespace) -> None:
@@ -244,6 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fit.add_argument("--min-df", type=int, default=2, help="--text: keep words in >= N documents")
     fit.add_argument("--max-words", type=int, default=20_000, help="--text: vocabulary size")
+    fit.add_argument(
+        "--bins", type=int, help="bin every decimal feature column into N quantile bins"
+    )
     fit.add_argument("-o", "--output", type=Path, required=True, help="model file to write")
     fit.set_defaults(run=_fit)
 
@@ -252,6 +297,11 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("data", type=Path, help="CSV or Parquet file with the rows to predict")
     predict.add_argument("--task", required=True, help="task (user) column")
     predict.add_argument("--text", help="the column of documents (for a bag-of-words model)")
+    predict.add_argument(
+        "--id",
+        type=_comma_list,
+        help="comma-separated columns copied into the output beside the task (row ids)",
+    )
     predict.add_argument("-o", "--output", type=Path, required=True, help="CSV file to write")
     predict.add_argument("--cost-fp", type=float, help="cost of a false positive (default 1)")
     predict.add_argument("--cost-fn", type=float, help="cost of a false negative (default 1)")

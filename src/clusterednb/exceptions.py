@@ -31,3 +31,7 @@ class NotFittedError(CNBError, _SklearnNotFittedError):
 
 class UnknownCategoryWarning(UserWarning):
     """Values never seen in training were treated as missing."""
+
+
+class DataWarning(UserWarning):
+    """Data that will fit but probably not as meant (an identifier or a decimal column)."""

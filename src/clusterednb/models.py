@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
+from clusterednb.data.guards import check_count_size, warn_suspicious_columns
 from clusterednb.data.io import as_feature_input
 from clusterednb.data.schema import FeatureSchema, as_vector, ordered_unique
 from clusterednb.data.text import as_document_term, document_counts, document_schema
@@ -148,6 +149,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
             )
             if len(frame) == 0:
                 raise DataError("the data have no rows")
+            warn_suspicious_columns(frame)
             schema = (
                 self.schema_.extended(frame, y, classes=declared)
                 if fitted
@@ -158,6 +160,7 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
             X, y, tasks, schema=schema, handle_unknown=self.handle_unknown
         )
         _check_labels(schema, data.y, fitted)
+        check_count_size(schema, data.n_tasks + (self.task_ids_.size if fitted else 0))
         chunk_counts = Counts.from_codes(
             data.X,
             data.y,

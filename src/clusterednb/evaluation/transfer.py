@@ -1,9 +1,9 @@
 """Protocol T, transfer (IJCAI paper Fig. 3 and 5; ``../shared/docs/protocols.md``).
 
 For a target task ``v``: train on ``k`` of its labelled rows drawn at random plus every
-labelled row of every other task; test on the rest of ``v``'s rows. ``k`` runs over a list
-(capped so that at least ``min_test`` test rows remain). A split whose test rows hold one
-class only is skipped and counted. Every repetition draws its rows from a generator seeded
+labelled row of every other task; test on the rest of ``v``'s rows. ``k`` runs over a list.
+A ``k`` that would leave fewer than ``min_test`` test rows, and a split whose test rows hold
+one class only, are skipped and counted in ``n_skipped``. Every repetition draws its rows from a generator seeded
 by ``(seed, repetition, target position)``, so all models see the same splits and a run is
 reproducible. One *cell* is one (target, repetition): every ``k`` and every model. Finished
 cells are appended to ``transfer_splits.csv`` as they complete, so an interrupted run
@@ -117,6 +117,8 @@ def run_cell(
     rows = []
     for k in settings.ks:
         if k > len(own) - settings.min_test:
+            base = {"target": target, "repetition": repetition, "k": k, "n_test": 0}
+            rows.extend({**base, "model": m, "skipped": True} for m in settings.models)
             continue
         train_own, test_index = order[:k], order[k:]
         if np.intersect1d(train_own, test_index).size or test_index.size < settings.min_test:
@@ -237,8 +239,10 @@ def summarise_transfer(splits: pd.DataFrame) -> pd.DataFrame:
             "accuracy_mean": grouped["accuracy"].mean(),
         }
     )
+    every_cell = splits.groupby(["model", "k"]).size().index
+    summary = summary.reindex(every_cell)
     summary["n_splits"] = used.groupby(["model", "k"]).size()
     summary["n_skipped"] = splits[skipped].groupby(["model", "k"]).size()
-    summary = summary.reset_index().fillna({"n_skipped": 0})
-    summary["n_skipped"] = summary["n_skipped"].astype(int)
+    summary = summary.reset_index().fillna({"n_skipped": 0, "n_splits": 0})
+    summary[["n_splits", "n_skipped"]] = summary[["n_splits", "n_skipped"]].astype(int)
     return summary[columns].sort_values(["model", "k"], ignore_index=True)

@@ -1,0 +1,97 @@
+"""Checks that catch data that would fit badly: huge count tables, identifiers, decimals.
+
+Naive Bayes over categories keeps a dense count table of shape (tasks, classes, values).
+A column with hundreds of thousands of distinct values makes that table gigabytes large; a
+column whose value differs in every row (an identifier) or a column of decimals (one
+category per distinct number) fits without error but learns nothing that carries over.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.exceptions import DataError, DataWarning
+
+MAX_COUNT_BYTES = 2**31
+"""Largest dense count table (int64 cells) a fit may allocate: 2 GiB."""
+IDENTIFIER_SHARE = 0.9
+"""A column with a distinct value in at least this share of its rows looks like an id."""
+MIN_ROWS_TO_JUDGE = 50
+DECIMAL_CATEGORIES = 20
+"""A decimal column with more distinct values than this is worth binning."""
+
+
+def check_count_size(schema: FeatureSchema, n_tasks: int, max_bytes: int | None = None) -> None:
+    """Refuse a schema whose count table would exceed ``max_bytes``, naming the widest column.
+
+    Parameters
+    ----------
+    schema : FeatureSchema
+    n_tasks : int
+    max_bytes : int, optional
+        Default :data:`MAX_COUNT_BYTES`.
+
+    Raises
+    ------
+    DataError
+        With the table's size, the column with the most values and its number of values.
+
+    Examples
+    --------
+    >>> schema = FeatureSchema(("id",), (tuple(range(200_000)),), (0, 1))
+    >>> check_count_size(schema, n_tasks=2_000)
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.DataError: counting needs a table of 2000 tasks x 2 classes x 200000 values (6.4 GB), more than the 2.1 GB allowed: column 'id' has 200000 distinct values; drop it, bin it, or group its rare values
+    """
+    max_bytes = MAX_COUNT_BYTES if max_bytes is None else max_bytes
+    n_bytes = 8 * n_tasks * schema.n_classes * schema.n_values_total
+    if n_bytes <= max_bytes:
+        return
+    widths = np.diff(schema.offsets)
+    widest = int(np.argmax(widths))
+    raise DataError(
+        f"counting needs a table of {n_tasks} tasks x {schema.n_classes} classes x "
+        f"{schema.n_values_total} values ({n_bytes / 1e9:.1f} GB), more than the "
+        f"{max_bytes / 1e9:.1f} GB allowed: column {schema.feature_names[widest]!r} has "
+        f"{int(widths[widest])} distinct values; drop it, bin it, or group its rare values"
+    )
+
+
+def warn_suspicious_columns(frame: pd.DataFrame | np.ndarray) -> None:
+    """Warn (:class:`DataWarning`) about identifier-like and decimal columns of ``frame``.
+
+    Parameters
+    ----------
+    frame : DataFrame or ndarray of shape (n_rows, n_features)
+        Raw feature values (an array's columns are named ``x0, x1, ...``).
+    """
+    if not isinstance(frame, pd.DataFrame):
+        values = np.asarray(frame)
+        frame = pd.DataFrame(values, columns=[f"x{j}" for j in range(values.shape[1])])
+    for name in frame.columns:
+        column = frame[name]
+        present = column.dropna()
+        n_distinct = int(present.nunique())
+        decimal = pd.api.types.is_float_dtype(column) and not np.all(
+            np.mod(present.to_numpy(dtype=float), 1) == 0
+        )
+        if decimal and n_distinct > DECIMAL_CATEGORIES:
+            warnings.warn(
+                f"column {name!r} holds {n_distinct} distinct decimal values and each becomes "
+                "its own category; bin it (clusterednb.discretize, or cnb fit --bins N)",
+                DataWarning,
+                stacklevel=4,
+            )
+        elif len(present) >= MIN_ROWS_TO_JUDGE and n_distinct >= IDENTIFIER_SHARE * len(present):
+            warnings.warn(
+                f"column {name!r} has a distinct value in nearly every row ({n_distinct} of "
+                f"{len(present)}): an identifier used as a feature learns nothing that carries "
+                "over to new rows; drop it",
+                DataWarning,
+                stacklevel=4,
+            )

@@ -1,0 +1,83 @@
+"""Data that would fit badly get a clear answer: refused, or warned about, by name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import clusterednb as cnb
+from clusterednb.cli import main
+from clusterednb.data import guards
+from clusterednb.exceptions import DataError, DataWarning
+
+
+def frame_with(rng: np.random.Generator, n_rows: int = 120) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "user": rng.choice(["ann", "bob", "cy"], size=n_rows),
+            "colour": rng.choice(["red", "blue"], size=n_rows),
+            "size": rng.normal(size=n_rows),
+            "label": rng.choice(["no", "yes"], size=n_rows),
+        }
+    )
+
+
+def test_a_count_table_over_the_limit_is_refused_naming_the_widest_column(monkeypatch):
+    rng = np.random.default_rng(0)
+    frame = frame_with(rng)
+    frame["ticket"] = np.arange(len(frame))
+    monkeypatch.setattr(guards, "MAX_COUNT_BYTES", 3 * 2 * 100 * 8)
+    with pytest.raises(DataError, match=r"column 'size' has 120 distinct values"):
+        cnb.NoSharingNB().fit(frame[["colour", "size"]], frame["label"], frame["user"])
+
+
+def test_identifier_and_decimal_columns_are_warned_about():
+    rng = np.random.default_rng(1)
+    frame = frame_with(rng)
+    frame["ticket"] = [f"T{i}" for i in range(len(frame))]
+    with pytest.warns(DataWarning) as caught:
+        cnb.NoSharingNB().fit(frame[["colour", "size", "ticket"]], frame["label"], frame["user"])
+    messages = [str(w.message) for w in caught]
+    assert any("'ticket' has a distinct value in nearly every row" in m for m in messages)
+    assert any("'size' holds" in m and "--bins" in m for m in messages)
+
+
+def test_cnb_fit_bins_decimal_columns_and_predict_names_unseen_tasks(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    frame = frame_with(rng)
+    frame.insert(0, "row", [f"r{i}" for i in range(len(frame))])
+    data, model_path, out = tmp_path / "d.csv", tmp_path / "m.cnb", tmp_path / "p.csv"
+    frame.to_csv(data, index=False)
+    fit = ["fit", str(data), "--task", "user", "--label", "label", "--features", "colour", "size"]
+    assert main([*fit, "-o", str(model_path)]) == 0
+    assert "'size' holds 120 distinct decimal values" in capsys.readouterr().err
+    assert main([*fit, "--bins", "4", "-o", str(model_path)]) == 0
+    assert "decimal" not in capsys.readouterr().err
+    model = cnb.load(model_path)
+    assert len(model.schema_.categories[1]) == 4 and "size" in model.schema_.bin_edges
+    query = frame.head(5).assign(user=["ann", "nobody", "nobody", "bob", "someone"])
+    query.to_csv(data, index=False)
+    assert (
+        main(
+            ["predict", str(model_path), str(data), "--task", "user", "--id", "row", "-o", str(out)]
+        )
+        == 0
+    )
+    assert "3 rows of 2 tasks the model never saw ('nobody', 'someone')" in capsys.readouterr().err
+    written = pd.read_csv(out)
+    assert list(written.columns[:2]) == ["row", "user"]
+    assert written["row"].tolist() == [f"r{i}" for i in range(5)]
+
+
+def test_messages_show_values_not_numpy_reprs():
+    X = np.array([["a"], ["b"], ["a"], ["b"]])
+    y, tasks = np.array(["accept", "decline", "accept", "decline"]), np.array(["u", "u", "v", "v"])
+    model = cnb.NoSharingNB().fit(X, y, tasks)
+    with pytest.warns(cnb.UnknownCategoryWarning) as caught:
+        model.predict(np.array([["zzz"]]), np.array(["u"]))
+    messages = [str(w.message) for w in caught]
+    with pytest.raises(cnb.exceptions.SchemaError) as error:
+        cnb.NoSharingNB(schema=model.schema_).fit(X, np.array(["accept", "maybe", "a", "b"]), tasks)
+    messages.append(str(error.value))
+    assert messages and not any("np." in m for m in messages), messages
