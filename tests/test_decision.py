@@ -43,3 +43,27 @@ def test_bad_losses():
         as_loss_matrix(np.ones((2, 2)), 3)
     with pytest.raises(CNBError, match="dearer"):
         binary_threshold(0, 1)
+
+
+def test_binary_costs_follow_pos_label_not_the_class_order():
+    from clusterednb import NoSharingNB
+    from clusterednb.exceptions import CNBError
+
+    X = [["a"], ["a"], ["b"], ["b"], ["a"], ["b"]]
+    y = ["accept", "accept", "decline", "accept", "decline", "decline"]
+    tasks = ["u"] * 6
+    model = NoSharingNB().fit(X, y, tasks)
+    assert list(model.classes_) == ["accept", "decline"]  # the positive class comes first
+    proba = model.predict_proba([["a"], ["b"]], ["u", "u"])
+    with pytest.raises(CNBError, match="pos_label"):
+        model.predict([["a"]], ["u"], loss=LossMatrix.binary(1, 8))
+    # A false decline costs 8, a false accept 1: accept iff P(accept) > 1 / 9.
+    loss = LossMatrix.binary(cost_false_positive=1, cost_false_negative=8, pos_label="accept")
+    decided = model.predict([["a"], ["b"]], ["u", "u"], loss=loss)
+    expected = np.where(proba[:, 0] > 1 / 9, "accept", "decline")
+    np.testing.assert_array_equal(decided, expected)
+    assert "accept" in decided  # P(accept | b) = 1/3 > 1/9, though "decline" is more probable
+    with pytest.raises(CNBError, match="pos_label 'maybe' is not one of"):
+        model.predict([["a"]], ["u"], loss=LossMatrix.binary(1, 8, pos_label="maybe"))
+    with pytest.raises(CNBError, match=r"false positive \(predicting 'accept' wrongly\)"):
+        LossMatrix.binary(-1, 8, pos_label="accept")

@@ -128,3 +128,63 @@ def test_pipeline_grid_search_with_a_group_aware_splitter_and_clone():
     twin = clone(search.best_estimator_)
     assert twin.get_params()["model__beta"] == search.best_params_["model__beta"]
     assert not hasattr(twin.named_steps["model"], "posterior_")
+
+
+def _population_frame():
+    from clusterednb.data.synthetic import make_planted_population
+
+    population = make_planted_population(
+        np.random.default_rng(0), group_sizes=(3, 3), rows_per_task=30, n_features=4
+    )
+    frame = population.frame
+    return frame[[*population.feature_names, "task"]], frame["label"].to_numpy()
+
+
+def test_tags_say_what_the_estimators_accept():
+    tags = ClusteredNB().__sklearn_tags__()
+    assert tags.input_tags.allow_nan and tags.input_tags.string and tags.input_tags.categorical
+    assert not tags.input_tags.sparse
+    assert NoSharingNB(observation="multinomial").__sklearn_tags__().input_tags.sparse
+
+
+@pytest.mark.parametrize("scoring", ["neg_log_loss", "roc_auc", "accuracy"])
+def test_probability_scorers_in_cross_val_score_give_numbers(scoring):
+    """The recipe: scorers call predict_proba(X) without metadata, so the task ids travel in
+    X (``task_column``); metadata routing cannot reach a scorer's predict_proba."""
+    from sklearn.model_selection import cross_val_score
+
+    from clusterednb.model_selection import WithinTaskKFold
+
+    X, y = _population_frame()
+    model = ClusteredNB(inference="bhc", task_column="task")
+    for cv in (GroupKFold(3), WithinTaskKFold(3, random_state=0)):
+        scores = cross_val_score(
+            model, X, y, groups=X["task"], scoring=scoring, cv=cv, error_score="raise"
+        )
+        assert np.isfinite(scores).all()
+    within = cross_val_score(
+        model, X, y, groups=X["task"], scoring="roc_auc", cv=WithinTaskKFold(3, random_state=0)
+    )
+    cold = cross_val_score(model, X, y, groups=X["task"], scoring="roc_auc", cv=GroupKFold(3))
+    assert within.mean() > cold.mean()  # known users predict better than unseen ones
+
+
+def test_within_task_folds_keep_every_task_on_both_sides_and_balance_labels():
+    from clusterednb.model_selection import WithinTaskKFold
+
+    X, y = _population_frame()
+    tasks = X["task"].to_numpy()
+    seen = np.zeros(len(y), dtype=int)
+    for train, test in WithinTaskKFold(5, random_state=1).split(X, y, groups=tasks):
+        assert set(tasks[train]) == set(tasks[test]) == set(tasks)
+        seen[test] += 1
+    assert (seen == 1).all()
+
+
+def test_sample_weight_is_refused_not_ignored():
+    from clusterednb.exceptions import CNBError
+
+    X, y = _population_frame()
+    model = NoSharingNB(task_column="task").fit(X, y)
+    with pytest.raises(CNBError, match="sample_weight is not supported"):
+        model.score(X, y, sample_weight=np.ones(len(y)))

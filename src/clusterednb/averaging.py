@@ -107,4 +107,4 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         """Bayes decisions under ``loss`` (default 0-1) from the averaged predictive."""
         proba = self.predict_proba(X, tasks)
         loss = LossMatrix.zero_one(proba.shape[1]) if loss is None else loss
-        return self.classes_[bayes_decision(proba, as_loss_matrix(loss, proba.shape[1]))]
+        return self.classes_[bayes_decision(proba, as_loss_matrix(loss, self.classes_))]

@@ -97,6 +97,15 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.observation = observation
 
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn tags: categorical and string values and missing values are accepted."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        tags.input_tags.sparse = self.observation != "categorical"
+        return tags
+
     # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, y: Any, tasks: Any = None) -> TaskNaiveBayes:
         """Fit on labelled rows of many tasks.
@@ -440,10 +449,19 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         proba = self.predict_proba(X, tasks)
         if loss is None:
             return self.classes_[np.argmax(proba, axis=1)]
-        return self.classes_[bayes_decision(proba, as_loss_matrix(loss, proba.shape[1]))]
+        return self.classes_[bayes_decision(proba, as_loss_matrix(loss, self.classes_))]
 
     def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
-        """Mean accuracy of :meth:`predict` on labelled rows."""
+        """Mean accuracy of :meth:`predict` on labelled rows.
+
+        ``sample_weight`` is refused: the models are fitted on counts of rows, and a score
+        weighted differently from the fit would mislead.
+        """
+        if sample_weight is not None:
+            raise CNBError(
+                "sample_weight is not supported: the models count rows; repeat or drop rows "
+                "instead of weighting them"
+            )
         y = as_vector(y)
         predicted = self.predict(X, tasks)
         labelled = ~pd.isna(y)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.evaluation.datasets import EvalDataset
-from clusterednb.evaluation.models import GENERATIVE, fit_generative
+from clusterednb.evaluation.models import GENERATIVE, fit_generative, make_generative
 from clusterednb.evaluation.plots import plot_coclustering, plot_dendrogram, plot_evidence
 from clusterednb.evaluation.runner import run_cells
 from clusterednb.evaluation.store import CellStore
@@ -54,23 +54,45 @@ def _subset(dataset: EvalDataset, fraction: float, rng: np.random.Generator) -> 
 
 
 def evidence_cell(
-    dataset: EvalDataset, models: tuple[str, ...], seed: int, fraction: float, repetition: int
+    dataset: EvalDataset,
+    models: tuple[str, ...],
+    seed: int,
+    fraction: float,
+    repetition: int,
+    n_temperatures: int = 0,
+    n_runs: int = 10,
 ) -> list[dict]:
-    """Log evidence of each generative model on a random ``fraction`` of every task's rows."""
+    """Log evidence of each generative model on a random ``fraction`` of every task's rows.
+
+    With ``n_temperatures > 0`` also the conditional evidence ``log P(Y | X)`` by annealed
+    importance sampling (``n_runs`` runs) and its standard error.
+    """
+    from clusterednb.evidence import conditional_evidence
+
     subset = _subset(dataset, fraction, np.random.default_rng([seed, repetition, 3]))
     rows = []
     for name in models:
         model = fit_generative(name, subset, dataset.features, seed + repetition)
-        rows.append(
-            {
-                "fraction": fraction,
-                "repetition": repetition,
-                "n_rows": len(subset),
-                "model": name,
-                "log_evidence": model.log_evidence_,
-                "kind": model.evidence_kind_,
-            }
-        )
+        row = {
+            "fraction": fraction,
+            "repetition": repetition,
+            "n_rows": len(subset),
+            "model": name,
+            "log_evidence": model.log_evidence_,
+            "kind": model.evidence_kind_,
+        }
+        if n_temperatures > 0:
+            conditional = conditional_evidence(
+                make_generative(name, seed + repetition),
+                subset[dataset.features],
+                subset["label"].to_numpy(dtype=float),
+                subset["task"].to_numpy(),
+                n_temperatures=n_temperatures,
+                n_runs=n_runs,
+                random_state=np.random.default_rng([seed, repetition, 4]),
+            )
+            row.update(log_conditional=conditional.value, conditional_stderr=conditional.stderr)
+        rows.append(row)
     return rows
 
 
@@ -83,9 +105,12 @@ def run_evidence(
     seed: int = 0,
     jobs: int = 1,
     progress: bool = True,
+    n_temperatures: int = 0,
+    n_runs: int = 10,
 ) -> pd.DataFrame:
     """Protocol E (marginal evidence): ``evidence.csv`` with ``model, fraction, n_rows,
-    log_evidence_mean, log_bf_vs_ns, kind`` and ``evidence.png``."""
+    log_evidence_mean, log_bf_vs_ns, kind`` and ``evidence.png``; with ``n_temperatures > 0``
+    also ``log_conditional_mean`` (``log P(Y | X)`` by AIS) and its standard error."""
     _categorical_only(dataset, "evidence")
     models = tuple(m for m in models if m in GENERATIVE)
     if not models:
@@ -95,19 +120,21 @@ def run_evidence(
         "fractions": list(fractions),
         "repeats": repeats,
         "seed": seed,
+        "n_temperatures": n_temperatures,
+        "n_runs": n_runs,
     }
     store = CellStore(out_dir, "evidence", settings, EVIDENCE_COLUMNS)
     done = store.done(["fraction", "repetition"])
     cells = [(f, r) for f in fractions for r in range(repeats) if (str(f), str(r)) not in done]
     run_cells(
         cells,
-        lambda f, r: evidence_cell(dataset, models, seed, f, r),
+        lambda f, r: evidence_cell(dataset, models, seed, f, r, n_temperatures, n_runs),
         store,
         dataset,
         jobs,
         desc=f"evidence {dataset.name}",
         progress=progress,
-        remote=lambda f, r: (evidence_cell, (models, seed, f, r)),
+        remote=lambda f, r: (evidence_cell, (models, seed, f, r, n_temperatures, n_runs)),
     )
     rows = store.rows()
     if "ns" in models:
@@ -130,6 +157,13 @@ def run_evidence(
         )
         .reset_index()
     )
+    if n_temperatures > 0:
+        conditional = rows.groupby(["model", "fraction"])
+        summary["log_conditional_mean"] = conditional["log_conditional"].mean().to_numpy()
+        summary["conditional_stderr"] = (
+            np.sqrt(conditional["conditional_stderr"].apply(lambda e: (e**2).sum()))
+            / conditional.size()
+        ).to_numpy()
     summary.to_csv(Path(out_dir) / "evidence.csv", index=False)
     plot_evidence(summary, Path(out_dir) / "evidence.png", dataset.name)
     return summary

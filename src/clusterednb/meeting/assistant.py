@@ -87,8 +87,10 @@ def meeting_loss(cost_false_accept: float, cost_false_decline: float) -> LossMat
             "nothing, so there is nothing to decide; make at least one positive"
         )
     return LossMatrix.binary(
-        cost_false_positive=cost_false_accept, cost_false_negative=cost_false_decline
-    )
+        cost_false_positive=cost_false_accept,
+        cost_false_negative=cost_false_decline,
+        pos_label="accept",
+    ).for_classes(LABELS)
 
 
 def decide(
