@@ -46,7 +46,8 @@ def check_count_size(schema: FeatureSchema, n_tasks: int, max_bytes: int | None 
     >>> check_count_size(schema, n_tasks=2_000)
     Traceback (most recent call last):
     ...
-    clusterednb.exceptions.DataError: counting needs a table of 2000 tasks x 2 classes x 200000 values (6.4 GB), more than the 2.1 GB allowed: column 'id' has 200000 distinct values; drop it, bin it, or group its rare values
+    clusterednb.exceptions.DataError: counting needs a table of 2000 tasks x 2 classes x ...
+    column 'id' has 200000 distinct values; drop it, bin it, or group its rare values
     """
     max_bytes = MAX_COUNT_BYTES if max_bytes is None else max_bytes
     n_bytes = 8 * n_tasks * schema.n_classes * schema.n_values_total
