@@ -5,9 +5,9 @@ labelled row of every other task; test on the rest of ``v``'s rows. ``k`` runs o
 A ``k`` that would leave fewer than ``min_test`` test rows, and a split whose test rows hold
 one class only, are skipped and counted in ``n_skipped``. Every repetition draws its rows
 from a generator seeded by ``(seed, repetition, target position)``, so all models see the
-same splits and a run is reproducible. One *cell* is one (target, repetition): every ``k`` and every model. Finished
-cells are appended to ``transfer_splits.csv`` as they complete, so an interrupted run
-resumes where it stopped.
+same splits and a run is reproducible. One *cell* is one (target, repetition): every ``k``
+and every model. Finished cells are appended to ``transfer_splits.csv`` as they complete,
+so an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
