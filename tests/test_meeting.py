@@ -196,6 +196,6 @@ def test_cli_simulate_fit_decide_learn(tmp_path, capsys):
         assert feedback.frame()["accepted"].tolist() == ["accept"]
     assert (
         main(["meeting", "decide", str(tmp_path / "missing.ics"), *common, "--model", str(model)])
-        == 2
+        == 1
     )
     assert "cannot read calendar" in capsys.readouterr().err

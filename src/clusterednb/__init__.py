@@ -1,24 +1,40 @@
-"""Clustered Naive Bayes: Bayesian multi-task classification over discrete features."""
+"""Clustered Naive Bayes: Bayesian multi-task classification over discrete features.
 
-from clusterednb.averaging import ModelAveragingNB
-from clusterednb.clustered import ClusteredNB
-from clusterednb.data import FeatureSchema, TaskDataset, discretize
-from clusterednb.decision import LossMatrix, bayes_decision, binary_threshold
-from clusterednb.exceptions import (
-    CNBError,
-    DataError,
-    ModelFileError,
-    NotFittedError,
-    SchemaError,
-    UnknownCategoryWarning,
-)
-from clusterednb.models import CompleteSharingNB, NoSharingNB
-from clusterednb.observation import DirichletNB
-from clusterednb.persistence import load
-from clusterednb.prototype import PrototypeNB
-from clusterednb.stats import Counts
+The public names are imported on first use (PEP 562), so ``import clusterednb`` and
+``cnb --help`` do not pay for scikit-learn, pandas or Numba until they are needed.
+"""
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from clusterednb.version import __version__
+
+_EXPORTS = {
+    "ModelAveragingNB": "clusterednb.averaging",
+    "ClusteredNB": "clusterednb.clustered",
+    "FeatureSchema": "clusterednb.data",
+    "TaskDataset": "clusterednb.data",
+    "discretize": "clusterednb.data",
+    "LossMatrix": "clusterednb.decision",
+    "bayes_decision": "clusterednb.decision",
+    "binary_threshold": "clusterednb.decision",
+    "CNBError": "clusterednb.exceptions",
+    "DataError": "clusterednb.exceptions",
+    "DataWarning": "clusterednb.exceptions",
+    "ModelFileError": "clusterednb.exceptions",
+    "NotFittedError": "clusterednb.exceptions",
+    "SchemaError": "clusterednb.exceptions",
+    "UnknownCategoryWarning": "clusterednb.exceptions",
+    "CompleteSharingNB": "clusterednb.models",
+    "NoSharingNB": "clusterednb.models",
+    "WithinTaskKFold": "clusterednb.model_selection",
+    "DirichletNB": "clusterednb.observation",
+    "load": "clusterednb.persistence",
+    "PrototypeNB": "clusterednb.prototype",
+    "Counts": "clusterednb.stats",
+}
 
 __all__ = [
     "CNBError",
@@ -26,6 +42,7 @@ __all__ = [
     "CompleteSharingNB",
     "Counts",
     "DataError",
+    "DataWarning",
     "DirichletNB",
     "FeatureSchema",
     "LossMatrix",
@@ -37,9 +54,47 @@ __all__ = [
     "SchemaError",
     "TaskDataset",
     "UnknownCategoryWarning",
+    "WithinTaskKFold",
     "__version__",
     "bayes_decision",
     "binary_threshold",
     "discretize",
     "load",
 ]
+
+if TYPE_CHECKING:
+    from clusterednb.averaging import ModelAveragingNB
+    from clusterednb.clustered import ClusteredNB
+    from clusterednb.data import FeatureSchema, TaskDataset, discretize
+    from clusterednb.decision import LossMatrix, bayes_decision, binary_threshold
+    from clusterednb.exceptions import (
+        CNBError,
+        DataError,
+        DataWarning,
+        ModelFileError,
+        NotFittedError,
+        SchemaError,
+        UnknownCategoryWarning,
+    )
+    from clusterednb.model_selection import WithinTaskKFold
+    from clusterednb.models import CompleteSharingNB, NoSharingNB
+    from clusterednb.observation import DirichletNB
+    from clusterednb.persistence import load
+    from clusterednb.prototype import PrototypeNB
+    from clusterednb.stats import Counts
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name (or a submodule) on first use."""
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

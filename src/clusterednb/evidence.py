@@ -8,7 +8,7 @@ annealed importance sampling (:mod:`clusterednb.inference.ais`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,6 +17,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from clusterednb.clustered import ClusteredNB
+from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.ais import (
     ais_log_features,
@@ -79,6 +80,7 @@ def marginal_evidence(
     n_temperatures: int = 1000,
     n_runs: int = 10,
     random_state: int | np.random.Generator | None = None,
+    on_step: Callable[[], None] | None = None,
 ) -> Evidence:
     """``log P(D | model)`` of the labelled rows.
 
@@ -87,7 +89,8 @@ def marginal_evidence(
     by the sampler or the search, or the BHC tree bound). For the Prototype model an
     annealed importance sampling estimate (one annealing per (class, feature) pair from the
     prior of ``(K, θ̄)``; ``n_temperatures``, ``n_runs``, ``random_state`` are used only
-    there).
+    there, and ``on_step`` is called after each of its
+    :func:`prototype_evidence_steps` pairs, for progress).
     """
     _check_schedule(n_temperatures, n_runs)
     fitted = _labelled_fit(model, X, y, tasks)
@@ -100,9 +103,15 @@ def marginal_evidence(
             n_temperatures,
             n_runs,
             as_generator(random_state),
+            on_step,
         )
         return Evidence(estimate.log_z, estimate.stderr, "estimate")
     return Evidence(float(fitted.log_evidence_), 0.0, fitted.evidence_kind_)
+
+
+def prototype_evidence_steps(schema: FeatureSchema) -> int:
+    """How many annealings (one per (class, feature) pair) the Prototype evidence runs."""
+    return schema.n_classes * schema.n_features
 
 
 def _check_schedule(n_temperatures: int, n_runs: int) -> None:

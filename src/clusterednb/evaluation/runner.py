@@ -7,10 +7,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from clusterednb.evaluation.datasets import EvalDataset
 from clusterednb.evaluation.store import CellStore
+from clusterednb.progress import progress as progress_reporter
 
 _WORKER_DATASET: EvalDataset | None = None
 
@@ -40,7 +39,7 @@ def run_cells(
     ``local(*cell)`` computes a cell in this process; ``remote(*cell)`` names a module-level
     function and its arguments after the data set, which each worker process holds once.
     """
-    bar = tqdm(total=len(cells), desc=desc, disable=None if progress else True)
+    bar = progress_reporter(len(cells), desc, enabled=progress)
     if jobs <= 1:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -18,6 +18,7 @@ runs are averaged in log space.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -206,6 +207,7 @@ def ais_log_prototype_joint(
     n_temperatures: int,
     n_runs: int,
     rng: np.random.Generator,
+    on_pair: Callable[[], None] | None = None,
 ) -> AISResult:
     """Estimate the Prototype model's ``log P(X, Y)`` of labelled rows.
 
@@ -230,6 +232,8 @@ def ais_log_prototype_joint(
         log_z += pair.log_z
         variance += pair.stderr**2
         run_sums += weights
+        if on_pair is not None:
+            on_pair()
     return AISResult(log_z, float(np.sqrt(variance)), run_sums)
 
 

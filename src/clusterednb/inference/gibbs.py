@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import gammaln
-from tqdm.auto import tqdm
 
 from clusterednb.inference.gibbs_kernels import (
     merged_log_ml,
@@ -32,6 +31,7 @@ from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition, crp_log_prior
+from clusterednb.progress import progress
 from clusterednb.special import segment_sum
 from clusterednb.stats import Counts
 
@@ -559,17 +559,16 @@ def fit_gibbs(
     probability_sums = np.zeros_like(step_probability)
     recorder = _Recorder()
     accepted = 0
-    # disable=None: a bar only when standard error is a terminal.
-    sweeps = tqdm(
-        range(settings.n_sweeps), desc="Gibbs", disable=None if settings.progress else True
-    )
-    for sweep in sweeps:
+    reporter = progress(settings.n_sweeps, "Gibbs sweeps", enabled=settings.progress)
+    for sweep in range(settings.n_sweeps):
         info = gibbs_step(rng, state, data, settings, step_probability)
         accepted += int(info["accepted"])
         if sweep >= settings.burn_in:
             probability_sums += step_probability
             if (sweep - settings.burn_in) % settings.thin == 0:
                 recorder.record(state, data)
+        reporter.update(1)
+    reporter.close()
     if not recorder.partitions:
         recorder.record(state, data)
     n_post = max(settings.n_sweeps - settings.burn_in, 1)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.clustered import ClusteredNB
-from clusterednb.decision import LossMatrix, bayes_decision
+from clusterednb.decision import LossMatrix, bayes_decision, expected_loss
 from clusterednb.meeting.calendar import extract_features
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError
@@ -43,6 +43,8 @@ class Decision:
         The ``METHOD:REPLY`` calendar.
     reasons : list of Reason
         The log-odds with dependent features grouped (one fact, one reason).
+    expected_loss : dict of str to float
+        Posterior expected loss of ``"accept"`` and of ``"decline"`` under the user's costs.
     """
 
     accept: bool
@@ -52,6 +54,7 @@ class Decision:
     log_odds: pd.Series
     reply: bytes
     reasons: tuple[Reason, ...] = ()
+    expected_loss: dict[str, float] | None = None
 
     def summary(self, top: int = 5) -> str:
         """A few lines for a person: the decision, its probability and the main reasons.
@@ -126,6 +129,9 @@ def decide(
         log_odds=log_odds,
         reply=reply.to_ical(),
         reasons=tuple(reasons(log_odds, features)),
+        expected_loss=dict(
+            zip(LABELS, (float(v) for v in expected_loss(proba, loss)[0]), strict=True)
+        ),
     )
 
 

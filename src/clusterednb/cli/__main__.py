@@ -1,0 +1,7 @@
+"""``python -m clusterednb.cli``."""
+
+import sys
+
+from clusterednb.cli import main
+
+sys.exit(main())

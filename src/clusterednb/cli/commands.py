@@ -1,0 +1,353 @@
+"""What each ``cnb`` command does (imported only when a command runs)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.cli.options import comma_list
+from clusterednb.cli.output import emit_json, say, write_text
+from clusterednb.cli.parser import MODEL_TITLES
+from clusterednb.clustered import ClusteredNB
+from clusterednb.data.io import check_columns_exist, read_table
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.decision import LossMatrix, bayes_decision
+from clusterednb.exceptions import CNBError
+from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
+from clusterednb.persistence import load
+from clusterednb.prototype import PrototypeNB
+
+
+def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
+    """The estimator a model name stands for, with the command's hyperparameters."""
+    common = {"alpha": args.alpha, "beta": args.beta, "random_state": args.seed}
+    semi = getattr(args, "semi_supervised", None)
+    if semi is not None:
+        common["semi_supervised"] = False if semi == "off" else semi
+    if name == "ns":
+        return NoSharingNB(**common)
+    if name == "cs":
+        return CompleteSharingNB(**common)
+    if name == "prototype":
+        return PrototypeNB(**common)
+    inference = name.removeprefix("cnb-")
+    return ClusteredNB(inference=inference, gamma=args.gamma, **common)
+
+
+def _feature_columns(
+    frame: pd.DataFrame, task: str, label: str | None, features: Sequence[str] | None
+) -> list[str]:
+    check_columns_exist(frame, [task] + ([label] if label else []), "task/label")
+    if features:
+        check_columns_exist(frame, features, "feature")
+        return list(features)
+    return [c for c in frame.columns if c not in (task, label)]
+
+
+def fit(args: argparse.Namespace) -> None:
+    """``cnb fit``."""
+    if str(args.output) == "-":
+        raise CNBError("a model file is binary: give -o a file name, not -")
+    frame = read_table(args.data)
+    model = make_model(args.kind, args)
+    if args.text:
+        from clusterednb.data.text import Vocabulary
+
+        check_columns_exist(frame, [args.task, args.label, args.text], "task/label/text")
+        documents = frame[args.text].tolist()
+        vocabulary = Vocabulary(min_df=args.min_df, max_features=args.max_words).fit(documents)
+        words = vocabulary.transform(documents)
+        model.set_params(observation=args.observation)
+        model.fit(
+            pd.DataFrame.sparse.from_spmatrix(words, columns=list(vocabulary.words_)),
+            frame[args.label].to_numpy(),
+            frame[args.task].to_numpy(),
+        )
+    else:
+        features = _feature_columns(frame, args.task, args.label, args.features)
+        if args.bins:
+            model.set_params(schema=_binned_schema(frame, features, args.label, args.bins))
+        model.fit(frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
+    model.save(args.output)
+    summary = {
+        "kind": args.kind,
+        "rows": len(frame),
+        "tasks": int(model.task_ids_.size),
+        "log_evidence": model.log_evidence_,
+        "evidence_kind": model.evidence_kind_,
+        "output": str(args.output),
+    }
+    if hasattr(model, "partition_"):
+        summary["clusters"] = int(model.partition_.max()) + 1
+    if args.json:
+        emit_json(summary)
+        return
+    print(
+        f"fitted {MODEL_TITLES[args.kind]} on {len(frame)} rows of {model.task_ids_.size} "
+        f"tasks; log evidence {model.log_evidence_:.4f}; saved to {args.output}"
+    )
+
+
+def _binned_schema(
+    frame: pd.DataFrame, features: list[str], label: str, n_bins: int
+) -> FeatureSchema:
+    """The schema of ``frame`` with every decimal column binned by its quantiles."""
+    from clusterednb.data.discretize import discretize
+
+    if n_bins < 2:
+        raise CNBError(f"--bins must be at least 2, got {n_bins}")
+    continuous = [
+        name
+        for name in features
+        if pd.api.types.is_float_dtype(frame[name])
+        and not np.all(np.mod(frame[name].dropna().to_numpy(), 1) == 0)
+    ]
+    schema = FeatureSchema.infer(frame[features], frame[label].to_numpy())
+    return discretize(schema, frame[features], continuous, n_bins) if continuous else schema
+
+
+def _loss_from_args(args: argparse.Namespace, classes: np.ndarray) -> LossMatrix | None:
+    """The binary loss of ``--cost-false-positive/--cost-false-negative`` in class order."""
+    if args.cost_false_positive is None and args.cost_false_negative is None:
+        return None
+    if len(classes) != 2:
+        raise CNBError("--cost-false-positive/--cost-false-negative need a binary label")
+    pos_label = None
+    if args.pos_label is not None:
+        matches = [c for c in classes if str(c) == args.pos_label]
+        if not matches:
+            shown = [str(c) for c in classes]
+            raise CNBError(f"--pos-label {args.pos_label!r} is not one of the labels {shown}")
+        pos_label = matches[0]
+    loss = LossMatrix.binary(
+        cost_false_positive=1.0 if args.cost_false_positive is None else args.cost_false_positive,
+        cost_false_negative=1.0 if args.cost_false_negative is None else args.cost_false_negative,
+        pos_label=pos_label,
+    )
+    try:
+        return loss.for_classes(list(classes))
+    except CNBError as exc:
+        raise CNBError(f"{exc} (give --pos-label)") from exc
+
+
+def predict(args: argparse.Namespace) -> None:
+    """``cnb predict``."""
+    model = load(args.model)
+    frame = read_table(args.data)
+    check_columns_exist(frame, [args.task], "task")
+    if model.observation != "categorical":
+        from clusterednb.data.text import Vocabulary
+
+        if not args.text:
+            raise CNBError("this model reads documents: pass --text COLUMN")
+        check_columns_exist(frame, [args.text], "text")
+        vocabulary = Vocabulary()
+        vocabulary.words_ = tuple(model.feature_names_in_)
+        inputs = vocabulary.transform(frame[args.text].tolist())
+    else:
+        features = list(model.schema_.feature_names)
+        check_columns_exist(frame, features, "feature")
+        inputs = frame[features]
+    tasks = frame[args.task].to_numpy()
+    unseen = _warn_unseen_tasks(model, tasks)
+    proba = model.predict_proba(inputs, tasks)
+    keep = list(dict.fromkeys([*(args.id or []), args.task]))
+    check_columns_exist(frame, keep, "--id")
+    out = frame[keep].copy()
+    for j, cls in enumerate(model.classes_):
+        out[f"p_{cls}"] = proba[:, j]
+    loss = _loss_from_args(args, model.classes_)
+    loss = loss if loss is not None else LossMatrix.zero_one(proba.shape[1])
+    out["decision"] = model.classes_[bayes_decision(proba, loss)]
+    write_text(args.output, out.to_csv(index=False))
+    counts = out["decision"].astype(str).value_counts()
+    summary = {
+        "rows": len(out),
+        "output": str(args.output),
+        "unseen_task_rows": unseen,
+        "decisions": {str(k): int(v) for k, v in counts.items()},
+    }
+    if args.json:
+        emit_json(summary)
+    else:
+        say(f"wrote {len(out)} predictions to {args.output}", args)
+
+
+def _warn_unseen_tasks(model: TaskNaiveBayes, tasks: np.ndarray) -> int:
+    """Say how many rows belong to tasks the model never saw (a typo is the usual cause)."""
+    from clusterednb.data.dataset import index_tasks
+
+    unseen = index_tasks(tasks, model.task_ids_) < 0
+    if unseen.any():
+        names = list(dict.fromkeys(str(t) for t in tasks[unseen]))
+        shown = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
+        warnings.warn(
+            f"{int(unseen.sum())} rows of {len(names)} tasks the model never saw ({shown}) "
+            "get the new-user predictive; check the task ids if they should be known",
+            UserWarning,
+            stacklevel=2,
+        )
+    return int(unseen.sum())
+
+
+def _evidence_row(
+    name: str, model: TaskNaiveBayes, frame: pd.DataFrame, args: argparse.Namespace
+) -> dict[str, Any]:
+    """One model's evidence; the Prototype AIS announces its cost and shows progress."""
+    from clusterednb.evidence import (
+        conditional_evidence,
+        marginal_evidence,
+        prototype_evidence_steps,
+    )
+    from clusterednb.progress import progress
+
+    features = _feature_columns(frame, args.task, args.label, args.features)
+    data = (frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
+    ais = {"n_temperatures": args.temperatures, "n_runs": args.runs, "random_state": args.seed}
+    reporter = None
+    if isinstance(model, PrototypeNB):
+        reporter = progress(
+            prototype_evidence_steps(FeatureSchema.infer(data[0], data[1])),
+            "prototype evidence (annealed importance sampling)",
+        )
+        ais_message = (
+            f"prototype: annealed importance sampling, {args.temperatures} temperatures x "
+            f"{args.runs} runs per (class, feature) pair; this takes minutes on thousands "
+            "of rows (fewer --temperatures is faster and less precise)"
+        )
+        print(ais_message, file=sys.stderr)
+    row: dict[str, Any] = {"model": name, "title": MODEL_TITLES[name]}
+    try:
+        evidence = marginal_evidence(
+            model, *data, **ais, on_step=None if reporter is None else reporter.update
+        )
+        row |= {"log_evidence": evidence.value, "kind": evidence.kind, "stderr": evidence.stderr}
+        if args.conditional:
+            conditional = conditional_evidence(model, *data, **ais)
+            row |= {
+                "log_conditional": conditional.value,
+                "conditional_stderr": conditional.stderr,
+            }
+    finally:
+        if reporter is not None:
+            reporter.close()
+    numbers = [row.get("log_evidence"), row.get("log_conditional", 0.0)]
+    if not all(math.isfinite(v) for v in numbers):
+        row["note"] = (
+            "not computed: the estimate is not a finite number (the annealing's weights "
+            "under- or overflowed); try more --temperatures"
+        )
+        row["log_evidence"] = None
+    return row
+
+
+def evidence(args: argparse.Namespace) -> None:
+    """``cnb evidence``."""
+    unknown = [k for k in args.kind if k not in MODEL_TITLES]
+    if unknown or not args.kind:
+        raise CNBError(f"--kind: unknown model kind(s) {unknown}; known: {list(MODEL_TITLES)}")
+    frame = read_table(args.data)
+    rows = [_evidence_row(name, make_model(name, args), frame, args) for name in args.kind]
+    table = pd.DataFrame(rows)
+    computed = table["log_evidence"].notna()
+    baseline = table["log_evidence"].iloc[0]
+    table["log_bf"] = table["log_evidence"] - baseline if computed.iloc[0] else None
+    log_post = table.loc[computed, "log_evidence"].to_numpy(dtype=float)
+    table["posterior_probability"] = None
+    table.loc[computed, "posterior_probability"] = np.exp(log_post - np.logaddexp.reduce(log_post))
+    if args.json:
+        emit_json({"baseline": args.kind[0], "models": table.to_dict(orient="records")})
+        return
+    shown = table.drop(columns=["model", "note"], errors="ignore").copy()
+    for column in shown.columns:
+        shown[column] = [
+            "—"
+            if value is None or (isinstance(value, float) and not math.isfinite(value))
+            else f"{value:.4f}"
+            if isinstance(value, float)
+            else value
+            for value in shown[column]
+        ]
+    print(shown.to_string(index=False))
+    for row in rows:
+        if "note" in row:
+            print(f"{row['title']}: {row['note']}")
+    print(
+        f"\nlog_bf: against {MODEL_TITLES[args.kind[0]]}; posterior_probability: uniform "
+        "prior over the models computed (indicative when some evidence is a lower bound)."
+    )
+
+
+def evaluate(args: argparse.Namespace) -> None:
+    """``cnb evaluate``."""
+    from clusterednb import evaluation
+    from clusterednb.evaluation.datasets import from_frame
+
+    if args.output is None:
+        raise CNBError("give the output folder with -o/--output")
+    if args.dataset:
+        dataset = evaluation.load_dataset(args.dataset, args.data_dir)
+    elif args.data and args.task and args.label:
+        dataset = from_frame(
+            read_table(args.data), args.task, args.label, name=args.data.stem, text=args.text
+        )
+    else:
+        raise CNBError("give --dataset NAME, or DATA with --task and --label")
+    if args.bins:
+        dataset = replace(dataset, n_bins=args.bins)
+    try:
+        ks = tuple(int(k) for k in comma_list(args.k))
+    except ValueError as exc:
+        raise CNBError(f"--k takes whole numbers separated by commas, got {args.k!r}") from exc
+    models = tuple(args.kind)
+    out = args.output
+    common = {"out_dir": out, "seed": args.seed, "jobs": args.jobs}
+    if args.protocol == "transfer":
+        settings = evaluation.TransferSettings(
+            models=models,
+            ks=ks,
+            repeats=args.repeats,
+            n_targets=args.targets,
+            seed=args.seed,
+            transductive=args.transductive,
+            n_bins=args.bins,
+        )
+        summary = evaluation.run_transfer(dataset, settings, out, jobs=args.jobs)
+    elif args.protocol == "loss":
+        summary = evaluation.run_loss_sweep(dataset, models, repeats=args.repeats, **common)
+    elif args.protocol == "curves":
+        summary = evaluation.run_learning_curves(dataset, models, repeats=args.repeats, **common)
+    elif args.protocol == "evidence":
+        summary = evaluation.run_evidence(
+            dataset, models, repeats=args.repeats, n_temperatures=args.temperatures, **common
+        )
+    else:
+        summary = evaluation.run_partitions(dataset, ks=ks, **common)
+    report = evaluation.write_report(out, title=f"clusterednb evaluation: {dataset.name}")
+    if args.json:
+        emit_json(
+            {
+                "protocol": args.protocol,
+                "dataset": dataset.name,
+                "output": str(out),
+                "report": str(report),
+                "summary": summary.to_dict(orient="records"),
+            }
+        )
+        return
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print(f"\nresults in {out}/; report: {report}")
+
+
+def demo(args: argparse.Namespace) -> None:
+    """``cnb demo``."""
+    from clusterednb.demo import run_demo
+
+    run_demo(seed=args.seed, out=args.output, jobs=args.jobs)

@@ -1,0 +1,109 @@
+"""Argument types and actions shared by every ``cnb`` command (argparse only: cheap to import)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def comma_list(text: str) -> list[str]:
+    """``"a,b, c"`` → ``["a", "b", "c"]`` (empty items dropped)."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+class CommaList(argparse.Action):
+    """Collect values given as ``a,b,c`` or as ``a b c`` (or both) into one list."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        items = [values] if isinstance(values, str) else list(values or [])
+        setattr(namespace, self.dest, [part for item in items for part in comma_list(item)])
+
+
+def deprecated(new: str, base: type[argparse.Action] = argparse._StoreAction) -> type:
+    """An action that does what ``base`` does and warns that ``new`` replaces the option."""
+
+    class Deprecated(base):  # type: ignore[misc, valid-type]
+        def __call__(
+            self,
+            parser: argparse.ArgumentParser,
+            namespace: argparse.Namespace,
+            values: Any,
+            option_string: str | None = None,
+        ) -> None:
+            print(
+                f"cnb: warning: {option_string} is deprecated and will be removed in the next "
+                f"release; use {new}",
+                file=sys.stderr,
+            )
+            super().__call__(parser, namespace, values, option_string)
+
+    return Deprecated
+
+
+def renamed(old: dict[str, str], base: type[argparse.Action] = argparse._StoreAction) -> type:
+    """An action that does what ``base`` does and warns when called by an old option string.
+
+    The old strings are listed among the argument's own, so a required option stays required
+    by argparse whichever spelling is used (``old`` maps each to its replacement).
+    """
+
+    class Renamed(base):  # type: ignore[misc, valid-type]
+        def __call__(
+            self,
+            parser: argparse.ArgumentParser,
+            namespace: argparse.Namespace,
+            values: Any,
+            option_string: str | None = None,
+        ) -> None:
+            if option_string in old:
+                print(
+                    f"cnb: warning: {option_string} is deprecated and will be removed in the "
+                    f"next release; use {old[option_string]}",
+                    file=sys.stderr,
+                )
+            super().__call__(parser, namespace, values, option_string)
+
+    return Renamed
+
+
+def add_output(
+    parser: argparse.ArgumentParser,
+    help_text: str,
+    *,
+    required: bool = True,
+    old: str | None = None,
+    **settings: Any,
+) -> None:
+    """``-o/--output PATH`` (``-`` writes to standard output where the output is text).
+
+    ``old`` is a deprecated spelling still accepted (e.g. ``--out``).
+    """
+    names = ["-o", "--output", *([old] if old else [])]
+    parser.add_argument(
+        *names,
+        dest="output",
+        type=Path,
+        required=required,
+        metavar="PATH",
+        action=renamed({old: "-o/--output"} if old else {}),
+        help=help_text + (f" ({old}: deprecated)" if old else ""),
+        **settings,
+    )
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    """``--json``: one JSON document on standard output and nothing else there."""
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document on standard output (messages go to standard error)",
+    )

@@ -1,0 +1,63 @@
+"""Where a command's output goes: files, standard output (``-o -``), JSON, messages."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def to_stdout(path: Path | None) -> bool:
+    """Whether ``-o`` named standard output."""
+    return path is not None and str(path) == "-"
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``, or to standard output for ``-``."""
+    if to_stdout(path):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        Path(path).write_text(text)
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path``, or to standard output for ``-``."""
+    if to_stdout(path):
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        Path(path).write_bytes(data)
+
+
+def say(message: str, args: argparse.Namespace) -> None:
+    """A message for the person: on standard output, unless that carries the data."""
+    quiet_stdout = getattr(args, "json", False) or to_stdout(getattr(args, "output", None))
+    print(message, file=sys.stderr if quiet_stdout else sys.stdout)
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON: numpy scalars and arrays as Python ones, NaN and infinities null."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def emit_json(document: Any) -> None:
+    """Print one JSON document on standard output."""
+    print(json.dumps(plain(document), indent=1, allow_nan=False))

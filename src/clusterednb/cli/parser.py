@@ -1,0 +1,227 @@
+"""The argument parser of ``cnb``: argparse only, so ``cnb --help`` answers at once.
+
+Every command names its handler as ``"module:function"``; the module (and with it numpy,
+pandas, scikit-learn, Numba) is imported only when that command runs.
+
+Conventions, the same in every command: ``-o/--output`` for every output path (``-o -``
+writes text, CSV or JSON to standard output), ``--task`` and ``--label`` for columns,
+``--model`` for a model *file*, ``--kind`` for a model *kind*, lists comma-separated,
+``--json`` for one JSON document on standard output.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from clusterednb.cli.options import CommaList, add_json, add_output, comma_list, deprecated
+from clusterednb.version import __version__
+
+MODEL_TITLES = {
+    "ns": "No-Sharing",
+    "cs": "Complete-Sharing",
+    "cnb-bhc": "Clustered (BHC)",
+    "cnb-gibbs": "Clustered (Gibbs)",
+    "cnb-search": "Clustered (search)",
+    "prototype": "Prototype",
+}
+"""Model kinds of ``cnb fit`` and ``cnb evidence``."""
+FAST_EVIDENCE_KINDS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "cnb-search")
+"""The default of ``cnb evidence``: each answers in seconds on thousands of rows."""
+COMMANDS = "clusterednb.cli.commands"
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", type=Path, help="CSV or Parquet file in long format")
+    parser.add_argument("--task", required=True, help="task (user) column")
+    parser.add_argument("--label", required=True, help="label column")
+    parser.add_argument(
+        "--features",
+        nargs="+",
+        action=CommaList,
+        metavar="COLUMNS",
+        help="comma-separated feature columns (default: all others)",
+    )
+    parser.add_argument("--alpha", type=float, default=1.0, help="label pseudo-count")
+    parser.add_argument("--beta", type=float, default=1.0, help="feature pseudo-count")
+    parser.add_argument("--gamma", type=float, default=1.0, help="DP concentration (Clustered)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
+    parser.add_argument(
+        "--semi-supervised",
+        choices=["off", "gibbs", "em"],
+        help="use rows with an empty label: Gibbs over their labels or EM (default: the "
+        "model's own default, which uses them only in the Clustered Gibbs sampler)",
+    )
+
+
+def _kind_list(parser: argparse.ArgumentParser, default: str, help_text: str) -> None:
+    parser.add_argument(
+        "--kind",
+        default=comma_list(default),
+        action=CommaList,
+        metavar="KINDS",
+        help=f"{help_text} (comma-separated; default {default})",
+    )
+    parser.add_argument(
+        "--models",
+        dest="kind",
+        nargs="+",
+        action=deprecated("--kind", CommaList),
+        help=argparse.SUPPRESS,
+    )
+
+
+def _fit(commands: argparse._SubParsersAction) -> None:
+    fit = commands.add_parser("fit", help="fit a model and save it")
+    _add_data_arguments(fit)
+    fit.add_argument(
+        "--kind", choices=list(MODEL_TITLES), default="ns", help="model kind (default ns)"
+    )
+    fit.add_argument(
+        "--model",
+        dest="kind",
+        choices=list(MODEL_TITLES),
+        action=deprecated("--kind"),
+        help=argparse.SUPPRESS,
+    )
+    fit.add_argument("--text", help="a column of documents: fit a bag-of-words model")
+    fit.add_argument(
+        "--observation",
+        choices=["multinomial", "bernoulli"],
+        default="multinomial",
+        help="event model of --text documents",
+    )
+    fit.add_argument("--min-df", type=int, default=2, help="--text: keep words in >= N documents")
+    fit.add_argument("--max-words", type=int, default=20_000, help="--text: vocabulary size")
+    fit.add_argument("--bins", type=int, help="bin every decimal feature into N quantile bins")
+    add_output(fit, "model file to write")
+    add_json(fit)
+    fit.set_defaults(run=f"{COMMANDS}:fit")
+
+
+def _predict(commands: argparse._SubParsersAction) -> None:
+    predict = commands.add_parser("predict", help="predict with a saved model")
+    predict.add_argument("model", type=Path, help="model file written by `cnb fit`")
+    predict.add_argument("data", type=Path, help="CSV or Parquet file with the rows to predict")
+    predict.add_argument("--task", required=True, help="task (user) column")
+    predict.add_argument("--text", help="the column of documents (for a bag-of-words model)")
+    predict.add_argument(
+        "--id",
+        nargs="+",
+        action=CommaList,
+        metavar="COLUMNS",
+        help="comma-separated columns copied into the output beside the task (row ids)",
+    )
+    add_output(predict, "CSV file to write (- for standard output)")
+    predict.add_argument(
+        "--cost-false-positive", type=float, help="cost of predicting --pos-label wrongly"
+    )
+    predict.add_argument("--cost-false-negative", type=float, help="cost of missing --pos-label")
+    predict.add_argument(
+        "--pos-label",
+        help="the positive label of the costs (needed unless the labels are 0/1 or true/false)",
+    )
+    renamed = (("--cost-fp", "--cost-false-positive"), ("--cost-fn", "--cost-false-negative"))
+    for old, new in renamed:
+        predict.add_argument(
+            old,
+            dest=new[2:].replace("-", "_"),
+            type=float,
+            action=deprecated(new),
+            help=argparse.SUPPRESS,
+        )
+    add_json(predict)
+    predict.set_defaults(run=f"{COMMANDS}:predict")
+
+
+def _evidence(commands: argparse._SubParsersAction) -> None:
+    evidence = commands.add_parser("evidence", help="log evidence of every model")
+    _add_data_arguments(evidence)
+    _kind_list(
+        evidence,
+        ",".join(FAST_EVIDENCE_KINDS),
+        "models to compare, the first the baseline of the Bayes factors; 'prototype' "
+        "(annealed importance sampling, minutes on thousands of rows) only when named",
+    )
+    evidence.add_argument(
+        "--conditional",
+        action="store_true",
+        help="also estimate log P(Y | X) by annealed importance sampling",
+    )
+    evidence.add_argument("--temperatures", type=int, default=1000, help="AIS temperatures")
+    evidence.add_argument("--runs", type=int, default=10, help="AIS runs")
+    add_json(evidence)
+    evidence.set_defaults(run=f"{COMMANDS}:evidence")
+
+
+def _evaluate(commands: argparse._SubParsersAction) -> None:
+    evaluate = commands.add_parser("evaluate", help="run an evaluation protocol (protocols.md)")
+    evaluate.add_argument("data", nargs="?", type=Path, help="CSV/Parquet file (or --dataset)")
+    evaluate.add_argument("--task", help="task column of DATA")
+    evaluate.add_argument("--label", help="binary label column of DATA")
+    evaluate.add_argument(
+        "--dataset",
+        choices=["landmine", "computer-survey", "movielens", "enron-spam", "multidomain-sentiment"],
+    )
+    evaluate.add_argument("--text", help="a column of DATA holding documents (bag of words)")
+    evaluate.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
+    evaluate.add_argument(
+        "--protocol",
+        choices=["transfer", "curves", "loss", "evidence", "partitions"],
+        default="transfer",
+    )
+    _kind_list(evaluate, "ns,cs,cnb-bhc,cnb-gibbs,lr-task,lr-pooled", "models to evaluate")
+    evaluate.add_argument(
+        "--k",
+        default="1,2,4,8,16,32,64,128",
+        help="comma-separated k (transfer: own rows; partitions: rows per task)",
+    )
+    evaluate.add_argument("--repeats", type=int, default=5)
+    evaluate.add_argument("--targets", type=int, default=50, help="target tasks sampled")
+    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--jobs", type=int, default=1, help="worker processes")
+    evaluate.add_argument(
+        "--transductive",
+        action="store_true",
+        help="generative models also see the test rows, unlabelled",
+    )
+    evaluate.add_argument("--bins", type=int, help="quantile bins per continuous feature")
+    evaluate.add_argument(
+        "--temperatures",
+        type=int,
+        default=0,
+        help="evidence protocol: AIS temperatures for log P(Y|X) (0: skip)",
+    )
+    add_output(evaluate, "output folder", old="--out")
+    add_json(evaluate)
+    evaluate.set_defaults(run=f"{COMMANDS}:evaluate")
+
+
+def _demo(commands: argparse._SubParsersAction) -> None:
+    demo = commands.add_parser(
+        "demo", help="the meeting assistant on a simulated organisation, with an HTML report"
+    )
+    demo.add_argument("--seed", type=int, default=0)
+    add_output(demo, "report folder", required=False, old="--out", default=Path("demo-output"))
+    demo.add_argument("--jobs", type=int, default=2, help="worker processes")
+    demo.set_defaults(run=f"{COMMANDS}:demo")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``cnb`` (every command and option)."""
+    from clusterednb.meeting.cli import add_meeting_commands
+
+    parser = argparse.ArgumentParser(
+        prog="cnb",
+        description="Clustered Naive Bayes: Bayesian multi-task classification. Exit status: "
+        "0 success, 1 bad input (one line naming the file, column, row or value), 2 usage.",
+    )
+    parser.add_argument("--version", action="version", version=f"cnb {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an error as well"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_fit, _predict, _evidence, _evaluate, _demo):
+        add(commands)
+    add_meeting_commands(commands)
+    return parser

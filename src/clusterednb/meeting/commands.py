@@ -1,0 +1,108 @@
+"""What each ``cnb meeting`` command does (imported only when one runs)."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.cli.output import emit_json, say, to_stdout, write_bytes
+from clusterednb.meeting.assistant import add_answer_to_file, decide, fit_from_frames, learn
+from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.errors import MeetingError
+from clusterednb.meeting.ics_world import write_world
+from clusterednb.meeting.simulate import simulate_organisation
+from clusterednb.meeting.store import FeedbackStore
+from clusterednb.persistence import load
+
+
+def simulate(args: argparse.Namespace) -> None:
+    """``cnb meeting simulate``."""
+    rng = np.random.default_rng(args.seed)
+    organisation = simulate_organisation(rng)
+    organisation.write(args.output, args.format)
+    write_world(
+        rng,
+        args.output,
+        list(organisation.truth["user"]),
+        list(organisation.truth["role"]),
+        n_pending=args.pending,
+    )
+    print(
+        f"simulated {len(organisation.truth)} users, {len(organisation.requests)} requests: "
+        f"{args.output / ('requests.' + args.format)}, truth.{args.format}, directory.json, "
+        "calendars/, pending/"
+    )
+
+
+def decide_request(args: argparse.Namespace) -> None:
+    """``cnb meeting decide``."""
+    if args.json and to_stdout(args.output):
+        raise MeetingError("--json and -o - both write to standard output: choose one")
+    model = load(args.model)
+    decision = decide(
+        model,
+        args.request,
+        args.user,
+        args.calendar,
+        Directory.from_json(args.directory),
+        args.cost_false_accept,
+        args.cost_false_decline,
+    )
+    reply = args.output or args.request.with_name(args.request.stem + "-reply.ics")
+    write_bytes(reply, decision.reply)
+    if args.json:
+        emit_json(
+            {
+                "decision": "accept" if decision.accept else "decline",
+                "p_accept": decision.probability,
+                "threshold": decision.threshold,
+                "expected_loss": decision.expected_loss,
+                "reasons": [reason.to_dict() for reason in decision.reasons],
+                "reply": str(reply),
+            }
+        )
+        return
+    say(decision.summary(), args)
+    if not to_stdout(reply):
+        say(f"reply written to {reply}", args)
+
+
+def learn_answer(args: argparse.Namespace) -> None:
+    """``cnb meeting learn``."""
+    accepted = args.accepted == "yes"
+    with FeedbackStore(args.store) as store:
+        features = learn(
+            store,
+            args.request,
+            args.user,
+            accepted,
+            args.calendar,
+            Directory.from_json(args.directory),
+        )
+    if args.model is not None:
+        add_answer_to_file(args.model, features, args.user, accepted)
+    print(
+        f"recorded {args.user}'s answer ({args.accepted}) in {args.store}"
+        + (f"; updated {args.model}" if args.model is not None else "")
+    )
+
+
+def fit(args: argparse.Namespace) -> None:
+    """``cnb meeting fit``."""
+    frames = []
+    if args.requests:
+        frames.append(pd.read_csv(args.requests, dtype=str, keep_default_na=False))
+    if args.store.exists():
+        with FeedbackStore(args.store) as store:
+            frames.append(store.frame())
+    elif not args.requests:
+        raise MeetingError(f"no store at {args.store} and no --requests file")
+    model = fit_from_frames(frames, args.inference, args.seed)
+    model.save(args.model)
+    print(
+        f"fitted Clustered NB ({args.inference}) on {int(model.counts_.label_counts.sum())} "
+        f"decisions of {model.task_ids_.size} users: {int(model.partition_.max()) + 1} "
+        f"clusters; saved to {args.model}"
+    )
