@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import replace
