@@ -1,37 +1,47 @@
-# Every target creates its own virtual environment on a fresh machine.
+# Every target creates its own virtual environment on a fresh machine and installs only the
+# extras it needs: the demo the report extra, the tests the test extra, the docs the docs one.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all docs bench lint clean
+.PHONY: demo serve test test-all test-spark docs bench lint clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
-	touch $(STAMP)
 
-demo: $(STAMP)
+# One stamp per set of extras: installing a larger set later adds only what is missing.
+$(VENV)/.installed-%: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[$(subst +,$(comma),$*)]"
+	touch $@
+
+comma := ,
+
+demo: $(VENV)/.installed-report
 	$(BIN)/cnb demo
 
-test: $(STAMP)
+test: $(VENV)/.installed-test
 	$(BIN)/pytest -q
 
-test-all: $(STAMP)
+test-all: $(VENV)/.installed-test+spark
 	$(BIN)/pytest -q -m "slow or not slow"
 
-docs: $(STAMP)
+# The Spark tests alone (the JVM and pyspark are large: not part of `make test`).
+test-spark: $(VENV)/.installed-test+spark
+	$(BIN)/pytest -q tests/test_distributed.py tests/test_collaborative.py
+
+docs: $(VENV)/.installed-docs+test
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet -d site
 
-bench: $(STAMP)
+bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/bench_naive_bayes.py
 	$(BIN)/python benchmarks/bench_clustered.py
 	$(BIN)/python benchmarks/bench_sharded.py
 
-lint: $(STAMP)
+lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/python tools/check_layers.py
 
 clean:
 	rm -rf $(VENV) build dist site src/*.egg-info .pytest_cache

@@ -28,7 +28,10 @@ def test_a_count_table_over_the_limit_is_refused_naming_the_widest_column(monkey
     frame = frame_with(rng)
     frame["ticket"] = np.arange(len(frame))
     monkeypatch.setattr(guards, "MAX_COUNT_BYTES", 3 * 2 * 100 * 8)
-    with pytest.raises(DataError, match=r"column 'size' has 120 distinct values"):
+    with (
+        pytest.raises(DataError, match=r"column 'size' has 120 distinct values"),
+        pytest.warns(DataWarning, match="decimal"),
+    ):
         cnb.NoSharingNB().fit(frame[["colour", "size"]], frame["label"], frame["user"])
 
 

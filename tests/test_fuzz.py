@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from clusterednb import ClusteredNB, CompleteSharingNB, NoSharingNB, PrototypeNB, TaskDataset
 from clusterednb.exceptions import CNBError
-from clusterednb.persistence import load
+from clusterednb.loading import load
 
 CATEGORY_VALUES = {
     "str": st.sampled_from(["a", "b", "c", "ü", ""]),

@@ -10,7 +10,7 @@ import pytest
 
 import clusterednb
 from clusterednb import CompleteSharingNB, NoSharingNB, discretize
-from clusterednb.exceptions import ModelFileError, NotFittedError, SchemaError
+from clusterednb.exceptions import DataWarning, ModelFileError, NotFittedError, SchemaError
 from conftest import random_frame
 
 FEATURES = ["f0", "f1", "f2"]
@@ -48,7 +48,8 @@ def test_discretised_schema_round_trips(tmp_path, rng):
     frame = random_frame(rng, n_rows=40)
     frame["f2"] = rng.normal(size=40)
     model = NoSharingNB()
-    model.fit(frame[FEATURES], frame["label"], frame["task"])
+    with pytest.warns(DataWarning, match="'f2' holds 40 distinct decimal values"):
+        model.fit(frame[FEATURES], frame["label"], frame["task"])
     schema = discretize(model.schema_, frame, ["f2"], n_bins=3)
     binned = NoSharingNB(schema=schema).fit(frame[FEATURES], frame["label"], frame["task"])
     binned.save(tmp_path / "b.cnb")

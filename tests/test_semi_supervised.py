@@ -13,7 +13,7 @@ from scipy.special import expit, logsumexp
 from clusterednb import ClusteredNB, CompleteSharingNB, NoSharingNB, PrototypeNB
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.exceptions import CNBError
-from clusterednb.persistence import load
+from clusterednb.loading import load
 
 
 def _population(seed: int = 0, hidden_share: float = 0.4):

@@ -18,7 +18,7 @@ from clusterednb.data.text import (
     select_by_mutual_information,
 )
 from clusterednb.exceptions import CNBError, DataError
-from clusterednb.persistence import load
+from clusterednb.loading import load
 
 RNG = np.random.default_rng(0)
 COUNTS = RNG.poisson(0.6, size=(40, 6))

@@ -31,7 +31,7 @@ _EXPORTS = {
     "NoSharingNB": "clusterednb.models",
     "WithinTaskKFold": "clusterednb.model_selection",
     "DirichletNB": "clusterednb.observation",
-    "load": "clusterednb.persistence",
+    "load": "clusterednb.loading",
     "PrototypeNB": "clusterednb.prototype",
     "Counts": "clusterednb.stats",
 }
@@ -76,10 +76,10 @@ if TYPE_CHECKING:
         SchemaError,
         UnknownCategoryWarning,
     )
+    from clusterednb.loading import load
     from clusterednb.model_selection import WithinTaskKFold
     from clusterednb.models import CompleteSharingNB, NoSharingNB
     from clusterednb.observation import DirichletNB
-    from clusterednb.persistence import load
     from clusterednb.prototype import PrototypeNB
     from clusterednb.stats import Counts
 

@@ -20,6 +20,7 @@ from clusterednb.inference.em import fit_em
 from clusterednb.inference.labels import LabelSampler, sweep_with_model
 from clusterednb.inference.posterior import Posterior
 from clusterednb.observation import OBSERVATIONS, DirichletNB
+from clusterednb.persistence import register_estimator, save_model
 from clusterednb.stats import Counts
 
 SEMI_SUPERVISED = (False, True, "gibbs", "em", "auto")
@@ -72,6 +73,10 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
     """
 
     evidence_kind_: ClassVar[str] = "exact"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        register_estimator(cls)
 
     def __init__(
         self,
@@ -502,8 +507,6 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> None:
         """Save the fitted model as a zip of JSON metadata and NPZ arrays (no pickle)."""
-        from clusterednb.persistence import save_model
-
         save_model(self, path)
 
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -7,6 +7,10 @@ either part is refused. On load every hyperparameter is checked against the esti
 constraints and every array against the schema and the task ids.
 
 Format versions: 1 (release 0.1: array checksums only) loads; 2 is written.
+
+The estimator classes register themselves (:func:`register_estimator`, called by
+``TaskNaiveBayes.__init_subclass__``), so this module never imports them;
+:func:`clusterednb.load` sits above the estimators and imports them before reading.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from filelock import FileLock, Timeout
 
 from clusterednb.data.schema import FeatureSchema, _check_json_scalars
 from clusterednb.exceptions import CNBError, ModelFileError, NotFittedError, SchemaError
+from clusterednb.version import __version__
 
 FORMAT_NAME = "clusterednb-model"
 FORMAT_VERSION = 2
@@ -33,6 +38,14 @@ READABLE_VERSIONS = (1, 2)
 _METADATA = "metadata.json"
 _ARRAYS = "arrays.npz"
 _METADATA_CHECKSUM = "metadata_checksum"
+ESTIMATORS: dict[str, type] = {}
+"""Estimator classes by name, filled by :func:`register_estimator`."""
+
+
+def register_estimator(cls: type) -> None:
+    """Make ``cls`` loadable by its name (public classes only; a later one replaces)."""
+    if not cls.__name__.startswith("_"):
+        ESTIMATORS[cls.__name__] = cls
 
 
 def _checksum(array: np.ndarray) -> str:
@@ -114,8 +127,6 @@ def save_model(model: Any, path: str | Path) -> None:
     state, arrays = model._state()
     task_ids = model.task_ids_.tolist()
     _check_json_scalars(task_ids, "task ids")
-    from clusterednb import __version__
-
     metadata = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -168,8 +179,8 @@ def _read_arrays(path: Path, raw_arrays: bytes) -> dict[str, np.ndarray]:
         raise ModelFileError(f"{path}: the arrays are corrupted ({reason})") from exc
 
 
-def load(path: str | Path) -> Any:
-    """Load a model written by ``model.save``.
+def read_model(path: str | Path) -> Any:
+    """Load a model written by ``model.save`` (its class must be registered).
 
     Raises
     ------
@@ -178,8 +189,6 @@ def load(path: str | Path) -> Any:
         the metadata or the arrays), of an unknown format version, names an unknown
         estimator, or holds values that contradict each other or the estimator's constraints.
     """
-    from clusterednb.registry import ESTIMATORS
-
     path = Path(path)
     if not path.exists():
         raise ModelFileError(f"no such model file: {path}")

@@ -21,8 +21,8 @@ from clusterednb.data.io import check_columns_exist, read_table
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.decision import LossMatrix, bayes_decision
 from clusterednb.exceptions import CNBError
+from clusterednb.loading import load
 from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
-from clusterednb.persistence import load
 from clusterednb.prototype import PrototypeNB
 
 

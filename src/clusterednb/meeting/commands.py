@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.cli.output import emit_json, say, to_stdout, write_bytes
+from clusterednb.loading import load
 from clusterednb.meeting.assistant import add_answer_to_file, decide, fit_from_frames, learn
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.ics_world import write_world
 from clusterednb.meeting.simulate import simulate_organisation
 from clusterednb.meeting.store import FeedbackStore
-from clusterednb.persistence import load
 
 
 def simulate(args: argparse.Namespace) -> None:

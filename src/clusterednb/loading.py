@@ -1,0 +1,42 @@
+"""``clusterednb.load``: read a saved model of any estimator of the library.
+
+It sits above the estimators: importing them here registers their classes with
+:mod:`clusterednb.persistence`, which itself never imports an estimator.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from clusterednb import clustered, models, prototype
+from clusterednb.persistence import read_model
+
+REGISTERED = (
+    models.NoSharingNB,
+    models.CompleteSharingNB,
+    clustered.ClusteredNB,
+    prototype.PrototypeNB,
+)
+"""The estimators whose files :func:`load` reads."""
+
+
+def load(path: str | Path) -> Any:
+    """Load a model written by ``model.save`` (a zip of JSON and NPZ; nothing is unpickled).
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    The fitted estimator.
+
+    Raises
+    ------
+    ModelFileError
+        If the file is missing, not a model file, truncated or corrupted (any changed byte),
+        of an unknown format version, names an unknown estimator, or holds values that
+        contradict each other or the estimator's constraints.
+    """
+    return read_model(path)
