@@ -9,9 +9,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
+from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.evidence import conditional_evidence
 from clusterednb.exceptions import CNBError, NotFittedError
-from clusterednb.models import TaskNaiveBayes
 
 
 class ModelAveragingNB(ClassifierMixin, BaseEstimator):

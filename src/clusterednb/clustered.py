@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from clusterednb.data.schema import FeatureSchema
+from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.bhc import fit_bhc, fit_bhc_randomized
 from clusterednb.inference.exact import fit_exact
@@ -15,7 +16,7 @@ from clusterednb.inference.gibbs import GibbsSettings, fit_gibbs
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.search import fit_search
-from clusterednb.models import TaskNaiveBayes
+from clusterednb.model_state import ModelRecord
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
 from clusterednb.stats import Counts
@@ -167,29 +168,7 @@ class ClusteredNB(TaskNaiveBayes):
         task_column: str | None = None,
         observation: str = "categorical",
     ) -> None:
-        super().__init__(
-            alpha,
-            beta,
-            schema,
-            classes,
-            handle_unknown,
-            task_column,
-            semi_supervised=semi_supervised,
-            n_iter=n_iter,
-            random_state=random_state,
-            observation=observation,
-        )
-        self.inference = inference
-        self.gamma = gamma
-        self.n_sweeps = n_sweeps
-        self.burn_in = burn_in
-        self.thin = thin
-        self.sample_gamma = sample_gamma
-        self.gamma_prior = gamma_prior
-        self.split_merge = split_merge
-        self.backend = backend
-        self.n_shards = n_shards
-        self.progress = progress
+        vars(self).update({k: v for k, v in locals().items() if k != "self"})
 
     # ------------------------------------------------------------------ inference
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
@@ -339,14 +318,9 @@ class ClusteredNB(TaskNaiveBayes):
         arrays.update({f"extra_{k}": np.asarray(v) for k, v in result.extras.items()})
         return meta, arrays
 
-    def _restore(
-        self,
-        schema: FeatureSchema,
-        task_ids: np.ndarray,
-        meta: dict[str, Any],
-        arrays: dict[str, np.ndarray],
-    ) -> None:
-        super()._restore(schema, task_ids, meta, arrays)
+    def _restore(self, record: ModelRecord) -> None:
+        super()._restore(record)
+        arrays, task_ids, meta = record.arrays, record.task_ids, record.meta
         if arrays["result_partition"].shape != task_ids.shape:
             raise CNBError(
                 f"array result_partition has shape {arrays['result_partition'].shape}, expected "

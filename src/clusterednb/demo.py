@@ -18,6 +18,7 @@ import pandas as pd
 from sklearn.metrics import adjusted_rand_score
 
 from clusterednb.clustered import ClusteredNB
+from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.evaluation.datasets import EvalDataset
 from clusterednb.evaluation.plots import _pyplot, plot_coclustering
 from clusterednb.evaluation.report import write_report
@@ -29,7 +30,7 @@ from clusterednb.meeting.explain import feature_log_odds
 from clusterednb.meeting.features import FEATURE_NAMES, meeting_schema
 from clusterednb.meeting.ics_world import write_world
 from clusterednb.meeting.simulate import simulate_organisation
-from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
+from clusterednb.models import CompleteSharingNB, NoSharingNB
 
 DEMO_MODELS = ("ns", "cs", "cnb-bhc", "cnb-gibbs")
 

@@ -18,6 +18,7 @@ from sklearn.base import clone
 
 from clusterednb.clustered import ClusteredNB
 from clusterednb.data.schema import FeatureSchema
+from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.ais import (
     ais_log_features,
@@ -26,8 +27,9 @@ from clusterednb.inference.ais import (
     ais_log_prototype_joint,
 )
 from clusterednb.inference.exact import MAX_EXACT_TASKS, fit_exact
-from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes, as_generator
+from clusterednb.models import CompleteSharingNB, NoSharingNB
 from clusterednb.prototype import PrototypeNB
+from clusterednb.seeding import as_generator
 
 Kind = Literal["exact", "lower_bound", "estimate"]
 

@@ -30,6 +30,7 @@ from filelock import FileLock, Timeout
 
 from clusterednb.data.schema import FeatureSchema, _check_json_scalars
 from clusterednb.exceptions import CNBError, ModelFileError, NotFittedError, SchemaError
+from clusterednb.model_state import ModelRecord
 from clusterednb.version import __version__
 
 FORMAT_NAME = "clusterednb-model"
@@ -216,7 +217,7 @@ def read_model(path: str | Path) -> Any:
         schema = FeatureSchema.from_dict(metadata["schema"])
         task_ids = np.empty(len(metadata["task_ids"]), dtype=object)
         task_ids[:] = metadata["task_ids"]
-        model._restore(schema, task_ids, metadata["state"], arrays)
+        model._restore(ModelRecord(schema, task_ids, metadata["state"], arrays))
     except CNBError as exc:
         raise ModelFileError(f"{path}: {exc}") from exc
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:

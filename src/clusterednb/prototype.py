@@ -14,18 +14,21 @@ posterior of ``K`` collapses toward 0 and the model stops sharing.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
 
 from clusterednb.data.schema import FeatureSchema
+from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.em import expected_counts
 from clusterednb.inference.labels import LabelSampler
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.prototype_pairs import mode_of_pair, pairs_of, start_pair, update_pair
-from clusterednb.models import TaskNaiveBayes, own_counts_posterior
+from clusterednb.model_state import ModelRecord
+from clusterednb.models import own_counts_posterior
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 
@@ -94,23 +97,7 @@ class PrototypeNB(TaskNaiveBayes):
         n_iter: int = 100,
         observation: str = "categorical",
     ) -> None:
-        super().__init__(
-            alpha,
-            beta,
-            schema,
-            classes,
-            handle_unknown,
-            task_column,
-            semi_supervised=semi_supervised,
-            n_iter=n_iter,
-            random_state=random_state,
-            observation=observation,
-        )
-        self.inference = inference
-        self.k_shape = k_shape
-        self.k_rate = k_rate
-        self.n_samples = n_samples
-        self.burn_in = burn_in
+        vars(self).update({k: v for k, v in locals().items() if k != "self"})
 
     def _check_settings(self) -> None:
         super()._check_settings()
@@ -284,15 +271,9 @@ class PrototypeNB(TaskNaiveBayes):
             arrays["label_samples"] = self.label_samples_
         return meta, arrays
 
-    def _restore(
-        self,
-        schema: FeatureSchema,
-        task_ids: np.ndarray,
-        meta: dict[str, Any],
-        arrays: dict[str, np.ndarray],
-    ) -> None:
-        meta = {**meta, "log_evidence": float("nan")}
-        super()._restore(schema, task_ids, meta, arrays)
+    def _restore(self, record: ModelRecord) -> None:
+        super()._restore(replace(record, meta={**record.meta, "log_evidence": float("nan")}))
+        arrays = record.arrays
         self.strength_samples_ = arrays["strength_samples"]
         self.prototype_samples_ = arrays["prototype_samples"]
         if "label_samples" in arrays:

@@ -20,9 +20,10 @@ from clusterednb.clustered import ClusteredNB
 from clusterednb.data.io import check_columns_exist, read_table
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.decision import LossMatrix, bayes_decision
+from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.exceptions import CNBError
 from clusterednb.loading import load
-from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
+from clusterednb.models import CompleteSharingNB, NoSharingNB
 from clusterednb.prototype import PrototypeNB
 
 

@@ -17,9 +17,10 @@ from sklearn.preprocessing import OneHotEncoder
 
 from clusterednb.clustered import ClusteredNB
 from clusterednb.data.text import Vocabulary
+from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.evaluation.collaborative import als, user_knn
 from clusterednb.exceptions import CNBError
-from clusterednb.models import CompleteSharingNB, NoSharingNB, TaskNaiveBayes
+from clusterednb.models import CompleteSharingNB, NoSharingNB
 from clusterednb.prototype import PrototypeNB
 
 GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {

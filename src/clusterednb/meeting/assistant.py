@@ -12,6 +12,7 @@ import pandas as pd
 
 from clusterednb.clustered import ClusteredNB
 from clusterednb.decision import LossMatrix, bayes_decision, expected_loss
+from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.loading import load
 from clusterednb.meeting.calendar import extract_features
 from clusterednb.meeting.directory import Directory
@@ -21,7 +22,6 @@ from clusterednb.meeting.features import FEATURE_NAMES, LABELS, meeting_schema
 from clusterednb.meeting.invitation import read_calendar, request_event
 from clusterednb.meeting.reply import make_reply
 from clusterednb.meeting.store import FeedbackStore
-from clusterednb.models import TaskNaiveBayes
 from clusterednb.persistence import update_lock
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.meeting.features import FEATURE_GROUPS
-from clusterednb.models import TaskNaiveBayes
 
 
 def feature_log_odds(

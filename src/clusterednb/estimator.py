@@ -1,0 +1,325 @@
+"""The estimator shell every multi-task naive-Bayes model shares.
+
+``fit`` = validate and encode the rows (:mod:`clusterednb.training_data`) → per-task
+:class:`~clusterednb.stats.Counts` → the subclass's engine (``_infer``) → a
+:class:`~clusterednb.inference.posterior.Posterior`; ``predict_*`` = encode → the Posterior.
+Unlabelled rows go through :mod:`clusterednb.semi_supervised`; the saved state through
+:mod:`clusterednb.model_state`. Everything model-specific lives in the subclass.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from clusterednb import semi_supervised, training_data
+from clusterednb.data.schema import FeatureSchema, as_vector
+from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
+from clusterednb.exceptions import CNBError, NotFittedError
+from clusterednb.inference.posterior import Posterior
+from clusterednb.model_state import ModelRecord, base_state, restore_base
+from clusterednb.observation import OBSERVATIONS, DirichletNB
+from clusterednb.persistence import register_estimator, save_model
+from clusterednb.seeding import as_generator
+from clusterednb.stats import Counts
+
+_FITTED_DATA = ("schema_", "task_ids_", "counts_", "unlabelled_X_", "unlabelled_task_")
+
+
+class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
+    """Shared machinery of the multi-task naive-Bayes estimators.
+
+    Subclasses implement :meth:`_infer`, turning per-task counts into a
+    :class:`~clusterednb.inference.posterior.Posterior` and a log evidence.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (n_classes,), default=1.0
+        Label pseudo-counts ``α`` (per task).
+    beta : float or array-like, default=1.0
+        Feature pseudo-counts ``β``: scalar, (n_features,), (n_values_total,) or
+        (n_classes, n_values_total).
+    schema : FeatureSchema, optional
+        Fixed schema; by default inferred from the training data, grown by ``partial_fit``.
+    classes : sequence, optional
+        Declared label values, when the training data may not show all of them.
+    handle_unknown : {"warn", "error", "ignore"}, default="warn"
+        A category never seen in training is treated as missing; ``"warn"`` reports how many
+        in an :class:`~clusterednb.exceptions.UnknownCategoryWarning`, ``"error"`` raises.
+    task_column : str, optional
+        When ``tasks`` is not passed, take the task ids from this column of ``X``.
+    semi_supervised : {False, "gibbs", "em", "auto", True}, default=False
+        What the unlabelled training rows (label NaN/None) do: nothing (``False``; they are
+        kept), collapsed Gibbs sampling of their labels (``"gibbs"``/``True``; ``n_iter``
+        retained sweeps after ``n_iter // 4``), EM for the MAP parameters (``"em"``, at
+        most ``n_iter`` iterations), or ``"gibbs"`` when there are any (``"auto"``).
+        ``log_evidence_`` is always that of the labelled rows.
+    n_iter : int, default=100
+    random_state : int, numpy.random.Generator or None
+        Seed of the Gibbs sampler over missing labels.
+    observation : {"categorical", "bernoulli", "multinomial"}, default="categorical"
+        One categorical value per feature, or a document–term matrix of word counts (dense,
+        DataFrame or ``scipy.sparse``, never densified) with each word present/absent or
+        the counts under a Dirichlet over the vocabulary (:mod:`clusterednb.data.text`).
+    """
+
+    evidence_kind_: ClassVar[str] = "exact"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        register_estimator(cls)
+
+    def __init__(
+        self,
+        alpha: Any = 1.0,
+        beta: Any = 1.0,
+        schema: FeatureSchema | None = None,
+        classes: Any = None,
+        handle_unknown: str = "warn",
+        task_column: str | None = None,
+        semi_supervised: bool | str = False,
+        n_iter: int = 100,
+        random_state: int | np.random.Generator | None = None,
+        observation: str = "categorical",
+    ) -> None:
+        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn tags: categorical and string values and missing values are accepted."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = tags.input_tags.string = tags.input_tags.categorical = True
+        tags.input_tags.sparse = self.observation != "categorical"
+        return tags
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X: Any, y: Any, tasks: Any = None) -> TaskNaiveBayes:
+        """Fit on the rows of many tasks.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_rows, n_features)
+            Raw feature values; NaN or None is a missing value (marginalised out).
+        y : array-like of shape (n_rows,)
+            Labels; NaN or None marks an unlabelled row (used as ``semi_supervised`` says).
+        tasks : array-like of shape (n_rows,)
+            Task (user) id of each row, any hashable type.
+
+        Returns
+        -------
+        self
+        """
+        self._forget_fit()
+        return self.partial_fit(X, y, tasks)
+
+    def _forget_fit(self) -> None:
+        """Drop every fitted attribute (names ending in ``_``)."""
+        for attribute in [a for a in vars(self) if a.endswith("_")]:
+            delattr(self, attribute)
+
+    def partial_fit(self, X: Any, y: Any, tasks: Any = None, classes: Any = None) -> TaskNaiveBayes:
+        """Add rows (of known or new tasks); counts add, so chunks ≡ one fit.
+
+        ``classes`` declares the label values on the first call (as in scikit-learn).
+        """
+        X, tasks = training_data.split_tasks(X, tasks, self.task_column)
+        held = self._held()
+        declared = classes if classes is not None else self.classes
+        if self.observation == "categorical":
+            chunk = training_data.rows_chunk(
+                X, y, tasks, held, self.schema, declared, self.handle_unknown, type(self).__name__
+            )
+        else:
+            self._check_settings()
+            chunk = training_data.documents_chunk(
+                X,
+                y,
+                tasks,
+                held,
+                self.schema,
+                declared,
+                self.observation,
+                self.n_words_ if held else None,
+                self.semi_supervised,
+            )
+        self._keep(training_data.merge(held, chunk)[0])
+        return self
+
+    def fit_counts(self, counts: Counts, task_ids: Any, schema: FeatureSchema) -> TaskNaiveBayes:
+        """Fit from per-task counts computed elsewhere (e.g. by a distributed engine);
+        equivalent to :meth:`fit` on the labelled rows the counts came from."""
+        self._forget_fit()
+        chunk = training_data.counts_chunk(counts, task_ids, schema)
+        self._keep(training_data.merge(None, chunk)[0])
+        return self
+
+    def _held(self) -> training_data.Held | None:
+        if not hasattr(self, "schema_"):
+            return None
+        return training_data.Held(*(getattr(self, name) for name in _FITTED_DATA))
+
+    def _keep(self, held: training_data.Held) -> None:
+        """Hold the merged data and infer the posterior from it."""
+        for name, value in zip(_FITTED_DATA, vars(held).values(), strict=True):
+            setattr(self, name, value)
+        self._set_schema_attributes()
+        for attribute in ("unlabelled_proba_", "em_objective_", "label_samples_"):
+            if hasattr(self, attribute):
+                delattr(self, attribute)
+        mode = self._semi_supervised_mode()
+        infer = {"em": self._infer_em, "gibbs": self._infer_gibbs}.get(mode, self._infer)
+        self.posterior_, self.log_evidence_ = infer(self.observation_, self.counts_)
+
+    @property
+    def n_words_(self) -> int:
+        """Vocabulary size of a document model."""
+        if self.observation == "bernoulli":
+            return self.schema_.n_features
+        return self.schema_.n_values_total
+
+    def _check_settings(self) -> None:
+        """Raise :class:`CNBError` naming a hyperparameter outside its allowed values."""
+        allowed = {
+            "semi_supervised": semi_supervised.SEMI_SUPERVISED,
+            "observation": tuple(OBSERVATIONS),
+            "handle_unknown": ("warn", "error", "ignore"),
+        }
+        for name, values in allowed.items():
+            if getattr(self, name) not in values:
+                raise CNBError(f"{name} must be one of {values}, got {getattr(self, name)!r}")
+        if isinstance(self.n_iter, bool) or not (isinstance(self.n_iter, int) and self.n_iter >= 1):
+            raise CNBError(f"n_iter must be a positive integer, got {self.n_iter!r}")
+
+    def _semi_supervised_mode(self) -> str | None:
+        TaskNaiveBayes._check_settings(self)
+        return semi_supervised.mode(self.semi_supervised, self.unlabelled_X_.shape[0])
+
+    def _rng(self) -> np.random.Generator:
+        return as_generator(self.random_state)
+
+    def _groups(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
+        """Label group and feature group of each task (default: every task alone)."""
+        alone = np.arange(counts.n_groups)
+        return alone, alone
+
+    def _grouped_posterior(
+        self, model: DirichletNB, counts: Counts, feature_group: np.ndarray
+    ) -> Posterior:
+        """The predictive of per-task counts (labelled plus imputed or expected)."""
+        return self._infer(model, counts)[0]
+
+    def _completed(self, completed: semi_supervised.Completed) -> Posterior:
+        self.unlabelled_proba_ = completed.unlabelled_proba
+        if completed.em_objective is not None:
+            self.em_objective_ = completed.em_objective
+        return completed.posterior
+
+    def _infer_em(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        """MAP fit by EM over the missing labels; the evidence is the labelled rows'."""
+        log_evidence = self._infer(model, counts)[1]  # first: it may set the grouping
+        completed = semi_supervised.complete_by_em(
+            model,
+            counts,
+            self.unlabelled_X_,
+            self.unlabelled_task_,
+            self._groups(counts),
+            lambda c, g: self._grouped_posterior(model, c, g),
+            self.n_iter,
+        )
+        return self._completed(completed), log_evidence
+
+    def _infer_gibbs(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        """Average the predictive over Gibbs samples of the missing labels."""
+        log_evidence = self._infer(model, counts)[1]
+        completed = semi_supervised.complete_by_gibbs(
+            self._rng(),
+            model,
+            counts,
+            self.unlabelled_X_,
+            self.unlabelled_task_,
+            self._groups(counts),
+            lambda c, g: self._grouped_posterior(model, c, g),
+            self.n_iter,
+        )
+        return self._completed(completed), log_evidence
+
+    def _set_schema_attributes(self) -> None:
+        """Attributes that follow from ``schema_`` and the hyperparameters."""
+        TaskNaiveBayes._check_settings(self)
+        self.classes_ = np.asarray(self.schema_.classes)
+        multinomial = self.observation == "multinomial"
+        names = self.schema_.categories[0] if multinomial else self.schema_.feature_names
+        self.n_features_in_ = len(names)
+        self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.observation_ = OBSERVATIONS[self.observation](self.schema_, self.alpha, self.beta)
+
+    def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ prediction
+    def predict_log_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
+        """Log posterior predictive ``log P(y | x, D)``: shape (n_rows, n_classes) in
+        ``classes_`` order; a task never seen in training gets the cold-start predictive."""
+        X_codes, task_index, cold_group = self._encode_for_prediction(X, tasks)
+        return self.posterior_.predict_log_proba(self.observation_, X_codes, task_index, cold_group)
+
+    def predict_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
+        """Posterior predictive ``P(y | x, D)``; shape (n_rows, n_classes), rows sum to 1."""
+        return np.exp(self.predict_log_proba(X, tasks))
+
+    def predict(self, X: Any, tasks: Any = None, loss: LossMatrix | Any = None) -> np.ndarray:
+        """Bayes decisions, shape (n_rows,): the class of least posterior expected loss under
+        ``loss`` (a :class:`~clusterednb.decision.LossMatrix` or an array in ``classes_``
+        order; default 0-1 loss, the most probable class)."""
+        proba = self.predict_proba(X, tasks)
+        if loss is None:
+            return self.classes_[np.argmax(proba, axis=1)]
+        return self.classes_[bayes_decision(proba, as_loss_matrix(loss, self.classes_))]
+
+    def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
+        """Mean accuracy of :meth:`predict` on labelled rows (``sample_weight`` is refused:
+        the models count rows, and a differently weighted score would mislead)."""
+        if sample_weight is not None:
+            raise CNBError(
+                "sample_weight is not supported: the models count rows; repeat or drop rows "
+                "instead of weighting them"
+            )
+        y = as_vector(y)
+        predicted = self.predict(X, tasks)
+        labelled = ~pd.isna(y)
+        return float(np.mean(predicted[labelled].astype(object) == y[labelled]))
+
+    def _encode_for_prediction(
+        self, X: Any, tasks: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if not hasattr(self, "posterior_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        X, tasks = training_data.split_tasks(X, tasks, self.task_column)
+        n_words = self.n_words_ if self.observation != "categorical" else 0
+        return training_data.prediction_inputs(
+            X,
+            tasks,
+            self._held(),
+            self.observation,
+            n_words,
+            self.handle_unknown,
+            type(self).__name__,
+        )
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | Path) -> None:
+        """Save the fitted model as a zip of JSON metadata and NPZ arrays (no pickle)."""
+        save_model(self, path)
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """JSON metadata and arrays that restore the fitted state."""
+        return base_state(self)
+
+    def _restore(self, record: ModelRecord) -> None:
+        """Set the fitted state from a model file's record, checking that its parts fit."""
+        self._check_settings()
+        restore_base(self, record)
+        self._set_schema_attributes()

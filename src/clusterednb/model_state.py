@@ -1,0 +1,100 @@
+"""A fitted estimator's state as plain data (JSON metadata and arrays), and its checks.
+
+:mod:`clusterednb.persistence` writes and reads the bytes; this module says what the
+estimators' state is and checks, on the way back, that its parts fit together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.exceptions import CNBError
+from clusterednb.inference.posterior import Posterior
+from clusterednb.stats import Counts
+
+OPTIONAL_ARRAYS = ("unlabelled_proba", "em_objective")
+_POSTERIOR = "posterior_"
+
+
+@dataclass(frozen=True)
+class ModelRecord:
+    """What a model file holds besides the hyperparameters.
+
+    Attributes
+    ----------
+    schema : FeatureSchema
+    task_ids : ndarray of shape (n_tasks,), object
+    meta : dict
+        JSON state (e.g. ``log_evidence``).
+    arrays : dict of str to ndarray
+    """
+
+    schema: FeatureSchema
+    task_ids: np.ndarray
+    meta: dict[str, Any]
+    arrays: dict[str, np.ndarray]
+
+
+def base_state(estimator: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The JSON metadata and arrays every fitted estimator saves."""
+    arrays = {
+        "label_counts": estimator.counts_.label_counts,
+        "value_counts": estimator.counts_.value_counts,
+        "unlabelled_X": estimator.unlabelled_X_,
+        "unlabelled_task": estimator.unlabelled_task_,
+    }
+    arrays.update({f"{_POSTERIOR}{k}": v for k, v in estimator.posterior_.to_arrays().items()})
+    for name in OPTIONAL_ARRAYS:
+        if hasattr(estimator, f"{name}_"):
+            arrays[name] = getattr(estimator, f"{name}_")
+    return {"log_evidence": float(estimator.log_evidence_)}, arrays
+
+
+def check_shapes(record: ModelRecord) -> None:
+    """Raise :class:`CNBError` naming the first array that contradicts the schema or ids."""
+    schema, arrays = record.schema, record.arrays
+    n_tasks, n_classes, n_values = record.task_ids.size, schema.n_classes, schema.n_values_total
+    expected = {
+        "label_counts": (n_tasks, n_classes),
+        "value_counts": (n_tasks, n_classes, n_values),
+    }
+    for name, shape in expected.items():
+        if arrays[name].shape != shape:
+            raise CNBError(
+                f"array {name} has shape {arrays[name].shape}, expected {shape} for the "
+                f"{n_tasks} task ids and the schema's {n_classes} classes and {n_values} values"
+            )
+    rows, task = arrays["unlabelled_X"], arrays["unlabelled_task"]
+    if rows.shape != (task.size, schema.n_features) or (
+        task.size and not 0 <= task.min() <= task.max() < n_tasks
+    ):
+        raise CNBError("the unlabelled rows do not match the task ids and the schema")
+
+
+def restored_posterior(record: ModelRecord) -> Posterior:
+    """The posterior of a record, checked against its sizes."""
+    posterior = Posterior.from_arrays(
+        {k[len(_POSTERIOR) :]: v for k, v in record.arrays.items() if k.startswith(_POSTERIOR)}
+    )
+    schema = record.schema
+    posterior.check_shapes(record.task_ids.size, schema.n_classes, schema.n_values_total)
+    return posterior
+
+
+def restore_base(estimator: Any, record: ModelRecord) -> None:
+    """Set the fitted attributes every estimator has from a checked record."""
+    check_shapes(record)
+    arrays = record.arrays
+    estimator.schema_, estimator.task_ids_ = record.schema, record.task_ids
+    estimator.counts_ = Counts(arrays["label_counts"], arrays["value_counts"])
+    estimator.unlabelled_X_ = arrays["unlabelled_X"]
+    estimator.unlabelled_task_ = arrays["unlabelled_task"]
+    estimator.posterior_ = restored_posterior(record)
+    estimator.log_evidence_ = float(record.meta["log_evidence"])
+    for name in OPTIONAL_ARRAYS:
+        if name in arrays:
+            setattr(estimator, f"{name}_", arrays[name])

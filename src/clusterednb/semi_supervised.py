@@ -1,0 +1,92 @@
+"""Using unlabelled training rows: EM for the MAP fit, or Gibbs sampling of their labels.
+
+Both work for any grouping of tasks: ``label_group`` says which tasks share a label
+distribution and ``feature_group`` which share feature tables (every task alone for
+No-Sharing, one group for Complete-Sharing, a partition for Clustered NB), and
+``predictive(counts, feature_group)`` turns completed counts into the estimator's
+:class:`~clusterednb.inference.posterior.Posterior`. The evidence reported stays that of the
+labelled rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from clusterednb.inference.em import fit_em
+from clusterednb.inference.labels import LabelSampler, sweep_with_model
+from clusterednb.inference.posterior import Posterior
+from clusterednb.observation import DirichletNB
+from clusterednb.stats import Counts
+
+SEMI_SUPERVISED = (False, True, "gibbs", "em", "auto")
+Predictive = Callable[[Counts, np.ndarray], Posterior]
+
+
+@dataclass(frozen=True)
+class Completed:
+    """The fit with the unlabelled rows used.
+
+    Attributes
+    ----------
+    posterior : Posterior
+    unlabelled_proba : ndarray of shape (n_unlabelled, n_classes)
+        EM responsibilities, or Gibbs marginals averaged over sweeps.
+    em_objective : ndarray of shape (n_iterations + 1,) or None
+        The EM log posterior density after each iteration.
+    """
+
+    posterior: Posterior
+    unlabelled_proba: np.ndarray
+    em_objective: np.ndarray | None = None
+
+
+def mode(semi_supervised: bool | str, n_unlabelled: int) -> str | None:
+    """``"gibbs"``, ``"em"`` or None (unlabelled rows unused, or none there)."""
+    if semi_supervised is False or n_unlabelled == 0:
+        return None
+    return "em" if semi_supervised == "em" else "gibbs"
+
+
+def complete_by_em(
+    model: DirichletNB,
+    counts: Counts,
+    rows: np.ndarray,
+    task: np.ndarray,
+    groups: tuple[np.ndarray, np.ndarray],
+    predictive: Predictive,
+    max_iter: int,
+) -> Completed:
+    """MAP fit by expectation–maximisation over the missing labels."""
+    label_group, feature_group = groups
+    result = fit_em(model, counts, rows, task, label_group, feature_group, max_iter=max_iter)
+    return Completed(
+        predictive(result.counts, feature_group), result.responsibilities, result.objective
+    )
+
+
+def complete_by_gibbs(
+    rng: np.random.Generator,
+    model: DirichletNB,
+    counts: Counts,
+    rows: np.ndarray,
+    task: np.ndarray,
+    groups: tuple[np.ndarray, np.ndarray],
+    predictive: Predictive,
+    n_iter: int,
+) -> Completed:
+    """Average the predictive over ``n_iter`` Gibbs sweeps of the missing labels (after
+    ``n_iter // 4`` burn-in sweeps)."""
+    label_group, feature_group = groups
+    sampler = LabelSampler.start(counts, model.offsets, rows, task, label_group, feature_group)
+    members = []
+    burn_in = n_iter // 4
+    for sweep in range(burn_in + n_iter):
+        if sweep == burn_in:
+            sampler.marginals[:] = 0.0
+        sweep_with_model(rng, sampler, model)
+        if sweep >= burn_in:
+            members.append(predictive(sampler.task_counts(counts, task), feature_group))
+    return Completed(Posterior.average(members), sampler.marginals / n_iter)

@@ -1,0 +1,259 @@
+"""From raw training rows to what the estimators keep: schema, task ids, counts, unlabelled rows.
+
+One pass per chunk: the schema is inferred or extended, the rows are encoded and checked
+(unknown categories reported in the same pass), and the chunk's per-task :class:`Counts` are
+built; :func:`merge` adds a chunk to what an estimator holds (the schema may have grown, new
+tasks are appended), so fitting in chunks equals fitting at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
+from clusterednb.data.guards import check_count_size, warn_suspicious_columns
+from clusterednb.data.io import as_feature_input
+from clusterednb.data.schema import FeatureSchema, as_vector, ordered_unique
+from clusterednb.data.text import as_document_term, document_counts, document_schema
+from clusterednb.exceptions import CNBError, DataError, SchemaError
+from clusterednb.stats import Counts
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """What one batch of training rows adds.
+
+    Attributes
+    ----------
+    schema : FeatureSchema
+        The schema after this chunk (inferred, extended or fixed).
+    task_ids : ndarray of shape (n_chunk_tasks,)
+    counts : Counts with n_chunk_tasks groups
+    unlabelled_X : ndarray of shape (n_unlabelled, n_features), int32
+        Codes of the rows whose label is missing (-1: a missing value).
+    unlabelled_task : ndarray of shape (n_unlabelled,)
+        Their task's position in ``task_ids``.
+    """
+
+    schema: FeatureSchema
+    task_ids: np.ndarray
+    counts: Counts
+    unlabelled_X: np.ndarray
+    unlabelled_task: np.ndarray
+
+
+@dataclass(frozen=True)
+class Held:
+    """What an estimator holds of its training data (the same fields, all tasks so far)."""
+
+    schema: FeatureSchema
+    task_ids: np.ndarray
+    counts: Counts
+    unlabelled_X: np.ndarray
+    unlabelled_task: np.ndarray
+
+
+def split_tasks(X: Any, tasks: Any, task_column: str | None) -> tuple[Any, Any]:
+    """``(X, tasks)``, taking the tasks from ``X[task_column]`` when not passed."""
+    if tasks is not None:
+        return X, tasks
+    if task_column is None:
+        raise DataError("tasks are required: pass tasks=... or set task_column")
+    if not isinstance(X, pd.DataFrame) or task_column not in X.columns:
+        raise DataError(f"task column {task_column!r} not found in X")
+    return X.drop(columns=[task_column]), X[task_column].to_numpy()
+
+
+def check_labels(schema: FeatureSchema, codes: np.ndarray, fitted: bool) -> None:
+    """At least two classes, and some labelled row in a first fit."""
+    if schema.n_classes < 2:
+        raise SchemaError(
+            f"the labels have only one class {list(schema.classes)}; declare the others "
+            "with classes=[...]"
+        )
+    if not fitted and not (codes >= 0).any():
+        raise DataError("every label is missing: there is nothing to learn from")
+
+
+def rows_chunk(
+    X: Any,
+    y: Any,
+    tasks: Any,
+    held: Held | None,
+    fixed_schema: FeatureSchema | None,
+    classes: Any,
+    handle_unknown: str,
+    who: str,
+) -> Chunk:
+    """Encode categorical rows into a :class:`Chunk` (the schema inferred, grown or fixed).
+
+    Parameters
+    ----------
+    X : DataFrame or array-like of shape (n_rows, n_features)
+    y : array-like of shape (n_rows,)
+        Labels; missing marks an unlabelled row.
+    tasks : array-like of shape (n_rows,)
+    held : Held or None
+        What the estimator holds already (None on a first fit).
+    fixed_schema : FeatureSchema or None
+        The estimator's ``schema`` parameter.
+    classes : sequence or None
+        Declared labels.
+    handle_unknown : {"warn", "error", "ignore"}
+    who : str
+        The estimator's name, for messages.
+    """
+    if fixed_schema is not None:
+        schema = fixed_schema
+    else:
+        frame = as_feature_input(X, held.schema.n_features if held else None, who)
+        if len(frame) == 0:
+            raise DataError("the data have no rows")
+        warn_suspicious_columns(frame)
+        schema = (
+            held.schema.extended(frame, y, classes=classes)
+            if held
+            else FeatureSchema.infer(frame, y, classes=classes)
+        )
+        X = frame
+    data = TaskDataset.from_arrays(X, y, tasks, schema=schema, handle_unknown=handle_unknown)
+    check_labels(schema, data.y, held is not None)
+    check_count_size(schema, data.n_tasks + (held.task_ids.size if held else 0))
+    counts = Counts.from_codes(
+        data.X,
+        data.y,
+        data.task_index,
+        n_tasks=data.n_tasks,
+        n_classes=schema.n_classes,
+        offsets=schema.offsets,
+    )
+    unlabelled = data.y < 0
+    return Chunk(schema, data.task_ids, counts, data.X[unlabelled], data.task_index[unlabelled])
+
+
+def documents_chunk(
+    X: Any,
+    y: Any,
+    tasks: Any,
+    held: Held | None,
+    fixed_schema: FeatureSchema | None,
+    classes: Any,
+    observation: str,
+    n_words: int | None,
+    semi_supervised: bool | str,
+) -> Chunk:
+    """Count a document–term matrix into a :class:`Chunk` (Bernoulli or multinomial events).
+
+    Unlabelled documents are counted in no class: semi-supervised learning is not available
+    for documents, so they are refused unless ``semi_supervised`` is False or "auto".
+    ``n_words`` is the fitted vocabulary size (None on a first fit).
+    """
+    words = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
+    matrix = as_document_term(X, n_words)
+    labels, task_values = as_vector(y), as_vector(tasks)
+    if labels.shape != (matrix.shape[0],) or task_values.shape != (matrix.shape[0],):
+        raise DataError(
+            f"X has {matrix.shape[0]} documents but y has shape {labels.shape} and tasks "
+            f"{task_values.shape}"
+        )
+    if held is not None:
+        schema = held.schema
+    elif fixed_schema is not None:
+        schema = fixed_schema
+    else:
+        found = tuple(classes) if classes is not None else ordered_unique(labels)
+        names = words or [f"w{j}" for j in range(matrix.shape[1])]
+        schema = document_schema(names, found, observation)
+    codes = schema.encode_labels(labels)
+    check_labels(schema, codes, held is not None)
+    n_unlabelled = int((codes < 0).sum())
+    if n_unlabelled and semi_supervised not in (False, "auto"):
+        raise CNBError(
+            "semi-supervised learning is not available for documents yet: remove the "
+            f"{n_unlabelled} unlabelled documents or set semi_supervised=False"
+        )
+    task_index, task_ids = factorize_tasks(task_values)
+    counts = document_counts(
+        matrix, codes, task_index, task_ids.size, schema.n_classes, observation
+    )
+    empty = np.zeros((0, schema.n_features), dtype=np.int32)
+    return Chunk(schema, task_ids, counts, empty, np.zeros(0, dtype=np.int64))
+
+
+def merge(held: Held | None, chunk: Chunk) -> tuple[Held, np.ndarray]:
+    """Add ``chunk`` to ``held``; return the result and the chunk's tasks' positions in it."""
+    if held is None:
+        position = np.arange(chunk.task_ids.size)
+        return (
+            Held(
+                chunk.schema,
+                chunk.task_ids,
+                chunk.counts,
+                chunk.unlabelled_X,
+                position[chunk.unlabelled_task],
+            ),
+            position,
+        )
+    schema, counts, stored = chunk.schema, held.counts, held.unlabelled_X
+    if schema != held.schema:
+        class_map, value_map = schema.index_maps(held.schema)
+        counts = counts.remap(schema.n_classes, schema.n_values_total, class_map, value_map)
+        flat = value_map[np.where(stored >= 0, stored + held.schema.offsets[:-1], 0)]
+        stored = np.where(stored >= 0, flat - schema.offsets[:-1], -1).astype(np.int32)
+    position = index_tasks(chunk.task_ids, held.task_ids)
+    new = position < 0
+    all_ids = np.concatenate([held.task_ids, chunk.task_ids[new]])
+    position[new] = held.task_ids.size + np.arange(new.sum())
+    counts = counts.pad_groups(all_ids.size)
+    label_counts, value_counts = counts.label_counts.copy(), counts.value_counts.copy()
+    label_counts[position] += chunk.counts.label_counts
+    value_counts[position] += chunk.counts.value_counts
+    merged = Held(
+        schema,
+        all_ids,
+        Counts(label_counts, value_counts),
+        np.concatenate([stored, chunk.unlabelled_X]),
+        np.concatenate([held.unlabelled_task, position[chunk.unlabelled_task]]),
+    )
+    return merged, position
+
+
+def prediction_inputs(
+    X: Any, tasks: Any, held: Held, observation: str, n_words: int, handle_unknown: str, who: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Encode rows to predict: feature codes (or a document–term matrix), each row's task
+    position (-1: a task never seen) and, for unseen tasks, a group index per distinct task."""
+    if observation != "categorical":
+        X_codes = as_document_term(X, n_words)
+    else:
+        frame = as_feature_input(X, held.schema.n_features, who)
+        X_codes = held.schema.encode_features(frame, handle_unknown=handle_unknown)
+    task_values = as_vector(tasks)
+    if task_values.shape != (X_codes.shape[0],):
+        raise DataError(f"X has {X_codes.shape[0]} rows but tasks has shape {task_values.shape}")
+    task_index = index_tasks(task_values, held.task_ids)
+    cold_group = np.full(task_index.size, -1, dtype=np.int64)
+    cold = task_index < 0
+    if cold.any():
+        cold_group[cold] = factorize_tasks(task_values[cold])[0]
+    return X_codes, task_index, cold_group
+
+
+def counts_chunk(counts: Counts, task_ids: Any, schema: FeatureSchema) -> Chunk:
+    """A :class:`Chunk` of per-task counts computed elsewhere (checked against the schema)."""
+    ids = np.empty(len(task_ids), dtype=object)
+    ids[:] = list(task_ids)
+    expected = (ids.size, schema.n_classes, schema.n_values_total)
+    if counts.value_counts.shape != expected:
+        raise DataError(
+            f"counts have shape {counts.value_counts.shape}, expected {expected} for "
+            f"{ids.size} tasks on this schema"
+        )
+    if (counts.label_counts < 0).any() or (counts.value_counts < 0).any():
+        raise DataError("counts must be non-negative")
+    empty = np.zeros((0, schema.n_features), dtype=np.int32)
+    return Chunk(schema, ids, counts, empty, np.zeros(0, dtype=np.int64))
