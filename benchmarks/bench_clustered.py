@@ -20,7 +20,8 @@ import numpy as np
 
 from clusterednb import ClusteredNB, Counts, DirichletNB, FeatureSchema
 from clusterednb.inference.bhc import fit_bhc, fit_bhc_randomized
-from clusterednb.inference.gibbs import GibbsSettings, gibbs_step, initial_state, prepare
+from clusterednb.inference.gibbs_moves import gibbs_step
+from clusterednb.inference.gibbs_state import GibbsSettings, initial_state, prepare
 
 
 def planted_counts(

@@ -14,8 +14,9 @@ import clusterednb
 from clusterednb import ClusteredNB, DirichletNB
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.gibbs import initial_state, prepare, split_merge_move
 from clusterednb.inference.gibbs_kernels import task_log_score
+from clusterednb.inference.gibbs_moves import split_merge_move
+from clusterednb.inference.gibbs_state import initial_state, prepare
 from clusterednb.priors import canonical_partition, crp_log_prior, set_partitions
 from conftest import random_frame, schema_for
 

@@ -25,15 +25,15 @@ from typing import Literal
 import numpy as np
 from scipy.special import logsumexp
 
-from clusterednb.inference.gibbs import (
+from clusterednb.inference.gibbs_kernels import sweep_assignments
+from clusterednb.inference.gibbs_moves import resample_unlabelled
+from clusterednb.inference.gibbs_state import (
     GibbsData,
     GibbsState,
     feature_log_ml,
     initial_state,
     prepare,
-    resample_unlabelled,
 )
-from clusterednb.inference.gibbs_kernels import sweep_assignments
 from clusterednb.inference.labels import LabelSampler
 from clusterednb.inference.prototype_pairs import pair_log_likelihood, pairs_of, update_pair
 from clusterednb.observation import DirichletNB

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from clusterednb.inference.bhc_kernels import assign_to_sides, greedy_bhc, tree_quantities
-from clusterednb.inference.gibbs import LogGammaTables
+from clusterednb.inference.gibbs_state import LogGammaTables
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.observation import DirichletNB

@@ -14,14 +14,14 @@ from math import lgamma
 import numpy as np
 
 from clusterednb.inference.ais import crp_draw
-from clusterednb.inference.gibbs import (
+from clusterednb.inference.gibbs_kernels import merged_log_ml, move_task, task_log_score
+from clusterednb.inference.gibbs_state import (
     GibbsData,
     GibbsState,
     feature_log_ml,
     initial_state,
     prepare,
 )
-from clusterednb.inference.gibbs_kernels import merged_log_ml, move_task, task_log_score
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.observation import DirichletNB

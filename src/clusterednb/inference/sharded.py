@@ -22,19 +22,14 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from clusterednb.inference.gibbs import (
-    LogGammaTables,
-    SparseTaskCounts,
-    _Recorder,
-    _summarise,
-    partition_log_joint,
-)
+from clusterednb.inference.gibbs import _Recorder, _summarise, partition_log_joint
 from clusterednb.inference.gibbs_kernels import (
     move_task,
     new_cluster_scores,
     sample_index,
     task_log_score,
 )
+from clusterednb.inference.gibbs_state import LogGammaTables, SparseTaskCounts
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition

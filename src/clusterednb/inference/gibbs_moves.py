@@ -1,0 +1,198 @@
+"""The moves of the collapsed Gibbs sampler, each a function of ``(rng, state, data)``.
+
+1. a sweep over the tasks' cluster assignments (Neal 2000, algorithm 3; compiled);
+2. when there are unlabelled rows, a sweep over their labels given the clusters;
+3. split–merge moves over tasks (Jain & Neal 2004, restricted Gibbs launch state);
+4. the Escobar & West (1995) update of the DP concentration ``γ``.
+
+:func:`gibbs_step` composes them into one step of the chain.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import gammaln
+
+from clusterednb.inference.gibbs_kernels import (
+    merged_log_ml,
+    move_task,
+    resample_labels,
+    restricted_scan,
+    sweep_assignments,
+)
+from clusterednb.inference.gibbs_state import (
+    GibbsData,
+    GibbsSettings,
+    GibbsState,
+)
+
+_INTERMEDIATE_SCANS = 3  # restricted Gibbs scans that build a split–merge launch state
+
+
+def gibbs_step(
+    rng: np.random.Generator,
+    state: GibbsState,
+    data: GibbsData,
+    settings: GibbsSettings,
+    label_probability: np.ndarray,
+) -> dict[str, float]:
+    """One full step of the sampler; updates ``state`` in place.
+
+    ``label_probability`` (n_unlabelled, n_classes) receives this step's conditional label
+    probabilities of the unlabelled rows (overwritten). Returns information on the step.
+    """
+    sweep_assignments(
+        state.kernel_state(),
+        data.new_score,
+        np.log(state.gamma),
+        rng.random(data.n_tasks),
+        data.tasks.packed(),
+        state.cluster_cells,
+        state.cluster_totals,
+        data.tables.packed(),
+        1.0,
+    )
+    if state.labels.size:
+        resample_unlabelled(rng, state, data, label_probability, 1.0)
+    accepted = sum(split_merge_move(rng, state, data) for _ in range(settings.split_merge_moves))
+    if settings.sample_gamma:
+        state.gamma = escobar_west_gamma(
+            rng, state.gamma, state.n_clusters, data.n_tasks, settings.gamma_prior
+        )
+    return {"accepted": accepted, "n_clusters": state.n_clusters, "gamma": state.gamma}
+
+
+def resample_unlabelled(
+    rng: np.random.Generator,
+    state: GibbsState,
+    data: GibbsData,
+    label_probability: np.ndarray,
+    temperature: float,
+) -> None:
+    """Resample every unlabelled row's label (likelihood raised to ``temperature``) and
+    rebuild the tasks' counts; this sweep's conditional probabilities overwrite
+    ``label_probability`` (n_unlabelled, n_classes)."""
+    label_probability[:] = 0.0
+    resample_labels(
+        data.unlabelled_X,
+        data.unlabelled_task,
+        state.labels,
+        data.model.offsets,
+        state.assignment,
+        state.task_label_counts,
+        state.cluster_cells,
+        state.cluster_totals,
+        (data.model.alpha, data.cell_prior, data.total_prior),
+        rng.random(state.labels.size),
+        label_probability,
+        temperature,
+    )
+    data.refresh(state.labels)
+
+
+def escobar_west_gamma(
+    rng: np.random.Generator,
+    gamma: float,
+    n_clusters: int,
+    n_tasks: int,
+    prior: tuple[float, float],
+) -> float:
+    """Draw ``γ`` from its conditional given the number of clusters (Escobar & West 1995).
+
+    ``prior = (shape, rate)`` of a Gamma prior on ``γ``. Uses the auxiliary variable
+    ``η ~ Beta(γ + 1, U)`` and a two-component Gamma mixture.
+    """
+    shape, rate = prior
+    eta = rng.beta(gamma + 1.0, n_tasks)
+    posterior_rate = rate - np.log(eta)
+    odds = (shape + n_clusters - 1.0) / (n_tasks * posterior_rate)
+    extra = 1.0 if rng.random() < odds / (1.0 + odds) else 0.0
+    return float(rng.gamma(shape + n_clusters - 1.0 + extra, 1.0 / posterior_rate))
+
+
+def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsData) -> bool:
+    """One Jain & Neal (2004) split–merge Metropolis–Hastings move over tasks; True if accepted.
+
+    Two distinct tasks ``i, j`` are drawn. The other members of their clusters get a launch
+    state (random sides, then ``_INTERMEDIATE_SCANS`` restricted Gibbs scans). If ``i`` and
+    ``j`` share a cluster, one more restricted scan proposes a split; otherwise the merge is
+    proposed and the scan's probability of reproducing the current split enters the ratio.
+    """
+    n_tasks = data.n_tasks
+    if n_tasks < 2:
+        return False
+    i, j = rng.choice(n_tasks, size=2, replace=False)
+    slot_i, slot_j = int(state.assignment[i]), int(state.assignment[j])
+    members = np.flatnonzero(np.isin(state.assignment, (slot_i, slot_j)))
+    members = members[(members != i) & (members != j)]
+    cells = np.zeros((2, state.cluster_cells.shape[1]), dtype=np.int64)
+    totals = np.zeros((2, state.cluster_totals.shape[1]), dtype=np.int64)
+    sizes = np.zeros(2, dtype=np.int64)
+    side = rng.integers(0, 2, size=members.size)
+    tasks, tables = data.tasks.packed(), data.tables.packed()
+    for task, s in zip((i, j, *members), (0, 1, *side), strict=True):
+        move_task(task, s, 1, tasks, cells, totals)
+        sizes[s] += 1
+    free_choice = np.full(members.size, -1, dtype=np.int64)
+
+    def scan(forced: np.ndarray) -> float:
+        return restricted_scan(
+            members,
+            side,
+            cells,
+            totals,
+            sizes,
+            forced,
+            rng.random(members.size),
+            tasks,
+            tables,
+        )
+
+    for _ in range(_INTERMEDIATE_SCANS):
+        scan(free_choice)
+    if slot_i == slot_j:
+        log_q = scan(free_choice)  # the proposed split; the ratio is evaluated on it
+        log_ratio = _log_split_ratio(state.gamma, sizes, cells, totals, 0, 1, data) - log_q
+        if np.log(rng.random()) >= log_ratio:
+            return False
+        new_slot = state.take_free_slot()
+        state.assignment[members[side == 0]] = new_slot
+        state.assignment[i] = new_slot
+        state.cluster_cells[[new_slot, slot_j]] = cells
+        state.cluster_totals[[new_slot, slot_j]] = totals
+        state.sizes[[new_slot, slot_j]] = sizes
+        return True
+    log_q = scan((state.assignment[members] == slot_j).astype(np.int64))
+    log_ratio = log_q - _log_split_ratio(
+        state.gamma,
+        state.sizes[[slot_i, slot_j]],
+        state.cluster_cells,
+        state.cluster_totals,
+        slot_i,
+        slot_j,
+        data,
+    )
+    if np.log(rng.random()) >= log_ratio:
+        return False
+    state.merge_into(slot_i, slot_j)
+    return True
+
+
+def _log_split_ratio(
+    gamma: float,
+    sizes: np.ndarray,
+    cells: np.ndarray,
+    totals: np.ndarray,
+    a: int,
+    b: int,
+    data: GibbsData,
+) -> float:
+    """``log [P(split) L(split)] − log [P(merged) L(merged)]`` for clusters in rows a and b."""
+    tables = data.tables.packed()
+    log_prior = np.log(gamma) + gammaln(sizes).sum() - gammaln(sizes.sum())
+    log_like = (
+        merged_log_ml(cells, totals, a, -1, tables)
+        + merged_log_ml(cells, totals, b, -1, tables)
+        - merged_log_ml(cells, totals, a, b, tables)
+    )
+    return float(log_prior + log_like)

@@ -1,0 +1,288 @@
+"""The collapsed Gibbs sampler's data and state: sparse task counts, lgamma tables, clusters.
+
+:class:`GibbsData` holds what does not change during a fit (each task's non-zero counts,
+look-up tables of ``log Γ``); :class:`GibbsState` what the moves change (assignments,
+cluster statistics, free cluster slots). :func:`prepare` and :func:`initial_state` build
+them; :func:`feature_log_ml` is the state's feature log marginal likelihood.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import gammaln
+
+from clusterednb.inference.gibbs_kernels import merged_log_ml, new_cluster_scores
+from clusterednb.observation import DirichletNB
+from clusterednb.special import segment_sum
+from clusterednb.stats import Counts
+
+_TABLE_ENTRIES = 1 << 24  # cap on the size of each lgamma look-up table
+
+
+@dataclass(frozen=True)
+class GibbsSettings:
+    """Sampler settings (see :class:`clusterednb.ClusteredNB` for their meaning)."""
+
+    n_sweeps: int = 200
+    burn_in: int = 50
+    thin: int = 1
+    sample_gamma: bool = False
+    gamma_prior: tuple[float, float] = (1.0, 1.0)
+    split_merge_moves: int = 3
+    progress: bool = False
+
+
+@dataclass
+class SparseTaskCounts:
+    """Non-zero value cells and feature totals of each task, in CSR form.
+
+    ``cell_key`` indexes ``c * V + v``; ``total_key`` indexes ``c * F + f``.
+    """
+
+    cell_ptr: np.ndarray
+    cell_key: np.ndarray
+    cell_count: np.ndarray
+    total_ptr: np.ndarray
+    total_key: np.ndarray
+    total_count: np.ndarray
+
+    @classmethod
+    def from_dense(cls, value_counts: np.ndarray, offsets: np.ndarray) -> SparseTaskCounts:
+        """From value counts of shape (n_tasks, n_classes, n_values_total)."""
+        n_tasks = value_counts.shape[0]
+        cells = value_counts.reshape(n_tasks, -1)
+        totals = segment_sum(value_counts, offsets).reshape(n_tasks, -1)
+        task_c, key_c = np.nonzero(cells)
+        task_t, key_t = np.nonzero(totals)
+        bounds = np.arange(n_tasks + 1)
+        return cls(
+            np.searchsorted(task_c, bounds),
+            key_c.astype(np.int64),
+            cells[task_c, key_c],
+            np.searchsorted(task_t, bounds),
+            key_t.astype(np.int64),
+            totals[task_t, key_t],
+        )
+
+    def packed(self) -> tuple[np.ndarray, ...]:
+        """The ``tasks`` tuple the kernels take (see :mod:`.gibbs_kernels`)."""
+        return (
+            self.cell_ptr,
+            self.cell_key,
+            self.cell_count,
+            self.total_ptr,
+            self.total_key,
+            self.total_count,
+        )
+
+
+@dataclass
+class LogGammaTables:
+    """``lgamma(base + count)`` tables, one row per distinct prior value."""
+
+    cell_row: np.ndarray
+    cell_table: np.ndarray
+    cell_base: np.ndarray
+    total_row: np.ndarray
+    total_table: np.ndarray
+    total_base: np.ndarray
+    cell_step: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cell_step = np.diff(self.cell_table, axis=1)
+
+    @classmethod
+    def build(
+        cls, cell_prior: np.ndarray, total_prior: np.ndarray, max_count: int
+    ) -> LogGammaTables:
+        """Tables for counts ``0 .. max_count`` (capped; larger counts call lgamma)."""
+        parts = []
+        for prior in (cell_prior, total_prior):
+            base, row = np.unique(prior, return_inverse=True)
+            length = int(min(max_count + 1, max(_TABLE_ENTRIES // base.size, 1)))
+            parts += [row.astype(np.int64), gammaln(base[:, None] + np.arange(length)), base]
+        return cls(*parts)
+
+    def packed(self) -> tuple[np.ndarray, ...]:
+        """The ``tables`` tuple the kernels take (see :mod:`.gibbs_kernels`)."""
+        return (
+            self.cell_row,
+            self.cell_table,
+            self.cell_base,
+            self.total_row,
+            self.total_table,
+            self.total_base,
+            self.cell_step,
+        )
+
+
+@dataclass
+class GibbsData:
+    """Everything a step reads but does not change (except the rebuilt task counts)."""
+
+    model: DirichletNB
+    labelled_value_counts: np.ndarray  # (U, C, V)
+    labelled_label_counts: np.ndarray  # (U, C)
+    unlabelled_X: np.ndarray  # (R, F) codes
+    unlabelled_task: np.ndarray  # (R,)
+    cell_prior: np.ndarray  # (C * V,)
+    total_prior: np.ndarray  # (C * F,)
+    tables: LogGammaTables
+    tasks: SparseTaskCounts = field(init=False)
+    new_score: np.ndarray = field(init=False)
+
+    @property
+    def n_tasks(self) -> int:
+        return int(self.labelled_label_counts.shape[0])
+
+    def refresh(self, labels: np.ndarray) -> np.ndarray:
+        """Rebuild the tasks' counts with the unlabelled rows at ``labels``; return label counts."""
+        schema = self.model.schema
+        value_counts, label_counts = self.labelled_value_counts, self.labelled_label_counts
+        if labels.size:
+            extra = Counts.from_codes(
+                self.unlabelled_X,
+                labels,
+                self.unlabelled_task,
+                n_tasks=self.n_tasks,
+                n_classes=schema.n_classes,
+                offsets=schema.offsets,
+            )
+            value_counts = value_counts + extra.value_counts
+            label_counts = label_counts + extra.label_counts
+        self.tasks = SparseTaskCounts.from_dense(value_counts, schema.offsets)
+        self.new_score = new_cluster_scores(self.tasks.packed(), self.tables.packed())
+        return label_counts.copy()
+
+
+@dataclass
+class GibbsState:
+    """The sampler's state; :func:`gibbs_step` updates it in place and returns it."""
+
+    assignment: np.ndarray  # (U,) cluster slot of each task, -1 = not yet placed
+    sizes: np.ndarray  # (U,)
+    active: np.ndarray  # (U,) occupied slots in active[:counters[0]]
+    position: np.ndarray  # (U,) index of a slot in active
+    free: np.ndarray  # (U,) empty slots in free[:counters[1]]
+    counters: np.ndarray  # (2,) [n_active, n_free]
+    cluster_cells: np.ndarray  # (U, C * V)
+    cluster_totals: np.ndarray  # (U, C * F)
+    labels: np.ndarray  # (R,) current labels of the unlabelled rows
+    task_label_counts: np.ndarray  # (U, C) including the unlabelled rows' current labels
+    gamma: float
+
+    def kernel_state(self) -> tuple[np.ndarray, ...]:
+        """The ``state`` tuple of :func:`.gibbs_kernels.sweep_assignments` (views, not copies)."""
+        return (self.assignment, self.sizes, self.active, self.position, self.free, self.counters)
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.counters[0])
+
+    def active_slots(self) -> np.ndarray:
+        return self.active[: self.counters[0]]
+
+    def take_free_slot(self) -> int:
+        self.counters[1] -= 1
+        slot = int(self.free[self.counters[1]])
+        self.active[self.counters[0]] = slot
+        self.position[slot] = self.counters[0]
+        self.counters[0] += 1
+        return slot
+
+    def merge_into(self, source: int, target: int) -> None:
+        """Move every task of cluster ``source`` to cluster ``target`` and free ``source``."""
+        self.assignment[self.assignment == source] = target
+        self.cluster_cells[target] += self.cluster_cells[source]
+        self.cluster_totals[target] += self.cluster_totals[source]
+        self.sizes[target] += self.sizes[source]
+        self.cluster_cells[source] = 0
+        self.cluster_totals[source] = 0
+        self.sizes[source] = 0
+        self.release_slot(source)
+
+    def release_slot(self, slot: int) -> None:
+        last = self.active[self.counters[0] - 1]
+        self.active[self.position[slot]] = last
+        self.position[last] = self.position[slot]
+        self.counters[0] -= 1
+        self.free[self.counters[1]] = slot
+        self.counters[1] += 1
+
+
+def prepare(
+    model: DirichletNB, counts: Counts, unlabelled_X: np.ndarray, unlabelled_task: np.ndarray
+) -> GibbsData:
+    """Sampler inputs from per-task labelled counts and the unlabelled rows."""
+    schema = model.schema
+    cell_prior = model.beta.ravel()
+    total_prior = segment_sum(model.beta, schema.offsets).ravel()
+    max_count = int(counts.label_counts.sum()) + unlabelled_X.shape[0]
+    return GibbsData(
+        model=model,
+        labelled_value_counts=counts.value_counts,
+        labelled_label_counts=counts.label_counts,
+        unlabelled_X=np.ascontiguousarray(unlabelled_X, dtype=np.int64),
+        unlabelled_task=np.ascontiguousarray(unlabelled_task, dtype=np.int64),
+        cell_prior=cell_prior,
+        total_prior=total_prior,
+        tables=LogGammaTables.build(cell_prior, total_prior, max_count),
+    )
+
+
+def initial_state(
+    rng: np.random.Generator, data: GibbsData, gamma: float, assignment: np.ndarray | None = None
+) -> GibbsState:
+    """A state with unlabelled rows' labels drawn uniformly and tasks placed per ``assignment``.
+
+    Tasks with ``assignment == -1`` (all of them by default) are placed by the first sweep.
+    """
+    schema = data.model.schema
+    n_tasks = data.n_tasks
+    labels = rng.integers(0, schema.n_classes, size=data.unlabelled_X.shape[0]).astype(np.int64)
+    label_counts = data.refresh(labels)
+    state = GibbsState(
+        assignment=np.full(n_tasks, -1, dtype=np.int64),
+        sizes=np.zeros(n_tasks, dtype=np.int64),
+        active=np.zeros(n_tasks, dtype=np.int64),
+        position=np.zeros(n_tasks, dtype=np.int64),
+        free=np.arange(n_tasks, dtype=np.int64)[::-1].copy(),
+        counters=np.array([0, n_tasks], dtype=np.int64),
+        cluster_cells=np.zeros((n_tasks, schema.n_classes * schema.n_values_total), np.int64),
+        cluster_totals=np.zeros((n_tasks, schema.n_classes * schema.n_features), np.int64),
+        labels=labels,
+        task_label_counts=label_counts,
+        gamma=float(gamma),
+    )
+    if assignment is not None:
+        slot_of_label: dict[int, int] = {}
+        for task, label in enumerate(assignment):
+            if label < 0:
+                continue
+            if label not in slot_of_label:
+                slot_of_label[label] = state.take_free_slot()
+            _move(state, data, task, slot_of_label[label], +1)
+    return state
+
+
+def _move(state: GibbsState, data: GibbsData, task: int, slot: int, sign: int) -> None:
+    t = data.tasks
+    cells = slice(t.cell_ptr[task], t.cell_ptr[task + 1])
+    totals = slice(t.total_ptr[task], t.total_ptr[task + 1])
+    state.cluster_cells[slot, t.cell_key[cells]] += sign * t.cell_count[cells]
+    state.cluster_totals[slot, t.total_key[totals]] += sign * t.total_count[totals]
+    state.sizes[slot] += sign
+    state.assignment[task] = slot if sign > 0 else -1
+
+
+def feature_log_ml(state: GibbsState, data: GibbsData) -> float:
+    """``Σ_k Σ_{y,f} log DM(N[k, y, f]; β)`` over the occupied clusters of ``state``."""
+    tables = data.tables.packed()
+    return float(
+        sum(
+            merged_log_ml(state.cluster_cells, state.cluster_totals, int(slot), -1, tables)
+            for slot in state.active_slots()
+        )
+    )
