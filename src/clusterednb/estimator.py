@@ -17,7 +17,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from clusterednb import semi_supervised, training_data
-from clusterednb.data.schema import FeatureSchema, as_vector
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.data.values import as_vector
 from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
 from clusterednb.exceptions import CNBError, NotFittedError
 from clusterednb.inference.posterior import Posterior

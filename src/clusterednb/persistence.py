@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 from filelock import FileLock, Timeout
 
-from clusterednb.data.schema import FeatureSchema, _check_json_scalars
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.data.values import check_json_scalars
 from clusterednb.exceptions import CNBError, ModelFileError, NotFittedError, SchemaError
 from clusterednb.model_state import ModelRecord
 from clusterednb.version import __version__
@@ -127,7 +128,7 @@ def save_model(model: Any, path: str | Path) -> None:
         raise NotFittedError(f"cannot save an unfitted {type(model).__name__}")
     state, arrays = model._state()
     task_ids = model.task_ids_.tolist()
-    _check_json_scalars(task_ids, "task ids")
+    check_json_scalars(task_ids, "task ids")
     metadata = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,

@@ -16,9 +16,9 @@ import pandas as pd
 
 from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
 from clusterednb.data.guards import check_count_size, warn_suspicious_columns
-from clusterednb.data.io import as_feature_input
-from clusterednb.data.schema import FeatureSchema, as_vector, ordered_unique
+from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.text import as_document_term, document_counts, document_schema
+from clusterednb.data.values import as_feature_input, as_vector, ordered_unique
 from clusterednb.exceptions import CNBError, DataError, SchemaError
 from clusterednb.stats import Counts
 

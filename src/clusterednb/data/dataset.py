@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from clusterednb.data.io import as_feature_input, check_columns_exist, read_table
-from clusterednb.data.schema import FeatureSchema, HandleUnknown, as_vector, is_missing
+from clusterednb.data.io import check_columns_exist, read_table
+from clusterednb.data.schema import FeatureSchema, HandleUnknown
+from clusterednb.data.values import as_feature_input, as_vector, is_missing
 from clusterednb.exceptions import DataError
 
 

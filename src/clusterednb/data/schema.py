@@ -8,103 +8,28 @@ are needed.
 
 from __future__ import annotations
 
-import math
-import warnings
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from clusterednb.data.io import FeatureInput, feature_column, feature_names_of
-from clusterednb.exceptions import DataError, SchemaError, UnknownCategoryWarning
-from clusterednb.kernels import integer_codes, integer_presence
+from clusterednb.data.values import (
+    FeatureInput,
+    as_vector,
+    check_json_scalars,
+    feature_column,
+    feature_names_of,
+    merge_ordered,
+    ordered_unique,
+    to_python_scalar,
+)
+from clusterednb.exceptions import SchemaError
+from clusterednb.kernels import integer_presence
 
 _INTEGER_FAST_LIMIT = 4096
 HandleUnknown = Literal["warn", "error", "ignore"]
-_HANDLE_UNKNOWN = ("warn", "error", "ignore")
-
-
-def to_python_scalar(value: Any) -> Any:
-    """Return a plain Python scalar for a numpy scalar; leave anything else unchanged.
-
-    Integral floats become ``int`` so that a column read with NaNs (float) and one read
-    without (int) give the same categories.
-    """
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def as_vector(values: Any) -> np.ndarray:
-    """A 1-D array of ``values`` in their own dtype; tuples and other containers stay elements.
-
-    Numeric input keeps its numeric dtype (fast hashing and missing-value checks).
-    """
-    if values is None:
-        raise DataError("expected a 1-D sequence, got None")
-    if isinstance(values, pd.Series | pd.Index):
-        return values.to_numpy()
-    if not isinstance(values, np.ndarray) and hasattr(values, "__array__"):
-        values = np.asarray(values)  # array-likes that are not sequences
-    if isinstance(values, np.ndarray):
-        if values.ndim != 1:
-            raise DataError(f"expected a 1-D array, got shape {values.shape}")
-        return values
-    if isinstance(values, pd.DataFrame):
-        raise DataError(f"expected a 1-D sequence, got a DataFrame of shape {values.shape}")
-    items = list(values)
-    if any(isinstance(v, tuple | list) for v in items):
-        vector = np.empty(len(items), dtype=object)
-        vector[:] = items
-        return vector
-    return pd.Series(items, dtype=None if items else object).to_numpy()
-
-
-def is_missing(values: np.ndarray) -> np.ndarray:
-    """Boolean mask of missing entries (``None``, ``NaN``, ``pd.NA``, ``NaT``)."""
-    return np.asarray(pd.isna(values), dtype=bool)
-
-
-def ordered_unique(values: Iterable[Hashable]) -> tuple[Any, ...]:
-    """Distinct non-missing values as Python scalars, sorted when they are comparable.
-
-    Values of mixed, incomparable types keep their order of first appearance.
-    """
-    array = values if isinstance(values, np.ndarray) else as_vector(values)
-    if array.dtype.kind in "iub" and array.size:
-        if array.dtype.kind == "b":
-            return tuple(bool(v) for v in np.unique(array))
-        low, high = int(array.min()), int(array.max())
-        if low >= 0 and high < 1 << 20:
-            return tuple(int(v) for v in np.flatnonzero(np.bincount(array)))
-        return tuple(int(v) for v in np.unique(array))
-    present = array[~is_missing(array)]
-    try:
-        unique = pd.unique(present.ravel()) if present.size else np.array([], dtype=object)
-    except TypeError as error:
-        raise SchemaError(f"values must be hashable categories: {error}") from error
-    scalars: list[Any] = []
-    seen: set[Any] = set()
-    for value in unique:
-        scalar = to_python_scalar(value)
-        if scalar not in seen:
-            seen.add(scalar)
-            scalars.append(scalar)
-    try:
-        return tuple(sorted(scalars))
-    except TypeError:
-        return tuple(scalars)
-
-
-def _check_handle_unknown(handle_unknown: str) -> None:
-    if handle_unknown not in _HANDLE_UNKNOWN:
-        raise SchemaError(
-            f"handle_unknown must be one of {_HANDLE_UNKNOWN}, got {handle_unknown!r}"
-        )
 
 
 @dataclass(frozen=True)
@@ -275,13 +200,13 @@ class FeatureSchema:
         categories = tuple(
             cats
             if name in self.bin_edges
-            else _merge_ordered(cats, ordered_unique(feature_column(features, f, name)))
+            else merge_ordered(cats, ordered_unique(feature_column(features, f, name)))
             for f, (name, cats) in enumerate(zip(self.feature_names, self.categories, strict=True))
         )
         if classes is not None:  # declared classes are fixed, as in :meth:`infer`
-            new_classes = _merge_ordered(self.classes, tuple(to_python_scalar(c) for c in classes))
+            new_classes = merge_ordered(self.classes, tuple(to_python_scalar(c) for c in classes))
         elif labels is not None:
-            new_classes = _merge_ordered(self.classes, ordered_unique(as_vector(labels)))
+            new_classes = merge_ordered(self.classes, ordered_unique(as_vector(labels)))
         else:
             new_classes = self.classes
         return FeatureSchema(self.feature_names, categories, new_classes, self.bin_edges)
@@ -308,133 +233,20 @@ class FeatureSchema:
     def encode_features(
         self, features: FeatureInput, handle_unknown: HandleUnknown = "warn"
     ) -> np.ndarray:
-        """Encode feature columns as integer codes.
+        """Integer codes of feature columns, shape (n_rows, n_features), int32; -1 where a
+        value is missing or unknown (see :func:`clusterednb.data.encode.encode_features`)."""
+        from clusterednb.data.encode import encode_features
 
-        Parameters
-        ----------
-        features : DataFrame or ndarray of shape (n_rows, n_features)
-            A DataFrame must have exactly the schema's feature columns (any order); an
-            array's columns are the features in schema order.
-        handle_unknown : {"warn", "error", "ignore"}
-            A category not in the schema is treated as missing (code -1); ``"warn"`` counts
-            such values and reports them in an :class:`UnknownCategoryWarning`, ``"error"``
-            raises :class:`SchemaError` naming the column, row and value.
-
-        Returns
-        -------
-        ndarray of shape (n_rows, n_features), dtype int32
-            Category codes, -1 where the value is missing or unknown.
-        """
-        _check_handle_unknown(handle_unknown)
-        self.check_input(features)
-        if self._is_integer_range(features):
-            codes = np.empty(features.shape, dtype=np.int32)
-            n_unknown = integer_codes(np.ascontiguousarray(features), self.n_values, codes)
-            unknown_cells = codes < 0 if n_unknown else None
-        else:
-            codes = np.empty((len(features), self.n_features), dtype=np.int32)
-            unknown_cells = np.zeros(codes.shape, dtype=bool)
-            for f, name in enumerate(self.feature_names):
-                codes[:, f], unknown_cells[:, f] = self._encode_column(
-                    f, feature_column(features, f, name)
-                )
-        if unknown_cells is not None and unknown_cells.any():
-            self._report_unknown(features, unknown_cells, handle_unknown)
-        return codes
-
-    def _is_integer_range(self, features: FeatureInput) -> bool:
-        """Whether ``features`` is an integer array whose categories are ``0 .. V_f - 1``."""
-        return (
-            isinstance(features, np.ndarray)
-            and features.dtype.kind in "iu"
-            and not self.bin_edges
-            and all(cats == tuple(range(len(cats))) for cats in self.categories)
-        )
-
-    def _report_unknown(
-        self, features: FeatureInput, unknown_cells: np.ndarray, handle_unknown: HandleUnknown
-    ) -> None:
-        unknown_report: list[str] = []
-        for f, name in enumerate(self.feature_names):
-            unknown = unknown_cells[:, f]
-            column = feature_column(features, f, name)
-            if unknown.any():
-                rows = np.flatnonzero(unknown)
-                examples = ordered_unique(column[rows])[:3]
-                if handle_unknown == "error":
-                    value = to_python_scalar(column[rows[0]])
-                    raise SchemaError(
-                        f"column {name!r}, row {int(rows[0])}: value {value!r} is not a "
-                        f"known category of this feature (known: {_preview(self.categories[f])})"
-                    )
-                unknown_report.append(f"{name!r}: {rows.size} values such as {list(examples)}")
-        if unknown_report and handle_unknown == "warn":
-            warnings.warn(
-                "categories never seen in training were treated as missing: "
-                + "; ".join(unknown_report),
-                UnknownCategoryWarning,
-                stacklevel=4,
-            )
-
-    def _encode_column(self, f: int, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Codes of one column and the mask of values that are present but unknown."""
-        name = self.feature_names[f]
-        cats = self.categories[f]
-        if name in self.bin_edges:
-            numbers = pd.to_numeric(pd.Series(column), errors="coerce").to_numpy(dtype=float)
-            bad = np.isnan(numbers) & ~is_missing(column)
-            if bad.any():
-                row = int(np.flatnonzero(bad)[0])
-                value = to_python_scalar(column[row])
-                raise SchemaError(
-                    f"column {name!r}, row {row}: value {value!r} is not a number "
-                    "(this feature is discretised)"
-                )
-            codes = np.searchsorted(np.asarray(self.bin_edges[name]), numbers, side="right")
-            codes = np.where(np.isnan(numbers), -1, codes).astype(np.int32)
-            return codes, np.zeros(column.shape, dtype=bool)
-        if column.dtype.kind in "iu" and cats == tuple(range(len(cats))):
-            inside = (column >= 0) & (column < len(cats))
-            return np.where(inside, column, -1).astype(np.int32), ~inside
-        codes = _index_of(cats, column)
-        missing = is_missing(column)
-        return codes.astype(np.int32), (codes < 0) & ~missing
+        return encode_features(self, features, handle_unknown)
 
     def encode_labels(
         self, labels: Sequence[Any] | np.ndarray, column: str = "label"
     ) -> np.ndarray:
-        """Encode label values as class codes.
+        """Class codes of labels, shape (n_rows,), int64; -1 for unlabelled rows (see
+        :func:`clusterednb.data.encode.encode_labels`)."""
+        from clusterednb.data.encode import encode_labels
 
-        Parameters
-        ----------
-        labels : array-like of shape (n_rows,)
-            Label values; missing ones (None, NaN) mean "unlabelled".
-        column : str
-            Name used in error messages.
-
-        Returns
-        -------
-        ndarray of shape (n_rows,), dtype int64
-            Class codes, -1 for unlabelled rows.
-
-        Raises
-        ------
-        SchemaError
-            If a present label is not one of the schema's classes.
-        """
-        values = as_vector(labels)
-        if values.ndim != 1:
-            raise SchemaError(f"{column} must be 1-D, got shape {values.shape}")
-        codes = _index_of(self.classes, values)
-        unknown = (codes < 0) & ~is_missing(values)
-        if unknown.any():
-            row = int(np.flatnonzero(unknown)[0])
-            value = to_python_scalar(values[row])
-            raise SchemaError(
-                f"{column} value {value!r} in row {row} is not one of the classes "
-                f"{list(self.classes)}"
-            )
-        return codes.astype(np.int64)
+        return encode_labels(self, labels, column)
 
     def check_input(self, features: FeatureInput) -> None:
         """Raise unless ``features`` has exactly the schema's feature columns."""
@@ -468,8 +280,8 @@ class FeatureSchema:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready representation; see :meth:`from_dict`."""
         for name, cats in zip(self.feature_names, self.categories, strict=True):
-            _check_json_scalars(cats, f"categories of feature {name!r}")
-        _check_json_scalars(self.classes, "classes")
+            check_json_scalars(cats, f"categories of feature {name!r}")
+        check_json_scalars(self.classes, "classes")
         return {
             "feature_names": list(self.feature_names),
             "categories": [list(c) for c in self.categories],
@@ -499,38 +311,3 @@ def _integer_array_categories(features: FeatureInput) -> tuple[tuple[int, ...], 
     if not in_range:
         return None
     return tuple(tuple(int(v) for v in np.flatnonzero(row)) for row in presence)
-
-
-def _index_of(known: Sequence[Any], values: np.ndarray) -> np.ndarray:
-    """Position of each value in ``known`` (-1 where absent); dtypes are inferred by pandas."""
-    index = pd.Index(list(known)) if known else pd.Index([], dtype=object)
-    if values.dtype == object:
-        return index.get_indexer(pd.Index(values, dtype=object))
-    return index.get_indexer(values)
-
-
-def _merge_ordered(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any, ...]:
-    known = set(first)
-    merged = list(first) + [c for c in second if c not in known]
-    if len(merged) == len(first):
-        return first
-    try:
-        return tuple(sorted(merged))
-    except TypeError:
-        return tuple(merged)
-
-
-def _preview(values: Sequence[Any], limit: int = 8) -> str:
-    shown = ", ".join(repr(v) for v in values[:limit])
-    return f"[{shown}{', ...' if len(values) > limit else ''}]"
-
-
-def _check_json_scalars(values: Iterable[Any], what: str) -> None:
-    for value in values:
-        if isinstance(value, float) and not math.isfinite(value):
-            raise SchemaError(f"{what}: {value!r} cannot be saved")
-        if not isinstance(value, str | int | float | bool):
-            raise SchemaError(
-                f"{what}: value {value!r} of type {type(value).__name__} cannot be saved as "
-                "plain data; use strings, integers, floats or booleans"
-            )

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.data.dataset import TaskDataset, factorize_tasks
-from clusterednb.data.schema import FeatureSchema, ordered_unique
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.data.values import ordered_unique
 from clusterednb.exceptions import DataError
 from clusterednb.stats import Counts
 

@@ -1,0 +1,181 @@
+"""Values as the library sees them: vectors, missing values, categories, feature columns.
+
+The lowest room of :mod:`clusterednb.data`: every other data module reads raw input through
+these functions, so a column is extracted and checked in one place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.exceptions import DataError, SchemaError
+
+FeatureInput = pd.DataFrame | np.ndarray
+
+
+def as_feature_input(
+    X: Any, n_features: int | None = None, owner: str = "the schema"
+) -> FeatureInput:
+    """Check an estimator's ``X``: a DataFrame, or a 2-D array whose columns are the features.
+
+    Parameters
+    ----------
+    X : DataFrame or array-like of shape (n_rows, n_features)
+    n_features : int, optional
+        Required number of columns of an array.
+    owner : str
+        Who expects them (named in the error, e.g. the estimator's class name).
+
+    Returns
+    -------
+    DataFrame (columns renamed to str) or 2-D ndarray
+    """
+    if isinstance(X, pd.DataFrame):
+        if all(isinstance(c, str) for c in X.columns):
+            return X
+        return X.rename(columns=str)
+    if hasattr(X, "tocsr") or hasattr(X, "sparse"):  # scipy.sparse / pandas sparse
+        raise DataError(
+            "sparse input is not supported for categorical features; pass a dense array or "
+            "a DataFrame"
+        )
+    array = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+    if array.ndim != 2:
+        raise DataError(
+            f"X must be 2-D (n_rows, n_features), got an array of shape {array.shape}. "
+            "Reshape your data to one row per example"
+        )
+    if n_features is not None and array.shape[1] != n_features:
+        raise DataError(
+            f"X has {array.shape[1]} features, but {owner} is expecting {n_features} features "
+            "as input"
+        )
+    return array
+
+
+def feature_names_of(features: FeatureInput) -> list[str]:
+    """Column names of a DataFrame, or ``x0, x1, ...`` for an array."""
+    if isinstance(features, pd.DataFrame):
+        return [str(c) for c in features.columns]
+    return [f"x{j}" for j in range(features.shape[1])]
+
+
+def feature_column(features: FeatureInput, index: int, name: str) -> np.ndarray:
+    """The values of one feature: column ``name`` of a DataFrame or column ``index`` of an array."""
+    if isinstance(features, pd.DataFrame):
+        return features[name].to_numpy()
+    return features[:, index]
+
+
+def to_python_scalar(value: Any) -> Any:
+    """Return a plain Python scalar for a numpy scalar; leave anything else unchanged.
+
+    Integral floats become ``int`` so that a column read with NaNs (float) and one read
+    without (int) give the same categories.
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def as_vector(values: Any) -> np.ndarray:
+    """A 1-D array of ``values`` in their own dtype; tuples and other containers stay elements.
+
+    Numeric input keeps its numeric dtype (fast hashing and missing-value checks).
+    """
+    if values is None:
+        raise DataError("expected a 1-D sequence, got None")
+    if isinstance(values, pd.Series | pd.Index):
+        return values.to_numpy()
+    if not isinstance(values, np.ndarray) and hasattr(values, "__array__"):
+        values = np.asarray(values)  # array-likes that are not sequences
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise DataError(f"expected a 1-D array, got shape {values.shape}")
+        return values
+    if isinstance(values, pd.DataFrame):
+        raise DataError(f"expected a 1-D sequence, got a DataFrame of shape {values.shape}")
+    items = list(values)
+    if any(isinstance(v, tuple | list) for v in items):
+        vector = np.empty(len(items), dtype=object)
+        vector[:] = items
+        return vector
+    return pd.Series(items, dtype=None if items else object).to_numpy()
+
+
+def is_missing(values: np.ndarray) -> np.ndarray:
+    """Boolean mask of missing entries (``None``, ``NaN``, ``pd.NA``, ``NaT``)."""
+    return np.asarray(pd.isna(values), dtype=bool)
+
+
+def ordered_unique(values: Iterable[Hashable]) -> tuple[Any, ...]:
+    """Distinct non-missing values as Python scalars, sorted when they are comparable.
+
+    Values of mixed, incomparable types keep their order of first appearance.
+    """
+    array = values if isinstance(values, np.ndarray) else as_vector(values)
+    if array.dtype.kind in "iub" and array.size:
+        if array.dtype.kind == "b":
+            return tuple(bool(v) for v in np.unique(array))
+        low, high = int(array.min()), int(array.max())
+        if low >= 0 and high < 1 << 20:
+            return tuple(int(v) for v in np.flatnonzero(np.bincount(array)))
+        return tuple(int(v) for v in np.unique(array))
+    present = array[~is_missing(array)]
+    try:
+        unique = pd.unique(present.ravel()) if present.size else np.array([], dtype=object)
+    except TypeError as error:
+        raise SchemaError(f"values must be hashable categories: {error}") from error
+    scalars: list[Any] = []
+    seen: set[Any] = set()
+    for value in unique:
+        scalar = to_python_scalar(value)
+        if scalar not in seen:
+            seen.add(scalar)
+            scalars.append(scalar)
+    try:
+        return tuple(sorted(scalars))
+    except TypeError:
+        return tuple(scalars)
+
+
+def index_of(known: Sequence[Any], values: np.ndarray) -> np.ndarray:
+    """Position of each value in ``known`` (-1 where absent); dtypes are inferred by pandas."""
+    index = pd.Index(list(known)) if known else pd.Index([], dtype=object)
+    if values.dtype == object:
+        return index.get_indexer(pd.Index(values, dtype=object))
+    return index.get_indexer(values)
+
+
+def merge_ordered(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any, ...]:
+    known = set(first)
+    merged = list(first) + [c for c in second if c not in known]
+    if len(merged) == len(first):
+        return first
+    try:
+        return tuple(sorted(merged))
+    except TypeError:
+        return tuple(merged)
+
+
+def preview(values: Sequence[Any], limit: int = 8) -> str:
+    shown = ", ".join(repr(v) for v in values[:limit])
+    return f"[{shown}{', ...' if len(values) > limit else ''}]"
+
+
+def check_json_scalars(values: Iterable[Any], what: str) -> None:
+    for value in values:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise SchemaError(f"{what}: {value!r} cannot be saved")
+        if not isinstance(value, str | int | float | bool):
+            raise SchemaError(
+                f"{what}: value {value!r} of type {type(value).__name__} cannot be saved as "
+                "plain data; use strings, integers, floats or booleans"
+            )
