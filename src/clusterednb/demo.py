@@ -159,7 +159,7 @@ def run_demo(seed: int = 0, out: str | Path = "demo-output", jobs: int = 2) -> P
     _plot_log_odds(contributions, out / "demo_log_odds.png")
 
     user = contrasting[1]
-    pending = sorted((world / "pending" / user).glob("*.ics"))[0]
+    pending = sorted((world / "pending" / user).glob("request-*.ics"))[0]
     decision = decide(
         gibbs,
         pending,
@@ -169,7 +169,8 @@ def run_demo(seed: int = 0, out: str | Path = "demo-output", jobs: int = 2) -> P
         cost_false_accept=1.0,
         cost_false_decline=4.0,
     )
-    reply_path = pending.with_name(pending.stem + "-reply.ics")
+    reply_path = world / "replies" / f"{user}-{pending.stem}-reply.ics"
+    reply_path.parent.mkdir(exist_ok=True)
     reply_path.write_bytes(decision.reply)
     print(f"\nInvitation {pending.relative_to(out)} for {user} (false decline 4× worse):")
     print(decision.summary())

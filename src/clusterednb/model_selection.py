@@ -35,7 +35,7 @@ class WithinTaskKFold(BaseCrossValidator):
     >>> tasks = np.repeat(["ann", "bob"], 4)
     >>> y = np.array([0, 1, 0, 1, 0, 0, 1, 1])
     >>> folds = list(WithinTaskKFold(n_splits=2, random_state=0).split(y, y, groups=tasks))
-    >>> [sorted(set(tasks[test])) for _, test in folds]
+    >>> [sorted(set(tasks[test].tolist())) for _, test in folds]
     [['ann', 'bob'], ['ann', 'bob']]
     """
 
