@@ -159,7 +159,8 @@ def run_demo(seed: int = 0, out: str | Path = "demo-output", jobs: int = 2) -> P
     _plot_log_odds(contributions, out / "demo_log_odds.png")
 
     user = contrasting[1]
-    pending = sorted((world / "pending" / user).glob("request-*.ics"))[0]
+    requests = (world / "pending" / user).glob("request-*.ics")
+    pending = sorted(p for p in requests if p.stem.removeprefix("request-").isdigit())[0]
     decision = decide(
         gibbs,
         pending,
