@@ -390,3 +390,43 @@ def test_without_semi_supervision_unlabelled_rows_change_nothing(planted):
     assert semi.unlabelled_proba_.shape == ((~labelled).sum(), 2)
     truth = y.to_numpy()[~labelled]
     assert np.mean(semi.unlabelled_proba_.argmax(axis=1) == truth) > 0.8
+
+
+@pytest.mark.parametrize("engine", ["exact", "bhc", "search", "gibbs"])
+def test_an_engine_refuses_an_observation_model_without_closed_form_marginals(engine):
+    """The engines' contract: a non-conjugate observation model is refused by name."""
+    from clusterednb import NoSharingNB
+    from clusterednb.inference.bhc import fit_bhc
+    from clusterednb.inference.exact import fit_exact
+    from clusterednb.inference.gibbs import GibbsSettings, fit_gibbs
+    from clusterednb.inference.search import fit_search
+
+    class Laplace(DirichletNB):  # the interface of a model whose marginal is approximate
+        conjugate = False
+
+    population = make_planted_population(
+        np.random.default_rng(0), group_sizes=(2, 2), rows_per_task=5, n_features=2
+    )
+    fitted = NoSharingNB().fit(
+        population.frame[population.feature_names],
+        population.frame["label"],
+        population.frame["task"],
+    )
+    model, counts = Laplace(fitted.schema_), fitted.counts_
+    rng = np.random.default_rng(0)
+    engines = {
+        "exact": lambda: fit_exact(model, counts, 1.0),
+        "bhc": lambda: fit_bhc(model, counts, 1.0),
+        "search": lambda: fit_search(model, counts, 1.0, rng),
+        "gibbs": lambda: fit_gibbs(
+            model,
+            counts,
+            np.zeros((0, 2), np.int32),
+            np.zeros(0, np.int64),
+            1.0,
+            GibbsSettings(),
+            rng,
+        ),
+    }
+    with pytest.raises(CNBError, match=f"'{engine}' engine .* Laplace has none"):
+        engines[engine]()

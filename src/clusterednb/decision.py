@@ -176,18 +176,9 @@ def expected_loss(proba: np.ndarray, loss: LossMatrix) -> np.ndarray:
 
 
 def bayes_decision(proba: np.ndarray, loss: LossMatrix) -> np.ndarray:
-    """The action of least expected loss for each row (ties go to the lower class index).
-
-    Parameters
-    ----------
-    proba : ndarray of shape (n_rows, n_classes)
-    loss : LossMatrix
-
-    Returns
-    -------
-    ndarray of shape (n_rows,), dtype int64
-        Class index of the chosen action.
-    """
+    """The class index, shape (n_rows,), of each row's action of least expected loss
+    (:func:`expected_loss` of ``proba``, shape (n_rows, n_classes)); ties go to the lower
+    index."""
     return np.argmin(expected_loss(proba, loss), axis=1).astype(np.int64)
 
 

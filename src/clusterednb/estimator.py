@@ -129,22 +129,16 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         X, tasks = training_data.split_tasks(X, tasks, self.task_column)
         held = self._held()
         declared = classes if classes is not None else self.classes
+        context = training_data.Context(held, self.schema, declared)
         if self.observation == "categorical":
             chunk = training_data.rows_chunk(
-                X, y, tasks, held, self.schema, declared, self.handle_unknown, type(self).__name__
+                X, y, tasks, context, self.handle_unknown, type(self).__name__
             )
         else:
             self._check_settings()
+            n_words = self.n_words_ if held else None
             chunk = training_data.documents_chunk(
-                X,
-                y,
-                tasks,
-                held,
-                self.schema,
-                declared,
-                self.observation,
-                self.n_words_ if held else None,
-                self.semi_supervised,
+                X, y, tasks, context, self.observation, n_words, self.semi_supervised
             )
         self._keep(training_data.merge(held, chunk)[0])
         return self
@@ -212,40 +206,32 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
         """The predictive of per-task counts (labelled plus imputed or expected)."""
         return self._infer(model, counts)[0]
 
-    def _completed(self, completed: semi_supervised.Completed) -> Posterior:
-        self.unlabelled_proba_ = completed.unlabelled_proba
-        if completed.em_objective is not None:
-            self.em_objective_ = completed.em_objective
-        return completed.posterior
-
     def _infer_em(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         """MAP fit by EM over the missing labels; the evidence is the labelled rows'."""
-        log_evidence = self._infer(model, counts)[1]  # first: it may set the grouping
-        completed = semi_supervised.complete_by_em(
-            model,
-            counts,
-            self.unlabelled_X_,
-            self.unlabelled_task_,
-            self._groups(counts),
-            lambda c, g: self._grouped_posterior(model, c, g),
-            self.n_iter,
-        )
-        return self._completed(completed), log_evidence
+        return self._complete(model, counts, "em")
 
     def _infer_gibbs(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         """Average the predictive over Gibbs samples of the missing labels."""
-        log_evidence = self._infer(model, counts)[1]
-        completed = semi_supervised.complete_by_gibbs(
-            self._rng(),
-            model,
-            counts,
+        return self._complete(model, counts, "gibbs")
+
+    def _complete(self, model: DirichletNB, counts: Counts, how: str) -> tuple[Posterior, float]:
+        log_evidence = self._infer(model, counts)[1]  # first: it may set the grouping
+        unlabelled = semi_supervised.Unlabelled(
             self.unlabelled_X_,
             self.unlabelled_task_,
             self._groups(counts),
             lambda c, g: self._grouped_posterior(model, c, g),
-            self.n_iter,
         )
-        return self._completed(completed), log_evidence
+        if how == "em":
+            completed = semi_supervised.complete_by_em(model, counts, unlabelled, self.n_iter)
+        else:
+            completed = semi_supervised.complete_by_gibbs(
+                self._rng(), model, counts, unlabelled, self.n_iter
+            )
+        self.unlabelled_proba_ = completed.unlabelled_proba
+        if completed.em_objective is not None:
+            self.em_objective_ = completed.em_objective
+        return completed.posterior, log_evidence
 
     def _set_schema_attributes(self) -> None:
         """Attributes that follow from ``schema_`` and the hyperparameters."""

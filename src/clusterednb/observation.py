@@ -1,8 +1,17 @@
-"""The Dirichlet–naive-Bayes observation model: a pure function of counts and hyperparameters."""
+"""Observation models: what a cluster's statistics say about its data.
+
+:class:`ObservationModel` is the interface the engines call: additive statistics of a group
+(:class:`~clusterednb.stats.Counts`), ``log_marginal(counts)``, ``log_joint`` and
+``log_predictive``. The Dirichlet–naive-Bayes family (categorical, Bernoulli and multinomial
+events) is conjugate: its marginals are closed form, which the collapsed engines need (an
+engine refuses a model without, by name: :func:`clusterednb.inference.result.require_conjugate`).
+A non-conjugate model (a logistic regression of the label with a Laplace-approximated marginal)
+declares ``conjugate = False`` and serves the engines that only evaluate marginals of groups.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from scipy import sparse
@@ -13,6 +22,28 @@ from clusterednb.exceptions import CNBError
 from clusterednb.kernels import log_joint_rows, log_normalize_rows
 from clusterednb.special import log_dirichlet_norm, segment_sum
 from clusterednb.stats import Counts
+
+
+class ObservationModel(Protocol):
+    """What an engine may ask of an observation model.
+
+    Attributes
+    ----------
+    schema : FeatureSchema
+    conjugate : bool
+        Closed-form marginal likelihoods of count statistics (the collapsed engines need it).
+    """
+
+    schema: FeatureSchema
+    conjugate: ClassVar[bool]
+
+    def log_marginal(self, counts: Counts) -> np.ndarray:
+        """``log P(data of each group)``, shape (n_groups,)."""
+        ...
+
+    def log_predictive(self, X: np.ndarray, counts: Counts) -> np.ndarray:
+        """``log P(y | x, data of the row's group)``, shape (n_rows, n_classes)."""
+        ...
 
 
 def _positive_finite(values: np.ndarray, name: str) -> np.ndarray:
@@ -84,6 +115,8 @@ class DirichletNB:
     ``P(y | x) ∝ (α_y + m_y) Π_f (β[y,f,x_f] + n[y,f,x_f]) / Σ_x (β[y,f,x] + n[y,f,x])``;
     a missing feature value contributes no factor.
     """
+
+    conjugate: ClassVar[bool] = True
 
     def __init__(self, schema: FeatureSchema, alpha: Any = 1.0, beta: Any = 1.0) -> None:
         self.schema = schema

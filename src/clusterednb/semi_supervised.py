@@ -43,6 +43,28 @@ class Completed:
     em_objective: np.ndarray | None = None
 
 
+@dataclass(frozen=True)
+class Unlabelled:
+    """The unlabelled rows and how the tasks are grouped.
+
+    Attributes
+    ----------
+    rows : ndarray of shape (n_unlabelled, n_features)
+        Feature codes (-1: missing).
+    task : ndarray of shape (n_unlabelled,)
+        Each row's task position.
+    groups : (ndarray, ndarray) of shape (n_tasks,) each
+        Label group and feature group of every task.
+    predictive : callable
+        ``predictive(counts, feature_group)`` → the estimator's Posterior.
+    """
+
+    rows: np.ndarray
+    task: np.ndarray
+    groups: tuple[np.ndarray, np.ndarray]
+    predictive: Predictive
+
+
 def mode(semi_supervised: bool | str, n_unlabelled: int) -> str | None:
     """``"gibbs"``, ``"em"`` or None (unlabelled rows unused, or none there)."""
     if semi_supervised is False or n_unlabelled == 0:
@@ -51,19 +73,23 @@ def mode(semi_supervised: bool | str, n_unlabelled: int) -> str | None:
 
 
 def complete_by_em(
-    model: DirichletNB,
-    counts: Counts,
-    rows: np.ndarray,
-    task: np.ndarray,
-    groups: tuple[np.ndarray, np.ndarray],
-    predictive: Predictive,
-    max_iter: int,
+    model: DirichletNB, counts: Counts, unlabelled: Unlabelled, max_iter: int
 ) -> Completed:
     """MAP fit by expectation–maximisation over the missing labels."""
-    label_group, feature_group = groups
-    result = fit_em(model, counts, rows, task, label_group, feature_group, max_iter=max_iter)
+    label_group, feature_group = unlabelled.groups
+    result = fit_em(
+        model,
+        counts,
+        unlabelled.rows,
+        unlabelled.task,
+        label_group,
+        feature_group,
+        max_iter=max_iter,
+    )
     return Completed(
-        predictive(result.counts, feature_group), result.responsibilities, result.objective
+        unlabelled.predictive(result.counts, feature_group),
+        result.responsibilities,
+        result.objective,
     )
 
 
@@ -71,15 +97,13 @@ def complete_by_gibbs(
     rng: np.random.Generator,
     model: DirichletNB,
     counts: Counts,
-    rows: np.ndarray,
-    task: np.ndarray,
-    groups: tuple[np.ndarray, np.ndarray],
-    predictive: Predictive,
+    unlabelled: Unlabelled,
     n_iter: int,
 ) -> Completed:
     """Average the predictive over ``n_iter`` Gibbs sweeps of the missing labels (after
     ``n_iter // 4`` burn-in sweeps)."""
-    label_group, feature_group = groups
+    label_group, feature_group = unlabelled.groups
+    rows, task, predictive = unlabelled.rows, unlabelled.task, unlabelled.predictive
     sampler = LabelSampler.start(counts, model.offsets, rows, task, label_group, feature_group)
     members = []
     burn_in = n_iter // 4

@@ -46,15 +46,27 @@ class Chunk:
     unlabelled_task: np.ndarray
 
 
-@dataclass(frozen=True)
-class Held:
-    """What an estimator holds of its training data (the same fields, all tasks so far)."""
+Held = Chunk
+"""What an estimator holds of its training data: a :class:`Chunk` of all tasks so far."""
 
-    schema: FeatureSchema
-    task_ids: np.ndarray
-    counts: Counts
-    unlabelled_X: np.ndarray
-    unlabelled_task: np.ndarray
+
+@dataclass(frozen=True)
+class Context:
+    """What a chunk is read against.
+
+    Attributes
+    ----------
+    held : Held or None
+        What the estimator holds already (None on a first fit).
+    fixed_schema : FeatureSchema or None
+        The estimator's ``schema`` parameter.
+    classes : sequence or None
+        Declared labels.
+    """
+
+    held: Held | None
+    fixed_schema: FeatureSchema | None
+    classes: Any
 
 
 def split_tasks(X: Any, tasks: Any, task_column: str | None) -> tuple[Any, Any]:
@@ -80,14 +92,7 @@ def check_labels(schema: FeatureSchema, codes: np.ndarray, fitted: bool) -> None
 
 
 def rows_chunk(
-    X: Any,
-    y: Any,
-    tasks: Any,
-    held: Held | None,
-    fixed_schema: FeatureSchema | None,
-    classes: Any,
-    handle_unknown: str,
-    who: str,
+    X: Any, y: Any, tasks: Any, context: Context, handle_unknown: str, who: str
 ) -> Chunk:
     """Encode categorical rows into a :class:`Chunk` (the schema inferred, grown or fixed).
 
@@ -97,18 +102,14 @@ def rows_chunk(
     y : array-like of shape (n_rows,)
         Labels; missing marks an unlabelled row.
     tasks : array-like of shape (n_rows,)
-    held : Held or None
-        What the estimator holds already (None on a first fit).
-    fixed_schema : FeatureSchema or None
-        The estimator's ``schema`` parameter.
-    classes : sequence or None
-        Declared labels.
+    context : Context
     handle_unknown : {"warn", "error", "ignore"}
     who : str
         The estimator's name, for messages.
     """
-    if fixed_schema is not None:
-        schema = fixed_schema
+    held, classes = context.held, context.classes
+    if context.fixed_schema is not None:
+        schema = context.fixed_schema
     else:
         frame = as_feature_input(X, held.schema.n_features if held else None, who)
         if len(frame) == 0:
@@ -139,9 +140,7 @@ def documents_chunk(
     X: Any,
     y: Any,
     tasks: Any,
-    held: Held | None,
-    fixed_schema: FeatureSchema | None,
-    classes: Any,
+    context: Context,
     observation: str,
     n_words: int | None,
     semi_supervised: bool | str,
@@ -160,10 +159,11 @@ def documents_chunk(
             f"X has {matrix.shape[0]} documents but y has shape {labels.shape} and tasks "
             f"{task_values.shape}"
         )
+    held, classes = context.held, context.classes
     if held is not None:
         schema = held.schema
-    elif fixed_schema is not None:
-        schema = fixed_schema
+    elif context.fixed_schema is not None:
+        schema = context.fixed_schema
     else:
         found = tuple(classes) if classes is not None else ordered_unique(labels)
         names = words or [f"w{j}" for j in range(matrix.shape[1])]

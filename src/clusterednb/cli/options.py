@@ -28,27 +28,6 @@ class CommaList(argparse.Action):
         setattr(namespace, self.dest, [part for item in items for part in comma_list(item)])
 
 
-def deprecated(new: str, base: type[argparse.Action] = argparse._StoreAction) -> type:
-    """An action that does what ``base`` does and warns that ``new`` replaces the option."""
-
-    class Deprecated(base):  # type: ignore[misc, valid-type]
-        def __call__(
-            self,
-            parser: argparse.ArgumentParser,
-            namespace: argparse.Namespace,
-            values: Any,
-            option_string: str | None = None,
-        ) -> None:
-            print(
-                f"cnb: warning: {option_string} is deprecated and will be removed in the next "
-                f"release; use {new}",
-                file=sys.stderr,
-            )
-            super().__call__(parser, namespace, values, option_string)
-
-    return Deprecated
-
-
 def renamed(old: dict[str, str], base: type[argparse.Action] = argparse._StoreAction) -> type:
     """An action that does what ``base`` does and warns when called by an old option string.
 
@@ -64,15 +43,28 @@ def renamed(old: dict[str, str], base: type[argparse.Action] = argparse._StoreAc
             values: Any,
             option_string: str | None = None,
         ) -> None:
-            if option_string in old:
+            replaced_by = getattr(self, "old", old).get(option_string)
+            if replaced_by:
                 print(
                     f"cnb: warning: {option_string} is deprecated and will be removed in the "
-                    f"next release; use {old[option_string]}",
+                    f"next release; use {replaced_by}",
                     file=sys.stderr,
                 )
             super().__call__(parser, namespace, values, option_string)
 
     return Renamed
+
+
+def deprecated(new: str, base: type[argparse.Action] = argparse._StoreAction) -> type:
+    """An action for an option kept only as an old spelling: every use warns that ``new``
+    replaces it (the option itself is hidden from ``--help``)."""
+
+    class Deprecated(renamed({}, base)):  # type: ignore[misc, valid-type]
+        def __call__(self, parser, namespace, values, option_string=None):
+            self.old = {option_string: new}
+            super().__call__(parser, namespace, values, option_string)
+
+    return Deprecated
 
 
 def add_output(

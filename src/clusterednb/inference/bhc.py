@@ -14,7 +14,7 @@ import numpy as np
 from clusterednb.inference.bhc_kernels import assign_to_sides, greedy_bhc, tree_quantities
 from clusterednb.inference.gibbs_state import LogGammaTables
 from clusterednb.inference.posterior import Posterior
-from clusterednb.inference.result import ClusteringResult
+from clusterednb.inference.result import ClusteringResult, require_conjugate
 from clusterednb.observation import DirichletNB
 from clusterednb.special import log_rising_factorial, segment_sum
 from clusterednb.stats import Counts
@@ -41,20 +41,13 @@ def _leaf_statistics(
 
 
 def fit_bhc(model: DirichletNB, counts: Counts, gamma: float) -> ClusteringResult:
-    """Greedy BHC over tasks.
+    """Engine ``"bhc"``: greedy Bayesian Hierarchical Clustering of the tasks.
 
-    Parameters
-    ----------
-    model : DirichletNB
-    counts : Counts with one group per task (labelled rows)
-    gamma : float
-
-    Returns
-    -------
-    ClusteringResult
-        ``evidence_kind`` is ``"lower_bound"``; ``extras`` holds ``tree`` (scipy linkage
-        matrix whose heights are merge ranks) and ``node_log_r``.
+    The result's ``evidence_kind`` is ``"lower_bound"``; its ``extras`` hold ``tree`` (a
+    scipy linkage matrix whose heights are merge ranks) and ``node_log_r``. Arguments as in
+    :mod:`clusterednb.inference.result`.
     """
+    require_conjugate(model, "bhc")
     cells, totals, tables = _leaf_statistics(model, counts)
     children = greedy_bhc(cells, totals, np.log(gamma), tables.packed())
     return tree_result(model, counts, gamma, children, cells, totals, tables)

@@ -13,7 +13,7 @@ from scipy.special import gammaln, logsumexp
 
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.posterior import Posterior
-from clusterednb.inference.result import ClusteringResult
+from clusterednb.inference.result import ClusteringResult, require_conjugate
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import set_partitions
 from clusterednb.special import log_rising_factorial
@@ -48,21 +48,14 @@ def enumerate_partitions(n_tasks: int) -> np.ndarray:
 
 
 def fit_exact(model: DirichletNB, counts: Counts, gamma: float) -> ClusteringResult:
-    """Exact posterior over partitions, exact evidence and exact posterior predictive.
+    """Engine ``"exact"``: the posterior over every partition, the exact evidence and the
+    exact predictive.
 
-    Parameters
-    ----------
-    model : DirichletNB
-    counts : Counts with one group per task (labelled rows)
-    gamma : float
-        DP concentration.
-
-    Returns
-    -------
-    ClusteringResult
-        ``evidence_kind`` is ``"exact"``; the posterior mixes joints (``mix_joint``), so its
-        predictive is exactly ``P(y | x, D) ∝ Σ_z P(z) P(D ∪ {(x, y)} | z)``.
+    The result's ``evidence_kind`` is ``"exact"``; its posterior mixes joints
+    (``mix_joint``), so the predictive is exactly ``P(y | x, D) ∝ Σ_z P(z) P(D ∪ {(x, y)} |
+    z)``. Arguments as in :mod:`clusterednb.inference.result`.
     """
+    require_conjugate(model, "exact")
     n_tasks = counts.n_groups
     if n_tasks > MAX_EXACT_TASKS:
         raise CNBError(

@@ -22,7 +22,7 @@ from clusterednb.inference.gibbs_state import (
     prepare,
 )
 from clusterednb.inference.posterior import Posterior
-from clusterednb.inference.result import ClusteringResult
+from clusterednb.inference.result import ClusteringResult, require_conjugate
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition, crp_log_prior
 from clusterednb.progress import progress
@@ -106,6 +106,7 @@ def fit_gibbs(
         ``unlabelled_proba`` (Rao-Blackwellised label marginals of the unlabelled rows) and
         ``split_merge_accepted``.
     """
+    require_conjugate(model, "gibbs")
     data = prepare(model, counts, unlabelled_X, unlabelled_task)
     state = initial_state(rng, data, gamma, initial_assignment)
     n_classes = model.schema.n_classes

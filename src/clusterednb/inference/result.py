@@ -1,12 +1,38 @@
-"""What a clustering engine returns besides the Posterior."""
+"""The engines' contract: what a clustering engine is given, what it returns, what it needs.
+
+An engine is a function ``engine(model, counts, gamma, ...) -> ClusteringResult``: ``model``
+an observation model (:class:`~clusterednb.observation.ObservationModel`), ``counts`` one
+group of additive statistics per task (labelled rows), ``gamma`` the Dirichlet-process
+concentration. The collapsed engines (exact enumeration, BHC, Gibbs, search, sharded Gibbs)
+need closed-form marginal likelihoods of count statistics; :func:`require_conjugate` lets
+each refuse, by name, an observation model without them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from clusterednb.exceptions import CNBError
 from clusterednb.inference.posterior import Posterior
+
+
+def require_conjugate(model: Any, engine: str) -> None:
+    """Raise :class:`CNBError` unless ``model`` has closed-form count marginals.
+
+    Parameters
+    ----------
+    model : ObservationModel
+    engine : str
+        The engine's name, for the message.
+    """
+    if not getattr(model, "conjugate", False):
+        raise CNBError(
+            f"the {engine!r} engine sums closed-form marginal likelihoods of count statistics; "
+            f"the observation model {type(model).__name__} has none (it is not conjugate)"
+        )
 
 
 @dataclass

@@ -23,7 +23,7 @@ from clusterednb.inference.gibbs_state import (
     prepare,
 )
 from clusterednb.inference.posterior import Posterior
-from clusterednb.inference.result import ClusteringResult
+from clusterednb.inference.result import ClusteringResult, require_conjugate
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition, crp_log_prior
 from clusterednb.stats import Counts
@@ -127,6 +127,7 @@ def fit_search(
     model: DirichletNB, counts: Counts, gamma: float, rng: np.random.Generator, n_starts: int = 5
 ) -> ClusteringResult:
     """Engine ``"search"``: the best partition found, its clusters' predictive, the bound."""
+    require_conjugate(model, "search")
     partition, log_joint = search_partition(model, counts, gamma, rng, n_starts)
     n_clusters = int(partition.max()) + 1
     n_tasks = counts.n_groups

@@ -30,7 +30,7 @@ from clusterednb.inference.gibbs_kernels import (
     task_log_score,
 )
 from clusterednb.inference.gibbs_state import LogGammaTables, SparseTaskCounts
-from clusterednb.inference.result import ClusteringResult
+from clusterednb.inference.result import ClusteringResult, require_conjugate
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
 from clusterednb.special import segment_sum
@@ -185,6 +185,7 @@ def fit_sharded_gibbs(
     ``map_shards(function, arguments)`` runs ``function(a)`` for each ``a`` (default: the
     built-in ``map`` in this process). Tasks are dealt to shards by a seeded permutation.
     """
+    require_conjugate(model, "gibbs (sharded)")
     n_tasks = counts.n_groups
     n_shards = max(1, min(n_shards, n_tasks))
     order = rng.permutation(n_tasks)
