@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from clusterednb.data.schema import FeatureSchema
+from clusterednb.engines import INFERENCE_ENGINES, run_engine
 from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.bhc import fit_bhc, fit_bhc_randomized
-from clusterednb.inference.exact import fit_exact
-from clusterednb.inference.gibbs import GibbsSettings, fit_gibbs
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult
-from clusterednb.inference.search import fit_search
 from clusterednb.model_state import ModelRecord
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
 from clusterednb.stats import Counts
 
-INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search")
 _COCLUSTERING_LIMIT = 20_000
 
 
@@ -173,21 +168,9 @@ class ClusteredNB(TaskNaiveBayes):
     # ------------------------------------------------------------------ inference
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         self._check_settings()
-        engine = self._engines()[self.inference]
-        self.result_ = engine(model, counts)
+        self.result_ = run_engine(self, model, counts)
         self._publish(self.result_)
         return self.result_.posterior, self.result_.log_evidence
-
-    def _engines(self) -> dict[str, Callable[[DirichletNB, Counts], ClusteringResult]]:
-        return {
-            "exact": lambda model, counts: fit_exact(model, counts, self.gamma),
-            "gibbs": self._run_gibbs,
-            "bhc": lambda model, counts: fit_bhc(model, counts, self.gamma),
-            "bhc-randomized": lambda model, counts: fit_bhc_randomized(
-                model, counts, self.gamma, self._rng()
-            ),
-            "search": lambda model, counts: fit_search(model, counts, self.gamma, self._rng()),
-        }
 
     def _semi_supervised_mode(self) -> str | None:
         mode = super()._semi_supervised_mode()
@@ -214,49 +197,6 @@ class ClusteredNB(TaskNaiveBayes):
         self, model: DirichletNB, counts: Counts, feature_group: np.ndarray
     ) -> Posterior:
         return Posterior.of_partition(counts, feature_group, self.gamma)
-
-    def _run_gibbs(self, model: DirichletNB, counts: Counts) -> ClusteringResult:
-        if self.backend == "dask":
-            from clusterednb.distributed.dask import run_sharded_gibbs
-
-            return run_sharded_gibbs(
-                model,
-                counts,
-                self.gamma,
-                self.n_sweeps,
-                min(self.burn_in, self.n_sweeps - 1),
-                self.n_shards,
-                self._rng(),
-            )
-        warm = getattr(self, "result_", None)
-        n_sweeps, burn_in, initial = self.n_sweeps, self.burn_in, None
-        if warm is not None and "assignment" in warm.extras:
-            previous = warm.extras["assignment"]
-            initial = np.full(counts.n_groups, -1, dtype=np.int64)
-            initial[: previous.size] = previous
-            n_sweeps, burn_in = max(self.n_sweeps // 4, 1), self.burn_in // 4
-        moves = 3 if self.split_merge is True else int(self.split_merge)
-        settings = GibbsSettings(
-            n_sweeps=n_sweeps,
-            burn_in=min(burn_in, n_sweeps - 1),
-            thin=self.thin,
-            sample_gamma=self.sample_gamma,
-            gamma_prior=tuple(self.gamma_prior),
-            split_merge_moves=moves,
-            progress=self.progress,
-        )
-        # Without semi-supervision the unlabelled rows are not part of the data at all.
-        rows = slice(None) if self._semi_supervised_mode() == "gibbs" else slice(0, 0)
-        return fit_gibbs(
-            model,
-            counts,
-            self.unlabelled_X_[rows],
-            self.unlabelled_task_[rows],
-            self.gamma,
-            settings,
-            self._rng(),
-            initial,
-        )
 
     def _check_settings(self) -> None:
         super()._check_settings()

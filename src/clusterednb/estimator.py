@@ -31,7 +31,7 @@ from clusterednb.stats import Counts
 _FITTED_DATA = ("schema_", "task_ids_", "counts_", "unlabelled_X_", "unlabelled_task_")
 
 
-class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
+class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, ClassifierMixin, BaseEstimator):
     """Shared machinery of the multi-task naive-Bayes estimators.
 
     Subclasses implement :meth:`_infer`, turning per-task counts into a
@@ -194,44 +194,6 @@ class TaskNaiveBayes(ClassifierMixin, BaseEstimator):
 
     def _rng(self) -> np.random.Generator:
         return as_generator(self.random_state)
-
-    def _groups(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
-        """Label group and feature group of each task (default: every task alone)."""
-        alone = np.arange(counts.n_groups)
-        return alone, alone
-
-    def _grouped_posterior(
-        self, model: DirichletNB, counts: Counts, feature_group: np.ndarray
-    ) -> Posterior:
-        """The predictive of per-task counts (labelled plus imputed or expected)."""
-        return self._infer(model, counts)[0]
-
-    def _infer_em(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
-        """MAP fit by EM over the missing labels; the evidence is the labelled rows'."""
-        return self._complete(model, counts, "em")
-
-    def _infer_gibbs(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
-        """Average the predictive over Gibbs samples of the missing labels."""
-        return self._complete(model, counts, "gibbs")
-
-    def _complete(self, model: DirichletNB, counts: Counts, how: str) -> tuple[Posterior, float]:
-        log_evidence = self._infer(model, counts)[1]  # first: it may set the grouping
-        unlabelled = semi_supervised.Unlabelled(
-            self.unlabelled_X_,
-            self.unlabelled_task_,
-            self._groups(counts),
-            lambda c, g: self._grouped_posterior(model, c, g),
-        )
-        if how == "em":
-            completed = semi_supervised.complete_by_em(model, counts, unlabelled, self.n_iter)
-        else:
-            completed = semi_supervised.complete_by_gibbs(
-                self._rng(), model, counts, unlabelled, self.n_iter
-            )
-        self.unlabelled_proba_ = completed.unlabelled_proba
-        if completed.em_objective is not None:
-            self.em_objective_ = completed.em_objective
-        return completed.posterior, log_evidence
 
     def _set_schema_attributes(self) -> None:
         """Attributes that follow from ``schema_`` and the hyperparameters."""

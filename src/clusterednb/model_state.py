@@ -75,13 +75,45 @@ def check_shapes(record: ModelRecord) -> None:
         raise CNBError("the unlabelled rows do not match the task ids and the schema")
 
 
+def check_posterior_shapes(
+    posterior: Posterior, n_tasks: int, n_classes: int, n_values_total: int
+) -> None:
+    """Raise :class:`CNBError` unless the arrays fit these sizes (a loaded file's check).
+
+    Parameters
+    ----------
+    n_tasks, n_classes, n_values_total : int
+        The sizes the estimator's schema and task ids give.
+    """
+    n_components = posterior.component_counts.shape[0]
+    expected = {
+        "component_counts": (n_components, n_classes, n_values_total),
+        "task_label_counts": (n_tasks, n_classes),
+        "cold_label_counts": (n_classes,),
+        "log_weights": posterior.components.shape,
+        "cold_log_weights": posterior.cold_components.shape,
+    }
+    for name, shape in expected.items():
+        if getattr(posterior, name).shape != shape:
+            raise CNBError(
+                f"posterior array {name} has shape {getattr(posterior, name).shape}, expected "
+                f"{shape} for {n_tasks} tasks, {n_classes} classes, {n_values_total} values"
+            )
+    for name in ("components", "cold_components"):
+        found = getattr(posterior, name)
+        if found.size and (found.min() < 0 or found.max() >= n_components):
+            raise CNBError(f"posterior array {name} points outside its {n_components} components")
+    if (np.diff(posterior.indptr) < 0).any() or posterior.indptr[0] != 0:
+        raise CNBError("posterior mixture pointers are not increasing from 0")
+
+
 def restored_posterior(record: ModelRecord) -> Posterior:
     """The posterior of a record, checked against its sizes."""
     posterior = Posterior.from_arrays(
         {k[len(_POSTERIOR) :]: v for k, v in record.arrays.items() if k.startswith(_POSTERIOR)}
     )
     schema = record.schema
-    posterior.check_shapes(record.task_ids.size, schema.n_classes, schema.n_values_total)
+    check_posterior_shapes(posterior, record.task_ids.size, schema.n_classes, schema.n_values_total)
     return posterior
 
 

@@ -114,3 +114,53 @@ def complete_by_gibbs(
         if sweep >= burn_in:
             members.append(predictive(sampler.task_counts(counts, task), feature_group))
     return Completed(Posterior.average(members), sampler.marginals / n_iter)
+
+
+class UsesUnlabelledRows:
+    """The estimators' side of semi-supervision (a mixin of
+    :class:`~clusterednb.estimator.TaskNaiveBayes`): how tasks are grouped, how completed
+    counts become a Posterior, and the EM or Gibbs fit with the unlabelled rows.
+
+    A subclass sets the grouping (:meth:`_groups`) and the predictive of completed counts
+    (:meth:`_grouped_posterior`); the default is every task alone.
+    """
+
+    unlabelled_X_: np.ndarray
+    unlabelled_task_: np.ndarray
+    n_iter: int
+
+    def _groups(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
+        """Label group and feature group of each task (default: every task alone)."""
+        alone = np.arange(counts.n_groups)
+        return alone, alone
+
+    def _grouped_posterior(
+        self, model: DirichletNB, counts: Counts, feature_group: np.ndarray
+    ) -> Posterior:
+        """The predictive of per-task counts (labelled plus imputed or expected)."""
+        return self._infer(model, counts)[0]
+
+    def _infer_em(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        """MAP fit by EM over the missing labels; the evidence is the labelled rows'."""
+        return self._complete(model, counts, "em")
+
+    def _infer_gibbs(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+        """Average the predictive over Gibbs samples of the missing labels."""
+        return self._complete(model, counts, "gibbs")
+
+    def _complete(self, model: DirichletNB, counts: Counts, how: str) -> tuple[Posterior, float]:
+        log_evidence = self._infer(model, counts)[1]  # first: it may set the grouping
+        unlabelled = Unlabelled(
+            self.unlabelled_X_,
+            self.unlabelled_task_,
+            self._groups(counts),
+            lambda c, g: self._grouped_posterior(model, c, g),
+        )
+        if how == "em":
+            completed = complete_by_em(model, counts, unlabelled, self.n_iter)
+        else:
+            completed = complete_by_gibbs(self._rng(), model, counts, unlabelled, self.n_iter)
+        self.unlabelled_proba_ = completed.unlabelled_proba
+        if completed.em_objective is not None:
+            self.em_objective_ = completed.em_objective
+        return completed.posterior, log_evidence

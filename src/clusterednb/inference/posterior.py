@@ -16,11 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from clusterednb.exceptions import CNBError
-from clusterednb.kernels import log_normalize_rows
+from clusterednb.inference.predictive import cold_start_log_proba, mixture_log_proba
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 
-_ROW_CHUNK = 65_536
 _TABLE_BUDGET = 1 << 22  # component tables up to this many entries are computed once
 
 
@@ -216,7 +215,8 @@ class Posterior:
             else:
                 log_prior = model.log_label_prior(self.entry_label_counts)
                 prior_of_entry = np.arange(self.components.size)
-            out[known] = self._mixture(
+            out[known] = mixture_log_proba(
+                self,
                 model,
                 X[known_rows],
                 task_index[known],
@@ -230,88 +230,8 @@ class Posterior:
         if not known.all():
             rows = np.flatnonzero(~known)
             group = np.arange(rows.size) if cold_group is None else cold_group[rows]
-            out[rows] = self._cold_start(model, X[rows], group, tables)
+            out[rows] = cold_start_log_proba(self, model, X[rows], group, tables)
         return out
-
-    def _mixture(
-        self,
-        model: DirichletNB,
-        X: np.ndarray,
-        task: np.ndarray,
-        indptr: np.ndarray,
-        components: np.ndarray,
-        log_weights: np.ndarray,
-        log_prior_of_entry: np.ndarray,
-        mix_joint: bool,
-        tables: np.ndarray | None,
-    ) -> np.ndarray:
-        """Mixture predictive of rows whose task's entries are ``indptr[t]:indptr[t + 1]``."""
-        out = np.empty((X.shape[0], model.schema.n_classes))
-        for start in range(0, X.shape[0], _ROW_CHUNK):
-            rows = slice(start, start + _ROW_CHUNK)
-            lengths = indptr[task[rows] + 1] - indptr[task[rows]]
-            row_of_entry = np.repeat(np.arange(lengths.size), lengths)
-            row_start = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-            entry = (
-                indptr[task[rows]][row_of_entry]
-                + np.arange(row_of_entry.size)
-                - row_start[row_of_entry]
-            )
-            log_joint = self._log_joint(
-                model, X[rows][row_of_entry], log_prior_of_entry[entry], components[entry], tables
-            )
-            log_terms = log_joint if mix_joint else log_normalize_rows(log_joint)
-            weighted = log_terms + log_weights[entry][:, None]
-            if row_of_entry.size != lengths.size:
-                weighted = np.logaddexp.reduceat(weighted, row_start, axis=0)
-            out[rows] = log_normalize_rows(weighted) if mix_joint else weighted
-        return out
-
-    def _log_joint(
-        self,
-        model: DirichletNB,
-        X: np.ndarray,
-        log_prior: np.ndarray,
-        component: np.ndarray,
-        tables: np.ndarray | None,
-    ) -> np.ndarray:
-        if tables is not None:
-            return model.log_joint(X, log_prior, tables, component)
-        used, table_of_row = np.unique(component, return_inverse=True)
-        return model.log_joint(
-            X, log_prior, model.log_feature_table(self.component_counts[used]), table_of_row
-        )
-
-    def _cold_start(
-        self, model: DirichletNB, X: np.ndarray, group: np.ndarray, tables: np.ndarray | None
-    ) -> np.ndarray:
-        """CRP predictive of new tasks, each weight times the likelihood of the task's rows.
-
-        ``w'_k ∝ w_k Π_i P_k(x_i)`` with ``P_k(x) = Σ_y P(y) P_k(x | y)`` (labels summed out
-        row by row); each row's predictive is then ``Σ_k w'_k P_k(y | x)``. For one row this
-        is exactly the mixture of the components' joints.
-        """
-        n_rows, n_components = X.shape[0], self.cold_components.size
-        log_prior = model.log_label_prior(self.cold_label_counts)
-        log_joint = np.empty((n_rows, n_components, model.schema.n_classes))
-        chunk = max(_ROW_CHUNK // n_components, 1)
-        for start in range(0, n_rows, chunk):
-            rows = X[start : start + chunk]
-            log_joint[start : start + chunk] = self._log_joint(
-                model,
-                rows[np.repeat(np.arange(rows.shape[0]), n_components)],
-                np.broadcast_to(log_prior, (rows.shape[0] * n_components, log_prior.size)),
-                np.tile(self.cold_components, rows.shape[0]),
-                tables,
-            ).reshape(rows.shape[0], n_components, -1)
-        log_marginal = np.logaddexp.reduce(log_joint, axis=2)  # (rows, K)
-        _, group_index = np.unique(group, return_inverse=True)
-        log_evidence = np.zeros((group_index.max() + 1, n_components))
-        np.add.at(log_evidence, group_index, log_marginal)
-        log_w = self.cold_log_weights + log_evidence
-        log_w -= np.logaddexp.reduce(log_w, axis=1, keepdims=True)
-        log_cond = log_joint - log_marginal[:, :, None]
-        return np.logaddexp.reduce(log_w[group_index][:, :, None] + log_cond, axis=1)
 
     # ------------------------------------------------------------------ plain data
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -321,37 +241,6 @@ class Posterior:
             for name in self.__dataclass_fields__
             if getattr(self, name) is not None
         }
-
-    def check_shapes(self, n_tasks: int, n_classes: int, n_values_total: int) -> None:
-        """Raise :class:`CNBError` unless the arrays fit these sizes (a loaded file's check).
-
-        Parameters
-        ----------
-        n_tasks, n_classes, n_values_total : int
-            The sizes the estimator's schema and task ids give.
-        """
-        n_components = self.component_counts.shape[0]
-        expected = {
-            "component_counts": (n_components, n_classes, n_values_total),
-            "task_label_counts": (n_tasks, n_classes),
-            "cold_label_counts": (n_classes,),
-            "log_weights": self.components.shape,
-            "cold_log_weights": self.cold_components.shape,
-        }
-        for name, shape in expected.items():
-            if getattr(self, name).shape != shape:
-                raise CNBError(
-                    f"posterior array {name} has shape {getattr(self, name).shape}, expected "
-                    f"{shape} for {n_tasks} tasks, {n_classes} classes, {n_values_total} values"
-                )
-        for name in ("components", "cold_components"):
-            found = getattr(self, name)
-            if found.size and (found.min() < 0 or found.max() >= n_components):
-                raise CNBError(
-                    f"posterior array {name} points outside its {n_components} components"
-                )
-        if (np.diff(self.indptr) < 0).any() or self.indptr[0] != 0:
-            raise CNBError("posterior mixture pointers are not increasing from 0")
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Posterior:

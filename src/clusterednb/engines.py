@@ -1,0 +1,80 @@
+"""Which engine a :class:`~clusterednb.clustered.ClusteredNB` runs, with its settings.
+
+The estimator's hyperparameters become each engine's arguments here, so the estimator holds
+no engine logic and the engines know nothing of estimators. A warm start (``partial_fit``)
+resumes the Gibbs chain from the previous assignment with a quarter of the sweeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from clusterednb.inference.bhc import fit_bhc, fit_bhc_randomized
+from clusterednb.inference.exact import fit_exact
+from clusterednb.inference.gibbs import GibbsSettings, fit_gibbs
+from clusterednb.inference.result import ClusteringResult
+from clusterednb.inference.search import fit_search
+from clusterednb.observation import DirichletNB
+from clusterednb.stats import Counts
+
+INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search")
+
+
+def run_engine(estimator: Any, model: DirichletNB, counts: Counts) -> ClusteringResult:
+    """Run ``estimator.inference`` on the per-task counts with the estimator's settings."""
+    gamma = estimator.gamma
+    engines: dict[str, Callable[[], ClusteringResult]] = {
+        "exact": lambda: fit_exact(model, counts, gamma),
+        "gibbs": lambda: _run_gibbs(estimator, model, counts),
+        "bhc": lambda: fit_bhc(model, counts, gamma),
+        "bhc-randomized": lambda: fit_bhc_randomized(model, counts, gamma, estimator._rng()),
+        "search": lambda: fit_search(model, counts, gamma, estimator._rng()),
+    }
+    return engines[estimator.inference]()
+
+
+def _run_gibbs(estimator: Any, model: DirichletNB, counts: Counts) -> ClusteringResult:
+    if estimator.backend == "dask":
+        from clusterednb.distributed.dask import run_sharded_gibbs
+
+        return run_sharded_gibbs(
+            model,
+            counts,
+            estimator.gamma,
+            estimator.n_sweeps,
+            min(estimator.burn_in, estimator.n_sweeps - 1),
+            estimator.n_shards,
+            estimator._rng(),
+        )
+    warm = getattr(estimator, "result_", None)
+    n_sweeps, burn_in, initial = estimator.n_sweeps, estimator.burn_in, None
+    if warm is not None and "assignment" in warm.extras:
+        previous = warm.extras["assignment"]
+        initial = np.full(counts.n_groups, -1, dtype=np.int64)
+        initial[: previous.size] = previous
+        n_sweeps, burn_in = max(estimator.n_sweeps // 4, 1), estimator.burn_in // 4
+    moves = 3 if estimator.split_merge is True else int(estimator.split_merge)
+    settings = GibbsSettings(
+        n_sweeps=n_sweeps,
+        burn_in=min(burn_in, n_sweeps - 1),
+        thin=estimator.thin,
+        sample_gamma=estimator.sample_gamma,
+        gamma_prior=tuple(estimator.gamma_prior),
+        split_merge_moves=moves,
+        progress=estimator.progress,
+    )
+    # Without semi-supervision the unlabelled rows are not part of the data at all.
+    rows = slice(None) if estimator._semi_supervised_mode() == "gibbs" else slice(0, 0)
+    return fit_gibbs(
+        model,
+        counts,
+        estimator.unlabelled_X_[rows],
+        estimator.unlabelled_task_[rows],
+        estimator.gamma,
+        settings,
+        estimator._rng(),
+        initial,
+    )

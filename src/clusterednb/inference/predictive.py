@@ -1,0 +1,113 @@
+"""The posterior predictive of rows: known tasks' mixtures and the new-task (CRP) predictive.
+
+:class:`~clusterednb.inference.posterior.Posterior` holds the mixture (components, weights,
+label counts); these functions compute ``log P(y | x, D)`` from it with an observation
+model, in chunks of rows so that memory stays bounded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from clusterednb.kernels import log_normalize_rows
+from clusterednb.observation import DirichletNB
+
+if TYPE_CHECKING:
+    from clusterednb.inference.posterior import Posterior
+
+ROW_CHUNK = 65_536  # rows (times mixture entries) evaluated at once
+
+
+def mixture_log_proba(
+    posterior: Posterior,
+    model: DirichletNB,
+    X: np.ndarray,
+    task: np.ndarray,
+    indptr: np.ndarray,
+    components: np.ndarray,
+    log_weights: np.ndarray,
+    log_prior_of_entry: np.ndarray,
+    mix_joint: bool,
+    tables: np.ndarray | None,
+) -> np.ndarray:
+    """Mixture predictive of rows whose task's entries are ``indptr[t]:indptr[t + 1]``."""
+    out = np.empty((X.shape[0], model.schema.n_classes))
+    for start in range(0, X.shape[0], ROW_CHUNK):
+        rows = slice(start, start + ROW_CHUNK)
+        lengths = indptr[task[rows] + 1] - indptr[task[rows]]
+        row_of_entry = np.repeat(np.arange(lengths.size), lengths)
+        row_start = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        entry = (
+            indptr[task[rows]][row_of_entry]
+            + np.arange(row_of_entry.size)
+            - row_start[row_of_entry]
+        )
+        log_joint = _log_joint(
+            posterior,
+            model,
+            X[rows][row_of_entry],
+            log_prior_of_entry[entry],
+            components[entry],
+            tables,
+        )
+        log_terms = log_joint if mix_joint else log_normalize_rows(log_joint)
+        weighted = log_terms + log_weights[entry][:, None]
+        if row_of_entry.size != lengths.size:
+            weighted = np.logaddexp.reduceat(weighted, row_start, axis=0)
+        out[rows] = log_normalize_rows(weighted) if mix_joint else weighted
+    return out
+
+
+def _log_joint(
+    posterior: Posterior,
+    model: DirichletNB,
+    X: np.ndarray,
+    log_prior: np.ndarray,
+    component: np.ndarray,
+    tables: np.ndarray | None,
+) -> np.ndarray:
+    if tables is not None:
+        return model.log_joint(X, log_prior, tables, component)
+    used, table_of_row = np.unique(component, return_inverse=True)
+    return model.log_joint(
+        X, log_prior, model.log_feature_table(posterior.component_counts[used]), table_of_row
+    )
+
+
+def cold_start_log_proba(
+    posterior: Posterior,
+    model: DirichletNB,
+    X: np.ndarray,
+    group: np.ndarray,
+    tables: np.ndarray | None,
+) -> np.ndarray:
+    """CRP predictive of new tasks, each weight times the likelihood of the task's rows.
+
+    ``w'_k ∝ w_k Π_i P_k(x_i)`` with ``P_k(x) = Σ_y P(y) P_k(x | y)`` (labels summed out
+    row by row); each row's predictive is then ``Σ_k w'_k P_k(y | x)``. For one row this
+    is exactly the mixture of the components' joints.
+    """
+    n_rows, n_components = X.shape[0], posterior.cold_components.size
+    log_prior = model.log_label_prior(posterior.cold_label_counts)
+    log_joint = np.empty((n_rows, n_components, model.schema.n_classes))
+    chunk = max(ROW_CHUNK // n_components, 1)
+    for start in range(0, n_rows, chunk):
+        rows = X[start : start + chunk]
+        log_joint[start : start + chunk] = _log_joint(
+            posterior,
+            model,
+            rows[np.repeat(np.arange(rows.shape[0]), n_components)],
+            np.broadcast_to(log_prior, (rows.shape[0] * n_components, log_prior.size)),
+            np.tile(posterior.cold_components, rows.shape[0]),
+            tables,
+        ).reshape(rows.shape[0], n_components, -1)
+    log_marginal = np.logaddexp.reduce(log_joint, axis=2)  # (rows, K)
+    _, group_index = np.unique(group, return_inverse=True)
+    log_evidence = np.zeros((group_index.max() + 1, n_components))
+    np.add.at(log_evidence, group_index, log_marginal)
+    log_w = posterior.cold_log_weights + log_evidence
+    log_w -= np.logaddexp.reduce(log_w, axis=1, keepdims=True)
+    log_cond = log_joint - log_marginal[:, :, None]
+    return np.logaddexp.reduce(log_w[group_index][:, :, None] + log_cond, axis=1)
