@@ -7,8 +7,8 @@ unknown categories reported (or refused) in the same pass.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -26,8 +26,23 @@ from clusterednb.data.values import (
 from clusterednb.exceptions import SchemaError, UnknownCategoryWarning
 from clusterednb.kernels import integer_codes
 
-if TYPE_CHECKING:
-    from clusterednb.data.schema import FeatureSchema
+
+class FeatureSchema(Protocol):
+    """What encoding reads of a :class:`clusterednb.data.schema.FeatureSchema`."""
+
+    feature_names: tuple[str, ...]
+    categories: tuple[tuple[Any, ...], ...]
+    classes: tuple[Any, ...]
+    bin_edges: Mapping[str, tuple[float, ...]]
+
+    @property
+    def n_features(self) -> int: ...
+
+    @property
+    def n_values(self) -> np.ndarray: ...
+
+    def check_input(self, features: FeatureInput) -> None: ...
+
 
 HANDLE_UNKNOWN = ("warn", "error", "ignore")
 

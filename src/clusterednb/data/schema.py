@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from clusterednb.data import encode
 from clusterednb.data.values import (
     FeatureInput,
     as_vector,
@@ -235,18 +236,14 @@ class FeatureSchema:
     ) -> np.ndarray:
         """Integer codes of feature columns, shape (n_rows, n_features), int32; -1 where a
         value is missing or unknown (see :func:`clusterednb.data.encode.encode_features`)."""
-        from clusterednb.data.encode import encode_features
-
-        return encode_features(self, features, handle_unknown)
+        return encode.encode_features(self, features, handle_unknown)
 
     def encode_labels(
         self, labels: Sequence[Any] | np.ndarray, column: str = "label"
     ) -> np.ndarray:
         """Class codes of labels, shape (n_rows,), int64; -1 for unlabelled rows (see
         :func:`clusterednb.data.encode.encode_labels`)."""
-        from clusterednb.data.encode import encode_labels
-
-        return encode_labels(self, labels, column)
+        return encode.encode_labels(self, labels, column)
 
     def check_input(self, features: FeatureInput) -> None:
         """Raise unless ``features`` has exactly the schema's feature columns."""

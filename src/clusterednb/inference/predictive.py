@@ -7,15 +7,22 @@ model, in chunks of rows so that memory stays bounded.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from clusterednb.kernels import log_normalize_rows
 from clusterednb.observation import DirichletNB
 
-if TYPE_CHECKING:
-    from clusterednb.inference.posterior import Posterior
+
+class Posterior(Protocol):
+    """What the predictive reads of a :class:`clusterednb.inference.posterior.Posterior`."""
+
+    component_counts: np.ndarray
+    cold_label_counts: np.ndarray
+    cold_components: np.ndarray
+    cold_log_weights: np.ndarray
+
 
 ROW_CHUNK = 65_536  # rows (times mixture entries) evaluated at once
 
