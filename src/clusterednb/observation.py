@@ -236,14 +236,8 @@ class DirichletNB:
         return out
 
 
-class BernoulliDirichletNB(DirichletNB):
-    """The Bernoulli event model over a vocabulary: each word is present or absent.
-
-    It IS the categorical model with two values per word (``absent``, ``present``, flat
-    values ``2w`` and ``2w + 1``), so evidence and engines are unchanged; only rows arrive
-    as a sparse document–term matrix, and the log joint is computed without densifying it:
-    ``Σ_w log θ(absent) + Σ_{w present} [log θ(present) − log θ(absent)]``.
-    """
+class _DocumentDirichletNB(DirichletNB):
+    """An event model whose rows are documents (a sparse document–term matrix)."""
 
     def log_joint(
         self,
@@ -252,18 +246,43 @@ class BernoulliDirichletNB(DirichletNB):
         log_tables: np.ndarray,
         table_of_row: np.ndarray,
     ) -> np.ndarray:
-        """Log joint of documents (CSR counts; any positive count is "present")."""
+        """Log joint of documents given as CSR word counts: the label prior plus
+        :meth:`log_likelihood_rows`."""
+        return log_prior_rows + self.log_likelihood_rows(
+            sparse.csr_matrix(X), log_tables, table_of_row
+        )
+
+    def log_likelihood_rows(
+        self, X: sparse.csr_matrix, log_tables: np.ndarray, table_of_row: np.ndarray
+    ) -> np.ndarray:
+        """``log P(x | y)`` of each document under its row's table, shape (n_rows, C)."""
+        raise NotImplementedError
+
+
+class BernoulliDirichletNB(_DocumentDirichletNB):
+    """The Bernoulli event model over a vocabulary: each word is present or absent.
+
+    It IS the categorical model with two values per word (``absent``, ``present``, flat
+    values ``2w`` and ``2w + 1``), so evidence and engines are unchanged; only rows arrive
+    as a sparse document–term matrix, and the log joint is computed without densifying it:
+    ``Σ_w log θ(absent) + Σ_{w present} [log θ(present) − log θ(absent)]``.
+    """
+
+    def log_likelihood_rows(
+        self, X: sparse.csr_matrix, log_tables: np.ndarray, table_of_row: np.ndarray
+    ) -> np.ndarray:
+        """Any positive count is "present"."""
         absent = log_tables[..., 0:-1:2]  # (T, C, W)
         present = log_tables[..., 1:-1:2]
-        out = log_prior_rows + absent.sum(axis=-1)[table_of_row]
-        presence = (sparse.csr_matrix(X) > 0).astype(np.float64).tocsr()
+        out = absent.sum(axis=-1)[table_of_row]
+        presence = (X > 0).astype(np.float64).tocsr()
         for table in np.unique(table_of_row):
             rows = np.flatnonzero(table_of_row == table)
             out[rows] += presence[rows] @ (present[table] - absent[table]).T
         return out
 
 
-class MultinomialDirichletNB(DirichletNB):
+class MultinomialDirichletNB(_DocumentDirichletNB):
     """The multinomial event model: word counts per class, a Dirichlet over the vocabulary.
 
     The schema has one feature whose values are the words; the counts are token counts, so
@@ -283,17 +302,13 @@ class MultinomialDirichletNB(DirichletNB):
         table[..., -1] = np.log(posterior.sum(axis=-1))
         return table
 
-    def log_joint(
-        self,
-        X: Any,
-        log_prior_rows: np.ndarray,
-        log_tables: np.ndarray,
-        table_of_row: np.ndarray,
+    def log_likelihood_rows(
+        self, X: sparse.csr_matrix, log_tables: np.ndarray, table_of_row: np.ndarray
     ) -> np.ndarray:
-        """Log joint of documents given as CSR word counts."""
-        counts = sparse.csr_matrix(X)
+        """The Dirichlet-multinomial of each document's word counts."""
+        counts = X
         lengths = np.asarray(counts.sum(axis=1), dtype=np.float64).ravel()
-        out = log_prior_rows.copy()
+        out = np.zeros((X.shape[0], log_tables.shape[1]))
         for table in np.unique(table_of_row):
             rows = np.flatnonzero(table_of_row == table)
             part = counts[rows].tocoo()

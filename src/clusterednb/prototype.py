@@ -26,7 +26,13 @@ from clusterednb.exceptions import CNBError
 from clusterednb.inference.em import expected_counts
 from clusterednb.inference.labels import LabelSampler
 from clusterednb.inference.posterior import Posterior
-from clusterednb.inference.prototype_pairs import mode_of_pair, pairs_of, start_pair, update_pair
+from clusterednb.inference.prototype_pairs import (
+    Pair,
+    mode_of_pair,
+    pairs_of,
+    start_pair,
+    update_pair,
+)
 from clusterednb.model_state import ModelRecord
 from clusterednb.models import own_counts_posterior
 from clusterednb.observation import DirichletNB
@@ -123,7 +129,12 @@ class PrototypeNB(TaskNaiveBayes):
         prototype = np.empty((1, schema.n_classes, schema.n_values_total))
         for c, f, cells in pairs_of(schema):
             strength[0, c, f], prototype[0, c, cells] = mode_of_pair(
-                counts.value_counts[:, c, cells], model.beta[c, cells], self.k_shape, self.k_rate
+                Pair(
+                    counts.value_counts[:, c, cells],
+                    model.beta[c, cells],
+                    self.k_shape,
+                    self.k_rate,
+                )
             )
         self.strength_samples_, self.prototype_samples_ = strength, prototype
 
@@ -136,7 +147,9 @@ class PrototypeNB(TaskNaiveBayes):
         if sampler is not None:
             self._sweep_labels(rng, sampler, model, *self._prior_state(pairs), pairs)
         states = [
-            start_pair(value_counts[:, c, cells], model.beta[c, cells], self.k_shape, self.k_rate)
+            start_pair(
+                Pair(value_counts[:, c, cells], model.beta[c, cells], self.k_shape, self.k_rate)
+            )
             for c, f, cells in pairs
         ]
         logits = [state[1] for state in states]
@@ -146,15 +159,10 @@ class PrototypeNB(TaskNaiveBayes):
         labels = []
         for step in range(self.burn_in + self.n_samples):
             for i, (c, _f, cells) in enumerate(pairs):
-                log_k[i] = update_pair(
-                    rng,
-                    log_k[i],
-                    logits[i],
-                    value_counts[:, c, cells],
-                    model.beta[c, cells],
-                    self.k_shape,
-                    self.k_rate,
+                pair = Pair(
+                    value_counts[:, c, cells], model.beta[c, cells], self.k_shape, self.k_rate
                 )
+                log_k[i] = update_pair(rng, log_k[i], logits[i], pair)
             if sampler is not None:
                 if step == self.burn_in:
                     sampler.marginals[:] = 0.0

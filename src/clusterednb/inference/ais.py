@@ -35,7 +35,12 @@ from clusterednb.inference.gibbs_state import (
     prepare,
 )
 from clusterednb.inference.labels import LabelSampler
-from clusterednb.inference.prototype_pairs import pair_log_likelihood, pairs_of, update_pair
+from clusterednb.inference.prototype_pairs import (
+    Pair,
+    pair_log_likelihood,
+    pairs_of,
+    update_pair,
+)
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 
@@ -227,7 +232,9 @@ def ais_log_prototype_joint(
             log_k, logits = _prior_pair_draw(rng, prior, k_shape, k_rate)
             for previous, tau in itertools.pairwise(schedule):
                 weights[run] += (tau - previous) * pair_log_likelihood(log_k, logits, pair_counts)
-                log_k = update_pair(rng, log_k, logits, pair_counts, prior, k_shape, k_rate, tau)
+                log_k = update_pair(
+                    rng, log_k, logits, Pair(pair_counts, prior, k_shape, k_rate), tau
+                )
         pair = summarise_weights(weights)
         log_z += pair.log_z
         variance += pair.stderr**2
@@ -288,10 +295,7 @@ def ais_log_prototype_features(
                     rng,
                     log_k[i],
                     logits[i],
-                    sampler.value_counts[:, c, cells],
-                    model.beta[c, cells],
-                    k_shape,
-                    k_rate,
+                    Pair(sampler.value_counts[:, c, cells], model.beta[c, cells], k_shape, k_rate),
                     tau,
                 )
     return summarise_weights(weights)

@@ -11,6 +11,7 @@ a time; a ``temperature`` raises the likelihood for annealing.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize
@@ -22,33 +23,35 @@ _STEP_OUT = 1.0  # initial slice width in the unconstrained coordinates
 _MAX_STEPS = 50
 
 
-def _log_target(
-    log_k: float,
-    logits: np.ndarray,
-    counts: np.ndarray,
-    prior: np.ndarray,
-    k_shape: float,
-    k_rate: float,
-    temperature: float = 1.0,
-) -> float:
-    """Log posterior density of one (class, feature) pair in unconstrained coordinates.
+class Pair(NamedTuple):
+    """The data and prior of one (class, feature) pair.
 
-    ``counts``: (n_tasks, V_f) value counts; ``prior``: β (V_f,). With ``θ̄ =
-    softmax(logits)`` and ``K = exp(log_k)`` the density is
+    Attributes
+    ----------
+    counts : ndarray of shape (n_tasks, V_f)
+        Value counts of every task.
+    prior : ndarray of shape (V_f,)
+        β of the prototype's Dirichlet prior.
+    k_shape, k_rate : float
+        Gamma prior of the strength ``K``.
+    """
+
+    counts: np.ndarray
+    prior: np.ndarray
+    k_shape: float
+    k_rate: float
+
+
+def _log_target(log_k: float, logits: np.ndarray, pair: Pair, temperature: float = 1.0) -> float:
+    """Log posterior density of one pair in unconstrained coordinates.
+
+    With ``θ̄ = softmax(logits)`` and ``K = exp(log_k)`` the density is
     ``Σ β log θ̄ + shape log K − rate K + τ Σ_u log DM(n_u; K θ̄)`` (Jacobians included;
     ``τ = temperature`` is 1 except in annealing).
     """
-    return _log_prior(log_k, logits, prior, k_shape, k_rate) + temperature * pair_log_likelihood(
-        log_k, logits, counts
-    )
-
-
-def _log_prior(
-    log_k: float, logits: np.ndarray, prior: np.ndarray, k_shape: float, k_rate: float
-) -> float:
-    """Unnormalised log prior density of ``(log K, logits)``."""
     log_theta = logits - logsumexp(logits)
-    return float((prior * log_theta).sum() + k_shape * log_k - k_rate * np.exp(log_k))
+    log_prior = (pair.prior * log_theta).sum() + pair.k_shape * log_k - pair.k_rate * np.exp(log_k)
+    return float(log_prior) + temperature * pair_log_likelihood(log_k, logits, pair.counts)
 
 
 def pair_log_likelihood(log_k: float, logits: np.ndarray, counts: np.ndarray) -> float:
@@ -92,18 +95,16 @@ def _slice_coordinate(
             right = proposal
 
 
-def mode_of_pair(
-    counts: np.ndarray, prior: np.ndarray, k_shape: float, k_rate: float
-) -> tuple[float, np.ndarray]:
+def mode_of_pair(pair: Pair) -> tuple[float, np.ndarray]:
     """The posterior mode of ``(K, θ̄)`` for one pair (L-BFGS in unconstrained coordinates).
 
     Returns ``(K, θ̄)`` with ``θ̄`` of shape (V_f,).
     """
-    log_k, logits = start_pair(counts, prior, k_shape, k_rate)
+    log_k, logits = start_pair(pair)
     start = np.concatenate([[log_k], logits[:-1]])
 
     def negative(point: np.ndarray) -> float:
-        value = _log_target(point[0], np.append(point[1:], 0.0), counts, prior, k_shape, k_rate)
+        value = _log_target(point[0], np.append(point[1:], 0.0), pair)
         return -value if np.isfinite(value) else 1e300
 
     best = minimize(negative, start, method="L-BFGS-B").x
@@ -115,47 +116,34 @@ def update_pair(
     rng: np.random.Generator,
     log_k: float,
     logits: np.ndarray,
-    counts: np.ndarray,
-    prior: np.ndarray,
-    k_shape: float,
-    k_rate: float,
+    pair: Pair,
     temperature: float = 1.0,
 ) -> float:
     """One slice-sampling sweep over ``log K`` and the free logits (``logits`` in place).
 
     Returns the new ``log K``.
     """
-    log_k = _slice_coordinate(
-        rng, log_k, lambda v: _log_target(v, logits, counts, prior, k_shape, k_rate, temperature)
-    )
+    log_k = _slice_coordinate(rng, log_k, lambda v: _log_target(v, logits, pair, temperature))
     for x in range(logits.size - 1):
 
         def density(v: float, x: int = x) -> float:
             trial = logits.copy()
             trial[x] = v
-            return _log_target(log_k, trial, counts, prior, k_shape, k_rate, temperature)
+            return _log_target(log_k, trial, pair, temperature)
 
         logits[x] = _slice_coordinate(rng, logits[x], density)
     return log_k
 
 
-def start_pair(
-    counts: np.ndarray, prior: np.ndarray, k_shape: float, k_rate: float
-) -> tuple[float, np.ndarray]:
+def start_pair(pair: Pair) -> tuple[float, np.ndarray]:
     """A starting point: the pooled predictive as prototype, the prior mean of ``K``."""
-    pooled = counts.sum(axis=0) + prior
+    pooled = pair.counts.sum(axis=0) + pair.prior
     logits = np.log(pooled / pooled.sum())
-    return float(np.log(k_shape / k_rate)), logits - logits[-1]
+    return float(np.log(pair.k_shape / pair.k_rate)), logits - logits[-1]
 
 
 def sample_pair(
-    rng: np.random.Generator,
-    counts: np.ndarray,
-    prior: np.ndarray,
-    k_shape: float,
-    k_rate: float,
-    n_samples: int,
-    burn_in: int,
+    rng: np.random.Generator, pair: Pair, n_samples: int, burn_in: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Posterior samples of ``(K, θ̄)`` for one (class, feature) pair.
 
@@ -164,11 +152,11 @@ def sample_pair(
     strength : ndarray of shape (n_samples,)
     prototype : ndarray of shape (n_samples, V_f)
     """
-    log_k, logits = start_pair(counts, prior, k_shape, k_rate)
+    log_k, logits = start_pair(pair)
     strength = np.empty(n_samples)
-    prototype = np.empty((n_samples, counts.shape[1]))
+    prototype = np.empty((n_samples, pair.counts.shape[1]))
     for step in range(burn_in + n_samples):
-        log_k = update_pair(rng, log_k, logits, counts, prior, k_shape, k_rate)
+        log_k = update_pair(rng, log_k, logits, pair)
         if step >= burn_in:
             strength[step - burn_in] = np.exp(log_k)
             prototype[step - burn_in] = np.exp(logits - logsumexp(logits))
