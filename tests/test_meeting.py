@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -171,6 +172,16 @@ def test_cli_simulate_fit_decide_learn(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "reasons that pushed it most" in printed
     assert "1.000" not in printed
+    decide_json = ["meeting", "decide", str(request), *common, "--model", str(model), "--json"]
+    assert main([*decide_json, "-o", str(tmp_path / "r.ics")]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["decision"] in ("accept", "decline") and 0 < answer["p_accept"] < 1
+    assert set(answer["expected_loss"]) == {"accept", "decline"}
+    assert {"feature", "value", "log_odds"} <= set(answer["reasons"][0])
+    assert main(["meeting", "decide", str(request), *common, "--model", str(model), "-o", "-"]) == 0
+    printed = capsys.readouterr()
+    assert reply_problems(printed.out.encode(), read_calendar(request)) == []  # only the reply
+    assert "reasons that pushed it most" in printed.err
     zero = ["--cost-false-accept", "0", "--cost-false-decline", "0"]
     assert main(["meeting", "decide", str(request), *common, "--model", str(model), *zero]) != 0
     error = capsys.readouterr().err

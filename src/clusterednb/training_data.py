@@ -114,12 +114,12 @@ def rows_chunk(
         frame = as_feature_input(X, held.schema.n_features if held else None, who)
         if len(frame) == 0:
             raise DataError("the data have no rows")
-        warn_suspicious_columns(frame)
         schema = (
             held.schema.extended(frame, y, classes=classes)
             if held
             else FeatureSchema.infer(frame, y, classes=classes)
         )
+        warn_suspicious_columns(frame, schema)
         X = frame
     data = TaskDataset.from_arrays(X, y, tasks, schema=schema, handle_unknown=handle_unknown)
     check_labels(schema, data.y, held is not None)

@@ -63,35 +63,39 @@ def check_count_size(schema: FeatureSchema, n_tasks: int, max_bytes: int | None 
     )
 
 
-def warn_suspicious_columns(frame: pd.DataFrame | np.ndarray) -> None:
-    """Warn (:class:`DataWarning`) about identifier-like and decimal columns of ``frame``.
+def warn_suspicious_columns(frame: pd.DataFrame | np.ndarray, schema: FeatureSchema) -> None:
+    """Warn (:class:`DataWarning`) about identifier-like and decimal columns.
+
+    Uses the schema inferred from ``frame`` (its number of categories per feature), so an
+    integer-coded array costs nothing; only float columns are scanned for decimals.
 
     Parameters
     ----------
     frame : DataFrame or ndarray of shape (n_rows, n_features)
         Raw feature values (an array's columns are named ``x0, x1, ...``).
+    schema : FeatureSchema
+        The schema inferred from ``frame``.
     """
-    if not isinstance(frame, pd.DataFrame):
-        values = np.asarray(frame)
-        frame = pd.DataFrame(values, columns=[f"x{j}" for j in range(values.shape[1])])
-    for name in frame.columns:
-        column = frame[name]
-        present = column.dropna()
-        n_distinct = int(present.nunique())
-        decimal = pd.api.types.is_float_dtype(column) and not np.all(
-            np.mod(present.to_numpy(dtype=float), 1) == 0
+    n_rows = len(frame)
+    for f, name in enumerate(schema.feature_names):
+        n_distinct = len(schema.categories[f])
+        column = frame[name] if isinstance(frame, pd.DataFrame) else frame[:, f]
+        decimal = (
+            n_distinct > DECIMAL_CATEGORIES
+            and np.asarray(column).dtype.kind == "f"
+            and not np.all(np.mod(np.asarray(column, dtype=float)[~np.isnan(column)], 1) == 0)
         )
-        if decimal and n_distinct > DECIMAL_CATEGORIES:
+        if decimal:
             warnings.warn(
                 f"column {name!r} holds {n_distinct} distinct decimal values and each becomes "
                 "its own category; bin it (clusterednb.discretize, or cnb fit --bins N)",
                 DataWarning,
                 stacklevel=4,
             )
-        elif len(present) >= MIN_ROWS_TO_JUDGE and n_distinct >= IDENTIFIER_SHARE * len(present):
+        elif n_rows >= MIN_ROWS_TO_JUDGE and n_distinct >= IDENTIFIER_SHARE * n_rows:
             warnings.warn(
                 f"column {name!r} has a distinct value in nearly every row ({n_distinct} of "
-                f"{len(present)}): an identifier used as a feature learns nothing that carries "
+                f"{n_rows}): an identifier used as a feature learns nothing that carries "
                 "over to new rows; drop it",
                 DataWarning,
                 stacklevel=4,
