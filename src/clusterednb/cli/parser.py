@@ -210,6 +210,7 @@ def _demo(commands: argparse._SubParsersAction) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``cnb`` (every command and option)."""
     from clusterednb.meeting.cli import add_meeting_commands
+    from clusterednb.service.cli import add_service_commands
 
     parser = argparse.ArgumentParser(
         prog="cnb",
@@ -224,4 +225,5 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (_fit, _predict, _evidence, _evaluate, _demo):
         add(commands)
     add_meeting_commands(commands)
+    add_service_commands(commands)
     return parser

@@ -31,9 +31,9 @@ from zoneinfo import ZoneInfo
 import icalendar
 import recurring_ical_events
 
-from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.directory import Directory, UserEntry
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
-from clusterednb.meeting.features import IMPORTANCE
+from clusterednb.meeting.features import FEATURE_NAMES, IMPORTANCE
 from clusterednb.meeting.invitation import (
     calendar_address,
     event_times,
@@ -251,12 +251,51 @@ def extract_features(
         Feature name → value (in :data:`~clusterednb.meeting.features.FEATURE_NAMES` order).
     """
     entry = directory.user(user)
-    zone = ZoneInfo(entry.timezone)
-    event = request_event(request, entry.email)
+    return features_in_context(request, entry.email, calendar, entry, directory.jobs)[0]
+
+
+def features_in_context(
+    request: icalendar.Calendar,
+    email: str,
+    calendar: icalendar.Calendar | None,
+    entry: UserEntry | None,
+    jobs: dict[str, str],
+) -> tuple[dict[str, str | None], list[str]]:
+    """The features that the available context determines; the others are missing.
+
+    Missing context is not an error: without the user's calendar, the features read from it
+    (``invitee_recent``, ``invitee_soon``, the day's load, the free slot, the conflict
+    features and where the user is before) are missing; without the user's directory entry,
+    the topic's importance, the requester's relation and the meeting's place are missing, and
+    times are read in the request's own time zone. A missing value contributes no factor to
+    the prediction (the models marginalise it).
+
+    Parameters
+    ----------
+    request : icalendar.Calendar
+        The invitation (checked for ``email`` by
+        :func:`~clusterednb.meeting.invitation.request_event`).
+    email : str
+        The user's address.
+    calendar : icalendar.Calendar or None
+    entry : UserEntry or None
+        The user's directory entry.
+    jobs : dict
+        Email → job (the directory's people; may be empty).
+
+    Returns
+    -------
+    features : dict
+        Feature name → value, None where missing.
+    missing : list of str
+        The names of the missing features.
+    """
+    event = request_event(request, email)
+    zone = ZoneInfo(entry.timezone) if entry else _request_zone(event)
     for name, tzid in unknown_time_zones(event).items():
         warnings.warn(
             f"the request's {name} uses time zone {tzid!r}, which neither a VTIMEZONE of the "
-            f"request nor the IANA database defines; read in {user}'s zone {entry.timezone}",
+            f"request nor the IANA database defines; read in the user's zone {zone.key}",
             MeetingWarning,
             stacklevel=2,
         )
@@ -264,10 +303,42 @@ def extract_features(
     if times is None:
         raise MeetingError("the request is an all-day event; a meeting needs a start time")
     start, end = times
-    minutes = (end - start).total_seconds() / 60
     organizer = calendar_address(event["ORGANIZER"])
-    events = _timed_events(calendar, start, zone, entry.topics, str(event["UID"]))
+    features: dict[str, str | None] = {
+        "start_time": _start_time(start.hour),
+        "duration": _bin(
+            (end - start).total_seconds() / 60, (15, 30, 60), ("15", "30", "60", "longer")
+        ),
+        "message_importance": _importance(event, {}),
+        "topic_importance": topic_importance(event, entry.topics) if entry else None,
+        "invitee_job": jobs.get(organizer, "other"),
+        "invitee_relation": entry.relations.get(organizer, "other") if entry else None,
+    }
+    if calendar is not None:
+        topics = entry.topics if entry else {}
+        events = _timed_events(calendar, start, zone, topics, str(event["UID"]))
+        features.update(_calendar_features(event, events, start, end, zone, organizer, entry))
+    features = {name: features.get(name) for name in FEATURE_NAMES}
+    return features, [name for name, value in features.items() if value is None]
 
+
+def _request_zone(event: icalendar.Event) -> ZoneInfo:
+    """The zone of the request's own start (UTC for a floating or unknown one)."""
+    start = event.decoded("DTSTART")
+    key = getattr(getattr(start, "tzinfo", None), "key", None)
+    return ZoneInfo(key) if key else ZoneInfo("UTC")
+
+
+def _calendar_features(
+    event: icalendar.Event,
+    events: list[_Event],
+    start: dt.datetime,
+    end: dt.datetime,
+    zone: ZoneInfo,
+    organizer: str,
+    entry: UserEntry | None,
+) -> dict[str, str | None]:
+    """The features read from the user's own calendar."""
     day = start.date()
     work_start = dt.datetime.combine(day, WORKDAY[0], zone)
     work_end = dt.datetime.combine(day, WORKDAY[1], zone)
@@ -288,21 +359,18 @@ def extract_features(
     future = [e for e in with_requester if e.start >= end]
     worst = max(conflicts, key=lambda e: IMPORTANCE.index(e.importance), default=None)
     previous = [e for e in events if e.end <= start and e.start.date() == day]
-    new_local = _is_local(str(event.get("LOCATION", "")), entry.site)
-    old = (
-        "none"
-        if not previous
-        else "local"
-        if _is_local(previous[-1].location, entry.site)
-        else "away"
-    )
+    location = None
+    if entry is not None:
+        new_local = _is_local(str(event.get("LOCATION", "")), entry.site)
+        old = (
+            "none"
+            if not previous
+            else "local"
+            if _is_local(previous[-1].location, entry.site)
+            else "away"
+        )
+        location = f"{'local' if new_local else 'away'}-{old}"
     return {
-        "start_time": _start_time(start.hour),
-        "duration": _bin(minutes, (15, 30, 60), ("15", "30", "60", "longer")),
-        "message_importance": _importance(event, {}),
-        "topic_importance": topic_importance(event, entry.topics),
-        "invitee_job": directory.jobs.get(organizer, "other"),
-        "invitee_relation": entry.relations.get(organizer, "other"),
         "invitee_recent": _days_bin((day - past[-1].start.date()).days if past else None),
         "invitee_soon": _days_bin((future[0].start.date() - day).days if future else None),
         "busy_fday": _load(_booked_minutes(events, work_start, work_end) / 600, neighbours),
@@ -316,5 +384,5 @@ def extract_features(
         "conflict": "yes" if conflicts else "no",
         "conflict_importance": "other" if worst is None else worst.importance,
         "conflict_frequency": "other" if worst is None else worst.recurrence,
-        "location": f"{'local' if new_local else 'away'}-{old}",
+        "location": location,
     }

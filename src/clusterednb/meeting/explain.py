@@ -87,7 +87,8 @@ def reasons(log_odds: pd.Series, features: dict[str, Any]) -> list[Reason]:
     log_odds : Series
         Feature name → log-odds (from :func:`feature_log_odds`).
     features : dict
-        Feature name → value (missing: None).
+        Feature name → value (missing: None; a reason whose values are all missing is left
+        out).
 
     Returns
     -------
@@ -100,6 +101,8 @@ def reasons(log_odds: pd.Series, features: dict[str, Any]) -> list[Reason]:
         key = grouped.get(name, name)
         members = FEATURE_GROUPS.get(key, (name,))
         if key not in found:
+            if all(features.get(m) is None for m in members):
+                continue  # a missing value says nothing
             text = " / ".join(str(features.get(m)) for m in members if m in log_odds.index)
             total = float(sum(log_odds[m] for m in members if m in log_odds.index))
             found[key] = Reason(key, text, total)

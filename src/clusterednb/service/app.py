@@ -1,0 +1,383 @@
+"""The HTTP API and the review page (FastAPI); no model logic lives here.
+
+Every error is JSON ``{"error": "..."}`` naming what was wrong; a bad request is a 4xx,
+never a 5xx. A request id that is not the caller's is a 404 (never a 403), so the existence
+of another user's request is not revealed.
+"""
+
+import datetime as dt
+import logging
+import warnings
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo
+
+import icalendar
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from clusterednb.exceptions import CNBError
+from clusterednb.meeting.calendar import features_in_context
+from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.invitation import read_calendar, request_event, sequence_number
+from clusterednb.meeting.reply import make_reply
+from clusterednb.service.deciding import ASK_BAND, decide_or_ask
+from clusterednb.service.learning import Learner
+from clusterednb.service.store import Account, ServiceStore
+
+log = logging.getLogger("clusterednb.service")
+MAX_REQUEST_BYTES = 1 << 20
+MAX_CALENDAR_BYTES = 16 << 20
+SESSION_COOKIE = "cnb_session"
+TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+
+
+class ApiError(Exception):
+    """An error answered as ``{"error": message}`` with ``status``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+async def _body(request: Request, limit: int, kind: str) -> bytes:
+    """The request body as ``text/calendar`` bytes, at most ``limit`` (else 413)."""
+    content_type = request.headers.get("content-type", "")
+    if not content_type.lower().startswith("text/calendar"):
+        raise ApiError(415, f"{kind} must be sent as Content-Type: text/calendar")
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, f"{kind} is larger than {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, f"{kind} is larger than {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parse(data: bytes, kind: str) -> icalendar.Calendar:
+    if not data.strip():
+        raise ApiError(400, f"{kind} is empty")
+    try:
+        return read_calendar(data)
+    except (CNBError, RecursionError) as error:
+        raise ApiError(400, f"{kind}: {error}") from error
+
+
+def _public(record: dict[str, Any]) -> dict[str, Any]:
+    """A stored request as the API shows it."""
+    loss = None
+    if record["loss_accept"] is not None:
+        loss = {"accept": record["loss_accept"], "decline": record["loss_decline"]}
+    return {
+        "id": record["id"],
+        "uid": record["uid"],
+        "recurrence_id": record["recurrence_id"] or None,
+        "sequence": record["sequence"],
+        "summary": record["summary"],
+        "organizer": record["organizer"],
+        "starts_at": record["starts_at"],
+        "received_at": record["received_at"],
+        "decision": record["decision"],
+        "p_accept": record["p_accept"],
+        "expected_loss": loss,
+        "reasons": record["reasons"],
+        "missing": record["missing"],
+        "answer": record["answer"],
+    }
+
+
+def create_app(
+    store_path: str | Path,
+    directory_path: str | Path | None = None,
+    model_path: str | Path | None = None,
+    ask_band: float = ASK_BAND,
+    debounce: float = 1.0,
+) -> FastAPI:
+    """The service's ASGI application.
+
+    Parameters
+    ----------
+    store_path : str or Path
+        The SQLite store (created when absent).
+    directory_path : str or Path, optional
+        The organisation's directory (jobs, relations, topics, sites, time zones).
+    model_path : str or Path, optional
+        The organisation's model: the base that every answer in the store updates.
+    ask_band : float, default=ASK_BAND
+        Expected-loss difference below which the service asks instead of deciding.
+    debounce : float, default=1.0
+        Seconds between an answer and the refit it triggers.
+    """
+    directory = Directory.from_json(directory_path) if directory_path else None
+    base = Path(model_path) if model_path else None
+    state: dict[str, Any] = {}
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        store = ServiceStore(store_path)
+        learner = Learner(store, base, debounce)
+        learner.start()
+        state.update(store=store, learner=learner)
+        yield
+        learner.stop()
+        store.close()
+
+    app = FastAPI(title="clusterednb meeting assistant", lifespan=lifespan)
+
+    @app.exception_handler(ApiError)
+    async def api_error(_: Request, error: ApiError) -> JSONResponse:
+        return JSONResponse({"error": error.message}, status_code=error.status)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_: Request, error: HTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(error.detail)}, status_code=error.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(_: Request, error: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in error.errors()
+        )
+        return JSONResponse({"error": f"bad request: {problems}"}, status_code=400)
+
+    @app.exception_handler(CNBError)
+    async def input_error(_: Request, error: CNBError) -> JSONResponse:
+        return JSONResponse({"error": str(error)}, status_code=400)
+
+    @app.exception_handler(Exception)
+    async def internal_error(_: Request, error: Exception) -> JSONResponse:
+        log.exception("internal error")
+        return JSONResponse({"error": "internal error (logged)"}, status_code=500)
+
+    def store() -> ServiceStore:
+        return state["store"]
+
+    def account(request: Request) -> Account:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        found = store().authenticate(token.strip()) if scheme.lower() == "bearer" else None
+        if found is None:
+            raise ApiError(401, "missing, invalid or revoked API token (Authorization: Bearer)")
+        return found
+
+    Caller = Annotated[Account, Depends(account)]
+
+    def zone_of(user: str) -> ZoneInfo:
+        entry = directory.users.get(user) if directory else None
+        return ZoneInfo(entry.timezone) if entry else ZoneInfo("UTC")
+
+    def decide_request(who: Account, calendar: icalendar.Calendar, data: bytes) -> dict:
+        event = request_event(calendar, who.email)
+        own = store().calendar(who.user)
+        entry = directory.users.get(who.user) if directory else None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            features, missing = features_in_context(
+                calendar,
+                who.email,
+                read_calendar(own) if own else None,
+                entry,
+                directory.jobs if directory else {},
+            )
+        outcome = decide_or_ask(
+            state["learner"].current(),
+            features,
+            who.user,
+            (who.cost_false_accept, who.cost_false_decline),
+            store().answers_of(who.user),
+            ask_band,
+        )
+        start = event.decoded("DTSTART")
+        return {
+            "uid": str(event["UID"]),
+            "recurrence_id": event["RECURRENCE-ID"].to_ical().decode()
+            if "RECURRENCE-ID" in event
+            else "",
+            "sequence": sequence_number(event),
+            "ics": data,
+            "summary": str(event.get("SUMMARY", "(no title)")),
+            "organizer": str(event["ORGANIZER"]).lower().removeprefix("mailto:"),
+            "starts_at": start.isoformat(),
+            "features": features,
+            "missing": missing,
+            "decision": outcome.decision,
+            "p_accept": outcome.p_accept,
+            "loss_accept": outcome.loss["accept"] if outcome.loss else None,
+            "loss_decline": outcome.loss["decline"] if outcome.loss else None,
+            "reasons": outcome.reasons,
+            "warnings": [str(w.message) for w in caught],
+        }
+
+    # ------------------------------------------------------------------ API
+    @app.get("/healthz")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.post("/api/requests")
+    async def post_request(request: Request, who: Caller) -> JSONResponse:
+        data = await _body(request, MAX_REQUEST_BYTES, "the request")
+        calendar = _parse(data, "the request")
+        event = request_event(calendar, who.email)
+        recurrence = event["RECURRENCE-ID"].to_ical().decode() if "RECURRENCE-ID" in event else ""
+        found = store().find_request(
+            who.user, str(event["UID"]), recurrence, sequence_number(event)
+        )
+        if found is not None:
+            return JSONResponse(_public(found), status_code=200)
+        record = decide_request(who, calendar, data)
+        stored, created = store().add_request(who.user, record)
+        body = _public(stored) | ({"warnings": record["warnings"]} if record["warnings"] else {})
+        return JSONResponse(body, status_code=201 if created else 200)
+
+    @app.get("/api/requests")
+    def list_requests(who: Caller) -> list[dict[str, Any]]:
+        return [_public(r) for r in store().requests(who.user)]
+
+    def owned(who: Account, request_id: int) -> dict[str, Any]:
+        record = store().request(who.user, request_id)
+        if record is None:
+            raise ApiError(404, f"no request {request_id}")
+        return record
+
+    @app.get("/api/requests/{request_id}")
+    def get_request(request_id: int, who: Caller) -> dict[str, Any]:
+        return _public(owned(who, request_id))
+
+    @app.post("/api/requests/{request_id}/feedback")
+    async def feedback(request_id: int, request: Request, who: Caller) -> dict[str, Any]:
+        owned(who, request_id)
+        try:
+            body = await request.json()
+        except ValueError as error:
+            raise ApiError(400, 'feedback must be JSON {"accepted": true|false}') from error
+        if not isinstance(body, dict) or not isinstance(body.get("accepted"), bool):
+            raise ApiError(400, 'feedback must be JSON {"accepted": true|false}')
+        record = store().answer(who.user, request_id, body["accepted"])
+        state["learner"].request_refit()
+        return _public(record)
+
+    @app.get("/api/requests/{request_id}/reply.ics")
+    def reply(request_id: int, who: Caller) -> Response:
+        record = owned(who, request_id)
+        if record["answer"] is None and record["decision"] == "ask":
+            raise ApiError(409, "this request waits for the user's answer; no reply yet")
+        accept = (record["answer"] or record["decision"]) == "accept"
+        entry = directory.users.get(who.user) if directory else None
+        calendar = make_reply(
+            read_calendar(bytes(record["ics"])),
+            who.email,
+            accept,
+            dt.datetime.now(dt.UTC),
+            entry.timezone if entry else "UTC",
+        )
+        return Response(calendar.to_ical(), media_type="text/calendar; method=REPLY; charset=utf-8")
+
+    @app.put("/api/calendar")
+    async def put_calendar(request: Request, who: Caller) -> dict[str, Any]:
+        data = await _body(request, MAX_CALENDAR_BYTES, "the calendar")
+        calendar = _parse(data, "the calendar")
+        store().set_calendar(who.user, data)
+        return {"status": "stored", "events": len(list(calendar.walk("VEVENT")))}
+
+    @app.get("/api/status")
+    def status(who: Caller) -> dict[str, Any]:
+        return store().counts() | state["learner"].status()
+
+    # ------------------------------------------------------------------ pages
+    def session_of(request: Request) -> tuple[Account, str] | None:
+        cookie = request.cookies.get(SESSION_COOKIE)
+        return store().session(cookie) if cookie else None
+
+    @app.get("/login", response_class=HTMLResponse)
+    def login_form(request: Request) -> HTMLResponse:
+        return TEMPLATES.TemplateResponse(request, "login.html", {"error": None})
+
+    @app.post("/login", response_class=HTMLResponse)
+    async def login(request: Request) -> Response:
+        form = await request.form()
+        token = str(form.get("token", "")).strip()
+        found = store().authenticate(token)
+        if found is None:
+            context = {"error": "That token is not valid (or was revoked)."}
+            return TEMPLATES.TemplateResponse(request, "login.html", context, status_code=401)
+        session, _ = store().open_session(found.user)
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(
+            SESSION_COOKIE, session, httponly=True, samesite="strict", max_age=12 * 3600
+        )
+        return response
+
+    @app.post("/logout")
+    async def logout(request: Request) -> Response:
+        found = session_of(request)
+        form = await request.form()
+        if found is not None and form.get("csrf") == found[1]:
+            store().close_session(request.cookies[SESSION_COOKIE])
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(SESSION_COOKIE)
+        return response
+
+    @app.get("/", response_class=HTMLResponse)
+    def review(request: Request, show: str = "all") -> Response:
+        found = session_of(request)
+        if found is None:
+            return RedirectResponse("/login", status_code=303)
+        who, csrf = found
+        pending_only = show == "pending"
+        records = store().requests(who.user, pending_only=pending_only)
+        zone = zone_of(who.user)
+        rows = [_page_row(r, zone) for r in records]
+        context = {
+            "who": who,
+            "csrf": csrf,
+            "rows": rows,
+            "show": "pending" if pending_only else "all",
+            "n_pending": len(store().requests(who.user, pending_only=True)),
+        }
+        return TEMPLATES.TemplateResponse(request, "review.html", context)
+
+    @app.post("/requests/{request_id}/answer")
+    async def answer(request_id: int, request: Request) -> Response:
+        found = session_of(request)
+        if found is None:
+            raise ApiError(401, "sign in first")
+        who, csrf = found
+        form = await request.form()
+        if form.get("csrf") != csrf:
+            raise ApiError(403, "the form's CSRF token is missing or wrong; reload the page")
+        if form.get("accepted") not in ("yes", "no"):
+            raise ApiError(400, "accepted must be yes or no")
+        if store().answer(who.user, request_id, form["accepted"] == "yes") is None:
+            raise ApiError(404, f"no request {request_id}")
+        state["learner"].request_refit()
+        return RedirectResponse(f"/?show={form.get('show', 'all')}", status_code=303)
+
+    return app
+
+
+def _page_row(record: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
+    """A request as the review page shows it: local time, a probability bar, reasons."""
+    start = dt.datetime.fromisoformat(record["starts_at"])
+    local = start.astimezone(zone) if start.tzinfo else start
+    p = record["p_accept"]
+    words = []
+    for reason in record["reasons"][:3]:
+        direction = "for accepting" if reason["log_odds"] > 0 else "for declining"
+        words.append(f"{reason['feature'].replace('_', ' ')} = {reason['value']} ({direction})")
+    return {
+        "id": record["id"],
+        "summary": record["summary"],
+        "organizer": record["organizer"],
+        "when": local.strftime("%a %d %b %Y, %H:%M") + (f" ({zone.key})" if start.tzinfo else ""),
+        "decision": record["decision"],
+        "answer": record["answer"],
+        "percent": None if p is None else round(100 * p),
+        "reasons": words,
+        "missing": record["missing"],
+    }

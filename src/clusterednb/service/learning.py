@@ -1,0 +1,121 @@
+"""Learning for everyone: the organisation's model refitted from the store in the background.
+
+Feedback is written to the store first (durable); :meth:`Learner.request_refit` then wakes a
+background thread, which waits ``debounce`` seconds (answers given together make one refit),
+refits and swaps the serving model atomically. The model is the base model file given to
+``cnb serve --model`` (the organisation's history) updated with every answer in the store
+(counts add, so this equals one fit on both), or, without a base, a Clustered NB (BHC) fitted
+on the answers alone. A failed refit keeps the previous model and is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.clustered import ClusteredNB
+from clusterednb.loading import load
+from clusterednb.meeting.features import FEATURE_NAMES, meeting_schema
+from clusterednb.service.store import ServiceStore
+
+log = logging.getLogger("clusterednb.service")
+
+
+def refit(store: ServiceStore, base_model: Path | None) -> Any:
+    """The organisation's model from the base file and every answer in the store (or None).
+
+    Parameters
+    ----------
+    store : ServiceStore
+    base_model : Path or None
+    """
+    answered = store.answered()
+    model = load(base_model) if base_model is not None else None
+    if not answered:
+        return model
+    frame = pd.DataFrame([a["features"] for a in answered], columns=list(FEATURE_NAMES))
+    labels = np.array([a["answer"] for a in answered], dtype=object)
+    users = np.array([a["user"] for a in answered], dtype=object)
+    if model is None:
+        model = ClusteredNB(inference="bhc", schema=meeting_schema(), progress=False)
+        return model.fit(frame, labels, users)
+    return model.partial_fit(frame, labels, users)
+
+
+class Learner:
+    """Holds the serving model and refits it in a background thread.
+
+    Parameters
+    ----------
+    store : ServiceStore
+    base_model : Path or None
+    debounce : float, default=1.0
+        Seconds to wait after an answer before refitting.
+    """
+
+    def __init__(self, store: ServiceStore, base_model: Path | None, debounce: float = 1.0) -> None:
+        self.store, self.base_model, self.debounce = store, base_model, debounce
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self.model: Any = None
+        self.fitted_at: float | None = None
+        self.failures = 0
+        self._thread = threading.Thread(target=self._run, name="refit", daemon=True)
+
+    def start(self) -> None:
+        """Fit once now, then keep refitting in the background on request."""
+        self._refit()
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the background thread."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
+
+    def request_refit(self) -> None:
+        """Ask for a refit (answers arriving within ``debounce`` seconds share one)."""
+        self._wake.set()
+
+    def current(self) -> Any:
+        """The serving model (or None)."""
+        with self._lock:
+            return self.model
+
+    def _refit(self) -> None:
+        started = time.monotonic()
+        try:
+            model = refit(self.store, self.base_model)
+        except Exception:  # a failed refit must not take the service down
+            self.failures += 1
+            log.exception("refit failed; keeping the previous model")
+            return
+        with self._lock:
+            self.model, self.fitted_at = model, time.time()
+        log.info("refitted the model in %.2f s", time.monotonic() - started)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait()
+            if self._stop.is_set():
+                return
+            time.sleep(self.debounce)
+            self._wake.clear()
+            self._refit()
+
+    def status(self) -> dict[str, Any]:
+        """The model's age and its number of clusters."""
+        model = self.current()
+        clusters = None
+        if model is not None and hasattr(model, "partition_"):
+            clusters = int(np.max(model.partition_)) + 1
+        age = None if self.fitted_at is None else round(time.time() - self.fitted_at, 1)
+        return {"model": model is not None, "model_age_seconds": age, "clusters": clusters}
