@@ -7,7 +7,6 @@ of another user's request is not revealed.
 
 import datetime as dt
 import logging
-import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,11 +20,11 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.templating import Jinja2Templates
 
 from clusterednb.exceptions import CNBError
-from clusterednb.meeting.calendar import features_in_context
 from clusterednb.meeting.directory import Directory
-from clusterednb.meeting.invitation import read_calendar, request_event, sequence_number
+from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.reply import make_reply
-from clusterednb.service.deciding import ASK_BAND, decide_or_ask
+from clusterednb.service.deciding import ASK_BAND
+from clusterednb.service.intake import receive_invitation
 from clusterednb.service.learning import Learner
 from clusterednb.service.store import Account, ServiceStore
 
@@ -172,48 +171,6 @@ def create_app(
         entry = directory.users.get(user) if directory else None
         return ZoneInfo(entry.timezone) if entry else ZoneInfo("UTC")
 
-    def decide_request(who: Account, calendar: icalendar.Calendar, data: bytes) -> dict:
-        event = request_event(calendar, who.email)
-        own = store().calendar(who.user)
-        entry = directory.users.get(who.user) if directory else None
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            features, missing = features_in_context(
-                calendar,
-                who.email,
-                read_calendar(own) if own else None,
-                entry,
-                directory.jobs if directory else {},
-            )
-        outcome = decide_or_ask(
-            state["learner"].current(),
-            features,
-            who.user,
-            (who.cost_false_accept, who.cost_false_decline),
-            store().answers_of(who.user),
-            ask_band,
-        )
-        start = event.decoded("DTSTART")
-        return {
-            "uid": str(event["UID"]),
-            "recurrence_id": event["RECURRENCE-ID"].to_ical().decode()
-            if "RECURRENCE-ID" in event
-            else "",
-            "sequence": sequence_number(event),
-            "ics": data,
-            "summary": str(event.get("SUMMARY", "(no title)")),
-            "organizer": str(event["ORGANIZER"]).lower().removeprefix("mailto:"),
-            "starts_at": start.isoformat(),
-            "features": features,
-            "missing": missing,
-            "decision": outcome.decision,
-            "p_accept": outcome.p_accept,
-            "loss_accept": outcome.loss["accept"] if outcome.loss else None,
-            "loss_decline": outcome.loss["decline"] if outcome.loss else None,
-            "reasons": outcome.reasons,
-            "warnings": [str(w.message) for w in caught],
-        }
-
     # ------------------------------------------------------------------ API
     @app.get("/healthz")
     def healthz() -> dict[str, str]:
@@ -223,16 +180,10 @@ def create_app(
     async def post_request(request: Request, who: Caller) -> JSONResponse:
         data = await _body(request, MAX_REQUEST_BYTES, "the request")
         calendar = _parse(data, "the request")
-        event = request_event(calendar, who.email)
-        recurrence = event["RECURRENCE-ID"].to_ical().decode() if "RECURRENCE-ID" in event else ""
-        found = store().find_request(
-            who.user, str(event["UID"]), recurrence, sequence_number(event)
+        stored, created, notes = receive_invitation(
+            store(), state["learner"].current(), directory, who, calendar, data, ask_band
         )
-        if found is not None:
-            return JSONResponse(_public(found), status_code=200)
-        record = decide_request(who, calendar, data)
-        stored, created = store().add_request(who.user, record)
-        body = _public(stored) | ({"warnings": record["warnings"]} if record["warnings"] else {})
+        body = _public(stored) | ({"warnings": notes} if notes else {})
         return JSONResponse(body, status_code=201 if created else 200)
 
     @app.get("/api/requests")
@@ -305,7 +256,7 @@ def create_app(
         found = store().authenticate(token)
         if found is None:
             context = {"error": "That token is not valid (or was revoked)."}
-            return TEMPLATES.TemplateResponse(request, "login.html", context, status_code=401)
+            return TEMPLATES.TemplateResponse(request, "login.html", context)
         session, _ = store().open_session(found.user)
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(
@@ -369,7 +320,9 @@ def _page_row(record: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
     words = []
     for reason in record["reasons"][:3]:
         direction = "for accepting" if reason["log_odds"] > 0 else "for declining"
-        words.append(f"{reason['feature'].replace('_', ' ')} = {reason['value']} ({direction})")
+        parts = [p for p in reason["value"].split(" / ") if p not in ("other", "None")]
+        value = ", ".join(dict.fromkeys(parts)) or reason["value"]
+        words.append(f"{reason['feature'].replace('_', ' ')}: {value} ({direction})")
     return {
         "id": record["id"],
         "summary": record["summary"],

@@ -1,0 +1,97 @@
+"""Receiving one invitation: check it, compute its features, decide or ask, store it once."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import icalendar
+
+from clusterednb.meeting.calendar import features_in_context
+from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.invitation import (
+    calendar_address,
+    read_calendar,
+    request_event,
+    sequence_number,
+)
+from clusterednb.service.deciding import ASK_BAND, decide_or_ask
+from clusterednb.service.store import Account, ServiceStore
+
+
+def receive_invitation(
+    store: ServiceStore,
+    model: Any,
+    directory: Directory | None,
+    who: Account,
+    calendar: icalendar.Calendar,
+    data: bytes,
+    ask_band: float = ASK_BAND,
+) -> tuple[dict[str, Any], bool, list[str]]:
+    """Decide and store an invitation to ``who`` (the same UID and SEQUENCE only once).
+
+    Parameters
+    ----------
+    store : ServiceStore
+    model : fitted estimator or None
+        The organisation's model.
+    directory : Directory or None
+    who : Account
+        The user invited (must be an attendee).
+    calendar : icalendar.Calendar
+        The parsed invitation.
+    data : bytes
+        Its bytes (stored for the reply).
+    ask_band : float
+
+    Returns
+    -------
+    record : dict
+        The stored request.
+    created : bool
+        False when it was stored before.
+    notes : list of str
+        Warnings met on the way (a skipped calendar event, an unknown time zone).
+    """
+    event = request_event(calendar, who.email)
+    recurrence = event["RECURRENCE-ID"].to_ical().decode() if "RECURRENCE-ID" in event else ""
+    found = store.find_request(who.user, str(event["UID"]), recurrence, sequence_number(event))
+    if found is not None:
+        return found, False, []
+    own = store.calendar(who.user)
+    entry = directory.users.get(who.user) if directory else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        features, missing = features_in_context(
+            calendar,
+            who.email,
+            read_calendar(own) if own else None,
+            entry,
+            directory.jobs if directory else {},
+        )
+    outcome = decide_or_ask(
+        model,
+        features,
+        who.user,
+        (who.cost_false_accept, who.cost_false_decline),
+        store.answers_of(who.user),
+        ask_band,
+    )
+    record = {
+        "uid": str(event["UID"]),
+        "recurrence_id": recurrence,
+        "sequence": sequence_number(event),
+        "ics": data,
+        "summary": str(event.get("SUMMARY", "(no title)")),
+        "organizer": calendar_address(event["ORGANIZER"]),
+        "starts_at": event.decoded("DTSTART").isoformat(),
+        "features": features,
+        "missing": missing,
+        "decision": outcome.decision,
+        "p_accept": outcome.p_accept,
+        "loss_accept": outcome.loss["accept"] if outcome.loss else None,
+        "loss_decline": outcome.loss["decline"] if outcome.loss else None,
+        "reasons": outcome.reasons,
+    }
+    stored, created = store.add_request(who.user, record)
+    return stored, created, [str(w.message) for w in caught]

@@ -1,0 +1,110 @@
+"""The review page in a real browser (Debian's chromium and chromium-driver, via Selenium)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from clusterednb.cli import main
+from service_helpers import Server, call
+
+pytest.importorskip("fastapi", reason="the service extra is not installed")
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM and DRIVER), reason="Debian's chromium and chromium-driver are not installed"
+)
+SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "review-page.png"
+
+
+@pytest.fixture
+def browser():
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1100,1000",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def test_sign_in_review_answer_and_filter(tmp_path, capsys, browser):
+    from selenium.webdriver.common.by import By
+
+    org = tmp_path / "org"
+    assert main(["meeting", "simulate", "-o", str(org), "--pending", "3"]) == 0
+    args = ["meeting", "fit", "--requests", str(org / "requests.csv"), "--store"]
+    assert main([*args, str(tmp_path / "none.db"), "--model", str(org / "model.cnb")]) == 0
+    store = tmp_path / "store.db"
+    assert (
+        main(["users", "add", "user03", "--email", "user03@org.example", "--store", str(store)])
+        == 0
+    )
+    token = capsys.readouterr().out.strip().splitlines()[-1]
+    extra = (
+        "--directory",
+        str(org / "directory.json"),
+        "--model",
+        str(org / "model.cnb"),
+        "--ask-band",
+        "0.6",
+    )
+    with Server(store, *extra) as server:
+        calendar = (org / "calendars" / "user03.ics").read_bytes()
+        assert call(server, "PUT", "/api/calendar", token, calendar, "text/calendar")[0] == 200
+        for path in sorted((org / "pending" / "user03").glob("request-*.ics")):
+            assert (
+                call(server, "POST", "/api/requests", token, path.read_bytes(), "text/calendar")[0]
+                == 201
+            )
+        browser.get(server.url + "/")
+        assert browser.current_url.endswith("/login")  # not signed in: the sign-in form
+        browser.find_element(By.NAME, "token").send_keys("user03.not-a-token")
+        browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        assert "not valid" in browser.page_source
+        browser.find_element(By.NAME, "token").send_keys(token)
+        browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        cards = browser.find_elements(By.CSS_SELECTOR, "section.card")
+        assert len(cards) == 3
+        assert "Chance you would accept" in cards[0].text and "from " in cards[0].text
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(SCREENSHOT))
+        cookie = browser.get_cookie("cnb_session")
+        assert cookie["httpOnly"]
+        pending = browser.find_element(By.ID, "filter-pending")
+        n_pending = int(pending.text.split("(")[1].rstrip(")"))
+        assert n_pending >= 1  # the wide ask band makes it ask
+        pending.click()
+        asked = browser.find_elements(By.CSS_SELECTOR, "section.card")
+        assert len(asked) == n_pending
+        asked[0].find_element(By.CSS_SELECTOR, "button.accept").click()
+        assert len(browser.find_elements(By.CSS_SELECTOR, "section.card")) == n_pending - 1
+        answered = [r for r in call(server, "GET", "/api/requests", token)[1] if r["answer"]]
+        assert [r["answer"] for r in answered] == ["accept"]
+        # A form without the session's CSRF token is refused.
+        status, answer, _ = call(
+            server,
+            "POST",
+            f"/requests/{answered[0]['id']}/answer",
+            None,
+            b"accepted=no&csrf=forged",
+            "application/x-www-form-urlencoded",
+        )
+        assert status in (401, 403) and answer["error"]
+        errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        assert not errors, errors
