@@ -20,6 +20,13 @@ comma := ,
 demo: $(VENV)/.installed-report
 	$(BIN)/cnb demo
 
+# The service on the demo's organisation (run `make demo` first; it prepares the store).
+serve: $(VENV)/.installed-report+service
+	test -f demo-output/service.db || $(BIN)/cnb demo
+	$(BIN)/cnb serve --store demo-output/service.db \
+	    --directory demo-output/organisation/directory.json \
+	    --model demo-output/organisation/model.cnb
+
 test: $(VENV)/.installed-test
 	$(BIN)/pytest -q
 

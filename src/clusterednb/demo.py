@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -209,5 +210,42 @@ def run_demo(seed: int = 0, out: str | Path = "demo-output", jobs: int = 2) -> P
         ),
     ]
     report = write_report(out, "Meeting assistant: Clustered Naive Bayes demo", extra)
+    _prepare_service(out, world, models["Clustered (BHC)"], contrasting)
     print(f"\nReport: {report.resolve()} ({time.perf_counter() - started:.0f} s)")
     return report
+
+
+def _prepare_service(out: Path, world: Path, model: Any, users: list[str]) -> None:
+    """A service store for ``make serve``: two demo users with tokens, their calendars and
+    pending invitations decided by the organisation's model (saved as its base model)."""
+    from clusterednb.meeting.invitation import read_calendar
+    from clusterednb.service.intake import receive_invitation
+    from clusterednb.service.store import ServiceStore
+
+    model.save(world / "model.cnb")
+    store_path = out / "service.db"
+    for leftover in (
+        store_path,
+        *(store_path.with_name(store_path.name + s) for s in ("-wal", "-shm")),
+    ):
+        leftover.unlink(missing_ok=True)
+    directory = Directory.from_json(world / "directory.json")
+    lines = []
+    with ServiceStore(store_path) as store:
+        for user in users:
+            entry = directory.user(user)
+            token = store.add_user(user, entry.email, 1.0, 4.0)
+            lines.append(f"{user}\t{token}")
+            store.set_calendar(user, (world / "calendars" / f"{user}.ics").read_bytes())
+            who = store.authenticate(token)
+            for path in sorted((world / "pending" / user).glob("request-*.ics")):
+                if path.stem.removeprefix("request-").isdigit():
+                    data = path.read_bytes()
+                    receive_invitation(store, model, directory, who, read_calendar(data), data)
+    (out / "service-tokens.txt").write_text("\n".join(lines) + "\n")
+    print(
+        f"\nThe service, on this organisation: `make serve` (or `cnb serve --store {store_path} "
+        f"--directory {world / 'directory.json'} --model {world / 'model.cnb'}`), then sign in "
+        f"at http://127.0.0.1:8000/login with a token of {out / 'service-tokens.txt'} "
+        f"({', '.join(users)}; their pending invitations are waiting)."
+    )

@@ -146,8 +146,26 @@ def ordered_unique(values: Iterable[Hashable]) -> tuple[Any, ...]:
         return tuple(scalars)
 
 
+_FEW_VALUES = 32  # below this many values a dictionary beats building a pandas index
+
+
 def index_of(known: Sequence[Any], values: np.ndarray) -> np.ndarray:
-    """Position of each value in ``known`` (-1 where absent); dtypes are inferred by pandas."""
+    """Position of each value in ``known`` (-1 where absent); dtypes are inferred by pandas.
+
+    A few values (one request to decide) are looked up in a dictionary of the categories,
+    which equals pandas' answer for the hashable scalars categories are (``1 == 1.0``).
+    """
+    if values.size < _FEW_VALUES and not (values.dtype.kind == "f" and np.isnan(values).any()):
+        position = {value: i for i, value in enumerate(known)}
+        return np.array(
+            [
+                -1 if is_missing(v) else position.get(to_python_scalar(v), -1)
+                for v in values.tolist()
+            ]
+            if values.size
+            else [],
+            dtype=np.int64,
+        )
     index = pd.Index(list(known)) if known else pd.Index([], dtype=object)
     if values.dtype == object:
         return index.get_indexer(pd.Index(values, dtype=object))

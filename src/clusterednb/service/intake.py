@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from functools import lru_cache
 from typing import Any
 
 import icalendar
@@ -17,6 +18,12 @@ from clusterednb.meeting.invitation import (
 )
 from clusterednb.service.deciding import ASK_BAND, decide_or_ask
 from clusterednb.service.store import Account, ServiceStore
+
+
+@lru_cache(maxsize=64)
+def _parsed_calendar(data: bytes) -> icalendar.Calendar:
+    """A user's stored calendar, parsed once per version (it is only read)."""
+    return read_calendar(data)
 
 
 def receive_invitation(
@@ -65,7 +72,7 @@ def receive_invitation(
         features, missing = features_in_context(
             calendar,
             who.email,
-            read_calendar(own) if own else None,
+            _parsed_calendar(own) if own else None,
             entry,
             directory.jobs if directory else {},
         )
