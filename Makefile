@@ -24,8 +24,7 @@ demo: $(VENV)/.installed-report
 serve: $(VENV)/.installed-report+service
 	test -f demo-output/service.db || $(BIN)/cnb demo
 	$(BIN)/cnb serve --store demo-output/service.db \
-	    --directory demo-output/organisation/directory.json \
-	    --model demo-output/organisation/model.cnb
+	    --directory demo-output/organisation/directory.json
 
 test: $(VENV)/.installed-test
 	$(BIN)/pytest -q

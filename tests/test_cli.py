@@ -182,7 +182,7 @@ def test_user_mistakes_give_one_line_errors(data_file, tmp_path, args, message):
 
 
 def test_demo_runs_and_writes_a_self_contained_report(tmp_path):
-    result = cnb("demo", "--seed", "1", "--out", str(tmp_path / "demo"), "--jobs", "1")
+    result = cnb("demo", "--seed", "1", "-o", str(tmp_path / "demo"), "--jobs", "1")
     assert result.returncode == 0, result.stderr
     assert "Complete-Sharing" in result.stdout and "METHOD:REPLY" in result.stdout
     report = (tmp_path / "demo" / "report.html").read_text()
@@ -190,6 +190,16 @@ def test_demo_runs_and_writes_a_self_contained_report(tmp_path):
         assert section in report
     assert report.count("data:image/png;base64") >= 4
     assert "Report:" in result.stdout.splitlines()[-1]
+    # The service is prepared: the organisation's answers, two users, their invitations.
+    from clusterednb.service.store import ServiceStore
+
+    tokens = (tmp_path / "demo" / "service-tokens.txt").read_text().split()
+    with ServiceStore(tmp_path / "demo" / "service.db") as store:
+        assert store.counts()["answers"] >= 2_000
+        users = tokens[0::2]
+        assert len(users) == 2 and all(store.requests(user) for user in users)
+        assert all(store.authenticate(token) for token in tokens[1::2])
+    assert "make serve" in result.stdout
 
 
 @pytest.mark.slow

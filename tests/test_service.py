@@ -204,13 +204,16 @@ def test_a_killed_server_keeps_every_request_it_acknowledged(world, tmp_path, ca
 def test_a_new_store_asks_for_everything(tmp_path, capsys):
     store = tmp_path / "store.db"
     ann = add_user(store, "ann", capsys)
-    with Server(store) as server:  # no model, no directory, no feedback
-        body = invitation("first@org.example", "ann@org.example")
-        status, answer, _ = call(server, "POST", "/api/requests", ann, body, ICS)
-        assert status == 201 and answer["decision"] == "ask" and answer["p_accept"] is None
-        assert call(server, "GET", f"/api/requests/{answer['id']}/reply.ics", ann)[0] == 409
-        status, state, _ = call(server, "GET", "/api/status", ann)
-        assert state["model"] is False and state["answers"] == 0
+    server = Server(store).start()  # no model, no directory, no feedback
+    body = invitation("first@org.example", "ann@org.example")
+    status, answer, _ = call(server, "POST", "/api/requests", ann, body, ICS)
+    assert status == 201 and answer["decision"] == "ask" and answer["p_accept"] is None
+    assert call(server, "GET", f"/api/requests/{answer['id']}/reply.ics", ann)[0] == 409
+    status, state, _ = call(server, "GET", "/api/status", ann)
+    assert state["model"] is False and state["answers"] == 0
+    # A clean stop: uvicorn finishes, then re-raises the signal as its exit status.
+    assert server.stop(signal.SIGTERM) in (0, -signal.SIGTERM)
+    assert "Finished server process" in server.log.read_text()
 
 
 BROKEN = [

@@ -45,6 +45,8 @@ def browser():
 
 def test_sign_in_review_answer_and_filter(tmp_path, capsys, browser):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.expected_conditions import staleness_of
+    from selenium.webdriver.support.ui import WebDriverWait
 
     org = tmp_path / "org"
     assert main(["meeting", "simulate", "-o", str(org), "--pending", "3"]) == 0
@@ -76,9 +78,11 @@ def test_sign_in_review_answer_and_filter(tmp_path, capsys, browser):
         assert browser.current_url.endswith("/login")  # not signed in: the sign-in form
         browser.find_element(By.NAME, "token").send_keys("user03.not-a-token")
         browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-        assert "not valid" in browser.page_source
+        WebDriverWait(browser, 20).until(lambda driver: "not valid" in driver.page_source)
         browser.find_element(By.NAME, "token").send_keys(token)
         browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait = WebDriverWait(browser, 20)
+        wait.until(lambda driver: driver.find_elements(By.CSS_SELECTOR, "section.card"))
         cards = browser.find_elements(By.CSS_SELECTOR, "section.card")
         assert len(cards) == 3
         assert "Chance you would accept" in cards[0].text and "from " in cards[0].text
@@ -90,9 +94,11 @@ def test_sign_in_review_answer_and_filter(tmp_path, capsys, browser):
         n_pending = int(pending.text.split("(")[1].rstrip(")"))
         assert n_pending >= 1  # the wide ask band makes it ask
         pending.click()
+        wait.until(staleness_of(cards[0]))
         asked = browser.find_elements(By.CSS_SELECTOR, "section.card")
         assert len(asked) == n_pending
         asked[0].find_element(By.CSS_SELECTOR, "button.accept").click()
+        wait.until(staleness_of(asked[0]))
         assert len(browser.find_elements(By.CSS_SELECTOR, "section.card")) == n_pending - 1
         answered = [r for r in call(server, "GET", "/api/requests", token)[1] if r["answer"]]
         assert [r["answer"] for r in answered] == ["accept"]

@@ -210,19 +210,21 @@ def run_demo(seed: int = 0, out: str | Path = "demo-output", jobs: int = 2) -> P
         ),
     ]
     report = write_report(out, "Meeting assistant: Clustered Naive Bayes demo", extra)
-    _prepare_service(out, world, models["Clustered (BHC)"], contrasting)
+    _prepare_service(out, world, models["Clustered (BHC)"], contrasting, organisation.requests)
     print(f"\nReport: {report.resolve()} ({time.perf_counter() - started:.0f} s)")
     return report
 
 
-def _prepare_service(out: Path, world: Path, model: Any, users: list[str]) -> None:
-    """A service store for ``make serve``: two demo users with tokens, their calendars and
-    pending invitations decided by the organisation's model (saved as its base model)."""
+def _prepare_service(
+    out: Path, world: Path, model: Any, users: list[str], history: pd.DataFrame
+) -> None:
+    """A service store for ``make serve``: the organisation's answers as its learning data,
+    two demo users with tokens, their calendars and their pending invitations decided by the
+    model of those answers."""
     from clusterednb.meeting.invitation import read_calendar
     from clusterednb.service.intake import receive_invitation
     from clusterednb.service.store import ServiceStore
 
-    model.save(world / "model.cnb")
     store_path = out / "service.db"
     for leftover in (
         store_path,
@@ -232,6 +234,12 @@ def _prepare_service(out: Path, world: Path, model: Any, users: list[str]) -> No
     directory = Directory.from_json(world / "directory.json")
     lines = []
     with ServiceStore(store_path) as store:
+        store.import_history(
+            [
+                (row["user"], {n: row[n] for n in FEATURE_NAMES}, row["accepted"] == "accept")
+                for _, row in history.iterrows()
+            ]
+        )
         for user in users:
             entry = directory.user(user)
             token = store.add_user(user, entry.email, 1.0, 4.0)
@@ -245,7 +253,8 @@ def _prepare_service(out: Path, world: Path, model: Any, users: list[str]) -> No
     (out / "service-tokens.txt").write_text("\n".join(lines) + "\n")
     print(
         f"\nThe service, on this organisation: `make serve` (or `cnb serve --store {store_path} "
-        f"--directory {world / 'directory.json'} --model {world / 'model.cnb'}`), then sign in "
+        f"--directory {world / 'directory.json'}`; its {len(history)} answers are in the store), "
+        "then sign in "
         f"at http://127.0.0.1:8000/login with a token of {out / 'service-tokens.txt'} "
         f"({', '.join(users)}; their pending invitations are waiting)."
     )

@@ -2,7 +2,8 @@
 
 Tables: ``users`` (accounts; a token is kept only as a salted scrypt hash), ``requests``
 (every invitation received, its features, the decision and, once given, the person's
-answer), ``calendars`` (each user's calendar) and ``sessions`` (browser sessions, stored
+answer; rows of ``origin = 'history'`` are earlier answers imported as learning data, never
+shown as requests), ``calendars`` (each user's calendar) and ``sessions`` (browser sessions, stored
 hashed, each with its CSRF token). The same (user, UID, RECURRENCE-ID, SEQUENCE) is stored
 once: posting it again returns the stored record. Every read and write of a request names
 its user, so one user's rows are never returned to another.
@@ -39,7 +40,7 @@ CREATE TABLE IF NOT EXISTS users (
 );
 CREATE TABLE IF NOT EXISTS requests (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
-    user TEXT NOT NULL REFERENCES users(user),
+    user TEXT NOT NULL,
     uid TEXT NOT NULL,
     recurrence_id TEXT NOT NULL DEFAULT '',
     sequence INTEGER NOT NULL,
@@ -57,6 +58,7 @@ CREATE TABLE IF NOT EXISTS requests (
     reasons TEXT NOT NULL,
     answer TEXT,
     answered_at TEXT,
+    origin TEXT NOT NULL DEFAULT 'invitation',
     UNIQUE (user, uid, recurrence_id, sequence)
 );
 CREATE INDEX IF NOT EXISTS requests_by_user ON requests (user, id);
@@ -316,7 +318,7 @@ class ServiceStore:
 
     def requests(self, user: str, pending_only: bool = False) -> list[dict]:
         """``user``'s requests, newest first (``pending_only``: "ask" without an answer)."""
-        query = "SELECT * FROM requests WHERE user = ?"
+        query = "SELECT * FROM requests WHERE user = ? AND origin = 'invitation'"
         if pending_only:
             query += " AND decision = 'ask' AND answer IS NULL"
         rows = self._all(query + " ORDER BY id DESC", (user,))
@@ -331,10 +333,39 @@ class ServiceStore:
         """Record the person's answer to one of their requests (None: not theirs)."""
         with self._transaction() as connection:
             changed = connection.execute(
-                "UPDATE requests SET answer = ?, answered_at = ? WHERE user = ? AND id = ?",
+                "UPDATE requests SET answer = ?, answered_at = ? WHERE user = ? AND id = ? "
+                "AND origin = 'invitation'",
                 ("accept" if accepted else "decline", _now(), user, request_id),
             ).rowcount
         return self.request(user, request_id) if changed else None
+
+    def import_history(self, rows: list[tuple[str, dict[str, str], bool]]) -> int:
+        """Store earlier answers ``(user, features, accepted)`` as learning data (one
+        transaction; rows of origin "history", never listed as requests). Returns how many."""
+        stamp = _now()
+        with self._transaction() as connection:
+            start = connection.execute(
+                "SELECT count(*) FROM requests WHERE origin = 'history'"
+            ).fetchone()[0]
+            connection.executemany(
+                "INSERT INTO requests (user, uid, sequence, received_at, ics, summary, "
+                "organizer, starts_at, features, missing, decision, reasons, answer, "
+                "answered_at, origin) VALUES (?, ?, 0, ?, x'', '', '', '', ?, '[]', ?, '[]', "
+                "?, ?, 'history')",
+                [
+                    (
+                        user,
+                        f"history-{start + i}",
+                        stamp,
+                        json.dumps(features),
+                        "accept" if accepted else "decline",
+                        "accept" if accepted else "decline",
+                        stamp,
+                    )
+                    for i, (user, features, accepted) in enumerate(rows)
+                ],
+            )
+        return len(rows)
 
     def answered(self) -> list[dict]:
         """Every answered request (the learning data), oldest first."""
