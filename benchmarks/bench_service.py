@@ -126,10 +126,10 @@ def main() -> None:
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}"
     )
+    p50, p99 = 1000 * np.median(latencies), 1000 * np.quantile(latencies, 0.99)
     print(
         f"{latencies.size} POST /api/requests from {args.clients} clients in {elapsed:.1f} s: "
-        f"{latencies.size / elapsed:.0f} requests/s; latency p50 {1000 * np.median(latencies):.0f} ms, "
-        f"p99 {1000 * np.quantile(latencies, 0.99):.0f} ms"
+        f"{latencies.size / elapsed:.0f} requests/s; latency p50 {p50:.0f} ms, p99 {p99:.0f} ms"
     )
 
 

@@ -10,25 +10,13 @@ import numpy as np
 import pytest
 
 from clusterednb.meeting.calendar import extract_features
-from clusterednb.meeting.directory import Directory, UserEntry
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
 from clusterednb.meeting.explain import reasons
 from clusterednb.meeting.ics_world import make_calendar, make_directory, make_request
 from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.reply import make_reply, reply_problems
+from test_meeting_calendar import DIRECTORY
 
-DIRECTORY = Directory(
-    jobs={"boss@lab.org": "administrator"},
-    users={
-        "ann": UserEntry(
-            email="ann@lab.org",
-            timezone="America/New_York",
-            site="Building 32",
-            relations={"boss@lab.org": "supervisor"},
-            topics={"budget": "critical"},
-        )
-    },
-)
 STAMP = dt.datetime(2026, 11, 2, 9, 0, tzinfo=dt.UTC)
 NEW_YORK_ZONE = """BEGIN:VTIMEZONE
 TZID:America/New_York
