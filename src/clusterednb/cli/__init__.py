@@ -36,5 +36,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug or not isinstance(exc, CNBError | OSError):
             raise
         print(f"cnb: error: {exc}", file=sys.stderr)
-        return 1
+        return getattr(exc, "exit_status", 1)
     return 0

@@ -63,6 +63,30 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     learn_parser.add_argument("--model", type=Path, help="also update this model file")
     learn_parser.set_defaults(run=f"{COMMANDS}:learn_answer")
 
+    sync = sub.add_parser(
+        "sync", help="decide the invitations waiting in a CalDAV calendar, answer them there"
+    )
+    sync.add_argument("--caldav", required=True, metavar="URL", help="the CalDAV server")
+    sync.add_argument("--username", required=True)
+    sync.add_argument("--password", required=True)
+    sync.add_argument("--user", required=True, metavar="EMAIL", help="the attendee to act for")
+    sync.add_argument("--model", type=Path, required=True, help="the organisation's model file")
+    sync.add_argument("--directory", type=Path, help="directory.json")
+    sync.add_argument("--smtp", metavar="HOST:PORT", help="also mail the organiser an iMIP REPLY")
+    sync.add_argument("--from", dest="sender", metavar="EMAIL", help="the mail's sender")
+    sync.add_argument(
+        "--state",
+        type=Path,
+        default=Path("sync-state.db"),
+        help="what was answered (a service store; default sync-state.db)",
+    )
+    sync.add_argument("--ask-band", type=float, default=0.2, help="0 never asks")
+    sync.add_argument("--cost-false-accept", type=float, default=1.0)
+    sync.add_argument("--cost-false-decline", type=float, default=1.0)
+    sync.add_argument("--dry-run", action="store_true", help="decide, but change nothing")
+    add_json(sync)
+    sync.set_defaults(run=f"{COMMANDS}:sync_calendars")
+
     fit = sub.add_parser("fit", help="train Clustered NB from the store (and a requests CSV)")
     fit.add_argument("--store", type=Path, default=Path("feedback.sqlite"))
     fit.add_argument("--requests", type=Path, help="requests.csv to train on as well")

@@ -106,3 +106,53 @@ def fit(args: argparse.Namespace) -> None:
         f"decisions of {model.task_ids_.size} users: {int(model.partition_.max()) + 1} "
         f"clusters; saved to {args.model}"
     )
+
+
+def sync_calendars(args: argparse.Namespace) -> None:
+    """``cnb meeting sync``: one pass over the user's CalDAV calendars."""
+    from clusterednb.meeting.assistant import meeting_loss
+    from clusterednb.meeting.sync import SyncSettings, sync
+
+    meeting_loss(args.cost_false_accept, args.cost_false_decline)  # checks the costs
+    smtp = None
+    if args.smtp:
+        host, _, port = args.smtp.rpartition(":")
+        if not host or not port.isdigit():
+            raise MeetingError(f"--smtp takes HOST:PORT, got {args.smtp!r}")
+        smtp = (host, int(port))
+    settings = SyncSettings(
+        url=args.caldav,
+        username=args.username,
+        password=args.password,
+        email=args.user,
+        model=load(args.model),
+        state=args.state,
+        directory=Directory.from_json(args.directory) if args.directory else None,
+        smtp=smtp,
+        sender=args.sender,
+        ask_band=args.ask_band,
+        costs=(args.cost_false_accept, args.cost_false_decline),
+        dry_run=args.dry_run,
+    )
+    outcomes = sync(settings)
+    if args.json:
+        emit_json(
+            [
+                {
+                    "uid": o.uid,
+                    "recurrence_id": o.recurrence_id or None,
+                    "sequence": o.sequence,
+                    "summary": o.summary,
+                    "decision": o.decision,
+                    "p_accept": o.p_accept,
+                    "action": o.action,
+                    "reasons": o.reasons[:3],
+                }
+                for o in outcomes
+            ]
+        )
+        return
+    for outcome in outcomes:
+        print(outcome.line())
+    if not outcomes:
+        print("no invitation waits for an answer")

@@ -20,10 +20,10 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.templating import Jinja2Templates
 
 from clusterednb.exceptions import CNBError
+from clusterednb.meeting.deciding import ASK_BAND
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.reply import make_reply
-from clusterednb.service.deciding import ASK_BAND
 from clusterednb.service.intake import receive_invitation
 from clusterednb.service.learning import Learner
 from clusterednb.service.store import Account, ServiceStore

@@ -9,6 +9,7 @@ from typing import Any
 import icalendar
 
 from clusterednb.meeting.calendar import features_in_context
+from clusterednb.meeting.deciding import ASK_BAND, decide_or_ask
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.invitation import (
     calendar_address,
@@ -16,7 +17,6 @@ from clusterednb.meeting.invitation import (
     request_event,
     sequence_number,
 )
-from clusterednb.service.deciding import ASK_BAND, decide_or_ask
 from clusterednb.service.store import Account, ServiceStore
 
 

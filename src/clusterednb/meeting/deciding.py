@@ -8,6 +8,8 @@ A request is answered only when the decision is clear:
 - "ask" while the user has given fewer than :data:`MIN_ANSWERS` answers and the organisation's
   model is uncertain (P(accept) within :data:`UNCERTAIN` of one half, i.e. 0.2–0.8);
 - "ask" when there is no model yet (a new store), never an error.
+
+An ask band of 0 never asks when there is a model (neither rule applies).
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def decide_or_ask(
     n_answers : int
         How many requests the user has answered.
     ask_band : float, default=ASK_BAND
-        0 never asks for a close call.
+        0 never asks (with a model).
     """
     if model is None:
         return Outcome("ask")
@@ -81,7 +83,7 @@ def decide_or_ask(
     p_accept = float(proba[0, list(model.classes_).index("accept")])
     chosen = LABELS[int(bayes_decision(proba, loss)[0])]
     close = abs(losses[0] - losses[1]) < ask_band
-    unsure = n_answers < MIN_ANSWERS and abs(p_accept - 0.5) < UNCERTAIN
+    unsure = ask_band > 0 and n_answers < MIN_ANSWERS and abs(p_accept - 0.5) < UNCERTAIN
     log_odds = feature_log_odds(model, row, user, "accept")
     return Outcome(
         "ask" if close or unsure else chosen,
