@@ -1,0 +1,427 @@
+"""``cnb meeting sync`` against a real CalDAV server (Radicale) and a real SMTP server
+(aiosmtpd), both started on 127.0.0.1 by these fixtures."""
+
+from __future__ import annotations
+
+import email
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import icalendar
+import numpy as np
+import pytest
+
+from clusterednb.cli import main
+from clusterednb.meeting.directory import Directory, UserEntry
+from clusterednb.meeting.invitation import find_attendee, read_calendar
+from clusterednb.meeting.reply import reply_problems
+from service_helpers import free_port
+
+caldav = pytest.importorskip("caldav", reason="caldav is not installed")
+pytest.importorskip("radicale", reason="radicale is not installed")
+pytest.importorskip("aiosmtpd", reason="aiosmtpd is not installed")
+
+USER = "ann@org.example"
+NEW_YORK = """BEGIN:VTIMEZONE
+TZID:America/New_York
+BEGIN:STANDARD
+DTSTART:19701101T020000
+RRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU
+TZOFFSETFROM:-0400
+TZOFFSETTO:-0500
+END:STANDARD
+BEGIN:DAYLIGHT
+DTSTART:19700308T020000
+RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=2SU
+TZOFFSETFROM:-0500
+TZOFFSETTO:-0400
+END:DAYLIGHT
+END:VTIMEZONE
+"""
+
+
+def vcalendar(*events: str, zones: str = "") -> str:
+    return (
+        "BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:test\n" + zones + "".join(events) + "END:VCALENDAR\n"
+    )
+
+
+def vevent(
+    uid: str,
+    start: str,
+    end: str,
+    *,
+    attendee: str = USER,
+    sequence: int = 0,
+    partstat: str = "NEEDS-ACTION",
+    extra: str = "",
+    summary: str = "Budget review",
+    zone: str = "America/New_York",
+) -> str:
+    when = (
+        f"DTSTART;TZID={zone}:{start}\nDTEND;TZID={zone}:{end}\n"
+        if zone
+        else f"DTSTART:{start}\nDTEND:{end}\n"
+    )
+    who = f"ATTENDEE;PARTSTAT={partstat};RSVP=TRUE;CN=Ann:mailto:{attendee}\n" if attendee else ""
+    return (
+        f"BEGIN:VEVENT\nUID:{uid}\nSEQUENCE:{sequence}\nDTSTAMP:20261101T120000Z\n{when}"
+        f"SUMMARY:{summary}\nORGANIZER:mailto:boss@org.example\n{who}{extra}END:VEVENT\n"
+    )
+
+
+@pytest.fixture
+def radicale(tmp_path):
+    users = tmp_path / "users"
+    users.write_text("ann:secret\n")
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "radicale",
+            "--server-hosts",
+            f"127.0.0.1:{port}",
+            "--storage-filesystem-folder",
+            str(tmp_path / "collections"),
+            "--auth-type",
+            "htpasswd",
+            "--auth-htpasswd-filename",
+            str(users),
+            "--auth-htpasswd-encryption",
+            "plain",
+            "--rights-type",
+            "owner_only",
+            "--logging-level",
+            "warning",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            break
+        except urllib.error.HTTPError:
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield url
+    process.terminate()
+    process.wait(timeout=30)
+
+
+@pytest.fixture
+def smtp():
+    from aiosmtpd.controller import Controller
+
+    class Inbox:
+        def __init__(self) -> None:
+            self.messages: list[email.message.Message] = []
+
+        async def handle_DATA(self, server, session, envelope):
+            self.messages.append(email.message_from_bytes(envelope.content))
+            return "250 OK"
+
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    yield inbox, f"127.0.0.1:{controller.port}"
+    controller.stop()
+
+
+@pytest.fixture(scope="module")
+def setting(tmp_path_factory):
+    from clusterednb import ClusteredNB
+    from clusterednb.meeting import FEATURE_NAMES, meeting_schema, simulate_organisation
+
+    folder = tmp_path_factory.mktemp("sync")
+    requests = simulate_organisation(np.random.default_rng(0)).requests
+    model = ClusteredNB(inference="bhc", schema=meeting_schema(), progress=False).fit(
+        requests[list(FEATURE_NAMES)], requests["accepted"], requests["user"]
+    )
+    model.save(folder / "model.cnb")
+    Directory(
+        jobs={"boss@org.example": "administrator"},
+        users={
+            "ann": UserEntry(
+                USER,
+                "America/New_York",
+                "Building 32",
+                {"boss@org.example": "supervisor"},
+                {"budget": "critical"},
+            )
+        },
+    ).to_json(folder / "directory.json")
+    return folder
+
+
+def upload(url: str, objects: dict[str, str]):
+    client = caldav.DAVClient(url=url, username="ann", password="secret")
+    calendar = client.principal().make_calendar(name="work")
+    for text in objects.values():
+        calendar.add_event(text.replace("\n", "\r\n"))
+    return client, calendar
+
+
+def put_raw(client, calendar, uid: str, text: str) -> None:
+    """Replace an event on the server byte for byte (as another calendar client would)."""
+    href = str(calendar.event_by_uid(uid).url)
+    response = client.request(
+        href,
+        "PUT",
+        text.replace("\n", "\r\n").encode(),
+        {"Content-Type": "text/calendar; charset=utf-8"},
+    )
+    assert response.status in (201, 204)
+
+
+def server_copy(calendar, uid: str) -> icalendar.Calendar:
+    return read_calendar(calendar.event_by_uid(uid).data.encode())
+
+
+def run_sync(url, setting, tmp_path, capsys, *extra):
+    args = [
+        "meeting",
+        "sync",
+        "--caldav",
+        url,
+        "--username",
+        "ann",
+        "--password",
+        "secret",
+        "--user",
+        USER,
+        "--model",
+        str(setting / "model.cnb"),
+        "--directory",
+        str(setting / "directory.json"),
+        "--state",
+        str(tmp_path / "state.db"),
+        "--json",
+        *extra,
+    ]
+    status = main(args)
+    captured = capsys.readouterr()
+    return status, (json.loads(captured.out) if status == 0 else None), captured.err
+
+
+INVITATIONS = {
+    "ny": vcalendar(vevent("ny", "20261104T100000", "20261104T103000"), zones=NEW_YORK),
+    "berlin": vcalendar(
+        vevent("berlin", "20261105T160000", "20261105T170000", zone="Europe/Berlin")
+    ),
+    "allday": vcalendar(
+        vevent("allday", "", "", zone="").replace(
+            "DTSTART:\nDTEND:\n", "DTSTART;VALUE=DATE:20261106\n"
+        )
+    ),
+    "weekly": vcalendar(
+        vevent(
+            "weekly",
+            "20261102T090000",
+            "20261102T093000",
+            extra="RRULE:FREQ=WEEKLY;COUNT=6\n",
+            summary="Weekly sync",
+        ),
+        vevent(
+            "weekly",
+            "20261109T140000",
+            "20261109T143000",
+            summary="Weekly sync (moved)",
+            extra="RECURRENCE-ID;TZID=America/New_York:20261109T090000\n",
+        ),
+        zones=NEW_YORK,
+    ),
+    "updated": vcalendar(
+        vevent("updated", "20261104T150000", "20261104T160000", sequence=1), zones=NEW_YORK
+    ),
+    "cancelled": vcalendar(
+        vevent("cancelled", "20261104T110000", "20261104T120000", extra="STATUS:CANCELLED\n"),
+        zones=NEW_YORK,
+    ),
+    "notme": vcalendar(
+        vevent("notme", "20261104T130000", "20261104T140000", attendee="someone@else.example"),
+        zones=NEW_YORK,
+    ),
+    "busy": vcalendar(
+        vevent("busy", "20261104T100000", "20261104T110000", attendee="", summary="Dentist"),
+        zones=NEW_YORK,
+    ),
+}
+
+
+def test_one_pass_answers_by_rfc_5546_on_the_server_and_by_mail(
+    radicale, smtp, setting, tmp_path, capsys
+):
+    inbox, smtp_address = smtp
+    client, calendar = upload(radicale, INVITATIONS)
+    before = {uid: server_copy(calendar, uid) for uid in INVITATIONS}
+    status, outcomes, err = run_sync(
+        radicale,
+        setting,
+        tmp_path,
+        capsys,
+        "--ask-band",
+        "0",
+        "--smtp",
+        smtp_address,
+        "--from",
+        USER,
+    )
+    assert status == 0, err
+    by_key = {(o["uid"], o["recurrence_id"]): o for o in outcomes}
+    answered = {k for k, o in by_key.items() if o["action"] == "answered on the server and by mail"}
+    assert answered == {
+        ("ny", None),
+        ("berlin", None),
+        ("weekly", None),
+        ("updated", None),
+        ("weekly", "20261109T090000"),
+    }
+    assert by_key[("cancelled", None)]["action"] == "cancelled: never answered"
+    assert ("notme", None) not in by_key and ("busy", None) not in by_key
+    assert "allday" in err  # an all-day invitation is left alone, with a warning naming it
+    # The server's copy: only the user's PARTSTAT changed.
+    for uid in ("ny", "berlin", "weekly", "updated"):
+        after = server_copy(calendar, uid)
+        for old, new in zip(before[uid].walk("VEVENT"), after.walk("VEVENT"), strict=True):
+            partstat = find_attendee(new, USER).params["PARTSTAT"]
+            assert partstat in ("ACCEPTED", "DECLINED")
+            find_attendee(new, USER).params["PARTSTAT"] = "NEEDS-ACTION"
+            assert new.to_ical() == old.to_ical(), uid
+    for uid in ("cancelled", "allday"):
+        event = next(iter(server_copy(calendar, uid).walk("VEVENT")))
+        assert find_attendee(event, USER).params["PARTSTAT"] == "NEEDS-ACTION"
+    # One iMIP mail per answer, each a valid REPLY to its invitation.
+    assert len(inbox.messages) == 5
+    for message in inbox.messages:
+        assert message.get_content_type() == "multipart/alternative"
+        parts = {part.get_content_type(): part for part in message.walk()}
+        part = parts["text/calendar"]
+        assert part.get_param("method") == "REPLY" and part.get_content_charset() == "utf-8"
+        reply = read_calendar(part.get_payload(decode=True))
+        (event,) = reply.walk("VEVENT")
+        original = before[str(event["UID"])]
+        request = icalendar.Calendar()
+        for component in original.subcomponents:
+            if component.name == "VTIMEZONE" or (
+                component.name == "VEVENT"
+                and ("RECURRENCE-ID" in component) == ("RECURRENCE-ID" in event)
+            ):
+                request.add_component(component)
+        assert reply_problems(reply, request) == [], str(event["UID"])
+        assert message["To"] == "boss@org.example"
+    # A second pass sends nothing again.
+    status, again, _ = run_sync(
+        radicale, setting, tmp_path, capsys, "--ask-band", "0", "--smtp", smtp_address
+    )
+    assert status == 0 and len(inbox.messages) == 5
+    assert not [o for o in again if o["action"].startswith("answered on")]
+    # The organiser updates one invitation (SEQUENCE 2, a new time): decided afresh.
+    current = int(next(iter(server_copy(calendar, "updated").walk("VEVENT")))["SEQUENCE"])
+    updated = vevent("updated", "20261105T150000", "20261105T160000", sequence=current + 1)
+    put_raw(client, calendar, "updated", vcalendar(updated, zones=NEW_YORK))
+    status, third, _ = run_sync(
+        radicale, setting, tmp_path, capsys, "--ask-band", "0", "--smtp", smtp_address
+    )
+    fresh = [(o["uid"], o["sequence"]) for o in third if o["action"].startswith("answered on")]
+    assert fresh == [("updated", current + 1)]
+    assert len(inbox.messages) == 6, [o["action"] for o in third]
+
+
+def test_asks_then_learns_the_persons_own_answer(radicale, setting, tmp_path, capsys):
+    from clusterednb.service.store import ServiceStore
+
+    client, calendar = upload(radicale, {"ny": INVITATIONS["ny"]})
+    _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, "--ask-band", "100")
+    assert [o["action"] for o in outcomes] == ["asked the person"]
+    event = next(iter(server_copy(calendar, "ny").walk("VEVENT")))
+    assert find_attendee(event, USER).params["PARTSTAT"] == "NEEDS-ACTION"  # left alone
+    # The person accepts in their own calendar client.
+    text = calendar.event_by_uid("ny").data.replace("PARTSTAT=NEEDS-ACTION", "PARTSTAT=ACCEPTED")
+    put_raw(client, calendar, "ny", text)
+    _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, "--ask-band", "100")
+    assert [o["action"] for o in outcomes] == ["learned the answer (accepted)"]
+    with ServiceStore(tmp_path / "state.db") as store:
+        assert [a["answer"] for a in store.answered()] == ["accept"]
+
+
+def test_a_concurrent_change_on_the_server_is_reread_not_overwritten(radicale, tmp_path):
+    from clusterednb.meeting.sync import set_partstat
+
+    client, calendar = upload(radicale, {"ny": INVITATIONS["ny"]})
+    href = str(calendar.event_by_uid("ny").url)
+    other = caldav.DAVClient(url=radicale, username="ann", password="secret")
+
+    class Racing:
+        """The real client; just before its first write another client edits the event."""
+
+        def __init__(self) -> None:
+            self.raced = False
+
+        def request(self, url, method="GET", body="", headers=None):
+            if method == "PUT" and not self.raced:
+                self.raced = True
+                current = other.request(url, "GET").raw
+                text = current if isinstance(current, str) else current.decode()
+                edited = text.replace("SUMMARY:Budget review", "SUMMARY:Budget review (room 4)")
+                assert other.request(
+                    url, "PUT", edited.encode(), {"Content-Type": "text/calendar"}
+                ).status in (201, 204)
+            return client.request(url, method, body, headers or {})
+
+    assert set_partstat(Racing(), href, "ny", "", USER, "DECLINED") == "written"
+    event = next(iter(server_copy(calendar, "ny").walk("VEVENT")))
+    assert str(event["SUMMARY"]) == "Budget review (room 4)"  # the other edit survived
+    assert find_attendee(event, USER).params["PARTSTAT"] == "DECLINED"
+
+
+def test_an_unreachable_server_or_a_refused_login_is_one_line_and_exit_2(
+    radicale, setting, tmp_path, capsys
+):
+    for url, password in ((radicale, "wrong"), (f"http://127.0.0.1:{free_port()}/", "secret")):
+        args = [
+            "meeting",
+            "sync",
+            "--caldav",
+            url,
+            "--username",
+            "ann",
+            "--password",
+            password,
+            "--user",
+            USER,
+            "--model",
+            str(setting / "model.cnb"),
+            "--state",
+            str(tmp_path / "state.db"),
+        ]
+        assert main(args) == 2
+        error = capsys.readouterr().err.strip()
+        assert error.startswith("cnb: error:") and len(error.splitlines()) == 1
+        assert not (tmp_path / "state.db").exists()  # nothing half-written
+
+
+def test_a_malformed_event_on_the_server_is_skipped_by_href(radicale, setting, tmp_path, capsys):
+    client, calendar = upload(radicale, {"ny": INVITATIONS["ny"]})
+    broken = vcalendar(
+        vevent("broken", "20261104T120000", "20261104T123000", sequence=0), zones=NEW_YORK
+    ).replace("SEQUENCE:0", "SEQUENCE:abc")
+    href = str(calendar.url) + "broken.ics"
+    response = client.request(
+        href,
+        "PUT",
+        broken.replace("\n", "\r\n").encode(),
+        {"Content-Type": "text/calendar; charset=utf-8"},
+    )
+    assert response.status in (201, 204)  # the server stores it as it is
+    status, outcomes, err = run_sync(radicale, setting, tmp_path, capsys, "--ask-band", "0")
+    assert status == 0
+    assert "broken.ics skipped" in err and "SEQUENCE" in err
+    assert [o["uid"] for o in outcomes] == ["ny"]  # the pass went on
