@@ -339,6 +339,10 @@ def test_asks_then_learns_the_persons_own_answer(radicale, setting, tmp_path, ca
     from clusterednb.service.store import ServiceStore
 
     client, calendar = upload(radicale, {"ny": INVITATIONS["ny"]})
+    _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, "--ask-band", "0", "--dry-run")
+    assert [o["action"] for o in outcomes] == ["would answer"]
+    with ServiceStore(tmp_path / "state.db") as store:
+        assert store.counts()["requests"] == 0  # a dry run remembers nothing
     _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, "--ask-band", "100")
     assert [o["action"] for o in outcomes] == ["asked the person"]
     event = next(iter(server_copy(calendar, "ny").walk("VEVENT")))
