@@ -23,6 +23,7 @@ ALL_MODELS = (
     "lr-task",
     "lr-pooled",
     "lr-hier",
+    "cnb-lr",
 )
 
 
@@ -227,3 +228,18 @@ def test_hierarchical_logistic_regression_design_and_limits():
     np.testing.assert_array_equal(
         design, [[1, 0, 0, 0, 0, 2, 0, 2, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]]
     )
+
+
+def test_cluster_weighted_logistic_is_pooled_lr_when_every_task_counts_fully(dataset):
+    from clusterednb.evaluation.models import cluster_weighted_logistic, fit_predict
+
+    frame = dataset.frame.copy()
+    frame["f3"] = np.digitize(frame["f3"], [-1.0, 0.0, 1.0])
+    test = frame[frame["task"] == "u0"].iloc[:10]
+    train = frame.drop(index=test.index)
+    features = dataset.features
+    pooled = fit_predict("lr-pooled", train, test, features, seed=0)
+    weighted = cluster_weighted_logistic(train, test, features, seed=0, floor=1.0)
+    np.testing.assert_allclose(weighted, pooled, atol=1e-6)
+    shrunk = cluster_weighted_logistic(train, test, features, seed=0, floor=0.0)
+    assert not np.allclose(shrunk, pooled, atol=1e-6)  # the clusters do change the fit
