@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
@@ -74,15 +74,34 @@ def _labelled_fit(model: TaskNaiveBayes, X: Any, y: Any, tasks: Any) -> TaskNaiv
     return fitted.fit(frame[keep], labels[keep].to_numpy(), np.asarray(tasks, dtype=object)[keep])
 
 
+class AISOptions(TypedDict, total=False):
+    """Annealed importance sampling settings, given as keywords.
+
+    Attributes
+    ----------
+    n_temperatures : int
+        Temperatures of each annealing (default 1000).
+    n_runs : int
+        Independent annealing runs, at least 2 (default 10).
+    random_state : int, numpy.random.Generator or None
+    on_step : callable, optional
+        Called after each annealing of the Prototype evidence (for progress).
+    """
+
+    n_temperatures: int
+    n_runs: int
+    random_state: int | np.random.Generator | None
+    on_step: Callable[[], None] | None
+
+
+def _schedule(ais: AISOptions) -> tuple[int, int, np.random.Generator]:
+    n_temperatures, n_runs = ais.get("n_temperatures", 1000), ais.get("n_runs", 10)
+    _check_schedule(n_temperatures, n_runs)
+    return n_temperatures, n_runs, as_generator(ais.get("random_state"))
+
+
 def marginal_evidence(
-    model: TaskNaiveBayes,
-    X: Any,
-    y: Any,
-    tasks: Any,
-    n_temperatures: int = 1000,
-    n_runs: int = 10,
-    random_state: int | np.random.Generator | None = None,
-    on_step: Callable[[], None] | None = None,
+    model: TaskNaiveBayes, X: Any, y: Any, tasks: Any, **ais: Unpack[AISOptions]
 ) -> Evidence:
     """``log P(D | model)`` of the labelled rows.
 
@@ -90,11 +109,10 @@ def marginal_evidence(
     (at most 10 tasks); the Clustered engine's lower bound otherwise (best partition found
     by the sampler or the search, or the BHC tree bound). For the Prototype model an
     annealed importance sampling estimate (one annealing per (class, feature) pair from the
-    prior of ``(K, θ̄)``; ``n_temperatures``, ``n_runs``, ``random_state`` are used only
-    there, and ``on_step`` is called after each of its
-    :func:`prototype_evidence_steps` pairs, for progress).
+    prior of ``(K, θ̄)``; the :class:`AISOptions` are used only there, ``on_step`` after each
+    of its :func:`prototype_evidence_steps` pairs).
     """
-    _check_schedule(n_temperatures, n_runs)
+    n_temperatures, n_runs, rng = _schedule(ais)
     fitted = _labelled_fit(model, X, y, tasks)
     if isinstance(fitted, PrototypeNB):
         estimate = ais_log_prototype_joint(
@@ -104,8 +122,8 @@ def marginal_evidence(
             fitted.k_rate,
             n_temperatures,
             n_runs,
-            as_generator(random_state),
-            on_step,
+            rng,
+            ais.get("on_step"),
         )
         return Evidence(estimate.log_z, estimate.stderr, "estimate")
     return Evidence(float(fitted.log_evidence_), 0.0, fitted.evidence_kind_)
@@ -122,21 +140,16 @@ def _check_schedule(n_temperatures: int, n_runs: int) -> None:
 
 
 def conditional_evidence(
-    model: TaskNaiveBayes,
-    X: Any,
-    y: Any,
-    tasks: Any,
-    n_temperatures: int = 1000,
-    n_runs: int = 10,
-    random_state: int | np.random.Generator | None = None,
+    model: TaskNaiveBayes, X: Any, y: Any, tasks: Any, **ais: Unpack[AISOptions]
 ) -> Evidence:
     """``log P(Y | X, model)`` of the labelled rows, by annealed importance sampling.
 
     ``log P(X)`` is estimated with ``n_runs`` annealing runs over ``n_temperatures``
-    temperatures; ``log P(X, Y)`` is exact for No-Sharing, Complete-Sharing and Clustered NB
-    with at most 10 tasks (enumeration), and estimated by a second AIS over partitions
-    otherwise (over each pair's ``(K, θ̄)`` for the Prototype model, whose ``log P(X)`` chain
-    moves over the labels and every pair). The standard errors add in quadrature.
+    temperatures (:class:`AISOptions`); ``log P(X, Y)`` is exact for No-Sharing,
+    Complete-Sharing and Clustered NB with at most 10 tasks (enumeration), and estimated by a
+    second AIS over partitions otherwise (over each pair's ``(K, θ̄)`` for the Prototype
+    model, whose ``log P(X)`` chain moves over the labels and every pair). The standard
+    errors add in quadrature.
 
     AIS estimates of ``log Z`` are biased low when the schedule is too short (the weights'
     spread is then also underestimated, so the standard error understates the error); the
@@ -149,8 +162,7 @@ def conditional_evidence(
     -------
     Evidence with ``kind="estimate"``
     """
-    _check_schedule(n_temperatures, n_runs)
-    rng = as_generator(random_state)
+    n_temperatures, n_runs, rng = _schedule(ais)
     fitted = _labelled_fit(model, X, y, tasks)
     structure = _structure(fitted)
     obs, counts = fitted.observation_, fitted.counts_

@@ -206,16 +206,17 @@ class DirichletNB:
 
     def log_joint(
         self,
-        X: np.ndarray,
+        X: Any,
         log_prior_rows: np.ndarray,
         log_tables: np.ndarray,
         table_of_row: np.ndarray,
     ) -> np.ndarray:
-        """Unnormalised log P(y, x) of each row under its own table.
+        """Unnormalised log P(y, x) of each row under its own table: the label prior plus
+        :meth:`log_likelihood_rows`.
 
         Parameters
         ----------
-        X : ndarray of shape (n_rows, n_features)
+        X : ndarray of shape (n_rows, n_features), or a document–term matrix
         log_prior_rows : ndarray of shape (n_rows, C)
         log_tables : ndarray of shape (n_tables, C, V + 1), from :meth:`log_feature_table`
         table_of_row : ndarray of shape (n_rows,)
@@ -224,11 +225,17 @@ class DirichletNB:
         -------
         ndarray of shape (n_rows, C)
         """
-        out = np.empty(log_prior_rows.shape)
+        return log_prior_rows + self.log_likelihood_rows(X, log_tables, table_of_row)
+
+    def log_likelihood_rows(
+        self, X: np.ndarray, log_tables: np.ndarray, table_of_row: np.ndarray
+    ) -> np.ndarray:
+        """``log P(x | y)`` of each row under its row's table, shape (n_rows, C)."""
+        out = np.empty((X.shape[0], log_tables.shape[1]))
         log_joint_rows(
             np.ascontiguousarray(X),
             self.offsets,
-            np.ascontiguousarray(log_prior_rows),
+            np.zeros(out.shape),
             np.ascontiguousarray(log_tables),
             np.ascontiguousarray(table_of_row, dtype=np.int64),
             out,
@@ -236,30 +243,7 @@ class DirichletNB:
         return out
 
 
-class _DocumentDirichletNB(DirichletNB):
-    """An event model whose rows are documents (a sparse document–term matrix)."""
-
-    def log_joint(
-        self,
-        X: Any,
-        log_prior_rows: np.ndarray,
-        log_tables: np.ndarray,
-        table_of_row: np.ndarray,
-    ) -> np.ndarray:
-        """Log joint of documents given as CSR word counts: the label prior plus
-        :meth:`log_likelihood_rows`."""
-        return log_prior_rows + self.log_likelihood_rows(
-            sparse.csr_matrix(X), log_tables, table_of_row
-        )
-
-    def log_likelihood_rows(
-        self, X: sparse.csr_matrix, log_tables: np.ndarray, table_of_row: np.ndarray
-    ) -> np.ndarray:
-        """``log P(x | y)`` of each document under its row's table, shape (n_rows, C)."""
-        raise NotImplementedError
-
-
-class BernoulliDirichletNB(_DocumentDirichletNB):
+class BernoulliDirichletNB(DirichletNB):
     """The Bernoulli event model over a vocabulary: each word is present or absent.
 
     It IS the categorical model with two values per word (``absent``, ``present``, flat
@@ -271,7 +255,8 @@ class BernoulliDirichletNB(_DocumentDirichletNB):
     def log_likelihood_rows(
         self, X: sparse.csr_matrix, log_tables: np.ndarray, table_of_row: np.ndarray
     ) -> np.ndarray:
-        """Any positive count is "present"."""
+        """Documents as CSR counts; any positive count is "present"."""
+        X = sparse.csr_matrix(X)
         absent = log_tables[..., 0:-1:2]  # (T, C, W)
         present = log_tables[..., 1:-1:2]
         out = absent.sum(axis=-1)[table_of_row]
@@ -282,7 +267,7 @@ class BernoulliDirichletNB(_DocumentDirichletNB):
         return out
 
 
-class MultinomialDirichletNB(_DocumentDirichletNB):
+class MultinomialDirichletNB(DirichletNB):
     """The multinomial event model: word counts per class, a Dirichlet over the vocabulary.
 
     The schema has one feature whose values are the words; the counts are token counts, so
@@ -305,8 +290,8 @@ class MultinomialDirichletNB(_DocumentDirichletNB):
     def log_likelihood_rows(
         self, X: sparse.csr_matrix, log_tables: np.ndarray, table_of_row: np.ndarray
     ) -> np.ndarray:
-        """The Dirichlet-multinomial of each document's word counts."""
-        counts = X
+        """The Dirichlet-multinomial of each document's word counts (CSR counts)."""
+        counts = sparse.csr_matrix(X)
         lengths = np.asarray(counts.sum(axis=1), dtype=np.float64).ravel()
         out = np.zeros((X.shape[0], log_tables.shape[1]))
         for table in np.unique(table_of_row):

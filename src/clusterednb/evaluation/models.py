@@ -204,16 +204,11 @@ def cluster_weighted_logistic(
     fitted with those weights. Naive Bayes' predictions rank worse than a logistic
     regression's (correlated features are counted twice), but its clustering carries what a
     pooled model ignores: whose data to trust. A task never seen in training gets the
-    unweighted pooled model.
-
-    Returns
-    -------
-    ndarray of shape (len(test),)
-        ``P(y = 1)`` of each test row.
+    unweighted pooled model. Returns ``P(y = 1)`` of each test row, shape (len(test),).
     """
     y_train = train["label"].to_numpy()
-    if np.unique(y_train).size < 2:
-        return np.full(len(test), (y_train.sum() + 1.0) / (y_train.size + 2.0))
+    if (constant := _class_frequency(y_train, len(test))) is not None:
+        return constant
     clustered = fit_generative("cnb-gibbs", train, features, seed)
     together = clustered.coclustering_
     task_ids = pd.Index(clustered.task_ids_)
@@ -235,6 +230,13 @@ def cluster_weighted_logistic(
     return out
 
 
+def _class_frequency(y_train: np.ndarray, n_test: int) -> np.ndarray | None:
+    """With one class only, the add-one frequency of class 1 for every test row; else None."""
+    if np.unique(y_train).size >= 2:
+        return None
+    return np.full(n_test, (y_train.sum() + 1.0) / (y_train.size + 2.0))
+
+
 def _one_hot(index: np.ndarray, size: int) -> sparse.csr_matrix:
     known = index >= 0
     return sparse.csr_matrix(
@@ -244,8 +246,8 @@ def _one_hot(index: np.ndarray, size: int) -> sparse.csr_matrix:
 
 def _sparse_logistic(X_train: Any, y_train: np.ndarray, X_test: Any) -> np.ndarray:
     """Logistic regression on sparse counts; one class only: its add-one frequency."""
-    if np.unique(y_train).size < 2:
-        return np.full(X_test.shape[0], (y_train.sum() + 1.0) / (y_train.size + 2.0))
+    if (constant := _class_frequency(y_train, X_test.shape[0])) is not None:
+        return constant
     model = LogisticRegression(C=1.0, max_iter=2000)
     return model.fit(X_train, y_train).predict_proba(X_test)[:, 1]
 
@@ -273,8 +275,8 @@ def hierarchical_logistic(
         ``P(y = 1)`` of each test row.
     """
     y_train = train["label"].to_numpy()
-    if np.unique(y_train).size < 2:
-        return np.full(len(test), (y_train.sum() + 1.0) / (y_train.size + 2.0))
+    if (constant := _class_frequency(y_train, len(test))) is not None:
+        return constant
     encoder = OneHotEncoder(handle_unknown="ignore")
     shared_train = encoder.fit_transform(train[features].astype(str))
     shared_test = encoder.transform(test[features].astype(str))
@@ -309,8 +311,8 @@ def _augment(
 
 def _logistic(X_train: pd.DataFrame, y_train: np.ndarray, X_test: pd.DataFrame) -> np.ndarray:
     """One-hot logistic regression; with one class only, the add-one class frequency."""
-    if np.unique(y_train).size < 2:
-        return np.full(len(X_test), (y_train.sum() + 1.0) / (y_train.size + 2.0))
+    if (constant := _class_frequency(y_train, len(X_test))) is not None:
+        return constant
     encoder = OneHotEncoder(handle_unknown="ignore")
     model = LogisticRegression(C=1.0, max_iter=1000)
     model.fit(encoder.fit_transform(X_train.astype(str)), y_train)

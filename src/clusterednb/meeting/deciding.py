@@ -91,3 +91,40 @@ def decide_or_ask(
         {LABELS[0]: float(losses[0]), LABELS[1]: float(losses[1])},
         [reason.to_dict() for reason in reasons(log_odds, features)],
     )
+
+
+def request_record(
+    event: Any,
+    data: bytes,
+    features: dict[str, str | None],
+    missing: list[str],
+    outcome: Outcome,
+) -> dict[str, Any]:
+    """What a store keeps of one decided invitation (a ``VEVENT`` and its bytes).
+
+    Returns
+    -------
+    dict
+        ``uid``, ``recurrence_id``, ``sequence``, ``ics``, ``summary``, ``organizer``,
+        ``starts_at``, ``features``, ``missing``, ``decision``, ``p_accept``,
+        ``loss_accept``, ``loss_decline``, ``reasons``.
+    """
+    from clusterednb.meeting.invitation import calendar_address, sequence_number
+
+    recurrence = event["RECURRENCE-ID"].to_ical().decode() if "RECURRENCE-ID" in event else ""
+    return {
+        "uid": str(event["UID"]),
+        "recurrence_id": recurrence,
+        "sequence": sequence_number(event),
+        "ics": data,
+        "summary": str(event.get("SUMMARY", "(no title)")),
+        "organizer": calendar_address(event["ORGANIZER"]),
+        "starts_at": event.decoded("DTSTART").isoformat(),
+        "features": features,
+        "missing": missing,
+        "decision": outcome.decision,
+        "p_accept": outcome.p_accept,
+        "loss_accept": outcome.loss["accept"] if outcome.loss else None,
+        "loss_decline": outcome.loss["decline"] if outcome.loss else None,
+        "reasons": outcome.reasons,
+    }

@@ -25,7 +25,7 @@ from typing import Any
 import icalendar
 
 from clusterednb.meeting.calendar import features_in_context
-from clusterednb.meeting.deciding import ASK_BAND, decide_or_ask
+from clusterednb.meeting.deciding import ASK_BAND, decide_or_ask, request_record
 from clusterednb.meeting.directory import Directory, UserEntry
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
 from clusterednb.meeting.imip import reply_message, send
@@ -321,23 +321,5 @@ def _one(
             result.action = "answered on the server and by mail"
     else:
         result.action = "asked the person"
-    store.add_request(
-        user,
-        {
-            "uid": uid,
-            "recurrence_id": recurrence,
-            "sequence": sequence,
-            "ics": single.to_ical(),
-            "summary": summary,
-            "organizer": calendar_address(event["ORGANIZER"]),
-            "starts_at": event.decoded("DTSTART").isoformat(),
-            "features": features,
-            "missing": missing,
-            "decision": decided.decision,
-            "p_accept": decided.p_accept,
-            "loss_accept": decided.loss["accept"] if decided.loss else None,
-            "loss_decline": decided.loss["decline"] if decided.loss else None,
-            "reasons": decided.reasons,
-        },
-    )
+    store.add_request(user, request_record(event, single.to_ical(), features, missing, decided))
     return result

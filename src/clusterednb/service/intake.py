@@ -9,10 +9,9 @@ from typing import Any
 import icalendar
 
 from clusterednb.meeting.calendar import features_in_context
-from clusterednb.meeting.deciding import ASK_BAND, decide_or_ask
+from clusterednb.meeting.deciding import ASK_BAND, decide_or_ask, request_record
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.invitation import (
-    calendar_address,
     read_calendar,
     request_event,
     sequence_number,
@@ -84,21 +83,6 @@ def receive_invitation(
         store.answers_of(who.user),
         ask_band,
     )
-    record = {
-        "uid": str(event["UID"]),
-        "recurrence_id": recurrence,
-        "sequence": sequence_number(event),
-        "ics": data,
-        "summary": str(event.get("SUMMARY", "(no title)")),
-        "organizer": calendar_address(event["ORGANIZER"]),
-        "starts_at": event.decoded("DTSTART").isoformat(),
-        "features": features,
-        "missing": missing,
-        "decision": outcome.decision,
-        "p_accept": outcome.p_accept,
-        "loss_accept": outcome.loss["accept"] if outcome.loss else None,
-        "loss_decline": outcome.loss["decline"] if outcome.loss else None,
-        "reasons": outcome.reasons,
-    }
+    record = request_record(event, data, features, missing, outcome)
     stored, created = store.add_request(who.user, record)
     return stored, created, [str(w.message) for w in caught]
