@@ -19,7 +19,7 @@ from clusterednb.meeting.invitation import (
 from clusterednb.service.store import Account, ServiceStore
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)  # a few users at a time; calendars are at most 16 MiB each
 def _parsed_calendar(data: bytes) -> icalendar.Calendar:
     """A user's stored calendar, parsed once per version (it is only read)."""
     return read_calendar(data)
