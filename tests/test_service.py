@@ -328,3 +328,34 @@ def test_a_new_users_first_answers_move_them_into_their_cluster(tmp_path):
         no_sharing = (alone.predict(rest[list(FEATURE_NAMES)], tasks) == rest["accepted"]).mean()
         gains.append(clustered - no_sharing)
     assert np.mean(gains) > 0.05, gains
+
+
+def test_a_store_of_schema_1_is_migrated(tmp_path):
+    from clusterednb.service.store import SCHEMA_VERSION, ServiceStore
+
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as connection:  # the first schema: no "origin" column
+        connection.executescript(
+            "CREATE TABLE users (user TEXT PRIMARY KEY, email TEXT NOT NULL, token_salt BLOB "
+            "NOT NULL, token_hash BLOB NOT NULL, created_at TEXT NOT NULL, revoked INTEGER NOT "
+            "NULL DEFAULT 0, cost_false_accept REAL NOT NULL DEFAULT 1.0, cost_false_decline "
+            "REAL NOT NULL DEFAULT 1.0);"
+            "CREATE TABLE requests (id INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT NOT NULL, "
+            "uid TEXT NOT NULL, recurrence_id TEXT NOT NULL DEFAULT '', sequence INTEGER NOT "
+            "NULL, received_at TEXT NOT NULL, ics BLOB NOT NULL, summary TEXT NOT NULL, "
+            "organizer TEXT NOT NULL, starts_at TEXT NOT NULL, features TEXT NOT NULL, missing "
+            "TEXT NOT NULL, decision TEXT NOT NULL, p_accept REAL, loss_accept REAL, "
+            "loss_decline REAL, reasons TEXT NOT NULL, answer TEXT, answered_at TEXT, "
+            "UNIQUE (user, uid, recurrence_id, sequence));"
+            "INSERT INTO requests (user, uid, sequence, received_at, ics, summary, organizer, "
+            "starts_at, features, missing, decision, reasons) VALUES ('ann', 'u1', 0, 'now', "
+            "x'', 'Budget', 'boss@x', '2026-11-04T10:00:00', '{}', '[]', 'ask', '[]');"
+            "PRAGMA user_version = 1;"
+        )
+    with ServiceStore(path) as store:
+        assert [r["uid"] for r in store.requests("ann")] == ["u1"]
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(Exception, match="newer version"):
+        ServiceStore(path)

@@ -26,7 +26,11 @@ from typing import Any
 
 from clusterednb.meeting.errors import MeetingError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+MIGRATIONS = {
+    2: ["ALTER TABLE requests ADD COLUMN origin TEXT NOT NULL DEFAULT 'invitation'"],
+}
+"""Statements that bring a store of version ``v - 1`` to version ``v``."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
     user TEXT PRIMARY KEY,
@@ -127,10 +131,38 @@ class ServiceStore:
             self._connection.execute("PRAGMA journal_mode=WAL")
             self._connection.execute("PRAGMA synchronous=FULL")
             self._connection.execute("PRAGMA foreign_keys=ON")
-            self._connection.executescript(_SCHEMA)
-            self._connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._migrate()
         except sqlite3.DatabaseError as error:
             raise MeetingError(f"{self.path} is not a service store: {error}") from error
+
+    def _migrate(self) -> None:
+        """Create the schema in a new file, or bring an older store up to date, in one
+        transaction; a store written by a newer version is refused."""
+        connection = self._connection
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            tables = connection.execute(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'requests'"
+            ).fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise MeetingError(
+                    f"{self.path} was written by a newer version (store schema {version}; this "
+                    f"version reads up to {SCHEMA_VERSION})"
+                )
+            if not tables:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        connection.execute(statement)
+            else:
+                for step in range(max(version, 1) + 1, SCHEMA_VERSION + 1):
+                    for statement in MIGRATIONS[step]:
+                        connection.execute(statement)
+            connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
 
     def close(self) -> None:
         """Close the connection."""
