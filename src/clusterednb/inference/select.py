@@ -1,0 +1,79 @@
+"""Transductive prediction that *selects* a cluster: a task's unlabelled rows choose among
+clusters fitted on labelled data, without refitting them.
+
+Refitting a mixture with a task's many unlabelled rows lets them form a cluster of their own,
+whose "label" becomes an unsupervised component. Selecting keeps the clusters as the labelled
+data made them and only asks which of them the task belongs to — what the cold-start
+predictive already does for a new user. For a task ``t`` with labelled counts ``n_t`` and
+unlabelled rows ``U``, and clusters ``k`` (their counts ``n_k`` from the other tasks; one more,
+empty, for a new cluster) with CRP weights ``c_k`` (the number of tasks, ``γ`` for the new):
+
+    w_k ∝ c_k · P(n_t | n_k) · Π_{x ∈ U} P(x | n_k + n_t)^τ
+
+where ``P(n_t | n_k)`` is the ratio of feature evidences (the label part is the task's own and
+cancels) and ``P(x | ·) = Σ_y P(y | t) P(x | y, ·)``; ``τ ≤ 1`` tempers naive Bayes'
+over-counting of correlated features. Each row of ``U`` is then predicted by
+``Σ_k w_k P(y | x, n_k + n_t)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clusterednb.kernels import log_normalize_rows
+from clusterednb.observation import DirichletNB
+
+
+def select_log_proba(
+    model: DirichletNB,
+    cluster_counts: np.ndarray,
+    cluster_sizes: np.ndarray,
+    gamma: float,
+    own_label_counts: np.ndarray,
+    own_value_counts: np.ndarray,
+    X: np.ndarray,
+    temperature: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``log P(y | x)`` of a task's unlabelled rows when they select among clusters.
+
+    Parameters
+    ----------
+    model : DirichletNB
+    cluster_counts : ndarray of shape (K, C, V)
+        Value counts of the clusters of the other tasks.
+    cluster_sizes : ndarray of shape (K,)
+        Their numbers of tasks (the CRP weights; a new empty cluster gets ``gamma``).
+    gamma : float
+    own_label_counts : ndarray of shape (C,)
+    own_value_counts : ndarray of shape (C, V)
+        The task's labelled counts.
+    X : ndarray of shape (n_rows, n_features)
+        The task's unlabelled rows (codes, -1 missing).
+    temperature : float, default=1.0
+        ``τ`` in ``(0, 1]``.
+
+    Returns
+    -------
+    log_proba : ndarray of shape (n_rows, C)
+    log_weights : ndarray of shape (K + 1,)
+        The normalised selection weights (the last: a new cluster).
+    """
+    shape = own_value_counts.shape
+    clusters = np.concatenate([cluster_counts, np.zeros((1, *shape))], axis=0)
+    log_crp = np.log(np.append(np.asarray(cluster_sizes, dtype=float), gamma))
+    joined = clusters + own_value_counts
+    log_own = model.log_marginal_features(joined) - model.log_marginal_features(clusters)
+    tables = model.log_feature_table(joined)  # (K + 1, C, V + 1)
+    log_prior = model.log_label_prior(own_label_counts)  # (C,)
+    n_rows, n_components = X.shape[0], clusters.shape[0]
+    rows = np.repeat(np.arange(n_rows), n_components)
+    table_of_row = np.tile(np.arange(n_components), n_rows)
+    log_joint = model.log_joint(
+        X[rows], np.broadcast_to(log_prior, (rows.size, log_prior.size)), tables, table_of_row
+    ).reshape(n_rows, n_components, -1)
+    log_marginal = np.logaddexp.reduce(log_joint, axis=2)  # (rows, K + 1)
+    log_weights = log_crp + log_own + temperature * log_marginal.sum(axis=0)
+    log_weights -= np.logaddexp.reduce(log_weights)
+    log_conditional = log_joint - log_marginal[:, :, None]
+    log_proba = np.logaddexp.reduce(log_weights[None, :, None] + log_conditional, axis=1)
+    return log_normalize_rows(log_proba), log_weights
