@@ -243,3 +243,21 @@ def test_cluster_weighted_logistic_is_pooled_lr_when_every_task_counts_fully(dat
     np.testing.assert_allclose(weighted, pooled, atol=1e-6)
     shrunk = cluster_weighted_logistic(train, test, features, seed=0, floor=0.0)
     assert not np.allclose(shrunk, pooled, atol=1e-6)  # the clusters do change the fit
+
+
+def test_transductive_clustered_models_select_a_cluster_without_refitting(dataset):
+    from clusterednb.evaluation.models import fit_predict
+
+    frame = dataset.frame.copy()
+    frame["f3"] = np.digitize(frame["f3"], [-1.0, 0.0, 1.0])
+    target = frame[frame["task"] == "u0"]
+    train = pd.concat([frame[frame["task"] != "u0"], target.iloc[:3]])
+    test = target.iloc[3:]
+    selected = fit_predict("cnb-bhc", train, test, dataset.features, seed=0, transductive=True)
+    inductive = fit_predict("cnb-bhc", train, test, dataset.features, seed=0)
+    assert selected.shape == (len(test),) and ((selected > 0) & (selected < 1)).all()
+    assert not np.allclose(selected, inductive)  # the unlabelled rows moved the choice
+    y = test["label"].to_numpy(dtype=int)
+    from sklearn.metrics import roc_auc_score
+
+    assert roc_auc_score(y, selected) > 0.6  # a planted population: the right cluster is found

@@ -22,6 +22,7 @@ from clusterednb.evaluation.collaborative import als, user_knn
 from clusterednb.exceptions import CNBError
 from clusterednb.models import CompleteSharingNB, NoSharingNB
 from clusterednb.prototype import PrototypeNB
+from clusterednb.stats import Counts
 
 GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
     "ns": lambda seed: NoSharingNB(handle_unknown="ignore"),
@@ -102,6 +103,8 @@ def fit_predict(
             raise CNBError("transductive fitting is not available for documents yet")
         return fit_predict_documents(name, train, test, text, seed, documents)
     if name in GENERATIVE:
+        if transductive and name.startswith("cnb-"):
+            return select_transductive(name, train, test, features, seed)
         if transductive:
             train = pd.concat([train, test.assign(label=np.nan)], ignore_index=True)
         model = fit_generative(name, train, features, seed)
@@ -187,6 +190,59 @@ def fit_predict_documents(
             test_design = sparse.hstack([X_test, _one_hot(test_task, task_ids.size)]).tocsr()
         return _sparse_logistic(design, y_train, test_design)
     raise CNBError(f"model {name!r} does not take documents")
+
+
+def select_transductive(
+    name: str,
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    features: list[str],
+    seed: int,
+    temperature: float = 1.0,
+) -> np.ndarray:
+    """Transductive prediction by selection (:mod:`clusterednb.inference.select`).
+
+    For each task of ``test``: the clustered model ``name`` is fitted on the OTHER tasks'
+    labelled rows; the task's own labelled rows and its test rows (unlabelled) then choose
+    among those clusters (the MAP partition's, plus a new one) without refitting them.
+    Returns ``P(y = 1)`` of each test row, shape (len(test),).
+    """
+    from clusterednb.inference.select import select_log_proba
+
+    out = np.empty(len(test))
+    for target, rows in test.groupby("task").indices.items():
+        others = train[train["task"] != target]
+        own = train[train["task"] == target]
+        model = fit_generative(name, others, features, seed)
+        schema = model.schema_
+        n_clusters = int(model.partition_.max()) + 1
+        counts = model.counts_.value_counts
+        cluster_counts = np.stack(
+            [counts[model.partition_ == k].sum(axis=0) for k in range(n_clusters)]
+        )
+        sizes = np.bincount(model.partition_, minlength=n_clusters)
+        own_codes = schema.encode_features(own[features], handle_unknown="ignore")
+        own_counts = Counts.from_codes(
+            own_codes,
+            schema.encode_labels(own["label"].to_numpy(dtype=float)),
+            np.zeros(len(own), dtype=np.int64),
+            n_tasks=1,
+            n_classes=schema.n_classes,
+            offsets=schema.offsets,
+        )
+        query = schema.encode_features(test.iloc[rows][features], handle_unknown="ignore")
+        log_proba, _ = select_log_proba(
+            model.observation_,
+            cluster_counts,
+            sizes,
+            float(model.gamma),
+            own_counts.label_counts[0],
+            own_counts.value_counts[0],
+            query,
+            temperature,
+        )
+        out[rows] = np.exp(log_proba[:, list(model.classes_).index(1)])
+    return out
 
 
 def cluster_weighted_logistic(
