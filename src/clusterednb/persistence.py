@@ -22,6 +22,8 @@ import os
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -226,7 +228,8 @@ def read_model(path: str | Path) -> Any:
     return model
 
 
-class update_lock:
+@contextmanager
+def update_lock(path: str | Path, timeout: float = 60.0) -> Iterator[None]:
     """Hold the lock of a model file across a read–modify–write (load, update, save).
 
     Every process that updates the same model file in place takes this lock first, so N
@@ -241,20 +244,14 @@ class update_lock:
     timeout : float, default=60.0
         Seconds to wait for another process's update before a :class:`ModelFileError`.
     """
-
-    def __init__(self, path: str | Path, timeout: float = 60.0) -> None:
-        self.path = Path(path)
-        self._lock = FileLock(str(self.path) + ".lock", timeout=timeout)
-
-    def __enter__(self) -> update_lock:
-        try:
-            self._lock.acquire()
-        except Timeout as exc:
-            raise ModelFileError(
-                f"{self.path} is being updated by another process (waited "
-                f"{self._lock.timeout:g} s); try again"
-            ) from exc
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._lock.release()
+    lock = FileLock(str(path) + ".lock", timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise ModelFileError(
+            f"{path} is being updated by another process (waited {timeout:g} s); try again"
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()

@@ -32,7 +32,8 @@ def renamed(old: dict[str, str], base: type[argparse.Action] = argparse._StoreAc
     """An action that does what ``base`` does and warns when called by an old option string.
 
     The old strings are listed among the argument's own, so a required option stays required
-    by argparse whichever spelling is used (``old`` maps each to its replacement).
+    by argparse whichever spelling is used (``old`` maps each to its replacement; the key
+    ``"*"`` stands for every spelling of an option kept only as an old one).
     """
 
     class Renamed(base):  # type: ignore[misc, valid-type]
@@ -43,7 +44,7 @@ def renamed(old: dict[str, str], base: type[argparse.Action] = argparse._StoreAc
             values: Any,
             option_string: str | None = None,
         ) -> None:
-            replaced_by = getattr(self, "old", old).get(option_string)
+            replaced_by = old.get(option_string, old.get("*"))
             if replaced_by:
                 print(
                     f"cnb: warning: {option_string} is deprecated and will be removed in the "
@@ -59,12 +60,7 @@ def deprecated(new: str, base: type[argparse.Action] = argparse._StoreAction) ->
     """An action for an option kept only as an old spelling: every use warns that ``new``
     replaces it (the option itself is hidden from ``--help``)."""
 
-    class Deprecated(renamed({}, base)):  # type: ignore[misc, valid-type]
-        def __call__(self, parser, namespace, values, option_string=None):
-            self.old = {option_string: new}
-            super().__call__(parser, namespace, values, option_string)
-
-    return Deprecated
+    return renamed({"*": new}, base)
 
 
 def add_output(

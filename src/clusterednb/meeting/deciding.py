@@ -24,6 +24,7 @@ from clusterednb.decision import bayes_decision, expected_loss
 from clusterednb.meeting.assistant import meeting_loss
 from clusterednb.meeting.explain import feature_log_odds, reasons
 from clusterednb.meeting.features import FEATURE_NAMES, LABELS
+from clusterednb.meeting.invitation import calendar_address, recurrence_key, sequence_number
 
 ASK_BAND = 0.2
 MIN_ANSWERS = 5
@@ -109,12 +110,9 @@ def request_record(
         ``starts_at``, ``features``, ``missing``, ``decision``, ``p_accept``,
         ``loss_accept``, ``loss_decline``, ``reasons``.
     """
-    from clusterednb.meeting.invitation import calendar_address, sequence_number
-
-    recurrence = event["RECURRENCE-ID"].to_ical().decode() if "RECURRENCE-ID" in event else ""
     return {
         "uid": str(event["UID"]),
-        "recurrence_id": recurrence,
+        "recurrence_id": recurrence_key(event),
         "sequence": sequence_number(event),
         "ics": data,
         "summary": str(event.get("SUMMARY", "(no title)")),

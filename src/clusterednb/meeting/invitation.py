@@ -70,6 +70,11 @@ def _parse_errors(event: icalendar.Event) -> None:
         raise MeetingError(f"the request's {name} cannot be read: {message}")
 
 
+def recurrence_key(event: icalendar.Event) -> str:
+    """``RECURRENCE-ID`` as written (with its zone), or "" for a whole event or series."""
+    return event["RECURRENCE-ID"].to_ical().decode() if "RECURRENCE-ID" in event else ""
+
+
 def sequence_number(event: icalendar.Event) -> int:
     """``SEQUENCE`` (0 when absent); :class:`MeetingError` unless a non-negative integer."""
     raw = event.get("SEQUENCE", 0)

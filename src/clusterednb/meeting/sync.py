@@ -33,6 +33,7 @@ from clusterednb.meeting.invitation import (
     calendar_address,
     find_attendee,
     read_calendar,
+    recurrence_key,
     sequence_number,
 )
 from clusterednb.meeting.reply import make_reply
@@ -154,15 +155,11 @@ def _single(item: _Object, event: icalendar.Event) -> icalendar.Calendar:
     return single
 
 
-def _recurrence_id(event: icalendar.Event) -> str:
-    return event["RECURRENCE-ID"].to_ical().decode() if "RECURRENCE-ID" in event else ""
-
-
 def _matching_event(
     calendar: icalendar.Calendar, uid: str, recurrence_id: str
 ) -> icalendar.Event | None:
     for event in calendar.walk("VEVENT"):
-        if str(event.get("UID")) == uid and _recurrence_id(event) == recurrence_id:
+        if str(event.get("UID")) == uid and recurrence_key(event) == recurrence_id:
             return event
     return None
 
@@ -247,7 +244,7 @@ def _one(
         return None
     if calendar_address(event["ORGANIZER"]) == email:
         return None
-    uid, recurrence = str(event["UID"]), _recurrence_id(event)
+    uid, recurrence = str(event["UID"]), recurrence_key(event)
     try:
         sequence = sequence_number(event)
     except MeetingError as error:

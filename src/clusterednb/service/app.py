@@ -281,15 +281,17 @@ def create_app(
             return RedirectResponse("/login", status_code=303)
         who, csrf = found
         pending_only = show == "pending"
-        records = store().requests(who.user, pending_only=pending_only)
+        records = store().requests(who.user)
+        waiting = [r for r in records if r["decision"] == "ask" and r["answer"] is None]
         zone = zone_of(who.user)
-        rows = [_page_row(r, zone) for r in records]
+        shown = waiting if pending_only else records
+        rows = [_page_row(r, zone) for r in shown]
         context = {
             "who": who,
             "csrf": csrf,
             "rows": rows,
             "show": "pending" if pending_only else "all",
-            "n_pending": len(store().requests(who.user, pending_only=True)),
+            "n_pending": len(waiting),
         }
         return TEMPLATES.TemplateResponse(request, "review.html", context)
 

@@ -13,6 +13,7 @@ from clusterednb.meeting.deciding import ASK_BAND, decide_or_ask, request_record
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.invitation import (
     read_calendar,
+    recurrence_key,
     request_event,
     sequence_number,
 )
@@ -60,8 +61,8 @@ def receive_invitation(
         Warnings met on the way (a skipped calendar event, an unknown time zone).
     """
     event = request_event(calendar, who.email)
-    recurrence = event["RECURRENCE-ID"].to_ical().decode() if "RECURRENCE-ID" in event else ""
-    found = store.find_request(who.user, str(event["UID"]), recurrence, sequence_number(event))
+    key = (str(event["UID"]), recurrence_key(event), sequence_number(event))
+    found = store.find_request(who.user, *key)
     if found is not None:
         return found, False, []
     own = store.calendar(who.user)

@@ -348,12 +348,12 @@ class ServiceStore:
             ).fetchone()
         return _record(row), True
 
-    def requests(self, user: str, pending_only: bool = False) -> list[dict]:
-        """``user``'s requests, newest first (``pending_only``: "ask" without an answer)."""
-        query = "SELECT * FROM requests WHERE user = ? AND origin = 'invitation'"
-        if pending_only:
-            query += " AND decision = 'ask' AND answer IS NULL"
-        rows = self._all(query + " ORDER BY id DESC", (user,))
+    def requests(self, user: str) -> list[dict]:
+        """``user``'s requests, newest first."""
+        rows = self._all(
+            "SELECT * FROM requests WHERE user = ? AND origin = 'invitation' ORDER BY id DESC",
+            (user,),
+        )
         return [_record(row) for row in rows]
 
     def request(self, user: str, request_id: int) -> dict | None:
