@@ -20,28 +20,13 @@ from clusterednb.meeting.directory import Directory, UserEntry
 from clusterednb.meeting.invitation import find_attendee, read_calendar
 from clusterednb.meeting.reply import reply_problems
 from service_helpers import free_port
+from test_meeting_rfc import NEW_YORK_ZONE
 
 caldav = pytest.importorskip("caldav", reason="caldav is not installed")
 pytest.importorskip("radicale", reason="radicale is not installed")
 pytest.importorskip("aiosmtpd", reason="aiosmtpd is not installed")
 
 USER = "ann@org.example"
-NEW_YORK = """BEGIN:VTIMEZONE
-TZID:America/New_York
-BEGIN:STANDARD
-DTSTART:19701101T020000
-RRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU
-TZOFFSETFROM:-0400
-TZOFFSETTO:-0500
-END:STANDARD
-BEGIN:DAYLIGHT
-DTSTART:19700308T020000
-RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=2SU
-TZOFFSETFROM:-0500
-TZOFFSETTO:-0400
-END:DAYLIGHT
-END:VTIMEZONE
-"""
 
 
 def vcalendar(*events: str, zones: str = "") -> str:
@@ -185,8 +170,8 @@ def server_copy(calendar, uid: str) -> icalendar.Calendar:
     return read_calendar(calendar.event_by_uid(uid).data.encode())
 
 
-def run_sync(url, setting, tmp_path, capsys, *extra):
-    args = [
+def sync_args(url, setting, tmp_path, password="secret"):
+    return [
         "meeting",
         "sync",
         "--caldav",
@@ -194,15 +179,21 @@ def run_sync(url, setting, tmp_path, capsys, *extra):
         "--username",
         "ann",
         "--password",
-        "secret",
+        password,
         "--user",
         USER,
         "--model",
         str(setting / "model.cnb"),
-        "--directory",
-        str(setting / "directory.json"),
         "--state",
         str(tmp_path / "state.db"),
+    ]
+
+
+def run_sync(url, setting, tmp_path, capsys, *extra):
+    args = [
+        *sync_args(url, setting, tmp_path),
+        "--directory",
+        str(setting / "directory.json"),
         "--json",
         *extra,
     ]
@@ -212,7 +203,7 @@ def run_sync(url, setting, tmp_path, capsys, *extra):
 
 
 INVITATIONS = {
-    "ny": vcalendar(vevent("ny", "20261104T100000", "20261104T103000"), zones=NEW_YORK),
+    "ny": vcalendar(vevent("ny", "20261104T100000", "20261104T103000"), zones=NEW_YORK_ZONE + "\n"),
     "berlin": vcalendar(
         vevent("berlin", "20261105T160000", "20261105T170000", zone="Europe/Berlin")
     ),
@@ -236,22 +227,23 @@ INVITATIONS = {
             summary="Weekly sync (moved)",
             extra="RECURRENCE-ID;TZID=America/New_York:20261109T090000\n",
         ),
-        zones=NEW_YORK,
+        zones=NEW_YORK_ZONE + "\n",
     ),
     "updated": vcalendar(
-        vevent("updated", "20261104T150000", "20261104T160000", sequence=1), zones=NEW_YORK
+        vevent("updated", "20261104T150000", "20261104T160000", sequence=1),
+        zones=NEW_YORK_ZONE + "\n",
     ),
     "cancelled": vcalendar(
         vevent("cancelled", "20261104T110000", "20261104T120000", extra="STATUS:CANCELLED\n"),
-        zones=NEW_YORK,
+        zones=NEW_YORK_ZONE + "\n",
     ),
     "notme": vcalendar(
         vevent("notme", "20261104T130000", "20261104T140000", attendee="someone@else.example"),
-        zones=NEW_YORK,
+        zones=NEW_YORK_ZONE + "\n",
     ),
     "busy": vcalendar(
         vevent("busy", "20261104T100000", "20261104T110000", attendee="", summary="Dentist"),
-        zones=NEW_YORK,
+        zones=NEW_YORK_ZONE + "\n",
     ),
 }
 
@@ -326,7 +318,7 @@ def test_one_pass_answers_by_rfc_5546_on_the_server_and_by_mail(
     # The organiser updates one invitation (SEQUENCE 2, a new time): decided afresh.
     current = int(next(iter(server_copy(calendar, "updated").walk("VEVENT")))["SEQUENCE"])
     updated = vevent("updated", "20261105T150000", "20261105T160000", sequence=current + 1)
-    put_raw(client, calendar, "updated", vcalendar(updated, zones=NEW_YORK))
+    put_raw(client, calendar, "updated", vcalendar(updated, zones=NEW_YORK_ZONE + "\n"))
     status, third, _ = run_sync(
         radicale, setting, tmp_path, capsys, "--ask-band", "0", "--smtp", smtp_address
     )
@@ -390,22 +382,7 @@ def test_an_unreachable_server_or_a_refused_login_is_one_line_and_exit_2(
     radicale, setting, tmp_path, capsys
 ):
     for url, password in ((radicale, "wrong"), (f"http://127.0.0.1:{free_port()}/", "secret")):
-        args = [
-            "meeting",
-            "sync",
-            "--caldav",
-            url,
-            "--username",
-            "ann",
-            "--password",
-            password,
-            "--user",
-            USER,
-            "--model",
-            str(setting / "model.cnb"),
-            "--state",
-            str(tmp_path / "state.db"),
-        ]
+        args = sync_args(url, setting, tmp_path, password)
         assert main(args) == 2
         error = capsys.readouterr().err.strip()
         assert error.startswith("cnb: error:") and len(error.splitlines()) == 1
@@ -415,7 +392,8 @@ def test_an_unreachable_server_or_a_refused_login_is_one_line_and_exit_2(
 def test_a_malformed_event_on_the_server_is_skipped_by_href(radicale, setting, tmp_path, capsys):
     client, calendar = upload(radicale, {"ny": INVITATIONS["ny"]})
     broken = vcalendar(
-        vevent("broken", "20261104T120000", "20261104T123000", sequence=0), zones=NEW_YORK
+        vevent("broken", "20261104T120000", "20261104T123000", sequence=0),
+        zones=NEW_YORK_ZONE + "\n",
     ).replace("SEQUENCE:0", "SEQUENCE:abc")
     href = str(calendar.url) + "broken.ics"
     response = client.request(
