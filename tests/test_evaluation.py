@@ -24,6 +24,7 @@ ALL_MODELS = (
     "lr-pooled",
     "lr-hier",
     "cnb-lr",
+    "cnb-logistic",
 )
 
 

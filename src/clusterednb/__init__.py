@@ -14,6 +14,7 @@ from clusterednb.version import __version__
 _EXPORTS = {
     "ModelAveragingNB": "clusterednb.averaging",
     "ClusteredNB": "clusterednb.clustered",
+    "ClusteredLogisticRegression": "clusterednb.clustered_logistic",
     "FeatureSchema": "clusterednb.data",
     "TaskDataset": "clusterednb.data",
     "discretize": "clusterednb.data",
@@ -38,6 +39,7 @@ _EXPORTS = {
 
 __all__ = [
     "CNBError",
+    "ClusteredLogisticRegression",
     "ClusteredNB",
     "CompleteSharingNB",
     "Counts",
@@ -65,6 +67,7 @@ __all__ = [
 if TYPE_CHECKING:
     from clusterednb.averaging import ModelAveragingNB
     from clusterednb.clustered import ClusteredNB
+    from clusterednb.clustered_logistic import ClusteredLogisticRegression
     from clusterednb.data import FeatureSchema, TaskDataset, discretize
     from clusterednb.decision import LossMatrix, bayes_decision, binary_threshold
     from clusterednb.exceptions import (

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from clusterednb import clustered, models, prototype
+from clusterednb import clustered, clustered_logistic, models, prototype
 from clusterednb.persistence import read_model
 
 REGISTERED = (
@@ -17,6 +17,7 @@ REGISTERED = (
     models.CompleteSharingNB,
     clustered.ClusteredNB,
     prototype.PrototypeNB,
+    clustered_logistic.ClusteredLogisticRegression,
 )
 """The estimators whose files :func:`load` reads."""
 

@@ -126,7 +126,7 @@ def save_model(model: Any, path: str | Path) -> None:
     SchemaError
         If a task id, category or hyperparameter is not a plain JSON scalar.
     """
-    if not hasattr(model, "posterior_"):
+    if not hasattr(model, "task_ids_"):
         raise NotFittedError(f"cannot save an unfitted {type(model).__name__}")
     state, arrays = model._state()
     task_ids = model.task_ids_.tolist()

@@ -106,3 +106,51 @@ def make_planted_population(
         true_group=dict(zip(task_ids, group_of_task.tolist(), strict=True)),
         feature_names=[f"f{j}" for j in range(n_features)],
     )
+
+
+def make_logistic_population(
+    rng: np.random.Generator,
+    *,
+    group_sizes: Sequence[int] = (10, 10, 10),
+    rows_per_task: int = 40,
+    n_features: int = 6,
+    n_values: int = 3,
+    feature_concentration: float = 1.0,
+    weight_scale: float = 2.0,
+) -> PlantedPopulation:
+    """Draw tasks in planted groups whose features AND label rule differ between groups.
+
+    The story of :class:`~clusterednb.ClusteredLogisticRegression` with the partition fixed:
+    group ``g`` has feature probabilities ``θ[g, f] ~ Dir(feature_concentration)`` and a label
+    rule ``P(y = 1 | x) = σ(b_g + Σ_f w[g, f, x_f])`` with every weight ``~ N(0,
+    weight_scale²)``; each row draws ``x_f ~ θ[g, f]``, then ``y``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> population = make_logistic_population(np.random.default_rng(0), group_sizes=(2, 1),
+    ...                                       rows_per_task=5, n_features=3)
+    >>> population.frame.shape
+    (15, 5)
+    """
+    n_groups = len(group_sizes)
+    theta = rng.dirichlet(np.full(n_values, feature_concentration), size=(n_groups, n_features))
+    weights = rng.normal(0.0, weight_scale, size=(n_groups, n_features, n_values))
+    bias = rng.normal(0.0, 1.0, size=n_groups)
+    group_of_task = np.repeat(np.arange(n_groups), group_sizes)
+    task_ids = [f"u{t:0{len(str(group_of_task.size - 1))}d}" for t in range(group_of_task.size)]
+    frames = []
+    for task, group in zip(task_ids, group_of_task, strict=True):
+        draws = rng.random((rows_per_task, n_features, 1))
+        x = np.minimum((draws > theta[group].cumsum(axis=-1)).sum(axis=-1), n_values - 1)
+        margin = bias[group] + weights[group, np.arange(n_features), x].sum(axis=1)
+        y = (rng.random(rows_per_task) < 1.0 / (1.0 + np.exp(-margin))).astype(np.int64)
+        block = pd.DataFrame(x, columns=[f"f{j}" for j in range(n_features)])
+        block.insert(0, "label", y)
+        block.insert(0, "task", task)
+        frames.append(block)
+    return PlantedPopulation(
+        frame=pd.concat(frames, ignore_index=True),
+        true_group=dict(zip(task_ids, group_of_task.tolist(), strict=True)),
+        feature_names=[f"f{j}" for j in range(n_features)],
+    )

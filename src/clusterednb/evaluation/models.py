@@ -16,6 +16,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import OneHotEncoder
 
 from clusterednb.clustered import ClusteredNB
+from clusterednb.clustered_logistic import ClusteredLogisticRegression
 from clusterednb.data.text import Vocabulary
 from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.evaluation.collaborative import als, user_knn
@@ -41,7 +42,7 @@ GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
         handle_unknown="ignore",
     ),
 }
-BASELINES = ("lr-task", "lr-pooled", "lr-hier", "cnb-lr", "user-knn", "als")
+BASELINES = ("lr-task", "lr-pooled", "lr-hier", "cnb-lr", "cnb-logistic", "user-knn", "als")
 CLUSTER_WEIGHT_FLOOR = 0.2
 MODEL_NAMES = (*GENERATIVE, *BASELINES)
 
@@ -130,6 +131,8 @@ def fit_predict(
         return hierarchical_logistic(train, test, features)
     if name == "cnb-lr":
         return cluster_weighted_logistic(train, test, features, seed)
+    if name == "cnb-logistic":
+        return clustered_logistic(train, test, features, seed, transductive)
     if name == "user-knn":
         return user_knn(train, test)
     if name == "als":
@@ -284,6 +287,23 @@ def cluster_weighted_logistic(
         query = encoder.transform(test.iloc[rows][columns].astype(str))
         out[rows] = model.predict_proba(query)[:, 1]
     return out
+
+
+def clustered_logistic(
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    features: list[str],
+    seed: int,
+    transductive: bool = False,
+) -> np.ndarray:
+    """:class:`~clusterednb.ClusteredLogisticRegression` (temperature and floor chosen on the
+    training tasks); transductively the test rows join the fit unlabelled, so their features
+    help choose their task's cluster. Returns ``P(y = 1)`` of each test row."""
+    if transductive:
+        train = pd.concat([train, test.assign(label=np.nan)], ignore_index=True)
+    model = ClusteredLogisticRegression(classes=[0, 1], handle_unknown="ignore", random_state=seed)
+    model.fit(train[features], train["label"].to_numpy(dtype=float), train["task"].to_numpy())
+    return model.predict_proba(test[features], test["task"].to_numpy())[:, 1]
 
 
 def _class_frequency(y_train: np.ndarray, n_test: int) -> np.ndarray | None:

@@ -1,0 +1,275 @@
+"""Clustered logistic regression: a Dirichlet-process mixture over tasks whose clusters model
+the features and the labels jointly, predicting by cluster-weighted pooled regressions.
+
+The partition prior is the Chinese restaurant process (concentration ``γ``); a cluster's
+likelihood is :class:`~clusterednb.inference.joint_blocks.JointLogisticBlocks` (naive Bayes of
+the features, Laplace-approximated logistic regression of the labels, tempered by ``τ``); the
+partition posterior comes from enumeration or Gibbs sampling
+(:mod:`clusterednb.inference.block_partitions`); prediction is
+:mod:`clusterednb.inference.cluster_weighted`. ``temperature="auto"`` and ``floor="auto"`` are
+chosen on the training tasks alone (:mod:`clusterednb.logistic_tuning`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from clusterednb.data.dataset import TaskDataset, index_tasks
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.data.values import as_feature_input, as_vector
+from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
+from clusterednb.exceptions import CNBError, NotFittedError
+from clusterednb.logistic_fit import (
+    AUTO,
+    FitSettings,
+    JointData,
+    LogisticClusters,
+    fit_clusters,
+    new_task_mixture,
+)
+from clusterednb.logistic_tuning import choose_settings
+from clusterednb.model_state import ModelRecord
+from clusterednb.persistence import register_estimator, save_model
+from clusterednb.seeding import as_generator
+from clusterednb.training_data import check_labels, split_tasks
+
+_ARRAYS = (
+    "partition",
+    "coclustering",
+    "n_clusters_probability",
+    "membership",
+    "cluster_value_counts",
+    "cluster_sizes",
+    "coef",
+    "intercept",
+)
+
+
+class ClusteredLogisticRegression(ClassifierMixin, BaseEstimator):
+    """Multi-task logistic regression that shares rows between tasks of the same cluster.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+        Concentration of the Dirichlet process over partitions of the tasks.
+    temperature : float or "auto", default="auto"
+        ``τ`` in ``(0, 1]``, the power on the clusters' likelihood; "auto" chooses it on the
+        training tasks (held-out labelled rows of every task; never the rows predicted later).
+    floor : float or "auto", default="auto"
+        Weight in ``[0, 1]`` of the rows of tasks outside a cluster; "auto" as ``temperature``.
+    beta : float, default=1.0
+        Dirichlet pseudo-count of each feature value in the clusters' feature model.
+    precision : float, default=1.0
+        Prior precision of the clusters' logistic weights in the partition posterior.
+    C : float, default=1.0
+        Inverse L2 penalty of the predicting regressions (as scikit-learn's).
+    inference : {"auto", "exact", "gibbs"}, default="auto"
+        Enumerate every partition ("exact", at most 10 tasks) or sample them ("gibbs");
+        "auto" enumerates up to 8 tasks.
+    n_sweeps, burn_in : int, default=30, 10
+        Gibbs sweeps, and those discarded before averaging.
+    classes : sequence, optional
+        The two labels (default: those seen, sorted); the second is the positive class.
+    handle_unknown : {"warn", "error", "ignore"}, default="warn"
+        A category not seen in training: warn and treat as missing, refuse, or ignore.
+    task_column : str, optional
+        Read the tasks from this column of ``X`` when ``tasks`` is not passed.
+    random_state : int or numpy.random.Generator, optional
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    task_ids_ : ndarray of shape (n_tasks,)
+    partition_ : ndarray of shape (n_tasks,)
+        The best partition found (clusters numbered by first appearance).
+    coclustering_ : ndarray of shape (n_tasks, n_tasks)
+        ``P(u and v share a cluster | D)``.
+    n_clusters_probability_ : ndarray of shape (n_tasks + 1,)
+    temperature_, floor_ : float
+        The values used.
+    tuning_ : DataFrame
+        With "auto": the held-out log-loss of every setting tried (empty otherwise).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from clusterednb.data.synthetic import make_logistic_population
+    >>> population = make_logistic_population(np.random.default_rng(0), group_sizes=(3, 3))
+    >>> frame = population.frame
+    >>> model = ClusteredLogisticRegression(random_state=0)
+    >>> model = model.fit(frame[population.feature_names], frame["label"], frame["task"])
+    >>> model.partition_.tolist()
+    [0, 0, 0, 1, 1, 1]
+    >>> model.predict_proba(frame[population.feature_names][:2], ["u0", "u0"]).shape
+    (2, 2)
+    """
+
+    def __init__(
+        self,
+        gamma: float = 1.0,
+        temperature: float | str = AUTO,
+        floor: float | str = AUTO,
+        beta: float = 1.0,
+        precision: float = 1.0,
+        C: float = 1.0,
+        inference: str = "auto",
+        n_sweeps: int = 30,
+        burn_in: int = 10,
+        classes: Any = None,
+        handle_unknown: str = "warn",
+        task_column: str | None = None,
+        random_state: int | np.random.Generator | None = None,
+    ) -> None:
+        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+
+    def _settings(self) -> FitSettings:
+        return FitSettings(
+            gamma=self.gamma,
+            temperature=self.temperature,
+            floor=self.floor,
+            beta=self.beta,
+            precision=self.precision,
+            C=self.C,
+            inference=self.inference,
+            n_sweeps=self.n_sweeps,
+            burn_in=self.burn_in,
+        )
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X: Any, y: Any, tasks: Any = None) -> ClusteredLogisticRegression:
+        """Fit on the rows of many tasks (a missing label marks an unlabelled row, whose
+        features still tell which cluster its task belongs to).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_rows, n_features)
+            Categorical features (missing values allowed).
+        y : array-like of shape (n_rows,)
+        tasks : array-like of shape (n_rows,), optional
+        """
+        settings = self._settings()
+        settings.check()
+        if self.handle_unknown not in ("warn", "error", "ignore"):
+            raise CNBError(
+                f"handle_unknown must be warn, error or ignore, got {self.handle_unknown!r}"
+            )
+        X, tasks = split_tasks(X, tasks, self.task_column)
+        frame = as_feature_input(X, None, type(self).__name__)
+        schema = FeatureSchema.infer(frame, as_vector(y), classes=self.classes)
+        rows = TaskDataset.from_arrays(frame, y, tasks, schema=schema, handle_unknown="error")
+        check_labels(schema, rows.y, fitted=False)
+        if schema.n_classes != 2:
+            raise CNBError(
+                f"{type(self).__name__} is a binary classifier; the labels have "
+                f"{schema.n_classes} classes {list(schema.classes)}"
+            )
+        data = JointData.from_codes(rows.X, rows.y, rows.task_index, rows.n_tasks, schema.offsets)
+        rng = as_generator(self.random_state)
+        chosen, self.tuning_ = choose_settings(data, settings, rng)
+        self._keep(schema, rows.task_ids, fit_clusters(data, chosen, rng), chosen)
+        return self
+
+    def _keep(
+        self,
+        schema: FeatureSchema,
+        task_ids: np.ndarray,
+        clusters: LogisticClusters,
+        settings: FitSettings,
+    ) -> None:
+        self.schema_ = schema
+        self.task_ids_ = task_ids
+        self.classes_ = np.asarray(schema.classes)
+        self.n_features_in_ = schema.n_features
+        self.feature_names_in_ = np.asarray(schema.feature_names, dtype=object)
+        self.temperature_ = float(settings.temperature)
+        self.floor_ = float(settings.floor)
+        self.clusters_ = clusters
+        self.partition_ = clusters.partition
+        self.coclustering_ = clusters.coclustering
+        self.n_clusters_probability_ = clusters.n_clusters_probability
+
+    # ------------------------------------------------------------------ prediction
+    def predict_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
+        """``P(y | x)``: shape (n_rows, 2) in ``classes_`` order.
+
+        A task seen in training is predicted by its clusters' regressions; a new task's rows
+        first choose among the clusters by their features (the CRP predictive, tempered by
+        ``τ``; a new cluster means the pooled regression).
+        """
+        if not hasattr(self, "clusters_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        X, tasks = split_tasks(X, tasks, self.task_column)
+        frame = as_feature_input(X, self.schema_.n_features, type(self).__name__)
+        self.schema_.check_input(frame)
+        codes = self.schema_.encode_features(frame, self.handle_unknown)
+        task_values = as_vector(tasks)
+        if task_values.shape != (codes.shape[0],):
+            raise CNBError(f"X has {codes.shape[0]} rows but tasks has shape {task_values.shape}")
+        task_index = index_tasks(task_values, self.task_ids_)
+        mixture = self.clusters_.membership[np.maximum(task_index, 0)].copy()
+        unseen = task_index < 0
+        if unseen.any():
+            groups = pd.Index(task_values[unseen]).factorize()[0]
+            new_rows = np.flatnonzero(unseen)
+            for group in range(groups.max() + 1):
+                rows = new_rows[groups == group]
+                mixture[rows] = new_task_mixture(
+                    self.clusters_, codes[rows], self.schema_.offsets, self._settings_used()
+                )
+        p1 = self.clusters_.proba(codes, task_index, mixture, self.schema_.offsets)
+        return np.column_stack([1.0 - p1, p1])
+
+    def _settings_used(self) -> FitSettings:
+        return self._settings().with_chosen(self.temperature_, self.floor_)
+
+    def predict(self, X: Any, tasks: Any = None, loss: LossMatrix | Any = None) -> np.ndarray:
+        """Bayes decisions, shape (n_rows,): least expected ``loss`` (default: 0-1)."""
+        proba = self.predict_proba(X, tasks)
+        if loss is None:
+            return self.classes_[np.argmax(proba, axis=1)]
+        return self.classes_[bayes_decision(proba, as_loss_matrix(loss, self.classes_))]
+
+    def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
+        """Mean accuracy of :meth:`predict` on the labelled rows."""
+        if sample_weight is not None:
+            raise CNBError("sample_weight is not supported")
+        y = as_vector(y)
+        labelled = ~pd.isna(y)
+        predicted = self.predict(X, tasks)
+        return float(np.mean(predicted[labelled].astype(object) == y[labelled]))
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | Path) -> None:
+        """Save the fitted model as a zip of JSON metadata and NPZ arrays (no pickle)."""
+        save_model(self, path)
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        clusters = self.clusters_
+        arrays = {name: np.asarray(getattr(clusters, name)) for name in _ARRAYS}
+        meta = {
+            "temperature": self.temperature_,
+            "floor": self.floor_,
+            "log_joint": clusters.log_joint,
+        }
+        return meta, arrays
+
+    def _restore(self, record: ModelRecord) -> None:
+        self._settings().check()
+        clusters = LogisticClusters.from_arrays(
+            {name: record.arrays[name] for name in _ARRAYS},
+            float(record.meta["log_joint"]),
+            n_tasks=record.task_ids.size,
+            schema=record.schema,
+        )
+        chosen = self._settings().with_chosen(record.meta["temperature"], record.meta["floor"])
+        chosen.check()
+        self.tuning_ = pd.DataFrame()
+        self._keep(record.schema, record.task_ids, clusters, chosen)
+
+
+register_estimator(ClusteredLogisticRegression)

@@ -1,0 +1,296 @@
+"""The fitting steps of :class:`~clusterednb.ClusteredLogisticRegression`, on encoded rows.
+
+:class:`JointData` holds the encoded rows in the forms the steps read; :func:`fit_clusters`
+runs the partition posterior and the cluster-weighted regressions; :class:`LogisticClusters`
+is what a fitted model keeps (plain arrays, saved as they are).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.exceptions import CNBError
+from clusterednb.inference.block_partitions import BlockClustering, enumerate_blocks, gibbs_blocks
+from clusterednb.inference.cluster_weighted import (
+    WeightedRegressions,
+    fit_weighted_regressions,
+    membership,
+    sparse_design,
+)
+from clusterednb.inference.joint_blocks import JointLogisticBlocks, one_hot_design
+from clusterednb.special import log_dirichlet_multinomial
+
+AUTO = "auto"
+MAX_ENUMERATED_TASKS = 8
+INFERENCES = ("auto", "exact", "gibbs")
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """The hyperparameters of one fit (see :class:`~clusterednb.ClusteredLogisticRegression`)."""
+
+    gamma: float = 1.0
+    temperature: float | str = AUTO
+    floor: float | str = AUTO
+    beta: float = 1.0
+    precision: float = 1.0
+    C: float = 1.0
+    inference: str = "auto"
+    n_sweeps: int = 30
+    burn_in: int = 10
+
+    def check(self) -> None:
+        """Raise :class:`CNBError` naming the first setting outside its allowed values."""
+        positive = {
+            "gamma": self.gamma,
+            "beta": self.beta,
+            "precision": self.precision,
+            "C": self.C,
+        }
+        for name, value in positive.items():
+            if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
+                raise CNBError(f"{name} must be a positive number, got {value!r}")
+        if self.temperature != AUTO and not (
+            isinstance(self.temperature, int | float) and 0 < self.temperature <= 1
+        ):
+            raise CNBError(f"temperature must be in (0, 1] or 'auto', got {self.temperature!r}")
+        floor_ok = isinstance(self.floor, int | float) and 0 <= self.floor <= 1
+        if self.floor != AUTO and not floor_ok:
+            raise CNBError(f"floor must be in [0, 1] or 'auto', got {self.floor!r}")
+        if self.inference not in INFERENCES:
+            raise CNBError(f"inference must be one of {INFERENCES}, got {self.inference!r}")
+        for name in ("n_sweeps", "burn_in"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise CNBError(f"{name} must be a non-negative integer, got {value!r}")
+        if self.burn_in >= self.n_sweeps:
+            raise CNBError(f"burn_in ({self.burn_in}) must be below n_sweeps ({self.n_sweeps})")
+
+    def with_chosen(self, temperature: Any, floor: Any) -> FitSettings:
+        """These settings with ``temperature`` and ``floor`` fixed."""
+        return replace(self, temperature=temperature, floor=floor)
+
+
+@dataclass(frozen=True)
+class JointData:
+    """Encoded training rows.
+
+    Attributes
+    ----------
+    codes : ndarray of shape (n_rows, n_features)
+        Feature codes (-1 missing).
+    y : ndarray of shape (n_rows,)
+        Class codes 0/1, -1 for an unlabelled row.
+    task : ndarray of shape (n_rows,)
+        Task positions.
+    n_tasks : int
+    offsets : ndarray of shape (n_features + 1,)
+    """
+
+    codes: np.ndarray
+    y: np.ndarray
+    task: np.ndarray
+    n_tasks: int
+    offsets: np.ndarray
+
+    @classmethod
+    def from_codes(
+        cls, codes: np.ndarray, y: np.ndarray, task: np.ndarray, n_tasks: int, offsets: np.ndarray
+    ) -> JointData:
+        """Rows reordered by task (stable), so each task's labelled rows are contiguous."""
+        order = np.argsort(task, kind="stable")
+        return cls(codes[order], y[order], task[order], int(n_tasks), np.asarray(offsets))
+
+    def without_labels(self, rows: np.ndarray) -> JointData:
+        """The same rows with the labels of ``rows`` (positions) hidden."""
+        y = self.y.copy()
+        y[rows] = -1
+        return replace(self, y=y)
+
+    @cached_property
+    def value_counts(self) -> np.ndarray:
+        """Feature-value counts per task over all rows, shape (n_tasks, n_values_total)."""
+        return task_value_counts(self.codes, self.task, self.n_tasks, self.offsets)
+
+    @cached_property
+    def labelled(self) -> np.ndarray:
+        """Positions of the labelled rows (in task order)."""
+        return np.flatnonzero(self.y >= 0)
+
+    @cached_property
+    def task_starts(self) -> np.ndarray:
+        """Task ``u``'s labelled rows are ``labelled[task_starts[u]:task_starts[u + 1]]``."""
+        sizes = np.bincount(self.task[self.labelled], minlength=self.n_tasks)
+        return np.concatenate([[0], np.cumsum(sizes)])
+
+    def blocks(self, settings: FitSettings) -> JointLogisticBlocks:
+        """The block scores of these rows under ``settings`` (a fixed temperature)."""
+        rows = self.labelled
+        return JointLogisticBlocks(
+            self.value_counts,
+            self.offsets,
+            one_hot_design(self.codes[rows], self.offsets),
+            self.y[rows].astype(np.float64),
+            self.task_starts,
+            beta=settings.beta,
+            precision=settings.precision,
+            temperature=float(settings.temperature),
+        )
+
+
+def task_value_counts(
+    codes: np.ndarray, task: np.ndarray, n_tasks: int, offsets: np.ndarray
+) -> np.ndarray:
+    """Counts of each (task, feature value), shape (n_tasks, n_values_total)."""
+    counts = np.zeros((n_tasks, int(offsets[-1])), dtype=np.int64)
+    present = codes >= 0
+    columns = (codes + offsets[:-1])[present]
+    rows = np.broadcast_to(task[:, None], codes.shape)[present]
+    np.add.at(counts, (rows, columns), 1)
+    return counts
+
+
+@dataclass(frozen=True)
+class LogisticClusters:
+    """A fitted clustering and its regressions (everything prediction reads).
+
+    Attributes
+    ----------
+    partition : ndarray of shape (n_tasks,)
+    coclustering : ndarray of shape (n_tasks, n_tasks)
+    n_clusters_probability : ndarray of shape (n_tasks + 1,)
+    membership : ndarray of shape (n_tasks, K + 1)
+        Each task's mixture over the regressions (the last, pooled one: 0 for known tasks).
+    cluster_value_counts : ndarray of shape (K, n_values_total)
+        Feature-value counts of the MAP clusters (for new tasks' choice of cluster).
+    cluster_sizes : ndarray of shape (K,)
+    coef : ndarray of shape (K + 1, n_values_total + n_tasks)
+    intercept : ndarray of shape (K + 1,)
+    log_joint : float
+        ``log P(z, D)`` of the partition (tempered block scores plus the CRP prior).
+    """
+
+    partition: np.ndarray
+    coclustering: np.ndarray
+    n_clusters_probability: np.ndarray
+    membership: np.ndarray
+    cluster_value_counts: np.ndarray
+    cluster_sizes: np.ndarray
+    coef: np.ndarray
+    intercept: np.ndarray
+    log_joint: float
+
+    def proba(
+        self, codes: np.ndarray, task: np.ndarray, mixture: np.ndarray, offsets: np.ndarray
+    ) -> np.ndarray:
+        """``P(y = 1)`` of rows (codes, task positions -1 for new) under their mixtures."""
+        design = sparse_design(codes, offsets, task, self.partition.size)
+        return WeightedRegressions(self.coef, self.intercept).proba(design, mixture)
+
+    @classmethod
+    def from_arrays(
+        cls, arrays: dict[str, np.ndarray], log_joint: float, n_tasks: int, schema: FeatureSchema
+    ) -> LogisticClusters:
+        """Rebuild from saved arrays, refusing any whose shape contradicts the others."""
+        n_clusters = arrays["cluster_sizes"].shape[0]
+        expected = {
+            "partition": (n_tasks,),
+            "coclustering": (n_tasks, n_tasks),
+            "n_clusters_probability": (n_tasks + 1,),
+            "membership": (n_tasks, n_clusters + 1),
+            "cluster_value_counts": (n_clusters, schema.n_values_total),
+            "cluster_sizes": (n_clusters,),
+            "coef": (n_clusters + 1, schema.n_values_total + n_tasks),
+            "intercept": (n_clusters + 1,),
+        }
+        for name, shape in expected.items():
+            if arrays[name].shape != shape:
+                raise CNBError(f"array {name!r} has shape {arrays[name].shape}, expected {shape}")
+            if not np.isfinite(arrays[name]).all():
+                raise CNBError(f"array {name!r} holds values that are not finite")
+        if n_tasks and (arrays["partition"].min() < 0 or arrays["partition"].max() >= n_clusters):
+            raise CNBError("array 'partition' names clusters that do not exist")
+        return cls(**arrays, log_joint=log_joint)
+
+
+def partition_posterior(
+    data: JointData, settings: FitSettings, rng: np.random.Generator
+) -> BlockClustering:
+    """The partition posterior of ``data`` (enumerated for few tasks, else sampled)."""
+    log_block = data.blocks(settings).log_block
+    exact = settings.inference == "exact" or (
+        settings.inference == AUTO and data.n_tasks <= MAX_ENUMERATED_TASKS
+    )
+    if exact:
+        return enumerate_blocks(data.n_tasks, log_block, settings.gamma)
+    return gibbs_blocks(
+        data.n_tasks, log_block, settings.gamma, rng, settings.n_sweeps, settings.burn_in
+    )
+
+
+def assemble(
+    data: JointData, clustering: BlockClustering, settings: FitSettings
+) -> LogisticClusters:
+    """The cluster-weighted regressions of a clustering, and what prediction needs of it."""
+    q = membership(clustering.coclustering, clustering.partition)
+    rows = data.labelled
+    regressions = fit_weighted_regressions(
+        sparse_design(data.codes[rows], data.offsets, data.task[rows], data.n_tasks),
+        data.y[rows],
+        data.task[rows],
+        q,
+        float(settings.floor),
+        settings.C,
+    )
+    n_clusters = q.shape[1]
+    indicator = np.eye(n_clusters, dtype=np.int64)[clustering.partition]
+    return LogisticClusters(
+        partition=clustering.partition,
+        coclustering=clustering.coclustering,
+        n_clusters_probability=clustering.n_clusters_probability,
+        membership=np.column_stack([q / q.sum(axis=1, keepdims=True), np.zeros(data.n_tasks)]),
+        cluster_value_counts=indicator.T @ data.value_counts,
+        cluster_sizes=indicator.sum(axis=0),
+        coef=regressions.coef,
+        intercept=regressions.intercept,
+        log_joint=clustering.log_joint,
+    )
+
+
+def fit_clusters(
+    data: JointData, settings: FitSettings, rng: np.random.Generator
+) -> LogisticClusters:
+    """Partition posterior, then the regressions (``temperature`` and ``floor`` fixed)."""
+    return assemble(data, partition_posterior(data, settings, rng), settings)
+
+
+def new_task_mixture(
+    clusters: LogisticClusters, codes: np.ndarray, offsets: np.ndarray, settings: FitSettings
+) -> np.ndarray:
+    """A new task's weights over the regressions, from its rows' features.
+
+    ``w_c ∝ |c| · exp(τ [log P(X_c ∪ X) − log P(X_c)])`` for the MAP clusters and
+    ``γ · exp(τ log P(X))`` for a new cluster (predicted by the pooled regression).
+
+    Returns
+    -------
+    ndarray of shape (K + 1,)
+    """
+    counts = task_value_counts(codes, np.zeros(codes.shape[0], dtype=np.int64), 1, offsets)[0]
+    prior = np.full(counts.size, settings.beta)
+    joined = log_dirichlet_multinomial(clusters.cluster_value_counts + counts, prior, offsets)
+    alone = log_dirichlet_multinomial(clusters.cluster_value_counts, prior, offsets)
+    tau = float(settings.temperature)
+    log_weights = np.concatenate(
+        [
+            np.log(clusters.cluster_sizes) + tau * (joined - alone),
+            [np.log(settings.gamma) + tau * log_dirichlet_multinomial(counts, prior, offsets)],
+        ]
+    )
+    return np.exp(log_weights - logsumexp(log_weights))
