@@ -16,6 +16,7 @@ from clusterednb.model_state import ModelRecord
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
 from clusterednb.stats import Counts
+from clusterednb.transductive import TRANSDUCTIVE_MODES, select_log_proba_for_rows
 
 _COCLUSTERING_LIMIT = 20_000
 
@@ -81,6 +82,17 @@ class ClusteredNB(TaskNaiveBayes):
     schema, classes, handle_unknown, task_column, observation
         As in :class:`~clusterednb.NoSharingNB` (every engine works with the document
         observation models, whose counts add like the categorical ones).
+    transductive : {None, "select"}, default=None
+        ``"select"``: the clusters are fitted on the labelled rows only, and a task's
+        unlabelled training rows choose among them without refitting them (the MAP
+        partition's clusters without the task, and a new one), weighted by their marginal
+        likelihood; the task's rows are then predicted by the selected mixture
+        (:mod:`clusterednb.transductive`). Refitting the clusters with many unlabelled rows
+        (``None`` with ``semi_supervised``) lets them form a cluster whose "label" is an
+        unsupervised component: landmine AUC 0.58 against 0.76 by selection (BENCHMARKS.md).
+    transductive_temperature : float, default=1.0
+        ``τ`` in ``(0, 1]``, the power on the unlabelled rows' likelihood in the selection,
+        against naive Bayes' over-counting of correlated features.
 
     Attributes
     ----------
@@ -162,6 +174,8 @@ class ClusteredNB(TaskNaiveBayes):
         handle_unknown: str = "warn",
         task_column: str | None = None,
         observation: str = "categorical",
+        transductive: str | None = None,
+        transductive_temperature: float = 1.0,
     ) -> None:
         vars(self).update({k: v for k, v in locals().items() if k != "self"})
 
@@ -174,6 +188,8 @@ class ClusteredNB(TaskNaiveBayes):
 
     def _semi_supervised_mode(self) -> str | None:
         mode = super()._semi_supervised_mode()
+        if self.transductive == "select":
+            return None  # the clusters come from labelled rows; unlabelled ones only choose
         if mode == "gibbs" and self.backend == "dask":
             if self.semi_supervised == "auto":
                 return None
@@ -204,6 +220,14 @@ class ClusteredNB(TaskNaiveBayes):
             raise CNBError(f"backend must be 'local' or 'dask', got {self.backend!r}")
         if self.backend == "dask" and self.inference != "gibbs":
             raise CNBError("backend='dask' runs the Gibbs engine: set inference='gibbs'")
+        if self.transductive not in TRANSDUCTIVE_MODES:
+            raise CNBError(
+                f"transductive must be one of {TRANSDUCTIVE_MODES}, got {self.transductive!r}"
+            )
+        if not 0 < self.transductive_temperature <= 1:
+            raise CNBError(
+                f"transductive_temperature must be in (0, 1], got {self.transductive_temperature!r}"
+            )
         if self.inference not in INFERENCE_ENGINES:
             raise CNBError(f"inference must be one of {INFERENCE_ENGINES}, got {self.inference!r}")
         if not (np.isfinite(self.gamma) and self.gamma > 0):
@@ -231,6 +255,26 @@ class ClusteredNB(TaskNaiveBayes):
         for key, attribute in names.items():
             if key in result.extras:
                 setattr(self, attribute, result.extras[key])
+
+    def predict_log_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
+        """Log posterior predictive, shape (n_rows, n_classes); with ``transductive="select"``
+        a task's unlabelled training rows choose its clusters (:mod:`clusterednb.transductive`)."""
+        log_proba = super().predict_log_proba(X, tasks)
+        if self.transductive != "select" or self.unlabelled_X_.shape[0] == 0:
+            return log_proba
+        X_codes, task_index, _ = self._encode_for_prediction(X, tasks)
+        return select_log_proba_for_rows(
+            self.observation_,
+            self.counts_,
+            self.partition_,
+            self.gamma,
+            self.unlabelled_X_,
+            self.unlabelled_task_,
+            X_codes,
+            task_index,
+            log_proba,
+            self.transductive_temperature,
+        )
 
     @property
     def coclustering_(self) -> np.ndarray:

@@ -23,7 +23,6 @@ from clusterednb.evaluation.collaborative import als, user_knn
 from clusterednb.exceptions import CNBError
 from clusterednb.models import CompleteSharingNB, NoSharingNB
 from clusterednb.prototype import PrototypeNB
-from clusterednb.stats import Counts
 
 GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
     "ns": lambda seed: NoSharingNB(handle_unknown="ignore"),
@@ -201,51 +200,16 @@ def select_transductive(
     test: pd.DataFrame,
     features: list[str],
     seed: int,
-    temperature: float = 1.0,
 ) -> np.ndarray:
-    """Transductive prediction by selection (:mod:`clusterednb.inference.select`).
-
-    For each task of ``test``: the clustered model ``name`` is fitted on the OTHER tasks'
-    labelled rows; the task's own labelled rows and its test rows (unlabelled) then choose
-    among those clusters (the MAP partition's, plus a new one) without refitting them.
-    Returns ``P(y = 1)`` of each test row, shape (len(test),).
-    """
-    from clusterednb.inference.select import select_log_proba
-
-    out = np.empty(len(test))
-    for target, rows in test.groupby("task").indices.items():
-        others = train[train["task"] != target]
-        own = train[train["task"] == target]
-        model = fit_generative(name, others, features, seed)
-        schema = model.schema_
-        n_clusters = int(model.partition_.max()) + 1
-        counts = model.counts_.value_counts
-        cluster_counts = np.stack(
-            [counts[model.partition_ == k].sum(axis=0) for k in range(n_clusters)]
-        )
-        sizes = np.bincount(model.partition_, minlength=n_clusters)
-        own_codes = schema.encode_features(own[features], handle_unknown="ignore")
-        own_counts = Counts.from_codes(
-            own_codes,
-            schema.encode_labels(own["label"].to_numpy(dtype=float)),
-            np.zeros(len(own), dtype=np.int64),
-            n_tasks=1,
-            n_classes=schema.n_classes,
-            offsets=schema.offsets,
-        )
-        query = schema.encode_features(test.iloc[rows][features], handle_unknown="ignore")
-        log_proba, _ = select_log_proba(
-            model.observation_,
-            cluster_counts,
-            sizes,
-            float(model.gamma),
-            own_counts.label_counts[0],
-            own_counts.value_counts[0],
-            query,
-            temperature,
-        )
-        out[rows] = np.exp(log_proba[:, list(model.classes_).index(1)])
-    return out
+    """Transductive prediction by selection: the clustered model ``name`` with
+    ``transductive="select"`` (:mod:`clusterednb.transductive`), fitted on the training rows
+    and the test rows unlabelled; the clusters come from the labelled rows, and each target's
+    unlabelled test rows choose among them. Returns ``P(y = 1)`` of each test row."""
+    model = make_generative(name, seed).set_params(transductive="select")
+    both = pd.concat([train, test.assign(label=np.nan)], ignore_index=True)
+    model.fit(both[features], both["label"].to_numpy(dtype=float), both["task"].to_numpy())
+    proba = model.predict_proba(test[features], test["task"].to_numpy())
+    return proba[:, list(model.classes_).index(1)]
 
 
 def cluster_weighted_logistic(

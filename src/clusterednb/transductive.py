@@ -1,0 +1,74 @@
+"""``ClusteredNB(transductive="select")``: a task's unlabelled training rows choose among the
+clusters fitted on labelled rows, without refitting them (:mod:`clusterednb.inference.select`).
+
+For each task with unlabelled rows, the clusters are those of the MAP partition with the task
+taken out (their counts are the other tasks' labelled counts); the task's labelled counts and
+its unlabelled rows weigh them (tempered by ``τ``), and every row of that task that is
+predicted gets the selected mixture of the clusters' predictives. Tasks without unlabelled
+rows keep the posterior predictive.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clusterednb.inference.select import select_weights, selected_log_proba
+from clusterednb.observation import DirichletNB
+from clusterednb.stats import Counts
+
+TRANSDUCTIVE_MODES = (None, "select")
+
+
+def select_log_proba_for_rows(
+    model: DirichletNB,
+    counts: Counts,
+    partition: np.ndarray,
+    gamma: float,
+    unlabelled_X: np.ndarray,
+    unlabelled_task: np.ndarray,
+    X: np.ndarray,
+    task_index: np.ndarray,
+    log_proba: np.ndarray,
+    temperature: float,
+) -> np.ndarray:
+    """Replace the predictive of the rows of tasks that have unlabelled training rows.
+
+    Parameters
+    ----------
+    model : DirichletNB
+    counts : Counts
+        The labelled counts per task, ``n_tasks`` groups.
+    partition : ndarray of shape (n_tasks,)
+        The MAP partition.
+    gamma : float
+    unlabelled_X : ndarray of shape (n_unlabelled, n_features)
+    unlabelled_task : ndarray of shape (n_unlabelled,)
+    X : ndarray of shape (n_rows, n_features)
+        Codes of the rows predicted.
+    task_index : ndarray of shape (n_rows,)
+        Their tasks (-1: a task not seen in training).
+    log_proba : ndarray of shape (n_rows, n_classes)
+        The posterior predictive, returned with the selected rows replaced.
+    temperature : float
+        ``τ`` in ``(0, 1]``.
+    """
+    out = log_proba.copy()
+    for task in np.intersect1d(np.unique(task_index[task_index >= 0]), unlabelled_task):
+        others = np.flatnonzero(np.arange(partition.size) != task)
+        labels, grouped = np.unique(partition[others], return_inverse=True)
+        cluster_counts = np.zeros((labels.size, *counts.value_counts.shape[1:]))
+        np.add.at(cluster_counts, grouped, counts.value_counts[others])
+        sizes = np.bincount(grouped, minlength=labels.size)
+        own = (counts.label_counts[task], counts.value_counts[task])
+        log_weights = select_weights(
+            model,
+            cluster_counts,
+            sizes,
+            gamma,
+            *own,
+            unlabelled_X[unlabelled_task == task],
+            temperature,
+        )
+        rows = task_index == task
+        out[rows] = selected_log_proba(model, cluster_counts, *own, log_weights, X[rows])
+    return out
