@@ -23,6 +23,8 @@ ALL_MODELS = (
     "lr-task",
     "lr-pooled",
     "lr-hier",
+    "lr-hier-fixed",
+    "lr-pooled+raw",
     "cnb-lr",
     "cnb-logistic",
 )
@@ -262,3 +264,22 @@ def test_transductive_clustered_models_select_a_cluster_without_refitting(datase
     from sklearn.metrics import roc_auc_score
 
     assert roc_auc_score(y, selected) > 0.6  # a planted population: the right cluster is found
+
+
+def test_raw_values_ride_beside_their_bins_and_only_lr_pooled_raw_reads_them(dataset):
+    frame = dataset.frame
+    train, test = frame.iloc[:150], frame.iloc[150:200]
+    binned_train, binned_test = transfer_module.discretised(dataset, train, test)
+    raw = models.raw_column("f3")
+    np.testing.assert_array_equal(binned_train[raw], train["f3"])
+    assert set(np.unique(binned_train["f3"])) <= {0, 1, 2}
+    features = dataset.features
+    with_raw = models.fit_predict("lr-pooled+raw", binned_train, binned_test, features, 0)
+    pooled = models.fit_predict("lr-pooled", binned_train, binned_test, features, 0)
+    assert not np.allclose(with_raw, pooled)
+    # Without continuous features there is nothing raw to add: it is lr-pooled.
+    plain_train, plain_test = binned_train.drop(columns=[raw]), binned_test.drop(columns=[raw])
+    np.testing.assert_allclose(
+        models.fit_predict("lr-pooled+raw", plain_train, plain_test, features, 0),
+        models.fit_predict("lr-pooled", plain_train, plain_test, features, 0),
+    )

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss
 from sklearn.preprocessing import OneHotEncoder
 
 from clusterednb.clustered import ClusteredNB
@@ -41,7 +42,26 @@ GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
         handle_unknown="ignore",
     ),
 }
-BASELINES = ("lr-task", "lr-pooled", "lr-hier", "cnb-lr", "cnb-logistic", "user-knn", "als")
+BASELINES = (
+    "lr-task",
+    "lr-pooled",
+    "lr-pooled+raw",
+    "lr-hier",
+    "lr-hier-fixed",
+    "cnb-lr",
+    "cnb-logistic",
+    "user-knn",
+    "als",
+)
+HIER_GRID = tuple((C, s) for C in (0.1, 1.0, 10.0) for s in (0.3, 1.0, 3.0))
+RAW_SUFFIX = "__raw"
+
+
+def raw_column(feature: str) -> str:
+    """The column holding a discretised feature's raw values (see ``lr-pooled+raw``)."""
+    return f"{feature}{RAW_SUFFIX}"
+
+
 CLUSTER_WEIGHT_FLOOR = 0.2
 MODEL_NAMES = (*GENERATIVE, *BASELINES)
 
@@ -126,7 +146,11 @@ def fit_predict(
         return _logistic(
             train[columns].astype(str), train["label"].to_numpy(), test[columns].astype(str)
         )
+    if name == "lr-pooled+raw":
+        return pooled_logistic_with_raw(train, test, features)
     if name == "lr-hier":
+        return tuned_hierarchical_logistic(train, test, features, seed)
+    if name == "lr-hier-fixed":
         return hierarchical_logistic(train, test, features)
     if name == "cnb-lr":
         return cluster_weighted_logistic(train, test, features, seed)
@@ -268,6 +292,64 @@ def clustered_logistic(
     model = ClusteredLogisticRegression(classes=[0, 1], handle_unknown="ignore", random_state=seed)
     model.fit(train[features], train["label"].to_numpy(dtype=float), train["task"].to_numpy())
     return model.predict_proba(test[features], test["task"].to_numpy())[:, 1]
+
+
+def pooled_logistic_with_raw(
+    train: pd.DataFrame, test: pd.DataFrame, features: list[str]
+) -> np.ndarray:
+    """``lr-pooled`` with each continuous feature's raw value (standardised on the training
+    rows) beside its one-hot bins; without continuous features it is ``lr-pooled``."""
+    y_train = train["label"].to_numpy()
+    if (constant := _class_frequency(y_train, len(test))) is not None:
+        return constant
+    raw = [raw_column(f) for f in features if raw_column(f) in train.columns]
+    columns = [*features, "task"]
+    encoder = OneHotEncoder(handle_unknown="ignore")
+    design = encoder.fit_transform(train[columns].astype(str))
+    query = encoder.transform(test[columns].astype(str))
+    if raw:
+        values = train[raw].to_numpy(dtype=float)
+        centre, scale = np.nanmean(values, axis=0), np.nanstd(values, axis=0)
+        scale[~(scale > 0)] = 1.0
+
+        def standardised(frame: pd.DataFrame) -> np.ndarray:
+            return np.nan_to_num((frame[raw].to_numpy(dtype=float) - centre) / scale)
+
+        design = sparse.hstack([design, standardised(train)]).tocsr()
+        query = sparse.hstack([query, standardised(test)]).tocsr()
+    model = LogisticRegression(C=1.0, max_iter=1000)
+    return model.fit(design, y_train).predict_proba(query)[:, 1]
+
+
+def tuned_hierarchical_logistic(
+    train: pd.DataFrame, test: pd.DataFrame, features: list[str], seed: int
+) -> np.ndarray:
+    """``lr-hier`` with ``C`` and the deviation scale chosen by inner validation on the
+    training tasks: every training task with at least 4 labelled rows that is not a test
+    task lends half of them (drawn with ``seed``); each pair of :data:`HIER_GRID` is fitted
+    on the rest and scored by log-loss on them; the best is refitted on all training rows."""
+    y_train = train["label"].to_numpy()
+    if (constant := _class_frequency(y_train, len(test))) is not None:
+        return constant
+    rng = np.random.default_rng([seed, 7])
+    held = []
+    test_tasks = set(pd.unique(test["task"]).tolist())
+    for task, rows in train.groupby("task").indices.items():
+        if task not in test_tasks and rows.size >= 4:
+            held.append(rng.choice(rows, size=rows.size // 2, replace=False))
+    best = (1.0, 1.0)
+    if held:
+        held_rows = np.sort(np.concatenate(held))
+        inner_train = train.drop(train.index[held_rows])
+        inner_test = train.iloc[held_rows]
+        truth = inner_test["label"].to_numpy()
+        if np.unique(truth).size == 2 and np.unique(inner_train["label"]).size == 2:
+            losses = {}
+            for C, scale in HIER_GRID:
+                p1 = hierarchical_logistic(inner_train, inner_test, features, C, scale)
+                losses[(C, scale)] = log_loss(truth, np.column_stack([1 - p1, p1]), labels=[0, 1])
+            best = min(losses, key=losses.__getitem__)
+    return hierarchical_logistic(train, test, features, *best)
 
 
 def _class_frequency(y_train: np.ndarray, n_test: int) -> np.ndarray | None:

@@ -22,7 +22,12 @@ from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
 from clusterednb.data.discretize import discretize
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.evaluation.datasets import EvalDataset
-from clusterednb.evaluation.models import check_models, document_matrices, fit_predict
+from clusterednb.evaluation.models import (
+    check_models,
+    document_matrices,
+    fit_predict,
+    raw_column,
+)
 from clusterednb.evaluation.plots import plot_transfer
 from clusterednb.evaluation.runner import run_cells
 from clusterednb.evaluation.store import CellStore
@@ -89,13 +94,17 @@ def choose_targets(dataset: EvalDataset, settings: TransferSettings) -> list:
 def discretised(
     dataset: EvalDataset, train: pd.DataFrame, test: pd.DataFrame, n_bins: int | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Bin the continuous features by quantiles of the TRAINING rows only (codes 0..bins-1)."""
+    """Bin the continuous features by quantiles of the TRAINING rows only (codes 0..bins-1);
+    each raw value is kept beside its bin, in the column :func:`raw_column` names."""
     if not dataset.continuous:
         return train, test
     base = FeatureSchema(tuple(dataset.continuous), tuple((0,) for _ in dataset.continuous), (0, 1))
     bins = n_bins or dataset.n_bins
     schema = discretize(base, train[dataset.continuous], dataset.continuous, bins)
     train, test = train.copy(), test.copy()
+    for column in dataset.continuous:  # the raw values too, for ``lr-pooled+raw``
+        train[raw_column(column)] = train[column]
+        test[raw_column(column)] = test[column]
     train[dataset.continuous] = schema.encode_features(train[dataset.continuous])
     test[dataset.continuous] = schema.encode_features(test[dataset.continuous])
     return train, test
