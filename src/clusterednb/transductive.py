@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from clusterednb.inference.select import select_weights, selected_log_proba
+from clusterednb.inference.select import select_log_proba
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 
@@ -59,16 +59,16 @@ def select_log_proba_for_rows(
         cluster_counts = np.zeros((labels.size, *counts.value_counts.shape[1:]))
         np.add.at(cluster_counts, grouped, counts.value_counts[others])
         sizes = np.bincount(grouped, minlength=labels.size)
-        own = (counts.label_counts[task], counts.value_counts[task])
-        log_weights = select_weights(
+        rows = task_index == task
+        out[rows], _ = select_log_proba(
             model,
             cluster_counts,
             sizes,
             gamma,
-            *own,
+            counts.label_counts[task],
+            counts.value_counts[task],
             unlabelled_X[unlabelled_task == task],
             temperature,
+            query=X[rows],
         )
-        rows = task_index == task
-        out[rows] = selected_log_proba(model, cluster_counts, *own, log_weights, X[rows])
     return out

@@ -33,8 +33,9 @@ def select_log_proba(
     own_value_counts: np.ndarray,
     X: np.ndarray,
     temperature: float = 1.0,
+    query: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``log P(y | x)`` of a task's unlabelled rows when they select among clusters.
+    """``log P(y | x)`` of a task's rows when its unlabelled rows select among clusters.
 
     Parameters
     ----------
@@ -48,87 +49,41 @@ def select_log_proba(
     own_value_counts : ndarray of shape (C, V)
         The task's labelled counts.
     X : ndarray of shape (n_rows, n_features)
-        The task's unlabelled rows (codes, -1 missing).
+        The task's unlabelled rows (codes, -1 missing): they choose.
     temperature : float, default=1.0
         ``τ`` in ``(0, 1]``.
+    query : ndarray of shape (n_query, n_features), optional
+        Rows to predict (default: ``X`` itself).
 
     Returns
     -------
-    log_proba : ndarray of shape (n_rows, C)
+    log_proba : ndarray of shape (n_query, C)
     log_weights : ndarray of shape (K + 1,)
         The normalised selection weights (the last: a new cluster).
-    """
-    log_weights = select_weights(
-        model,
-        cluster_counts,
-        cluster_sizes,
-        gamma,
-        own_label_counts,
-        own_value_counts,
-        X,
-        temperature,
-    )
-    log_proba = selected_log_proba(
-        model, cluster_counts, own_label_counts, own_value_counts, log_weights, X
-    )
-    return log_proba, log_weights
-
-
-def _component_joint(
-    model: DirichletNB,
-    cluster_counts: np.ndarray,
-    own_label_counts: np.ndarray,
-    own_value_counts: np.ndarray,
-    X: np.ndarray,
-) -> np.ndarray:
-    """``log P(x, y | component)`` of each row, shape (n_rows, K + 1, C)."""
-    shape = own_value_counts.shape
-    clusters = np.concatenate([cluster_counts, np.zeros((1, *shape))], axis=0)
-    tables = model.log_feature_table(clusters + own_value_counts)  # (K + 1, C, V + 1)
-    log_prior = model.log_label_prior(own_label_counts)  # (C,)
-    n_rows, n_components = X.shape[0], clusters.shape[0]
-    rows = np.repeat(np.arange(n_rows), n_components)
-    table_of_row = np.tile(np.arange(n_components), n_rows)
-    return model.log_joint(
-        X[rows], np.broadcast_to(log_prior, (rows.size, log_prior.size)), tables, table_of_row
-    ).reshape(n_rows, n_components, -1)
-
-
-def select_weights(
-    model: DirichletNB,
-    cluster_counts: np.ndarray,
-    cluster_sizes: np.ndarray,
-    gamma: float,
-    own_label_counts: np.ndarray,
-    own_value_counts: np.ndarray,
-    X: np.ndarray,
-    temperature: float = 1.0,
-) -> np.ndarray:
-    """The normalised selection weights ``log w_k``, shape (K + 1,) (the last: a new cluster).
-
-    Arguments as in :func:`select_log_proba`; ``X`` are the rows that choose.
     """
     shape = own_value_counts.shape
     clusters = np.concatenate([cluster_counts, np.zeros((1, *shape))], axis=0)
     log_crp = np.log(np.append(np.asarray(cluster_sizes, dtype=float), gamma))
     joined = clusters + own_value_counts
     log_own = model.log_marginal_features(joined) - model.log_marginal_features(clusters)
-    log_joint = _component_joint(model, cluster_counts, own_label_counts, own_value_counts, X)
+    tables = model.log_feature_table(joined)  # (K + 1, C, V + 1)
+    log_prior = model.log_label_prior(own_label_counts)  # (C,)
+
+    def log_joint_of(rows: np.ndarray) -> np.ndarray:  # (n_rows, K + 1, C)
+        n_rows, n_components = rows.shape[0], clusters.shape[0]
+        repeated = np.repeat(np.arange(n_rows), n_components)
+        table_of_row = np.tile(np.arange(n_components), n_rows)
+        prior = np.broadcast_to(log_prior, (repeated.size, log_prior.size))
+        return model.log_joint(rows[repeated], prior, tables, table_of_row).reshape(
+            n_rows, n_components, -1
+        )
+
+    log_joint = log_joint_of(X)
     log_marginal = np.logaddexp.reduce(log_joint, axis=2)  # (rows, K + 1)
     log_weights = log_crp + log_own + temperature * log_marginal.sum(axis=0)
-    return log_weights - np.logaddexp.reduce(log_weights)
-
-
-def selected_log_proba(
-    model: DirichletNB,
-    cluster_counts: np.ndarray,
-    own_label_counts: np.ndarray,
-    own_value_counts: np.ndarray,
-    log_weights: np.ndarray,
-    X: np.ndarray,
-) -> np.ndarray:
-    """``log Σ_k w_k P(y | x, n_k + n_t)`` of any rows ``X``, shape (n_rows, C)."""
-    log_joint = _component_joint(model, cluster_counts, own_label_counts, own_value_counts, X)
+    log_weights -= np.logaddexp.reduce(log_weights)
+    if query is not None:
+        log_joint = log_joint_of(query)
     log_conditional = log_joint - np.logaddexp.reduce(log_joint, axis=2, keepdims=True)
     log_proba = np.logaddexp.reduce(log_weights[None, :, None] + log_conditional, axis=1)
-    return log_normalize_rows(log_proba)
+    return log_normalize_rows(log_proba), log_weights
