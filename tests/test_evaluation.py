@@ -283,3 +283,21 @@ def test_raw_values_ride_beside_their_bins_and_only_lr_pooled_raw_reads_them(dat
         models.fit_predict("lr-pooled+raw", plain_train, plain_test, features, 0),
         models.fit_predict("lr-pooled", plain_train, plain_test, features, 0),
     )
+
+
+def test_reliability_bins_by_hand_and_in_a_run(dataset, tmp_path):
+    from clusterednb.evaluation.calibration import bin_sums, reliability_table
+
+    sums = bin_sums(np.array([1, 0, 1]), np.array([0.05, 0.07, 0.95]))
+    assert sums["cal_count"].split() == ["2", "0", "0", "0", "0", "0", "0", "0", "0", "1"]
+    splits = pd.DataFrame([{"model": "m", "k": 1, **sums}, {"model": "m", "k": 1, **sums}])
+    table = reliability_table(splits)
+    assert table["n_rows"].tolist() == [4, 2]
+    np.testing.assert_allclose(table["mean_p"], [0.06, 0.95])
+    np.testing.assert_allclose(table["frequency"], [0.5, 1.0])
+    # ECE = (4 · |0.06 − 0.5| + 2 · |0.95 − 1|) / 6
+    assert table["ece"].iloc[0] == pytest.approx((4 * 0.44 + 2 * 0.05) / 6)
+    run_transfer(dataset, settings(models=("ns", "lr-pooled"), repeats=1), tmp_path, progress=False)
+    written = pd.read_csv(tmp_path / "transfer_reliability.csv")
+    assert set(written["model"]) == {"ns", "lr-pooled"}
+    assert (tmp_path / "transfer_reliability.png").exists()

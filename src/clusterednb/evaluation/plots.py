@@ -79,6 +79,31 @@ def plot_transfer(summary: pd.DataFrame, path: Path, title: str = "") -> None:
     )
 
 
+def plot_reliability(table: pd.DataFrame, path: Path, title: str = "") -> None:
+    """Reliability diagrams: observed frequency against mean prediction, one panel per k
+    (at most four: the smallest ks), one line per model, the diagonal for reference."""
+    plt = _pyplot()
+    ks = sorted(table["k"].unique())[:4]
+    fig, axes = plt.subplots(1, len(ks), figsize=(3.4 * len(ks), 3.6), squeeze=False)
+    for ax, k in zip(axes[0], ks, strict=True):
+        for model, rows in table[table["k"] == k].groupby("model"):
+            ece = rows["ece"].iloc[0]
+            ax.plot(
+                rows["mean_p"],
+                rows["frequency"],
+                marker="o",
+                markersize=3,
+                label=f"{model} (ECE {ece:.3f})",
+            )
+        ax.plot([0, 1], [0, 1], color="grey", linewidth=0.8)
+        ax.set_xlabel("mean predicted P(y = 1)")
+        ax.set_ylabel("observed frequency of y = 1")
+        ax.set_title(f"{title}: k = {k}")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    _save(fig, path)
+
+
 def plot_loss_ratio(summary: pd.DataFrame, path: Path, title: str = "") -> None:
     """Each model's mean realised loss under ``L_n`` divided by No-Sharing's, against n."""
     ratio = "ratio_to_ns" in summary

@@ -21,6 +21,8 @@ from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
 
 from clusterednb.data.discretize import discretize
 from clusterednb.data.schema import FeatureSchema
+from clusterednb.evaluation.calibration import COLUMNS as CALIBRATION_COLUMNS
+from clusterednb.evaluation.calibration import bin_sums, reliability_table
 from clusterednb.evaluation.datasets import EvalDataset
 from clusterednb.evaluation.models import (
     check_models,
@@ -28,12 +30,13 @@ from clusterednb.evaluation.models import (
     fit_predict,
     raw_column,
 )
-from clusterednb.evaluation.plots import plot_transfer
+from clusterednb.evaluation.plots import plot_reliability, plot_transfer
 from clusterednb.evaluation.runner import run_cells
 from clusterednb.evaluation.store import CellStore
 from clusterednb.exceptions import CNBError
 
 SUMMARY_FILE = "transfer.csv"
+RELIABILITY_FILE = "transfer_reliability.csv"
 DEFAULT_KS = (1, 2, 4, 8, 16, 32, 64, 128)
 SPLIT_COLUMNS = [
     "target",
@@ -45,6 +48,7 @@ SPLIT_COLUMNS = [
     "auc",
     "logloss",
     "accuracy",
+    *CALIBRATION_COLUMNS,
 ]
 
 
@@ -160,6 +164,7 @@ def run_cell(
                     "auc": roc_auc_score(y_test, p1),
                     "logloss": log_loss(y_test, np.column_stack([1 - p1, p1]), labels=[0, 1]),
                     "accuracy": accuracy_score(y_test, (p1 > 0.5).astype(int)),
+                    **bin_sums(y_test, p1),
                 }
             )
     return rows
@@ -180,7 +185,9 @@ def run_transfer(
     settings : TransferSettings
     out_dir : path
         Receives ``transfer_splits.csv`` (one row per model, k, repetition and target),
-        ``transfer.csv`` (the summary, see :func:`summarise_transfer`), ``transfer_auc.png``
+        ``transfer.csv`` (the summary, see :func:`summarise_transfer`), ``transfer_auc.png``,
+        ``transfer_reliability.csv`` and ``.png`` (calibration: mean prediction against
+        observed frequency in ten bins, per model and k, with the expected calibration error)
         and ``transfer_settings.json``. Cells already in the splits file are not recomputed.
     jobs : int
         Worker processes (1: run in this process).
@@ -215,6 +222,10 @@ def run_transfer(
     summary = summarise_transfer(store.rows())
     summary.to_csv(out_dir / SUMMARY_FILE, index=False)
     plot_transfer(summary, out_dir / "transfer_auc.png", title=dataset.name)
+    reliability = reliability_table(store.rows())
+    reliability.to_csv(out_dir / RELIABILITY_FILE, index=False)
+    if not reliability.empty:
+        plot_reliability(reliability, out_dir / "transfer_reliability.png", title=dataset.name)
     return summary
 
 
