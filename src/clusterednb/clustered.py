@@ -31,7 +31,8 @@ class ClusteredNB(TaskNaiveBayes):
 
     Parameters
     ----------
-    inference : {"gibbs", "bhc", "bhc-randomized", "exact"}, default="gibbs"
+    inference : {"gibbs", "bhc", "bhc-randomized", "exact", "search", "variational"}
+        Default ``"gibbs"``.
         ``"exact"`` enumerates every partition (at most 10 tasks) and gives the exact
         evidence and the exact predictive (the ratio of evidences). ``"gibbs"``: collapsed
         Gibbs sampling over task assignments (and over missing labels), with split–merge
@@ -40,7 +41,9 @@ class ClusteredNB(TaskNaiveBayes):
         O(U log U), for many tasks. ``"search"``: stochastic search for the best partition
         (thesis §4.3; conditional-mode moves and greedy merges from several starts); its
         predictive uses that one partition and its evidence is the bound
-        ``log P(D | z*) + log P(z*)``.
+        ``log P(D | z*) + log P(z*)``. ``"variational"``: truncated stick-breaking
+        mean-field VI (50 components, 3 restarts; :mod:`clusterednb.inference.variational`),
+        soft assignments, evidence an ELBO; linear in the number of tasks.
     gamma : float, default=1.0
         DP concentration ``γ`` (the initial value when ``sample_gamma``).
     alpha, beta

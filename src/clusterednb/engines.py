@@ -17,10 +17,11 @@ from clusterednb.inference.exact import fit_exact
 from clusterednb.inference.gibbs import GibbsSettings, fit_gibbs
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.search import fit_search
+from clusterednb.inference.variational import fit_variational
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 
-INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search")
+INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search", "variational")
 
 
 def run_engine(estimator: Any, model: DirichletNB, counts: Counts) -> ClusteringResult:
@@ -32,6 +33,7 @@ def run_engine(estimator: Any, model: DirichletNB, counts: Counts) -> Clustering
         "bhc": lambda: fit_bhc(model, counts, gamma),
         "bhc-randomized": lambda: fit_bhc_randomized(model, counts, gamma, estimator._rng()),
         "search": lambda: fit_search(model, counts, gamma, estimator._rng()),
+        "variational": lambda: fit_variational(model, counts, gamma, estimator._rng()),
     }
     return engines[estimator.inference]()
 

@@ -1,0 +1,247 @@
+"""Engine ``"variational"``: truncated stick-breaking mean-field variational inference.
+
+For the Dirichlet-process mixture of Dirichlet–multinomial naive Bayes models over tasks
+(Blei & Jordan 2006), with truncation level ``K``:
+
+    q(V, θ, z) = Π_{k<K} Beta(V_k; a_k, b_k) · Π_{k,y,f} Dir(θ_kyf; β_yf + N_kyf)
+                 · Π_u Cat(z_u; r_u),
+
+``N_k = Σ_u r_uk n_u`` the expected counts of cluster ``k`` (``n_u`` task ``u``'s labelled
+value counts), ``a_k = 1 + Σ_u r_uk``, ``b_k = γ + Σ_u Σ_{j>k} r_uj``, and
+
+    log r_uk = E[log π_k] + Σ_{y,v} n_uyv E[log θ_kyv] + const.
+
+Coordinate ascent alternates the three factors; each update cannot decrease the evidence lower
+bound (ELBO), which is computed right after the cluster factors are refreshed, where the data
+and ``θ`` terms collapse to ``Σ_k Σ_{y,f} [log B(β + N_kyf) − log B(β)]``. The task label
+terms ``Σ_u log DM(m_u; α)`` do not depend on the clustering and are added exactly. The result
+is the best of ``n_init`` restarts. Restart ``i`` seeds ``⌈K / 4^i⌉`` clusters with the counts
+of as many distinct random tasks and leaves the others empty (an empty component can still take
+tasks, so clusters are born where the data want them): mean-field updates cannot merge
+clusters, so a start with every cluster seeded over-splits a small population, and a start
+with few seeds under-splits a large one; the ELBO arbitrates. The winner's ELBO is a lower
+bound on the log evidence of the truncated model (``evidence_kind = "lower_bound"``; tested
+below the exact Dirichlet-process evidence on small problems). The per-task scores are a
+sparse–dense product, one pass over every task's non-zero cells per iteration, so a fit is
+linear in the number of tasks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.special import digamma, gammaln, logsumexp
+
+from clusterednb.inference.posterior import Posterior
+from clusterednb.inference.result import ClusteringResult, require_conjugate
+from clusterednb.observation import DirichletNB
+from clusterednb.priors import canonical_partition
+from clusterednb.stats import Counts
+
+COCLUSTERING_LIMIT = 2000
+WEIGHT_FLOOR = 1e-10
+
+
+@dataclass(frozen=True)
+class VariationalSettings:
+    """Settings of the variational engine.
+
+    Attributes
+    ----------
+    n_components : int
+        Truncation level ``K`` (capped at the number of tasks).
+    max_iter : int
+        Coordinate-ascent iterations per restart.
+    tol : float
+        Stop when the ELBO rises by less than ``tol · |ELBO|``.
+    n_init : int
+        Restarts; the highest ELBO wins.
+    """
+
+    n_components: int = 50
+    max_iter: int = 200
+    tol: float = 1e-9
+    n_init: int = 3
+
+
+@dataclass(frozen=True)
+class _Fit:
+    responsibilities: np.ndarray  # (U, K)
+    elbo: float
+    trace: np.ndarray  # ELBO after each iteration
+
+
+class _Problem:
+    """The flat, sparse view of the counts the updates read."""
+
+    def __init__(self, model: DirichletNB, counts: Counts) -> None:
+        n_tasks, n_classes, n_values = counts.value_counts.shape
+        self.n_tasks = n_tasks
+        self.shape = (n_classes, n_values)
+        self.task_counts = sparse.csr_matrix(
+            counts.value_counts.reshape(n_tasks, n_classes * n_values).astype(np.float64)
+        )
+        self.beta = np.asarray(model.beta, dtype=np.float64).reshape(-1)
+        # Segment (class, feature) of each flat (class, value) cell, and segment starts.
+        offsets = np.asarray(model.offsets)
+        starts = (np.arange(n_classes)[:, None] * n_values + offsets[None, :-1]).reshape(-1)
+        self.segment_starts = starts
+        self.segment_of = np.repeat(
+            np.arange(starts.size), np.diff(np.append(starts, n_values * n_classes))
+        )
+        self.log_beta_norm = self._log_norm(self.beta[None, :])[0]
+        self.log_labels = float(model.log_marginal_labels(counts.label_counts).sum())
+
+    def _log_norm(self, pseudo: np.ndarray) -> np.ndarray:
+        """``Σ_{y,f} log B(pseudo[y, f])`` per row of pseudo-counts, shape (K, CV) -> (K,)."""
+        totals = np.add.reduceat(pseudo, self.segment_starts, axis=1)
+        return gammaln(pseudo).sum(axis=1) - gammaln(totals).sum(axis=1)
+
+    def expected_log_theta(self, cluster_counts: np.ndarray) -> np.ndarray:
+        """``E[log θ_kyv]``, shape (K, CV)."""
+        pseudo = self.beta + cluster_counts
+        totals = np.add.reduceat(pseudo, self.segment_starts, axis=1)
+        return digamma(pseudo) - digamma(totals)[:, self.segment_of]
+
+    def log_features(self, cluster_counts: np.ndarray) -> float:
+        """``Σ_k Σ_{y,f} [log B(β + N_kyf) − log B(β)]``."""
+        return float((self._log_norm(self.beta + cluster_counts) - self.log_beta_norm).sum())
+
+
+def _stick_expectations(sizes: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """``E[log π_k]`` and the ``V`` part of the ELBO, for expected cluster sizes (K,)."""
+    n_components = sizes.size
+    after = np.concatenate([np.cumsum(sizes[::-1])[::-1][1:], [0.0]])  # Σ_{j>k} sizes_j
+    a, b = 1.0 + sizes[:-1], gamma + after[:-1]
+    log_v = digamma(a) - digamma(a + b)
+    log_rest = digamma(b) - digamma(a + b)
+    log_pi = np.zeros(n_components)
+    log_pi[:-1] = log_v
+    log_pi[1:] += np.cumsum(log_rest)
+    log_prior = np.log(gamma) + (gamma - 1.0) * log_rest  # E[log Beta(V; 1, γ)]
+    log_q = gammaln(a + b) - gammaln(a) - gammaln(b) + (a - 1) * log_v + (b - 1) * log_rest
+    return log_pi, a, float((log_prior - log_q).sum())
+
+
+def _elbo(problem: _Problem, r: np.ndarray, gamma: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """ELBO at responsibilities ``r`` with the cluster factors refreshed from them; also
+    ``E[log π]`` and the expected cluster counts."""
+    cluster_counts = np.asarray((problem.task_counts.T @ r).T)  # (K, CV)
+    sizes = r.sum(axis=0)
+    log_pi, _, stick_terms = _stick_expectations(sizes, gamma)
+    entropy = -float(np.sum(r * np.log(np.maximum(r, 1e-300))))
+    elbo = (
+        problem.log_features(cluster_counts)
+        + float(sizes @ log_pi)
+        + stick_terms
+        + entropy
+        + problem.log_labels
+    )
+    return elbo, log_pi, cluster_counts
+
+
+def _one_restart(
+    problem: _Problem,
+    gamma: float,
+    n_components: int,
+    settings: VariationalSettings,
+    rng: np.random.Generator,
+    n_seeds: int,
+) -> _Fit:
+    seeds = rng.choice(problem.n_tasks, size=n_seeds, replace=False)
+    cluster_counts = problem.task_counts[seeds].toarray()
+    scores = problem.task_counts @ problem.expected_log_theta(cluster_counts).T
+    r = np.zeros((problem.n_tasks, n_components))
+    r[:, :n_seeds] = np.exp(scores - logsumexp(scores, axis=1, keepdims=True))
+    trace = []
+    elbo, log_pi, cluster_counts = _elbo(problem, r, gamma)
+    trace.append(elbo)
+    for _ in range(settings.max_iter):
+        scores = problem.task_counts @ problem.expected_log_theta(cluster_counts).T + log_pi
+        r = np.exp(scores - logsumexp(scores, axis=1, keepdims=True))
+        new_elbo, log_pi, cluster_counts = _elbo(problem, r, gamma)
+        trace.append(new_elbo)
+        converged = new_elbo - elbo < settings.tol * abs(new_elbo)
+        elbo = new_elbo
+        if converged:
+            break
+    return _Fit(r, elbo, np.array(trace))
+
+
+def _n_clusters_probability(r: np.ndarray, n_tasks: int) -> np.ndarray:
+    """``P(K = k)`` under ``q(z)``: the occupied clusters' count, each cluster occupied
+    independently with probability ``1 − Π_u (1 − r_uk)`` (a Poisson-binomial law)."""
+    occupied = -np.expm1(np.log1p(-np.minimum(r, 1 - 1e-16)).sum(axis=0))
+    law = np.zeros(n_tasks + 1)
+    law[0] = 1.0
+    for p in occupied:
+        law[1:] = law[1:] * (1 - p) + law[:-1] * p
+        law[0] *= 1 - p
+    return law
+
+
+def fit_variational(
+    model: DirichletNB,
+    counts: Counts,
+    gamma: float,
+    rng: np.random.Generator,
+    settings: VariationalSettings = VariationalSettings(),
+) -> ClusteringResult:
+    """Engine ``"variational"``: see the module. Arguments as in
+    :mod:`clusterednb.inference.result`.
+
+    The posterior predictive of task ``u`` is the mixture over clusters with weights ``r_uk``
+    of the naive-Bayes predictives of the expected counts ``N_k``; a new task gets the CRP
+    mixture over the expected cluster sizes and a new, empty cluster. ``partition`` is the
+    most probable cluster of each task; ``extras`` hold ``responsibilities`` and the
+    ``elbo_trace`` of the winning restart.
+    """
+    require_conjugate(model, "variational")
+    problem = _Problem(model, counts)
+    n_tasks = problem.n_tasks
+    n_components = max(1, min(settings.n_components, n_tasks))
+    restarts = [
+        _one_restart(problem, gamma, n_components, settings, rng, -(-n_components // 4**i))
+        for i in range(settings.n_init)
+    ]
+    best = max(restarts, key=lambda fit: fit.elbo)
+    r = best.responsibilities
+    used = np.flatnonzero(r.max(axis=0) > WEIGHT_FLOOR)
+    r = r[:, used] / r[:, used].sum(axis=1, keepdims=True)
+    n_classes, n_values = problem.shape
+    cluster_counts = np.asarray((problem.task_counts.T @ r).T).reshape(-1, n_classes, n_values)
+    keep = r > WEIGHT_FLOOR
+    sizes = r.sum(axis=0)
+    empty = np.zeros((1, n_classes, n_values))
+    posterior = Posterior(
+        component_counts=np.concatenate([cluster_counts, empty]),
+        task_label_counts=counts.label_counts,
+        indptr=np.concatenate([[0], np.cumsum(keep.sum(axis=1))]),
+        components=np.nonzero(keep)[1].astype(np.int64),
+        log_weights=np.log(r[keep])
+        - np.repeat(
+            logsumexp(np.where(keep, np.log(np.maximum(r, 1e-300)), -np.inf), axis=1),
+            keep.sum(axis=1),
+        ),
+        cold_label_counts=np.zeros(counts.label_counts.shape[1]),
+        cold_components=np.arange(used.size + 1, dtype=np.int64),
+        cold_log_weights=np.log(np.append(sizes, gamma)) - np.log(n_tasks + gamma),
+    )
+    partition = canonical_partition(np.argmax(r, axis=1))
+    extras = {"responsibilities": r, "elbo_trace": best.trace}
+    if n_tasks <= COCLUSTERING_LIMIT:
+        together = r @ r.T
+        np.fill_diagonal(together, 1.0)
+        extras["coclustering"] = together
+    return ClusteringResult(
+        posterior=posterior,
+        log_evidence=best.elbo,
+        evidence_kind="lower_bound",
+        partition=partition,
+        n_clusters_probability=_n_clusters_probability(r, n_tasks),
+        partitions=partition[None, :],
+        partition_weights=np.ones(1),
+        extras=extras,
+    )
