@@ -42,7 +42,7 @@ class ClusteredNB(TaskNaiveBayes):
         (thesis §4.3; conditional-mode moves and greedy merges from several starts); its
         predictive uses that one partition and its evidence is the bound
         ``log P(D | z*) + log P(z*)``. ``"variational"``: truncated stick-breaking
-        mean-field VI (50 components, 3 restarts; :mod:`clusterednb.inference.variational`),
+        mean-field VI (100 components, 3 restarts; :mod:`clusterednb.inference.variational`),
         soft assignments, evidence an ELBO; linear in the number of tasks.
     gamma : float, default=1.0
         DP concentration ``γ`` (the initial value when ``sample_gamma``).
