@@ -67,7 +67,7 @@ def test_laplace_is_the_gaussian_integral_at_the_mode():
     assert x[:, 0] @ (y - p) - 0.5 * fit.coef[0] == pytest.approx(0.0, abs=1e-8)
 
 
-def toy_blocks(n_tasks: int, rows: int = 12, seed: int = 3, temperature: float = 0.3):
+def toy_blocks(n_tasks: int, rows: int = 12, seed: int = 3, effective_rows: float = np.inf):
     population = make_logistic_population(
         np.random.default_rng(seed),
         group_sizes=(n_tasks - n_tasks // 2, n_tasks // 2),
@@ -80,7 +80,7 @@ def toy_blocks(n_tasks: int, rows: int = 12, seed: int = 3, temperature: float =
     task = pd.factorize(frame["task"])[0]
     offsets = np.arange(0, 2 * 3 + 1, 2)
     data = JointData.from_codes(codes, frame["label"].to_numpy(), task, n_tasks, offsets)
-    return data, data.blocks(FitSettings(temperature=temperature))
+    return data, data.blocks(FitSettings(effective_rows=effective_rows))
 
 
 def test_the_anchored_expansion_is_laplace_for_the_set_at_the_anchor():
@@ -111,7 +111,7 @@ def test_the_anchored_expansion_ranks_a_split_as_laplace_does():
 
 def test_enumeration_is_the_normalised_sum_over_every_partition():
     n_tasks, gamma = 5, 0.7
-    _, blocks = toy_blocks(n_tasks)
+    _, blocks = toy_blocks(n_tasks, effective_rows=4.0)
     result = enumerate_blocks(n_tasks, blocks.log_block, gamma)
     log_joint, together = [], np.zeros((n_tasks, n_tasks))
     partitions = list(set_partitions(n_tasks))
@@ -128,7 +128,7 @@ def test_enumeration_is_the_normalised_sum_over_every_partition():
 
 def test_gibbs_samples_the_enumerated_posterior():
     n_tasks, gamma = 5, 1.0
-    _, blocks = toy_blocks(n_tasks, temperature=0.15)
+    _, blocks = toy_blocks(n_tasks, effective_rows=2.0)
     exact = enumerate_blocks(n_tasks, blocks.log_block, gamma)
     assert 0.05 < exact.coclustering[0, 4] < 0.95  # a posterior with real uncertainty
     sampled = gibbs_blocks(
@@ -174,7 +174,7 @@ def test_a_user_with_the_reversed_rule_is_learnt():
 
 
 def pooled_logistic(train: pd.DataFrame, test: pd.DataFrame, features: list[str]) -> np.ndarray:
-    model = ClusteredLogisticRegression(temperature=0.001, floor=1.0).fit(
+    model = ClusteredLogisticRegression(effective_rows=1.0, floor=1.0).fit(
         train[features], train["label"], train["task"]
     )
     tasks = pd.Index(model.task_ids_)
@@ -217,7 +217,7 @@ def test_unlabelled_rows_count_in_the_features_only():
     population = make_logistic_population(np.random.default_rng(5), group_sizes=(3, 3))
     frame = population.frame.copy()
     frame.loc[frame.index[::3], "label"] = np.nan
-    model = ClusteredLogisticRegression(temperature=0.5, floor=0.2, random_state=0)
+    model = ClusteredLogisticRegression(effective_rows=np.inf, floor=0.2, random_state=0)
     model.fit(frame[population.feature_names], frame["label"].to_numpy(dtype=float), frame["task"])
     assert model.clusters_.cluster_value_counts.sum() == len(frame) * len(population.feature_names)
     assert set(model.classes_.tolist()) == {0.0, 1.0}
@@ -232,7 +232,7 @@ def test_a_new_task_chooses_a_cluster_by_its_features():
     held = frame[frame["task"] == "u9"]
     model = fit(
         type(population)(frame[frame["task"] != "u9"], population.true_group, features),
-        temperature=1.0,
+        effective_rows=np.inf,
         floor=0.2,
     )
     proba = model.predict_proba(held[features], ["new"] * len(held))
@@ -261,7 +261,7 @@ def test_save_and_load_give_the_same_predictions_without_pickle(tmp_path):
         again.predict_proba(frame[population.feature_names], frame["task"]),
         model.predict_proba(frame[population.feature_names], frame["task"]),
     )
-    assert (again.temperature_, again.floor_) == (model.temperature_, model.floor_)
+    assert (again.effective_rows_, again.floor_) == (model.effective_rows_, model.floor_)
     np.testing.assert_array_equal(again.coclustering_, model.coclustering_)
     data = path.read_bytes()
     broken = tmp_path / "broken.cnb"
@@ -275,7 +275,7 @@ def test_bad_settings_and_inputs_are_refused_by_name():
     frame = population.frame
     features = population.feature_names
     for params, word in (
-        ({"temperature": 1.5}, "temperature"),
+        ({"effective_rows": -1.0}, "effective_rows"),
         ({"floor": -0.1}, "floor"),
         ({"gamma": 0}, "gamma"),
         ({"inference": "magic"}, "inference"),

@@ -20,6 +20,7 @@ ALL_MODELS = (
     "prototype",
     "cnb-bhc",
     "cnb-gibbs",
+    "cnb-variational",
     "lr-task",
     "lr-pooled",
     "lr-hier",

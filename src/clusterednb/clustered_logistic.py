@@ -6,7 +6,7 @@ likelihood is :class:`~clusterednb.inference.joint_blocks.JointLogisticBlocks` (
 the features, Laplace-approximated logistic regression of the labels, tempered by ``τ``); the
 partition posterior comes from enumeration or Gibbs sampling
 (:mod:`clusterednb.inference.block_partitions`); prediction is
-:mod:`clusterednb.inference.cluster_weighted`. ``temperature="auto"`` and ``floor="auto"`` are
+:mod:`clusterednb.inference.cluster_weighted`. ``effective_rows="auto"`` and ``floor="auto"`` are
 chosen on the training tasks alone (:mod:`clusterednb.logistic_tuning`).
 """
 
@@ -57,11 +57,13 @@ class ClusteredLogisticRegression(ClassifierMixin, BaseEstimator):
     ----------
     gamma : float, default=1.0
         Concentration of the Dirichlet process over partitions of the tasks.
-    temperature : float or "auto", default="auto"
-        ``τ`` in ``(0, 1]``, the power on the clusters' likelihood; "auto" chooses it on the
-        training tasks (held-out labelled rows of every task; never the rows predicted later).
+    effective_rows : float or "auto", default="auto"
+        ``R > 0``: each task's likelihood in the clustering is raised to ``min(1, R / n_u)``
+        (``n_u`` its rows), so no task counts as more than ``R`` rows (``inf``: no tempering);
+        "auto" chooses it on the training tasks (held-out labelled rows of every task; never
+        the rows predicted later).
     floor : float or "auto", default="auto"
-        Weight in ``[0, 1]`` of the rows of tasks outside a cluster; "auto" as ``temperature``.
+        Weight in ``[0, 1]`` of the rows of tasks outside a cluster; "auto" as ``effective_rows``.
     beta : float, default=1.0
         Dirichlet pseudo-count of each feature value in the clusters' feature model.
     precision : float, default=1.0
@@ -90,7 +92,7 @@ class ClusteredLogisticRegression(ClassifierMixin, BaseEstimator):
     coclustering_ : ndarray of shape (n_tasks, n_tasks)
         ``P(u and v share a cluster | D)``.
     n_clusters_probability_ : ndarray of shape (n_tasks + 1,)
-    temperature_, floor_ : float
+    effective_rows_, floor_ : float
         The values used.
     tuning_ : DataFrame
         With "auto": the held-out log-loss of every setting tried (empty otherwise).
@@ -112,7 +114,7 @@ class ClusteredLogisticRegression(ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         gamma: float = 1.0,
-        temperature: float | str = AUTO,
+        effective_rows: float | str = AUTO,
         floor: float | str = AUTO,
         beta: float = 1.0,
         precision: float = 1.0,
@@ -130,7 +132,7 @@ class ClusteredLogisticRegression(ClassifierMixin, BaseEstimator):
     def _settings(self) -> FitSettings:
         return FitSettings(
             gamma=self.gamma,
-            temperature=self.temperature,
+            effective_rows=self.effective_rows,
             floor=self.floor,
             beta=self.beta,
             precision=self.precision,
@@ -186,7 +188,7 @@ class ClusteredLogisticRegression(ClassifierMixin, BaseEstimator):
         self.classes_ = np.asarray(schema.classes)
         self.n_features_in_ = schema.n_features
         self.feature_names_in_ = np.asarray(schema.feature_names, dtype=object)
-        self.temperature_ = float(settings.temperature)
+        self.effective_rows_ = float(settings.effective_rows)
         self.floor_ = float(settings.floor)
         self.clusters_ = clusters
         self.partition_ = clusters.partition
@@ -198,8 +200,8 @@ class ClusteredLogisticRegression(ClassifierMixin, BaseEstimator):
         """``P(y | x)``: shape (n_rows, 2) in ``classes_`` order.
 
         A task seen in training is predicted by its clusters' regressions; a new task's rows
-        first choose among the clusters by their features (the CRP predictive, tempered by
-        ``τ``; a new cluster means the pooled regression).
+        first choose among the clusters by their features (the CRP predictive, tempered as a
+        training task of as many rows; a new cluster means the pooled regression).
         """
         if not hasattr(self, "clusters_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
@@ -225,7 +227,7 @@ class ClusteredLogisticRegression(ClassifierMixin, BaseEstimator):
         return np.column_stack([1.0 - p1, p1])
 
     def _settings_used(self) -> FitSettings:
-        return self._settings().with_chosen(self.temperature_, self.floor_)
+        return self._settings().with_chosen(self.effective_rows_, self.floor_)
 
     def predict(self, X: Any, tasks: Any = None, loss: LossMatrix | Any = None) -> np.ndarray:
         """Bayes decisions, shape (n_rows,): least expected ``loss`` (default: 0-1)."""
@@ -252,7 +254,7 @@ class ClusteredLogisticRegression(ClassifierMixin, BaseEstimator):
         clusters = self.clusters_
         arrays = {name: np.asarray(getattr(clusters, name)) for name in _ARRAYS}
         meta = {
-            "temperature": self.temperature_,
+            "effective_rows": self.effective_rows_,
             "floor": self.floor_,
             "log_joint": clusters.log_joint,
         }
@@ -266,7 +268,9 @@ class ClusteredLogisticRegression(ClassifierMixin, BaseEstimator):
             n_tasks=record.task_ids.size,
             schema=record.schema,
         )
-        chosen = self._settings().with_chosen(record.meta["temperature"], record.meta["floor"])
+        chosen = self._settings().with_chosen(
+            float(record.meta["effective_rows"]), record.meta["floor"]
+        )
         chosen.check()
         self.tuning_ = pd.DataFrame()
         self._keep(record.schema, record.task_ids, clusters, chosen)

@@ -36,7 +36,7 @@ class FitSettings:
     """The hyperparameters of one fit (see :class:`~clusterednb.ClusteredLogisticRegression`)."""
 
     gamma: float = 1.0
-    temperature: float | str = AUTO
+    effective_rows: float | str = AUTO
     floor: float | str = AUTO
     beta: float = 1.0
     precision: float = 1.0
@@ -56,10 +56,13 @@ class FitSettings:
         for name, value in positive.items():
             if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
                 raise CNBError(f"{name} must be a positive number, got {value!r}")
-        if self.temperature != AUTO and not (
-            isinstance(self.temperature, int | float) and 0 < self.temperature <= 1
+        rows = self.effective_rows
+        if rows != AUTO and (
+            isinstance(rows, bool) or not (isinstance(rows, int | float) and rows > 0)
         ):
-            raise CNBError(f"temperature must be in (0, 1] or 'auto', got {self.temperature!r}")
+            raise CNBError(
+                f"effective_rows must be positive (inf: no tempering) or 'auto', got {rows!r}"
+            )
         floor_ok = isinstance(self.floor, int | float) and 0 <= self.floor <= 1
         if self.floor != AUTO and not floor_ok:
             raise CNBError(f"floor must be in [0, 1] or 'auto', got {self.floor!r}")
@@ -72,9 +75,9 @@ class FitSettings:
         if self.burn_in >= self.n_sweeps:
             raise CNBError(f"burn_in ({self.burn_in}) must be below n_sweeps ({self.n_sweeps})")
 
-    def with_chosen(self, temperature: Any, floor: Any) -> FitSettings:
-        """These settings with ``temperature`` and ``floor`` fixed."""
-        return replace(self, temperature=temperature, floor=floor)
+    def with_chosen(self, effective_rows: Any, floor: Any) -> FitSettings:
+        """These settings with ``effective_rows`` and ``floor`` fixed."""
+        return replace(self, effective_rows=effective_rows, floor=floor)
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,11 @@ class JointData:
         return task_value_counts(self.codes, self.task, self.n_tasks, self.offsets)
 
     @cached_property
+    def rows_per_task(self) -> np.ndarray:
+        """Rows of each task, labelled or not, shape (n_tasks,)."""
+        return np.bincount(self.task, minlength=self.n_tasks)
+
+    @cached_property
     def labelled(self) -> np.ndarray:
         """Positions of the labelled rows (in task order)."""
         return np.flatnonzero(self.y >= 0)
@@ -130,7 +138,7 @@ class JointData:
         return np.concatenate([[0], np.cumsum(sizes)])
 
     def blocks(self, settings: FitSettings) -> JointLogisticBlocks:
-        """The block scores of these rows under ``settings`` (a fixed temperature)."""
+        """The block scores of these rows under ``settings`` (fixed ``effective_rows``)."""
         rows = self.labelled
         return JointLogisticBlocks(
             self.value_counts,
@@ -140,8 +148,14 @@ class JointData:
             self.task_starts,
             beta=settings.beta,
             precision=settings.precision,
-            temperature=float(settings.temperature),
+            task_weights=task_tempering(self.rows_per_task, float(settings.effective_rows)),
         )
+
+
+def task_tempering(rows_per_task: np.ndarray, effective_rows: float) -> np.ndarray:
+    """``τ_u = min(1, R / n_u)``: the power on each task's likelihood, so that no task counts
+    as more than ``R`` rows (a task of few rows keeps its full weight), shape (n_tasks,)."""
+    return np.minimum(1.0, effective_rows / np.maximum(rows_per_task, 1))
 
 
 def task_value_counts(
@@ -168,7 +182,8 @@ class LogisticClusters:
     membership : ndarray of shape (n_tasks, K + 1)
         Each task's mixture over the regressions (the last, pooled one: 0 for known tasks).
     cluster_value_counts : ndarray of shape (K, n_values_total)
-        Feature-value counts of the MAP clusters (for new tasks' choice of cluster).
+        Tempered feature-value counts of the MAP clusters (``Σ_u τ_u n_u``, for new tasks'
+        choice of cluster).
     cluster_sizes : ndarray of shape (K,)
     coef : ndarray of shape (K + 1, n_values_total + n_tasks)
     intercept : ndarray of shape (K + 1,)
@@ -255,7 +270,11 @@ def assemble(
         coclustering=clustering.coclustering,
         n_clusters_probability=clustering.n_clusters_probability,
         membership=np.column_stack([q / q.sum(axis=1, keepdims=True), np.zeros(data.n_tasks)]),
-        cluster_value_counts=indicator.T @ data.value_counts,
+        cluster_value_counts=indicator.T
+        @ (
+            data.value_counts
+            * task_tempering(data.rows_per_task, float(settings.effective_rows))[:, None]
+        ),
         cluster_sizes=indicator.sum(axis=0),
         coef=regressions.coef,
         intercept=regressions.intercept,
@@ -266,7 +285,7 @@ def assemble(
 def fit_clusters(
     data: JointData, settings: FitSettings, rng: np.random.Generator
 ) -> LogisticClusters:
-    """Partition posterior, then the regressions (``temperature`` and ``floor`` fixed)."""
+    """Partition posterior, then the regressions (``effective_rows`` and ``floor`` fixed)."""
     return assemble(data, partition_posterior(data, settings, rng), settings)
 
 
@@ -275,22 +294,23 @@ def new_task_mixture(
 ) -> np.ndarray:
     """A new task's weights over the regressions, from its rows' features.
 
-    ``w_c ∝ |c| · exp(τ [log P(X_c ∪ X) − log P(X_c)])`` for the MAP clusters and
-    ``γ · exp(τ log P(X))`` for a new cluster (predicted by the pooled regression).
+    ``w_c ∝ |c| · P(τ n_X | N_c) `` for the MAP clusters and ``γ · P(τ n_X)`` for a new
+    cluster (predicted by the pooled regression), with the task's counts ``n_X`` tempered
+    like a training task's (``τ = min(1, R / rows)``) and ``N_c`` the clusters' tempered counts.
 
     Returns
     -------
     ndarray of shape (K + 1,)
     """
-    counts = task_value_counts(codes, np.zeros(codes.shape[0], dtype=np.int64), 1, offsets)[0]
+    tau = float(task_tempering(np.array([codes.shape[0]]), float(settings.effective_rows))[0])
+    counts = tau * task_value_counts(codes, np.zeros(codes.shape[0], dtype=np.int64), 1, offsets)[0]
     prior = np.full(counts.size, settings.beta)
     joined = log_dirichlet_multinomial(clusters.cluster_value_counts + counts, prior, offsets)
     alone = log_dirichlet_multinomial(clusters.cluster_value_counts, prior, offsets)
-    tau = float(settings.temperature)
     log_weights = np.concatenate(
         [
-            np.log(clusters.cluster_sizes) + tau * (joined - alone),
-            [np.log(settings.gamma) + tau * log_dirichlet_multinomial(counts, prior, offsets)],
+            np.log(clusters.cluster_sizes) + joined - alone,
+            [np.log(settings.gamma) + log_dirichlet_multinomial(counts, prior, offsets)],
         ]
     )
     return np.exp(log_weights - logsumexp(log_weights))

@@ -33,6 +33,9 @@ GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
         n_samples=60, burn_in=20, random_state=seed, handle_unknown="ignore"
     ),
     "cnb-exact": lambda seed: ClusteredNB(inference="exact", handle_unknown="ignore"),
+    "cnb-variational": lambda seed: ClusteredNB(
+        inference="variational", random_state=seed, handle_unknown="ignore"
+    ),
     "cnb-gibbs": lambda seed: ClusteredNB(
         inference="gibbs",
         n_sweeps=100,
@@ -284,7 +287,7 @@ def clustered_logistic(
     seed: int,
     transductive: bool = False,
 ) -> np.ndarray:
-    """:class:`~clusterednb.ClusteredLogisticRegression` (temperature and floor chosen on the
+    """:class:`~clusterednb.ClusteredLogisticRegression` (effective rows and floor chosen on the
     training tasks); transductively the test rows join the fit unlabelled, so their features
     help choose their task's cluster. Returns ``P(y = 1)`` of each test row."""
     if transductive:

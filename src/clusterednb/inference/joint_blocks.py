@@ -6,11 +6,14 @@ symmetric ``Dirichlet(β)`` prior: a closed-form Dirichlet–multinomial margina
 labels given the features by one logistic regression with a ``N(0, λ⁻¹ I)`` prior on the
 weights of the one-hot features and an intercept. The block score is the tempered sum
 
-    log B(S) = τ · [log P(X_S) + log P(y_S | X_S)]
+    log B(S) = log P(X_S; τ) + log P(y_S | X_S; τ)
 
-with ``0 < τ ≤ 1``: hundreds of rows per task make naive Bayes' evidence split tasks into many
-fine clusters (its features are counted as independent when they are not); ``τ`` pulls the
-partition posterior toward the coarse clusters that predict best.
+in which each task's likelihood is raised to a power ``τ_u ≤ 1`` (its counts and its label
+log-likelihood multiplied by ``τ_u``; the Dirichlet marginal of fractional counts is the
+power-likelihood marginal). Hundreds of rows per task make naive Bayes' evidence split tasks
+into many fine clusters (its features are counted as independent when they are not);
+``τ_u = min(1, R / n_u)`` lets no task count as more than ``R`` rows while a task of a few
+rows (a new user with four answers) keeps its full weight.
 
 The label marginal is a Laplace approximation around one anchor for all clusters: each task's
 log-likelihood is expanded to second order at the pooled MAP ``w₀`` of every labelled row,
@@ -136,8 +139,8 @@ class JointLogisticBlocks:
         Symmetric Dirichlet pseudo-count of the feature model.
     precision : float
         ``λ``, the logistic weights' prior precision.
-    temperature : float
-        ``τ`` in ``(0, 1]``.
+    task_weights : ndarray of shape (n_tasks,)
+        ``τ_u`` in ``(0, 1]``.
     """
 
     def __init__(
@@ -149,14 +152,20 @@ class JointLogisticBlocks:
         task_starts: np.ndarray,
         beta: float = 1.0,
         precision: float = 1.0,
-        temperature: float = 1.0,
+        task_weights: np.ndarray | None = None,
     ) -> None:
-        self.value_counts = value_counts
+        weights = np.ones(value_counts.shape[0]) if task_weights is None else task_weights
+        self.value_counts = value_counts * weights[:, None]
         self.offsets = offsets
         self.beta = beta
         self.precision = precision
-        self.temperature = temperature
-        self.expansions = TaskExpansions.at_pooled_map(design, y, task_starts, precision)
+        full = TaskExpansions.at_pooled_map(design, y, task_starts, precision)
+        self.expansions = TaskExpansions(
+            full.anchor,
+            full.value * weights,
+            full.gradient * weights[:, None],
+            full.hessian * weights[:, None, None],
+        )
         self._scores: dict[frozenset[int], float] = {}
 
     @property
@@ -178,6 +187,6 @@ class JointLogisticBlocks:
         if members in self._scores:
             return self._scores[members]
         counts = self.value_counts[sorted(members)].sum(axis=0)
-        score = self.temperature * (float(self.log_features(counts)) + self.log_labels(members))
+        score = float(self.log_features(counts)) + self.log_labels(members)
         self._scores[members] = score
         return score
