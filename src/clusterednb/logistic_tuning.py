@@ -6,7 +6,8 @@ as validation rows: their labels are hidden, their features stay (as in any fit 
 unlabelled rows). For each value of :data:`EFFECTIVE_ROWS` the partition posterior is
 computed once; for each floor the regressions are fitted; the setting with the least mean
 log-loss on the validation rows wins. ``floor = 1`` (every row weighs 1: the pooled
-regression) is in the grid, so where clustering does not help, the model falls back to pooled regression.
+regression) is in the grid, so where clustering does not help, the model falls back to
+pooled regression.
 """
 
 from __future__ import annotations
