@@ -289,3 +289,24 @@ def test_bad_settings_and_inputs_are_refused_by_name():
         ClusteredLogisticRegression().fit(frame[features], three_classes, frame["task"])
     with pytest.raises(NotFittedError):
         ClusteredLogisticRegression().predict_proba(frame[features], frame["task"])
+
+
+def test_tempering_counts_no_task_as_more_than_the_effective_rows():
+    data, tempered = toy_blocks(4, rows=12, effective_rows=6.0)
+    _, plain = toy_blocks(4, rows=12)
+    pair = frozenset({0, 1})
+    counts = data.value_counts[[0, 1]].sum(axis=0)
+    # Every task has 12 rows: each counts as 6, so its counts and log-likelihood are halved.
+    expected = float(tempered.log_features(0.5 * counts))
+    expansions = plain.expansions
+    half = type(expansions)(
+        expansions.anchor,
+        0.5 * expansions.value,
+        0.5 * expansions.gradient,
+        0.5 * expansions.hessian,
+    )
+    expected += half.log_marginal([0, 1], precision=1.0)
+    assert tempered.log_block(pair) == pytest.approx(expected, rel=1e-12)
+    # A task of fewer rows than R keeps its full weight.
+    _, roomy = toy_blocks(4, rows=12, effective_rows=50.0)
+    assert roomy.log_block(pair) == pytest.approx(plain.log_block(pair), rel=1e-12)

@@ -16,7 +16,14 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import log_loss
 
-from clusterednb.logistic_fit import AUTO, FitSettings, JointData, assemble, partition_posterior
+from clusterednb.logistic_fit import (
+    AUTO,
+    FitSettings,
+    JointData,
+    assemble,
+    partition_posterior,
+    task_tempering,
+)
 
 EFFECTIVE_ROWS = (np.inf, 100.0, 50.0, 30.0, 15.0, 5.0)
 FLOORS = (0.05, 0.2, 0.5, 1.0)
@@ -57,7 +64,12 @@ def choose_settings(
     train = data.without_labels(held)
     truth = data.y[held]
     tried = []
+    seen: list[np.ndarray] = []
     for rows in grid:
+        weights = task_tempering(data.rows_per_task, float(rows))
+        if any(np.array_equal(weights, earlier) for earlier in seen):
+            continue  # the same weights for every task as a setting already tried
+        seen.append(weights)
         clustering = partition_posterior(train, settings.with_chosen(rows, 0.0), rng)
         for floor in floors:
             clusters = assemble(train, clustering, settings.with_chosen(rows, floor))
