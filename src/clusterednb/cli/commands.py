@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import replace
@@ -310,6 +311,7 @@ def evaluate(args: argparse.Namespace) -> None:
         raise CNBError(f"--k takes whole numbers separated by commas, got {args.k!r}") from exc
     models = tuple(args.kind)
     out = args.output
+    started = time.perf_counter()
     common = {"out_dir": out, "seed": args.seed, "jobs": args.jobs}
     if args.protocol == "transfer":
         settings = evaluation.TransferSettings(
@@ -332,7 +334,14 @@ def evaluate(args: argparse.Namespace) -> None:
         )
     else:
         summary = evaluation.run_partitions(dataset, ks=ks, **common)
-    report = evaluation.write_report(out, title=f"clusterednb evaluation: {dataset.name}")
+    from clusterednb.evaluation.provenance import provenance
+
+    report = evaluation.write_report(
+        out,
+        title=f"clusterednb evaluation: {dataset.name}",
+        provenance=provenance(dataset.name, dataset.frame, args.seed, started),
+        dataset=dataset.name,
+    )
     if args.json:
         emit_json(
             {

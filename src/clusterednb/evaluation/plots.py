@@ -18,9 +18,46 @@ def _pyplot() -> Any:
     return plt
 
 
+# One colour and marker per model in every figure (Okabe–Ito, safe for colour-blind readers).
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+KNOWN_MODELS = (
+    "lr-pooled",
+    "cnb-logistic",
+    "cnb-gibbs",
+    "lr-hier",
+    "cnb-lr",
+    "lr-pooled+raw",
+    "ns",
+    "cs",
+    "cnb-bhc",
+    "cnb-variational",
+    "lr-task",
+    "cnb-exact",
+    "prototype",
+    "lr-hier-fixed",
+    "user-knn",
+    "als",
+)
+
+
+def model_style(model: str) -> dict[str, str]:
+    """The fixed colour and marker of ``model`` (by its place in :data:`KNOWN_MODELS`; an
+    unknown name gets one from a stable hash of it)."""
+    index = (
+        KNOWN_MODELS.index(model) if model in KNOWN_MODELS else sum(map(ord, model)) % len(PALETTE)
+    )
+    return {
+        "color": PALETTE[index % len(PALETTE)],
+        "marker": MARKERS[(index // len(PALETTE) + index) % len(MARKERS)],
+    }
+
+
 def _save(fig: Any, path: Path) -> None:
+    """Write the figure as PNG at ``path`` and as SVG beside it (what the report embeds)."""
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    fig.savefig(path.with_suffix(".svg"))
     _pyplot().close(fig)
 
 
@@ -48,9 +85,9 @@ def _lines(
             rows[y],
             yerr=rows[yerr] if yerr else None,
             label=name,
-            marker="o",
-            markersize=3,
+            markersize=4,
             capsize=2,
+            **model_style(str(model)),
         )
     if reference is not None:
         ax.axhline(reference, color="grey", linewidth=0.8)

@@ -9,7 +9,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+
+from clusterednb.evaluation.headline import headline_html, headline_sentence, headline_table
+
+MAX_ROWS = 12
 
 SECTIONS = (
     (
@@ -45,23 +50,75 @@ SECTIONS = (
 
 
 def _image(path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    """A figure embedded in the page: its SVG twin when there is one, else the PNG."""
+    svg = path.with_suffix(".svg")
+    kind, source = ("svg+xml", svg) if svg.exists() else ("png", path)
+    data = base64.b64encode(source.read_bytes()).decode("ascii")
     return (
-        f'<figure><img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
-        f"<figcaption>{html.escape(path.name)}</figcaption></figure>"
+        f'<figure><img alt="{html.escape(path.stem)}" src="data:image/{kind};base64,{data}">'
+        f"<figcaption>{html.escape(path.stem)}</figcaption></figure>"
     )
+
+
+def table_html(table: pd.DataFrame) -> str:
+    """A table for reading: whole numbers as integers, an empty cell as "—" (with a note
+    saying why), and rows beyond :data:`MAX_ROWS` behind a "show all" fold."""
+    shown = table.copy()
+    empty = bool(shown.isna().to_numpy().any())
+    for column in shown.columns:
+        values = shown[column]
+        if pd.api.types.is_float_dtype(values):
+            present = values.dropna()
+            whole = (
+                present.size
+                and np.allclose(present, np.round(present))
+                and (present.abs() < 2**53).all()
+            )
+            if whole:
+                shown[column] = values.map(lambda v: "—" if pd.isna(v) else f"{v:.0f}")
+            else:
+                shown[column] = values.map(lambda v: "—" if pd.isna(v) else f"{v:.4f}")
+        else:
+            shown[column] = values.map(lambda v: "—" if pd.isna(v) else v)
+    note = (
+        "<p><small>—: no value (a model not run at that setting, every split skipped, or a "
+        "quantity that model does not have).</small></p>"
+        if empty
+        else ""
+    )
+    first = shown.head(MAX_ROWS).to_html(index=False, border=0)
+    if len(shown) <= MAX_ROWS:
+        return first + note
+    every = shown.to_html(index=False, border=0)
+    return f"{first}<details><summary>show all {len(shown)} rows</summary>{every}</details>{note}"
+
+
+def provenance_html(provenance: dict[str, object]) -> str:
+    """The provenance block: what produced the report (version, commit, data, command, …)."""
+    rows = "".join(
+        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+        for k, v in provenance.items()
+    )
+    return f"<table class='provenance'>{rows}</table>"
 
 
 Section = tuple[str, str, pd.DataFrame | None, Sequence[Path]]
 
 
 def write_report(
-    out_dir: str | Path, title: str = "clusterednb evaluation", extra: Sequence[Section] = ()
+    out_dir: str | Path,
+    title: str = "clusterednb evaluation",
+    extra: Sequence[Section] = (),
+    provenance: dict[str, object] | None = None,
+    dataset: str = "",
 ) -> Path:
     """Write ``report.html`` into ``out_dir`` with every summary table and figure there.
 
-    Figures are embedded (base64 PNG), so the file can be moved and opened on its own.
-    ``extra`` sections (heading, text, table or None, figure paths) come first.
+    It opens with the provenance block (when given) and, for a transfer run, the headline:
+    a sentence generated from the numbers and the models × k table against pooled logistic
+    regression (:mod:`clusterednb.evaluation.headline`). Figures are embedded (SVG where
+    drawn, else PNG), so the file can be moved and opened on its own. ``extra`` sections
+    (heading, text, table or None, figure paths) come next.
     """
     out_dir = Path(out_dir)
     parts = [
@@ -70,18 +127,29 @@ def write_report(
         "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}",
         "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;",
         "padding:2px 6px;text-align:right}img{max-width:100%}figure{margin:1em 0}",
+        "table.headline td{text-align:center}caption{caption-side:bottom;font-size:11px}",
         "</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         f"<p>Written {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from <code>"
         f"{html.escape(str(out_dir))}</code>.</p>",
     ]
+    if provenance:
+        parts += ["<h2>Provenance</h2>", provenance_html(provenance)]
+    splits = out_dir / "transfer_splits.csv"
+    if splits.exists():
+        table = headline_table(pd.read_csv(splits))
+        parts += [
+            "<h2>The answer</h2>",
+            f"<p>{html.escape(headline_sentence(table, dataset or out_dir.name))}</p>",
+            headline_html(table),
+        ]
     for heading, text, table, figures in extra:
         parts += [
             f"<h2>{html.escape(heading)}</h2>",
             f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>",
         ]
         if table is not None:
-            parts.append(table.to_html(index=False, float_format=lambda v: f"{v:.4f}", border=0))
+            parts.append(table_html(table))
         parts += [_image(Path(p)) for p in figures]
     for name, heading, text in SECTIONS:
         summary = out_dir / f"{name}.csv"
@@ -92,8 +160,7 @@ def write_report(
         if settings.exists():
             record = json.loads(settings.read_text())
             parts.append(f"<p><small>settings: {html.escape(json.dumps(record))}</small></p>")
-        table = pd.read_csv(summary)
-        parts.append(table.to_html(index=False, float_format=lambda v: f"{v:.4f}", border=0))
+        parts.append(table_html(pd.read_csv(summary)))
         parts += [_image(p) for p in sorted(out_dir.glob(f"{name}*.png"))]
     parts.append("</body></html>")
     path = out_dir / "report.html"

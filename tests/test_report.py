@@ -1,0 +1,90 @@
+"""The evaluation report: the headline table and sentence, readable tables, provenance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from clusterednb.evaluation.headline import headline_html, headline_sentence, headline_table
+from clusterednb.evaluation.provenance import frame_checksum
+from clusterednb.evaluation.report import MAX_ROWS, table_html, write_report
+
+
+def splits() -> pd.DataFrame:
+    rows = []
+    # Three targets; "good" beats lr-pooled by 0.05 ± a little, "bad" loses by 0.1.
+    for target, base in (("a", 0.70), ("b", 0.80), ("c", 0.75)):
+        for repetition, wobble in ((0, 0.0), (1, 0.02)):
+            for model, shift in (("lr-pooled", 0.0), ("good", 0.05 + wobble), ("bad", -0.1)):
+                rows.append(
+                    {
+                        "target": target,
+                        "repetition": repetition,
+                        "k": 4,
+                        "model": model,
+                        "skipped": False,
+                        "auc": base + shift,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_the_headline_table_by_hand():
+    table = headline_table(splits()).set_index("model")
+    good = table.loc["good"]
+    assert good["n_targets"] == 3
+    assert good["auc_mean"] == pytest.approx(0.75 + 0.06)
+    # Per-target differences are all 0.06: zero spread, so the interval is the point.
+    assert good["diff_mean"] == pytest.approx(0.06)
+    assert good["diff_low"] == pytest.approx(0.06)
+    assert good["verdict"] == "beats"
+    assert table.loc["bad", "verdict"] == "loses"
+    assert table.loc["lr-pooled", "verdict"] == "reference"
+
+
+def test_the_interval_is_students_t_over_targets():
+    frame = splits()
+    frame.loc[(frame["model"] == "good") & (frame["target"] == "a"), "auc"] -= 0.09
+    good = headline_table(frame).set_index("model").loc["good"]
+    differences = np.array([0.06 - 0.09, 0.06, 0.06])
+    half = stats.t.ppf(0.975, 2) * differences.std(ddof=1) / np.sqrt(3)
+    assert good["diff_low"] == pytest.approx(differences.mean() - half)
+    assert good["verdict"] == "ties"
+
+
+def test_the_sentence_and_the_html_say_what_the_numbers_say():
+    table = headline_table(splits())
+    sentence = headline_sentence(table, "toy")
+    assert "good beats it at k = 4" in sentence and "bad loses it at k = 4" in sentence
+    assert "Highest mean AUC: good at k = 4" in sentence
+    page = headline_html(table)
+    assert "<b>0.810" in page and "[+0.060, +0.060]" in page
+
+
+def test_tables_are_formatted_for_reading():
+    table = pd.DataFrame({"n": [1.0, 2.0, np.nan], "auc": [0.5, 0.61234, 0.7]})
+    page = table_html(table)
+    assert ">1<" in page and ">2<" in page and "1.0" not in page
+    assert "—" in page and "no value" in page
+    assert "NaN" not in page and "nan" not in page
+    long = pd.DataFrame({"i": range(MAX_ROWS + 5)})
+    assert "<details>" in table_html(long) and "show all 17 rows" in table_html(long)
+    assert "<details>" not in table_html(long.head(MAX_ROWS))
+
+
+def test_the_report_opens_with_provenance_and_the_answer(tmp_path):
+    splits().to_csv(tmp_path / "transfer_splits.csv", index=False)
+    provenance = {"package version": "9.9", "data checksum": frame_checksum(splits())}
+    page = write_report(tmp_path, provenance=provenance, dataset="toy").read_text()
+    assert page.index("Provenance") < page.index("The answer") < page.index("</body>")
+    assert "9.9" in page and "On toy, against lr-pooled" in page
+
+
+def test_the_checksum_changes_with_any_value():
+    frame = splits()
+    changed = frame.copy()
+    changed.loc[0, "auc"] += 1e-9
+    assert frame_checksum(frame) == frame_checksum(frame.copy())
+    assert frame_checksum(frame) != frame_checksum(changed)
