@@ -188,7 +188,7 @@ def test_demo_runs_and_writes_a_self_contained_report(tmp_path):
     report = (tmp_path / "demo" / "report.html").read_text()
     for section in ("Evidence and recovered groups", "Partitions", "T. Transfer", "A. Asymm"):
         assert section in report
-    assert report.count("data:image/png;base64") >= 4
+    assert report.count(";base64,") >= 4 and "data:image/svg+xml;base64," in report
     assert "Report:" in result.stdout.splitlines()[-1]
     # The service is prepared: the organisation's answers, two users, their invitations.
     from clusterednb.service.store import ServiceStore

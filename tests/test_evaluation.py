@@ -205,7 +205,8 @@ def test_every_protocol_and_the_report(dataset, tmp_path):
         assert heading in report
     figures = sorted(p.name for p in tmp_path.glob("*.png"))
     assert "curves_per_task.png" in figures and "partitions_tree_k30.png" in figures
-    assert report.count("data:image/png;base64,") == len(figures)
+    assert report.count("data:image/") == len(figures)
+    assert report.count("data:image/svg+xml;base64,") >= 3  # matplotlib figures as SVG
 
 
 def test_hierarchical_logistic_regression_design_and_limits():
