@@ -122,11 +122,11 @@ def sample_index(log_weights, n, uniform):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def _fill_column(
-    p, slot, cluster_cells, cluster_totals, columns, cell_row, cell_base
-):  # pragma: no cover
+def _fill_column(p, slot, record, columns):  # pragma: no cover
     """Copy cluster ``slot``'s statistics into column ``p`` of the sweep's side-by-side
-    arrays (``columns = (log_next, held, totals)``, see :func:`sweep_assignments`)."""
+    arrays (``columns = (log_next, held, totals)``, see :func:`sweep_assignments`;
+    ``record = (cluster_cells, cluster_totals, cell_row, cell_base)``)."""
+    cluster_cells, cluster_totals, cell_row, cell_base = record
     log_next, held, totals = columns
     for key in range(log_next.shape[0]):
         count = cluster_cells[slot, key]
@@ -137,10 +137,9 @@ def _fill_column(
 
 
 @njit(cache=True, nogil=True)
-def _update_column(
-    task, p, slot, tasks, cluster_cells, cluster_totals, columns, cell_row, cell_base
-):  # pragma: no cover
+def _update_column(task, p, slot, tasks, record, columns):  # pragma: no cover
     """Refresh column ``p`` where task ``task`` has counts (after it joined or left ``slot``)."""
+    cluster_cells, cluster_totals, cell_row, cell_base = record
     cell_ptr, cell_key, _, total_ptr, total_key, _ = tasks
     log_next, held, totals = columns
     for j in range(cell_ptr[task], cell_ptr[task + 1]):
@@ -254,7 +253,7 @@ def sweep_assignments(
     inner, contiguous loop (2.4 times faster than cluster by cluster; the same draws).
     """
     assignment, sizes, active, position, free, counters = state
-    cell_row, cell_base = tables[0], tables[2]
+    record = (cluster_cells, cluster_totals, tables[0], tables[2])
     n_keys, n_total_keys = cluster_cells.shape[1], cluster_totals.shape[1]
     capacity = counters[0] + 16
     columns = (
@@ -263,7 +262,7 @@ def sweep_assignments(
         np.empty((n_total_keys, capacity), dtype=np.int64),
     )
     for a in range(counters[0]):
-        _fill_column(a, active[a], cluster_cells, cluster_totals, columns, cell_row, cell_base)
+        _fill_column(a, active[a], record, columns)
     scores = np.empty(active.shape[0] + 1)
     first_term = np.empty(active.shape[0] + 1)
     log_size = np.log(np.maximum(np.arange(assignment.shape[0] + 1), 1).astype(np.float64))
@@ -282,17 +281,7 @@ def sweep_assignments(
                 free[counters[1]] = old
                 counters[1] += 1
             else:
-                _update_column(
-                    task,
-                    position[old],
-                    old,
-                    tasks,
-                    cluster_cells,
-                    cluster_totals,
-                    columns,
-                    cell_row,
-                    cell_base,
-                )
+                _update_column(task, position[old], old, tasks, record, columns)
         n_active = counters[0]
         _score_columns(task, n_active, tasks, tables, columns, scores, first_term)
         for a in range(n_active):
@@ -308,23 +297,11 @@ def sweep_assignments(
             move_task(task, slot, 1, tasks, cluster_cells, cluster_totals)
             if n_active >= columns[0].shape[1]:
                 columns = _grown(columns, 2 * columns[0].shape[1])
-            _fill_column(
-                n_active, slot, cluster_cells, cluster_totals, columns, cell_row, cell_base
-            )
+            _fill_column(n_active, slot, record, columns)
         else:
             slot = active[chosen]
             move_task(task, slot, 1, tasks, cluster_cells, cluster_totals)
-            _update_column(
-                task,
-                chosen,
-                slot,
-                tasks,
-                cluster_cells,
-                cluster_totals,
-                columns,
-                cell_row,
-                cell_base,
-            )
+            _update_column(task, chosen, slot, tasks, record, columns)
         sizes[slot] += 1
         assignment[task] = slot
 
