@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from browser_helpers import CHROMIUM, DRIVER
 from clusterednb.data.schema import FeatureSchema
 
 
@@ -45,3 +46,29 @@ def schema_for(n_features: int, n_values: int, n_classes: int) -> FeatureSchema:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def browser():
+    """A headless Debian chromium driven by Selenium, with its console log recorded."""
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1100,1000",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    yield driver
+    driver.quit()

@@ -88,3 +88,8 @@ def test_the_checksum_changes_with_any_value():
     changed.loc[0, "auc"] += 1e-9
     assert frame_checksum(frame) == frame_checksum(frame.copy())
     assert frame_checksum(frame) != frame_checksum(changed)
+
+
+def test_large_decimals_are_not_taken_for_integers():
+    page = table_html(pd.DataFrame({"log_evidence": [-99999.4, -121262.0]}))
+    assert "-99999.4000" in page

@@ -2,45 +2,17 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
+from browser_helpers import NEEDS_BROWSER
 from clusterednb.cli import main
 from service_helpers import Server, call
 
 pytest.importorskip("fastapi", reason="the service extra is not installed")
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM and DRIVER), reason="Debian's chromium and chromium-driver are not installed"
-)
+pytestmark = NEEDS_BROWSER
 SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "review-page.png"
-
-
-@pytest.fixture
-def browser():
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1100,1000",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    yield driver
-    driver.quit()
 
 
 def test_sign_in_review_answer_and_filter(tmp_path, capsys, browser):

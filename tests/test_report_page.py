@@ -1,0 +1,27 @@
+"""The demo report in a real browser: no console error, no broken image; a screenshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from browser_helpers import NEEDS_BROWSER
+from clusterednb.demo import run_demo
+
+pytestmark = NEEDS_BROWSER
+SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "demo-report.png"
+
+
+def test_the_demo_report_renders_without_errors_or_broken_images(tmp_path, browser):
+    report = run_demo(seed=0, out=tmp_path / "demo", jobs=1)
+    browser.get(report.resolve().as_uri())
+    images = browser.execute_script(
+        "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth]);"
+    )
+    assert len(images) >= 4
+    broken = [alt for alt, complete, width in images if not complete or width == 0]
+    assert not broken, f"broken images: {broken}"
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert not errors, errors
+    assert "NaN" not in browser.find_element("tag name", "body").text
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    browser.save_screenshot(str(SCREENSHOT))
