@@ -103,9 +103,15 @@ def headline_html(table: pd.DataFrame, reference: str = REFERENCE) -> str:
                 )
             cells.append(f"<td>{text}</td>")
         body.append(f"<tr><th>{html.escape(str(model))}</th>{''.join(cells)}</tr>")
+    compared = "diff_mean" in table and table["diff_mean"].notna().any()
     caption = (
-        f"Mean AUC ± standard error over targets; below, the paired difference to "
-        f"{html.escape(reference)} with its 95 % interval. Bold: the best mean per column."
+        "Mean AUC ± standard error over targets"
+        + (
+            f"; below, the paired difference to {html.escape(reference)} with its 95 % interval"
+            if compared
+            else ""
+        )
+        + ". Bold: the best mean per column."
     )
     return (
         f"<table class='headline'><caption>{caption}</caption>"

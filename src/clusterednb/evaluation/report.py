@@ -69,10 +69,8 @@ def table_html(table: pd.DataFrame) -> str:
         values = shown[column]
         if pd.api.types.is_float_dtype(values):
             present = values.dropna()
-            whole = (
-                present.size
-                and np.allclose(present, np.round(present))
-                and (present.abs() < 2**53).all()
+            whole = bool(present.size) and bool(
+                ((present == np.round(present)) & (present.abs() < 2**53)).all()
             )
             if whole:
                 shown[column] = values.map(lambda v: "—" if pd.isna(v) else f"{v:.0f}")
