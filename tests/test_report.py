@@ -93,3 +93,16 @@ def test_the_checksum_changes_with_any_value():
 def test_large_decimals_are_not_taken_for_integers():
     page = table_html(pd.DataFrame({"log_evidence": [-99999.4, -121262.0]}))
     assert "-99999.4000" in page
+
+
+def test_tree_links_take_the_colour_of_the_cluster_below_them(tmp_path):
+    from clusterednb.evaluation.plots import _cluster_of_nodes, plot_coclustering, plot_n_clusters
+
+    # Leaves 0 and 1 merge first (node 3), then leaf 2 joins (node 4).
+    tree = np.array([[0, 1, 1, 2], [2, 3, 2, 3]], dtype=float)
+    assert _cluster_of_nodes(tree, np.array([0, 0, 1])) == {0: 0, 1: 0, 2: 1, 3: 0, 4: -1}
+    matrix = np.array([[1, 0.9, 0.1], [0.9, 1, 0.1], [0.1, 0.1, 1]])
+    plot_coclustering(matrix, np.array([0, 0, 1]), tmp_path / "c.png", "t", ["a", "b", "c"], tree)
+    table = pd.DataFrame({"model": ["m", "m"], "n_clusters": [1, 2], "probability": [0.3, 0.7]})
+    plot_n_clusters(table, tmp_path / "k.png", "t")
+    assert (tmp_path / "c.svg").exists() and (tmp_path / "k.svg").exists()

@@ -120,7 +120,17 @@ def run_demo(seed: int = 0, out: str | Path = "demo-output", jobs: int = 2) -> P
         gibbs.coclustering_,
         order,
         out / "demo_coclustering.png",
-        "Gibbs co-clustering, users ordered by their TRUE group",
+        "Gibbs co-clustering, users grouped by their TRUE group",
+        labels=[str(user) for user in gibbs.task_ids_],
+    )
+    bhc = models["Clustered (BHC)"]
+    plot_coclustering(
+        bhc.coclustering_,
+        bhc.partition_,
+        out / "demo_bhc_tree.png",
+        "BHC: co-clustering beside the tree, users in the tree's order",
+        labels=[str(user) for user in bhc.task_ids_],
+        tree=bhc.tree_,
     )
 
     dataset = EvalDataset(

@@ -212,15 +212,90 @@ def plot_evidence(summary: pd.DataFrame, path: Path, title: str = "") -> None:
     )
 
 
-def plot_coclustering(matrix: np.ndarray, partition: np.ndarray, path: Path, title: str) -> None:
-    """Co-clustering heat map with tasks ordered by their MAP cluster."""
+def plot_coclustering(
+    matrix: np.ndarray,
+    partition: np.ndarray,
+    path: Path,
+    title: str,
+    labels: list[str] | None = None,
+    tree: np.ndarray | None = None,
+) -> None:
+    """Co-clustering heat map, task names on both axes, tasks in the order of the MAP
+    partition's clusters; with a BHC ``tree`` (scipy linkage), the dendrogram is drawn beside
+    it in the same order, its links coloured by MAP cluster (grey above the cut, where
+    clusters join)."""
     plt = _pyplot()
-    order = np.argsort(partition, kind="stable")
-    fig, ax = plt.subplots(figsize=(5, 4.4))
+    n = matrix.shape[0]
+    labels = labels if labels is not None else [str(i) for i in range(n)]
+    size = max(4.4, 0.14 * n + 2.0)
+    if tree is not None and n > 1:
+        from scipy.cluster.hierarchy import dendrogram
+
+        fig, (left, ax) = plt.subplots(
+            1, 2, figsize=(size + 2.2, size), gridspec_kw={"width_ratios": [1, 3]}
+        )
+        cluster_of_node = _cluster_of_nodes(tree, partition)
+        drawn = dendrogram(
+            tree,
+            orientation="left",
+            ax=left,
+            no_labels=True,
+            link_color_func=lambda node: _cluster_colour(cluster_of_node[node]),
+        )
+        order = np.array(drawn["leaves"])[::-1]
+        left.set_xlabel("merge rank")
+        left.set_title("BHC tree (grey: above the cut)", fontsize=8)
+        left.set_yticks([])
+    else:
+        fig, ax = plt.subplots(figsize=(size + 0.8, size))
+        order = np.argsort(partition, kind="stable")
     image = ax.imshow(matrix[np.ix_(order, order)], vmin=0, vmax=1, cmap="viridis")
-    fig.colorbar(image, ax=ax, label="P(same cluster)")
+    fig.colorbar(image, ax=ax, label="P(same cluster | data)")
+    font = 7 if n <= 40 else 5
+    if n <= 120:
+        ax.set_xticks(range(n), [labels[i] for i in order], rotation=90, fontsize=font)
+        ax.set_yticks(range(n), [labels[i] for i in order], fontsize=font)
     ax.set_title(title, fontsize=9)
-    ax.set_xlabel("task (ordered by MAP cluster)")
+    ax.set_xlabel("task (grouped by MAP cluster)")
+    ax.set_ylabel("task")
+    _save(fig, path)
+
+
+def _cluster_colour(cluster: int) -> str:
+    return "#999999" if cluster < 0 else PALETTE[cluster % len(PALETTE)]
+
+
+def _cluster_of_nodes(tree: np.ndarray, partition: np.ndarray) -> dict[int, int]:
+    """Each node of a linkage tree: the MAP cluster of all its leaves, or -1 if they differ."""
+    n = partition.size
+    cluster = {leaf: int(partition[leaf]) for leaf in range(n)}
+    for i, (a, b) in enumerate(tree[:, :2].astype(int)):
+        same = cluster[a] == cluster[b] and cluster[a] >= 0
+        cluster[n + i] = cluster[a] if same else -1
+    return cluster
+
+
+def plot_n_clusters(table: pd.DataFrame, path: Path, title: str) -> None:
+    """``P(number of clusters | data)`` as bars, one group per model (columns ``model``,
+    ``n_clusters``, ``probability``)."""
+    plt = _pyplot()
+    models = list(dict.fromkeys(table["model"]))
+    width = 0.8 / max(len(models), 1)
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    for i, model in enumerate(models):
+        rows = table[table["model"] == model]
+        ax.bar(
+            rows["n_clusters"] + (i - (len(models) - 1) / 2) * width,
+            rows["probability"],
+            width=width,
+            label=model,
+            color=model_style(model)["color"],
+        )
+    ax.set_xlabel("number of clusters")
+    ax.set_ylabel("posterior probability")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
     _save(fig, path)
 
 

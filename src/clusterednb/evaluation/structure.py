@@ -17,7 +17,12 @@ import pandas as pd
 
 from clusterednb.evaluation.datasets import EvalDataset
 from clusterednb.evaluation.models import GENERATIVE, fit_generative, make_generative
-from clusterednb.evaluation.plots import plot_coclustering, plot_dendrogram, plot_evidence
+from clusterednb.evaluation.plots import (
+    plot_coclustering,
+    plot_dendrogram,
+    plot_evidence,
+    plot_n_clusters,
+)
 from clusterednb.evaluation.runner import run_cells
 from clusterednb.evaluation.store import CellStore
 from clusterednb.evaluation.sweeps import per_task_training_mask
@@ -196,6 +201,8 @@ def partition_cell(dataset: EvalDataset, seed: int, k: int, out_dir: str) -> lis
             model.partition_,
             Path(out_dir) / f"partitions_cocluster_{name}_k{k}.png",
             f"{dataset.name}: {name}, {k} rows per task",
+            labels=labels,
+            tree=getattr(model, "tree_", None) if name == "cnb-bhc" else None,
         )
         if name == "cnb-bhc" and len(labels) > 1:
             plot_dendrogram(
@@ -204,7 +211,13 @@ def partition_cell(dataset: EvalDataset, seed: int, k: int, out_dir: str) -> lis
                 Path(out_dir) / f"partitions_tree_k{k}.png",
                 f"{dataset.name}: BHC tree, {k} rows per task",
             )
-    pd.DataFrame(extra).to_csv(Path(out_dir) / f"partitions_nclusters_k{k}.csv", index=False)
+    n_clusters = pd.DataFrame(extra)
+    n_clusters.to_csv(Path(out_dir) / f"partitions_nclusters_k{k}.csv", index=False)
+    plot_n_clusters(
+        n_clusters,
+        Path(out_dir) / f"partitions_nclusters_k{k}.png",
+        f"{dataset.name}: P(number of clusters), {k} rows per task",
+    )
     return rows
 
 
