@@ -98,7 +98,7 @@ def fit_laplace(
     With no rows the posterior is the prior, Gaussian, so Laplace is exact: evidence 1.
 
     >>> import numpy as np
-    >>> abs(fit_laplace(np.zeros((0, 2)), np.zeros(0)).log_marginal) < 1e-12
+    >>> bool(abs(fit_laplace(np.zeros((0, 2)), np.zeros(0)).log_marginal) < 1e-12)
     True
     """
     if not precision > 0:

@@ -1,16 +1,20 @@
-"""Compiled row-wise softmax of the variational engine (one pass, in place, parallel)."""
+"""Compiled row-wise softmax of the variational engine (one pass, in place).
+
+Serial on purpose: a Numba ``parallel=True`` kernel in a process that the evaluation harness
+then forks into workers killed a worker (the threading layer does not survive ``fork``).
+"""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _softmax_rows(values, entropies):  # pragma: no cover
-    for u in prange(values.shape[0]):
+    for u in range(values.shape[0]):
         row = values[u]
         top = -np.inf
         for k in range(row.shape[0]):
