@@ -23,7 +23,11 @@ from clusterednb.inference.cluster_weighted import (
     membership,
     sparse_design,
 )
-from clusterednb.inference.joint_blocks import JointLogisticBlocks, one_hot_design
+from clusterednb.inference.joint_blocks import (
+    JointLogisticBlocks,
+    TaskExpansions,
+    one_hot_design,
+)
 from clusterednb.special import log_dirichlet_multinomial
 
 AUTO = "auto"
@@ -137,15 +141,29 @@ class JointData:
         sizes = np.bincount(self.task[self.labelled], minlength=self.n_tasks)
         return np.concatenate([[0], np.cumsum(sizes)])
 
+    @cached_property
+    def _expansions(self) -> dict[float, TaskExpansions]:
+        return {}
+
+    def expansions(self, precision: float) -> TaskExpansions:
+        """Each task's label log-likelihood expanded at the pooled MAP (computed once per
+        prior precision: the tuning grid's settings all share it)."""
+        if precision not in self._expansions:
+            rows = self.labelled
+            self._expansions[precision] = TaskExpansions.at_pooled_map(
+                one_hot_design(self.codes[rows], self.offsets),
+                self.y[rows].astype(np.float64),
+                self.task_starts,
+                precision,
+            )
+        return self._expansions[precision]
+
     def blocks(self, settings: FitSettings) -> JointLogisticBlocks:
         """The block scores of these rows under ``settings`` (fixed ``effective_rows``)."""
-        rows = self.labelled
         return JointLogisticBlocks(
             self.value_counts,
             self.offsets,
-            one_hot_design(self.codes[rows], self.offsets),
-            self.y[rows].astype(np.float64),
-            self.task_starts,
+            self.expansions(settings.precision),
             beta=settings.beta,
             precision=settings.precision,
             task_weights=task_tempering(self.rows_per_task, float(settings.effective_rows)),

@@ -83,6 +83,11 @@ def fit_generative(
     )
 
 
+def with_unlabelled(train: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
+    """The training rows followed by the test rows with their labels hidden (transductive)."""
+    return pd.concat([train, test.assign(label=np.nan)], ignore_index=True)
+
+
 def check_models(names: tuple[str, ...]) -> None:
     """Raise :class:`CNBError` naming any unknown model."""
     unknown = [n for n in names if n not in MODEL_NAMES]
@@ -129,7 +134,7 @@ def fit_predict(
         if transductive and name.startswith("cnb-"):
             return select_transductive(name, train, test, features, seed)
         if transductive:
-            train = pd.concat([train, test.assign(label=np.nan)], ignore_index=True)
+            train = with_unlabelled(train, test)
         model = fit_generative(name, train, features, seed)
         positive = list(model.classes_).index(1)
         if transductive and hasattr(model, "unlabelled_proba_"):
@@ -233,7 +238,7 @@ def select_transductive(
     and the test rows unlabelled; the clusters come from the labelled rows, and each target's
     unlabelled test rows choose among them. Returns ``P(y = 1)`` of each test row."""
     model = make_generative(name, seed).set_params(transductive="select")
-    both = pd.concat([train, test.assign(label=np.nan)], ignore_index=True)
+    both = with_unlabelled(train, test)
     model.fit(both[features], both["label"].to_numpy(dtype=float), both["task"].to_numpy())
     proba = model.predict_proba(test[features], test["task"].to_numpy())
     return proba[:, list(model.classes_).index(1)]
@@ -291,7 +296,7 @@ def clustered_logistic(
     training tasks); transductively the test rows join the fit unlabelled, so their features
     help choose their task's cluster. Returns ``P(y = 1)`` of each test row."""
     if transductive:
-        train = pd.concat([train, test.assign(label=np.nan)], ignore_index=True)
+        train = with_unlabelled(train, test)
     model = ClusteredLogisticRegression(classes=[0, 1], handle_unknown="ignore", random_state=seed)
     model.fit(train[features], train["label"].to_numpy(dtype=float), train["task"].to_numpy())
     return model.predict_proba(test[features], test["task"].to_numpy())[:, 1]

@@ -129,16 +129,14 @@ class JointLogisticBlocks:
     value_counts : ndarray of shape (n_tasks, n_values_total)
         Each task's feature-value counts over all its rows (labelled or not).
     offsets : ndarray of shape (n_features + 1,)
-    design : ndarray of shape (n_labelled, d)
-        One-hot rows of the labelled rows (:func:`one_hot_design`), grouped by task.
-    y : ndarray of shape (n_labelled,)
-        Their labels in {0, 1}.
-    task_starts : ndarray of shape (n_tasks + 1,)
-        Task ``u``'s labelled rows are ``design[task_starts[u]:task_starts[u + 1]]``.
+    expansions : TaskExpansions
+        Each task's untempered label log-likelihood expanded at the pooled MAP
+        (:meth:`TaskExpansions.at_pooled_map`; it does not depend on the tempering, so one
+        serves every setting tried).
     beta : float
         Symmetric Dirichlet pseudo-count of the feature model.
     precision : float
-        ``λ``, the logistic weights' prior precision.
+        ``λ``, the logistic weights' prior precision (the one the expansions were made with).
     task_weights : ndarray of shape (n_tasks,)
         ``τ_u`` in ``(0, 1]``.
     """
@@ -147,9 +145,7 @@ class JointLogisticBlocks:
         self,
         value_counts: np.ndarray,
         offsets: np.ndarray,
-        design: np.ndarray,
-        y: np.ndarray,
-        task_starts: np.ndarray,
+        expansions: TaskExpansions,
         beta: float = 1.0,
         precision: float = 1.0,
         task_weights: np.ndarray | None = None,
@@ -159,12 +155,11 @@ class JointLogisticBlocks:
         self.offsets = offsets
         self.beta = beta
         self.precision = precision
-        full = TaskExpansions.at_pooled_map(design, y, task_starts, precision)
         self.expansions = TaskExpansions(
-            full.anchor,
-            full.value * weights,
-            full.gradient * weights[:, None],
-            full.hessian * weights[:, None, None],
+            expansions.anchor,
+            expansions.value * weights,
+            expansions.gradient * weights[:, None],
+            expansions.hessian * weights[:, None, None],
         )
         self._scores: dict[frozenset[int], float] = {}
 
