@@ -13,6 +13,7 @@ $(BIN)/python:
 # One stamp per set of extras: installing a larger set later adds only what is missing.
 $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[$(subst +,$(comma),$*)]"
+	$(BIN)/cnb warm-up
 	touch $@
 
 comma := ,

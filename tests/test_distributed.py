@@ -84,47 +84,6 @@ def test_unknown_category_in_a_shard_is_an_error(events):
 
 
 # ---------------------------------------------------------------------------- sharded Gibbs
-def _small():
-    population = make_planted_population(
-        np.random.default_rng(5),
-        group_sizes=(2, 3),
-        rows_per_task=4,
-        n_features=3,
-        n_values=3,
-        feature_concentration=1.0,
-    )
-    frame = population.frame
-    return frame[population.feature_names], frame["label"], frame["task"]
-
-
-def _distribution(result):
-    return {tuple(p): w for p, w in zip(result.partitions, result.partition_weights, strict=True)}
-
-
-def _total_variation(p, q):
-    return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
-
-
-@pytest.mark.parametrize(("n_shards", "bound"), [(1, 0.03), (2, 0.3)])
-def test_sharded_sampler_against_the_exact_posterior(n_shards, bound):
-    """One shard is the exact sampler; more are an approximation whose bias is measured.
-
-    Total variation from the exact partition posterior of 5 tasks (seeds 0, 1): 1 shard
-    0.018, 0.015; 2 shards 0.16, 0.25; 3 or 5 shards 0.65–0.69 (with one or two tasks per
-    shard, every shard opens its own clusters in the same sweep). The approximation is for
-    many tasks per shard.
-    """
-    from clusterednb import ClusteredNB
-    from clusterednb.inference.sharded import fit_sharded_gibbs
-
-    X, y, tasks = _small()
-    exact = ClusteredNB(inference="exact").fit(X, y, tasks)
-    sharded = fit_sharded_gibbs(
-        exact.observation_, exact.counts_, 1.0, 20_000, 200, n_shards, np.random.default_rng(0)
-    )
-    assert _total_variation(_distribution(sharded), _distribution(exact.result_)) < bound
-
-
 def test_clustered_with_the_dask_backend_recovers_a_planted_partition():
     from sklearn.metrics import adjusted_rand_score
 

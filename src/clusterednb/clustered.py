@@ -71,13 +71,17 @@ class ClusteredNB(TaskNaiveBayes):
     n_iter : int, default=100
         EM iterations (``semi_supervised="em"``).
     backend : {"local", "dask"}, default="local"
-        ``"dask"`` (with ``inference="gibbs"``): the sharded Gibbs sampler of
-        :mod:`clusterednb.inference.sharded` on the current ``dask.distributed`` client (a
-        2-worker ``LocalCluster`` for the fit when there is none). Its shards see each
-        other's moves only between sweeps (an approximation, documented there); it uses no
-        split–merge moves, no ``gamma`` sampling and no unlabelled rows.
+        ``"dask"`` (with ``inference="gibbs"``): the assignment sweep is split into shards
+        that run on the current ``dask.distributed`` client's workers (a 2-worker
+        ``LocalCluster`` for the fit when there is none); the rest of each Gibbs step runs
+        here. Shards see each other's moves only between sweeps (an approximation,
+        documented in :mod:`clusterednb.inference.sharded`).
     n_shards : int, optional
         Shards per sweep with ``backend="dask"`` (default: twice the number of workers).
+    n_jobs : int, default=1
+        With ``inference="gibbs"`` and ``backend="local"``: the assignment sweep is split
+        into ``n_jobs`` shards that run in parallel threads (the same approximation as
+        ``backend="dask"``; 1 is the exact sequential sampler).
     random_state : int, numpy.random.Generator or None
         Seed of the only source of randomness.
     progress : bool, default=True
@@ -170,6 +174,7 @@ class ClusteredNB(TaskNaiveBayes):
         n_iter: int = 100,
         backend: str = "local",
         n_shards: int | None = None,
+        n_jobs: int = 1,
         random_state: int | np.random.Generator | None = None,
         progress: bool = True,
         schema: FeatureSchema | None = None,
@@ -193,10 +198,6 @@ class ClusteredNB(TaskNaiveBayes):
         mode = super()._semi_supervised_mode()
         if self.transductive == "select":
             return None  # the clusters come from labelled rows; unlabelled ones only choose
-        if mode == "gibbs" and self.backend == "dask":
-            if self.semi_supervised == "auto":
-                return None
-            raise CNBError("backend='dask' does not resample labels; use semi_supervised='em'")
         if mode == "gibbs" and self.inference != "gibbs":
             if self.semi_supervised == "auto":
                 return None
@@ -223,6 +224,8 @@ class ClusteredNB(TaskNaiveBayes):
             raise CNBError(f"backend must be 'local' or 'dask', got {self.backend!r}")
         if self.backend == "dask" and self.inference != "gibbs":
             raise CNBError("backend='dask' runs the Gibbs engine: set inference='gibbs'")
+        if not (isinstance(self.n_jobs, int | np.integer) and self.n_jobs >= 1):
+            raise CNBError(f"n_jobs must be a positive integer, got {self.n_jobs!r}")
         if self.transductive not in TRANSDUCTIVE_MODES:
             raise CNBError(
                 f"transductive must be one of {TRANSDUCTIVE_MODES}, got {self.transductive!r}"

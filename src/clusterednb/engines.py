@@ -39,18 +39,6 @@ def run_engine(estimator: Any, model: DirichletNB, counts: Counts) -> Clustering
 
 
 def _run_gibbs(estimator: Any, model: DirichletNB, counts: Counts) -> ClusteringResult:
-    if estimator.backend == "dask":
-        from clusterednb.distributed.dask import run_sharded_gibbs
-
-        return run_sharded_gibbs(
-            model,
-            counts,
-            estimator.gamma,
-            estimator.n_sweeps,
-            min(estimator.burn_in, estimator.n_sweeps - 1),
-            estimator.n_shards,
-            estimator._rng(),
-        )
     warm = getattr(estimator, "result_", None)
     n_sweeps, burn_in, initial = estimator.n_sweeps, estimator.burn_in, None
     if warm is not None and "assignment" in warm.extras:
@@ -67,10 +55,11 @@ def _run_gibbs(estimator: Any, model: DirichletNB, counts: Counts) -> Clustering
         gamma_prior=tuple(estimator.gamma_prior),
         split_merge_moves=moves,
         progress=estimator.progress,
+        n_jobs=estimator.n_jobs,
     )
     # Without semi-supervision the unlabelled rows are not part of the data at all.
     rows = slice(None) if estimator._semi_supervised_mode() == "gibbs" else slice(0, 0)
-    return fit_gibbs(
+    arguments = (
         model,
         counts,
         estimator.unlabelled_X_[rows],
@@ -80,3 +69,8 @@ def _run_gibbs(estimator: Any, model: DirichletNB, counts: Counts) -> Clustering
         estimator._rng(),
         initial,
     )
+    if estimator.backend == "dask":
+        from clusterednb.distributed.dask import run_sharded_gibbs
+
+        return run_sharded_gibbs(*arguments, n_shards=estimator.n_shards)
+    return fit_gibbs(*arguments)

@@ -7,7 +7,8 @@ code is cached on disk (``cache=True``) so only the first run on a machine pays 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from clusterednb.jit import njit
 
 
 @njit(cache=True, nogil=True)

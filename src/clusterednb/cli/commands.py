@@ -362,3 +362,10 @@ def demo(args: argparse.Namespace) -> None:
     from clusterednb.demo import run_demo
 
     run_demo(seed=args.seed, out=args.output, jobs=args.jobs)
+
+
+def warm_up(args: argparse.Namespace) -> None:
+    """``cnb warm-up``."""
+    from clusterednb.warmup import describe, warm_up
+
+    print(describe(warm_up()))

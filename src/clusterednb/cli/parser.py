@@ -207,6 +207,14 @@ def _demo(commands: argparse._SubParsersAction) -> None:
     demo.set_defaults(run=f"{COMMANDS}:demo")
 
 
+def _warm_up(commands: argparse._SubParsersAction) -> None:
+    warm = commands.add_parser(
+        "warm-up",
+        help="compile every kernel once (~10 s), so later processes start at once",
+    )
+    warm.set_defaults(run=f"{COMMANDS}:warm_up")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``cnb`` (every command and option)."""
     from clusterednb.meeting.cli import add_meeting_commands
@@ -222,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="show the traceback of an error as well"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_fit, _predict, _evidence, _evaluate, _demo):
+    for add in (_fit, _predict, _evidence, _evaluate, _demo, _warm_up):
         add(commands)
     add_meeting_commands(commands)
     add_service_commands(commands)

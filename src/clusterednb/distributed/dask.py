@@ -27,8 +27,10 @@ from clusterednb.distributed.shards import (
     schema_from_distinct,
     shard_counts,
 )
+from clusterednb.inference.gibbs import fit_gibbs
+from clusterednb.inference.gibbs_state import GibbsSettings
 from clusterednb.inference.result import ClusteringResult
-from clusterednb.inference.sharded import fit_sharded_gibbs
+from clusterednb.inference.sharded import ShardedSweep
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 
@@ -93,16 +95,21 @@ def counts_from_parquet(
 def run_sharded_gibbs(
     model: DirichletNB,
     counts: Counts,
+    unlabelled_X: np.ndarray,
+    unlabelled_task: np.ndarray,
     gamma: float,
-    n_sweeps: int,
-    burn_in: int,
-    n_shards: int | None,
+    settings: GibbsSettings,
     rng: np.random.Generator,
+    initial_assignment: np.ndarray | None = None,
+    n_shards: int | None = None,
 ) -> ClusteringResult:
-    """:func:`~clusterednb.inference.sharded.fit_sharded_gibbs` with shards on Dask workers.
+    """:func:`~clusterednb.inference.gibbs.fit_gibbs` with the assignment sweep's shards on
+    Dask workers (:class:`~clusterednb.inference.sharded.ShardedSweep`; each worker receives
+    only its shard's sparse counts and the clusters' statistics).
 
     Uses the current ``dask.distributed`` client, or a 2-worker ``LocalCluster`` started (and
-    closed) for this call when there is none.
+    closed) for this call when there is none. ``n_shards`` defaults to twice the number of
+    workers.
     """
     from distributed import Client, LocalCluster, default_client
 
@@ -116,11 +123,21 @@ def run_sharded_gibbs(
     try:
         shards = n_shards or 2 * max(len(client.scheduler_info()["workers"]), 1)
 
-        def map_shards(function: Any, arguments: Sequence[Any]) -> list[Any]:
-            return client.gather(client.map(function, arguments, pure=False))
+        def map_shards(function: Any, jobs: Sequence[Any]) -> list[Any]:
+            return client.gather(client.map(function, jobs, pure=False))
 
-        return fit_sharded_gibbs(model, counts, gamma, n_sweeps, burn_in, shards, rng, map_shards)
+        sweep = ShardedSweep(shards, map_shards, remote=True)
+        return fit_gibbs(
+            model,
+            counts,
+            unlabelled_X,
+            unlabelled_task,
+            gamma,
+            settings,
+            rng,
+            initial_assignment,
+            sweep,
+        )
     finally:
         if owned is not None:
             owned[0].close()
-            owned[1].close()

@@ -113,6 +113,7 @@ def _run(
         if structure == "cnb":
             sweep_assignments(
                 state.kernel_state(),
+                data.all_tasks,
                 data.new_score,
                 np.log(gamma),
                 rng.random(n_tasks),

@@ -11,9 +11,9 @@ import heapq
 import math
 
 import numpy as np
-from numba import njit
 
 from clusterednb.inference.gibbs_kernels import merged_log_ml
+from clusterednb.jit import njit
 
 
 @njit(cache=True, nogil=True)

@@ -9,11 +9,13 @@ sampler's data and state are in :mod:`~clusterednb.inference.gibbs_state`, its m
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from clusterednb.inference.gibbs_moves import gibbs_step
+from clusterednb.inference.gibbs_moves import AssignmentSweep, gibbs_step, sequential_sweep
 from clusterednb.inference.gibbs_state import (
     GibbsData,
     GibbsSettings,
@@ -23,6 +25,7 @@ from clusterednb.inference.gibbs_state import (
 )
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
+from clusterednb.inference.sharded import ShardedSweep
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition, crp_log_prior
 from clusterednb.progress import progress
@@ -81,6 +84,7 @@ def fit_gibbs(
     settings: GibbsSettings,
     rng: np.random.Generator,
     initial_assignment: np.ndarray | None = None,
+    sweep: AssignmentSweep | None = None,
 ) -> ClusteringResult:
     """Run the sampler and summarise its retained samples.
 
@@ -96,6 +100,10 @@ def fit_gibbs(
     rng : numpy.random.Generator
     initial_assignment : ndarray of shape (n_tasks,), optional
         Warm start (-1 for tasks to be placed by the first sweep).
+    sweep : callable, optional
+        The assignment move (e.g. a :class:`~.sharded.ShardedSweep` on Dask workers).
+        Default: the sequential sweep, or with ``settings.n_jobs > 1`` a sharded sweep whose
+        ``n_jobs`` shards run in a thread pool.
 
     Returns
     -------
@@ -107,7 +115,33 @@ def fit_gibbs(
         ``split_merge_accepted``.
     """
     require_conjugate(model, "gibbs")
-    data = prepare(model, counts, unlabelled_X, unlabelled_task)
+    with ExitStack() as stack:
+        if sweep is None and settings.n_jobs > 1:
+            pool = stack.enter_context(ThreadPoolExecutor(settings.n_jobs))
+            sweep = ShardedSweep(settings.n_jobs, pool.map)
+        return _sample(
+            model,
+            counts,
+            prepare(model, counts, unlabelled_X, unlabelled_task),
+            gamma,
+            settings,
+            rng,
+            initial_assignment,
+            sweep or sequential_sweep,
+        )
+
+
+def _sample(
+    model: DirichletNB,
+    counts: Counts,
+    data: GibbsData,
+    gamma: float,
+    settings: GibbsSettings,
+    rng: np.random.Generator,
+    initial_assignment: np.ndarray | None,
+    sweep: AssignmentSweep,
+) -> ClusteringResult:
+    """The chain of :func:`fit_gibbs` on prepared data, with ``sweep`` as the assignment move."""
     state = initial_state(rng, data, gamma, initial_assignment)
     n_classes = model.schema.n_classes
     step_probability = np.zeros((state.labels.size, n_classes))
@@ -115,12 +149,12 @@ def fit_gibbs(
     recorder = _Recorder()
     accepted = 0
     reporter = progress(settings.n_sweeps, "Gibbs sweeps", enabled=settings.progress)
-    for sweep in range(settings.n_sweeps):
-        info = gibbs_step(rng, state, data, settings, step_probability)
+    for step in range(settings.n_sweeps):
+        info = gibbs_step(rng, state, data, settings, step_probability, sweep)
         accepted += int(info["accepted"])
-        if sweep >= settings.burn_in:
+        if step >= settings.burn_in:
             probability_sums += step_probability
-            if (sweep - settings.burn_in) % settings.thin == 0:
+            if (step - settings.burn_in) % settings.thin == 0:
                 recorder.record(state, data)
         reporter.update(1)
     reporter.close()

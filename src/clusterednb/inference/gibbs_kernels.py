@@ -26,7 +26,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from clusterednb.jit import njit
 
 
 @njit(cache=True, nogil=True)
@@ -228,6 +229,7 @@ def _score_columns(task, n, tasks, tables, columns, scores, first_term):  # prag
 @njit(cache=True, nogil=True)
 def sweep_assignments(
     state,
+    order,
     new_cluster_score,
     log_gamma,
     uniforms,
@@ -242,7 +244,9 @@ def sweep_assignments(
     ``state = (assignment, sizes, active, position, free, counters)``. ``assignment[u] = -1``
     marks a task not yet placed (the first sweep then draws from the sequential CRP
     posterior). ``active[:counters[0]]`` lists occupied slots, ``position[slot]`` is a slot's
-    index in ``active``, ``free[:counters[1]]`` the empty slots. ``uniforms[u]`` decides
+    index in ``active``, ``free[:counters[1]]`` the empty slots (the last one is taken
+    first). ``order`` lists the tasks to visit, in turn (all of them for the sampler; one
+    shard's for :func:`~clusterednb.inference.sharded.sweep_shard`). ``uniforms[u]`` decides
     task ``u``. The likelihood is raised to ``temperature`` (1 for plain Gibbs; annealed
     importance sampling uses the tempered targets ``P(z) P(X, Y | z)^τ``).
 
@@ -265,8 +269,10 @@ def sweep_assignments(
         _fill_column(a, active[a], record, columns)
     scores = np.empty(active.shape[0] + 1)
     first_term = np.empty(active.shape[0] + 1)
-    log_size = np.log(np.maximum(np.arange(assignment.shape[0] + 1), 1).astype(np.float64))
-    for task in range(assignment.shape[0]):
+    largest = sizes.sum() + order.shape[0] + 1  # no cluster can grow beyond this
+    log_size = np.log(np.maximum(np.arange(largest), 1).astype(np.float64))
+    for visit in range(order.shape[0]):
+        task = order[visit]
         old = assignment[task]
         if old >= 0:
             move_task(task, old, -1, tasks, cluster_cells, cluster_totals)

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy.special import gammaln
 
@@ -29,20 +31,17 @@ from clusterednb.inference.gibbs_state import (
 _INTERMEDIATE_SCANS = 3  # restricted Gibbs scans that build a split–merge launch state
 
 
-def gibbs_step(
-    rng: np.random.Generator,
-    state: GibbsState,
-    data: GibbsData,
-    settings: GibbsSettings,
-    label_probability: np.ndarray,
-) -> dict[str, float]:
-    """One full step of the sampler; updates ``state`` in place.
+AssignmentSweep = Callable[[np.random.Generator, GibbsState, GibbsData], dict[str, int]]
+"""``sweep(rng, state, data) -> info``: one pass over the tasks' cluster assignments."""
 
-    ``label_probability`` (n_unlabelled, n_classes) receives this step's conditional label
-    probabilities of the unlabelled rows (overwritten). Returns information on the step.
-    """
+
+def sequential_sweep(
+    rng: np.random.Generator, state: GibbsState, data: GibbsData
+) -> dict[str, int]:
+    """Neal's algorithm 3 over every task in index order (compiled), in place."""
     sweep_assignments(
         state.kernel_state(),
+        data.all_tasks,
         data.new_score,
         np.log(state.gamma),
         rng.random(data.n_tasks),
@@ -52,6 +51,25 @@ def gibbs_step(
         data.tables.packed(),
         1.0,
     )
+    return {}
+
+
+def gibbs_step(
+    rng: np.random.Generator,
+    state: GibbsState,
+    data: GibbsData,
+    settings: GibbsSettings,
+    label_probability: np.ndarray,
+    sweep: AssignmentSweep = sequential_sweep,
+) -> dict[str, float]:
+    """One full step of the sampler; updates ``state`` in place.
+
+    ``label_probability`` (n_unlabelled, n_classes) receives this step's conditional label
+    probabilities of the unlabelled rows (overwritten). ``sweep`` moves the tasks'
+    assignments (the sharded sweep of :mod:`.sharded` runs shards in parallel). Returns
+    information on the step.
+    """
+    info = sweep(rng, state, data)
     if state.labels.size:
         resample_unlabelled(rng, state, data, label_probability, 1.0)
     accepted = sum(split_merge_move(rng, state, data) for _ in range(settings.split_merge_moves))
@@ -59,7 +77,7 @@ def gibbs_step(
         state.gamma = escobar_west_gamma(
             rng, state.gamma, state.n_clusters, data.n_tasks, settings.gamma_prior
         )
-    return {"accepted": accepted, "n_clusters": state.n_clusters, "gamma": state.gamma}
+    return {"accepted": accepted, "n_clusters": state.n_clusters, "gamma": state.gamma, **info}
 
 
 def resample_unlabelled(
@@ -152,7 +170,7 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
         scan(free_choice)
     if slot_i == slot_j:
         log_q = scan(free_choice)  # the proposed split; the ratio is evaluated on it
-        log_ratio = _log_split_ratio(state.gamma, sizes, cells, totals, 0, 1, data) - log_q
+        log_ratio = log_split_ratio(state.gamma, sizes, cells, totals, 0, 1, data) - log_q
         if np.log(rng.random()) >= log_ratio:
             return False
         new_slot = state.take_free_slot()
@@ -163,7 +181,7 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
         state.sizes[[new_slot, slot_j]] = sizes
         return True
     log_q = scan((state.assignment[members] == slot_j).astype(np.int64))
-    log_ratio = log_q - _log_split_ratio(
+    log_ratio = log_q - log_split_ratio(
         state.gamma,
         state.sizes[[slot_i, slot_j]],
         state.cluster_cells,
@@ -178,7 +196,7 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
     return True
 
 
-def _log_split_ratio(
+def log_split_ratio(
     gamma: float,
     sizes: np.ndarray,
     cells: np.ndarray,

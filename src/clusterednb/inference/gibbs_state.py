@@ -32,6 +32,7 @@ class GibbsSettings:
     gamma_prior: tuple[float, float] = (1.0, 1.0)
     split_merge_moves: int = 3
     progress: bool = False
+    n_jobs: int = 1
 
 
 @dataclass
@@ -65,6 +66,19 @@ class SparseTaskCounts:
             key_t.astype(np.int64),
             totals[task_t, key_t],
         )
+
+    def take(self, tasks: np.ndarray) -> SparseTaskCounts:
+        """The counts of ``tasks`` (int array of shape (n,)), renumbered ``0 .. n-1``."""
+        parts: list[np.ndarray] = []
+        for ptr, key, count in (
+            (self.cell_ptr, self.cell_key, self.cell_count),
+            (self.total_ptr, self.total_key, self.total_count),
+        ):
+            lengths = ptr[tasks + 1] - ptr[tasks]
+            starts = np.repeat(ptr[tasks] - np.cumsum(lengths) + lengths, lengths)
+            entries = starts + np.arange(lengths.sum())
+            parts += [np.concatenate([[0], np.cumsum(lengths)]), key[entries], count[entries]]
+        return SparseTaskCounts(*parts)
 
     def packed(self) -> tuple[np.ndarray, ...]:
         """The ``tasks`` tuple the kernels take (see :mod:`.gibbs_kernels`)."""
@@ -136,6 +150,11 @@ class GibbsData:
     @property
     def n_tasks(self) -> int:
         return int(self.labelled_label_counts.shape[0])
+
+    @property
+    def all_tasks(self) -> np.ndarray:
+        """Every task in index order (the visiting order of a sequential sweep)."""
+        return np.arange(self.n_tasks, dtype=np.int64)
 
     def refresh(self, labels: np.ndarray) -> np.ndarray:
         """Rebuild the tasks' counts with the unlabelled rows at ``labels``; return label counts."""

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from clusterednb.jit import njit
 from clusterednb.observation import DirichletNB
 from clusterednb.special import segment_sum
 from clusterednb.stats import Counts

@@ -1,81 +1,78 @@
-"""A sharded collapsed Gibbs sampler over task assignments (for distributed engines).
+"""The assignment sweep of the Gibbs sampler split into shards that run in parallel.
 
-Each sweep, the tasks are split into shards; every shard sweeps its own tasks (Neal's
-algorithm 3, as the single-machine engine) against a copy of the cluster statistics taken
-at the start of the sweep, updated only by its own moves. The shards' changes are then added
-up. **Approximation**: within a sweep a shard does not see the other shards' moves (its
-statistics are stale), so the chain is not exactly the collapsed Gibbs sampler; clusters
-opened in the same sweep by different shards stay distinct until later sweeps move their
-members together. With one shard it is the exact sampler. The effect is measured against
-the sequential sampler in ``BENCHMARKS.md`` and tested on a planted partition.
+Each sweep the tasks are dealt to shards by a seeded permutation; every shard runs the
+sequential sweep kernel (:func:`~clusterednb.inference.gibbs_kernels.sweep_assignments`)
+over its own tasks against a copy of the cluster statistics taken at the start of the
+sweep, updated only by its own moves. The driver then adds up the shards' changes,
+proposes to merge the clusters that different shards opened in the same sweep, and the
+rest of the Gibbs step (label resampling, Jain–Neal split–merge moves, the update of γ)
+runs on the merged state as in the sequential sampler.
 
-:func:`shard_sweep` is engine-agnostic (numpy and Numba only); :func:`fit_sharded_gibbs`
-takes a ``map_shards`` callable, so Dask, Spark or a plain ``map`` can run the shards.
+**Approximation.** Within a sweep a shard does not see the other shards' moves (its
+statistics are stale), so the chain is not exactly the collapsed Gibbs sampler; the
+measured distance to the exact posterior is in the tests and ``BENCHMARKS.md``. With one
+shard it *is* the sequential sampler, draw for draw. Two shards that each open a cluster
+for the same group in the same sweep would leave two clusters that single-task moves merge
+only slowly; the driver therefore offers each such pair the choice "merged" or "separate"
+with probabilities proportional to their posterior (the same ratio as a split–merge move,
+without a reverse proposal: part of the approximation).
+
+Shards run in a thread pool (the kernels release the GIL) for ``ClusteredNB(n_jobs=N)``,
+or on Dask workers (:mod:`clusterednb.distributed.dask`), which receive only their own
+tasks' sparse counts.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-from numba import njit
 
-from clusterednb.inference.gibbs import _Recorder, _summarise, partition_log_joint
-from clusterednb.inference.gibbs_kernels import (
-    move_task,
-    new_cluster_scores,
-    sample_index,
-    task_log_score,
-)
-from clusterednb.inference.gibbs_state import LogGammaTables, SparseTaskCounts
-from clusterednb.inference.result import ClusteringResult, require_conjugate
-from clusterednb.observation import DirichletNB
-from clusterednb.priors import canonical_partition
-from clusterednb.special import segment_sum
-from clusterednb.stats import Counts
+from clusterednb.inference.gibbs_kernels import sweep_assignments
+from clusterednb.inference.gibbs_moves import log_split_ratio
+from clusterednb.inference.gibbs_state import GibbsData, GibbsState, LogGammaTables
+
+ShardMap = Callable[[Callable, Sequence], Sequence]
+"""``map_shards(function, jobs)``: ``[function(job) for job in jobs]``, run anywhere."""
 
 
-@njit(cache=True, nogil=True)
-def _sweep_shard(
-    assignment,
-    sizes,
-    n_clusters,
-    new_cluster_score,
-    log_gamma,
-    uniforms,
-    tasks,
-    cluster_cells,
-    cluster_totals,
-    tables,
-):  # pragma: no cover
-    """Sweep the shard's tasks; clusters keep their ids, new ones are appended."""
-    scores = np.empty(sizes.shape[0] + 1)
-    ids = np.empty(sizes.shape[0] + 1, dtype=np.int64)
-    for task in range(assignment.shape[0]):
-        old = assignment[task]
-        if old >= 0:
-            move_task(task, old, -1, tasks, cluster_cells, cluster_totals)
-            sizes[old] -= 1
-        n = 0
-        for k in range(n_clusters[0]):
-            if sizes[k] > 0:
-                scores[n] = np.log(sizes[k]) + task_log_score(
-                    task, k, tasks, cluster_cells, cluster_totals, tables
-                )
-                ids[n] = k
-                n += 1
-        scores[n] = log_gamma + new_cluster_score[task]
-        chosen = sample_index(scores, n + 1, uniforms[task])
-        if chosen == n:
-            k = n_clusters[0]
-            n_clusters[0] += 1
-        else:
-            k = ids[chosen]
-        move_task(task, k, 1, tasks, cluster_cells, cluster_totals)
-        sizes[k] += 1
-        assignment[task] = k
+@dataclass(frozen=True)
+class ShardJob:
+    """What one shard needs for one sweep.
+
+    Attributes
+    ----------
+    order : int array of shape (n_s,)
+        The shard's tasks, as indices into ``tasks``.
+    assignment : int array of shape (n,)
+        Cluster of each task of ``tasks`` as an index into the broadcast clusters (-1: not
+        placed); only the entries in ``order`` are read, and they are overwritten.
+    cells, totals, sizes : int arrays of shape (K, C·V), (K, C·F), (K,)
+        Statistics of the K occupied clusters over ALL tasks (the shard's included).
+    log_gamma : float
+    uniforms : float array of shape (n,)
+        ``uniforms[u]`` decides task ``u``.
+    tasks : tuple of int arrays
+        Sparse task counts (:meth:`.SparseTaskCounts.packed`).
+    new_score : float array of shape (n,)
+        Each task's score against an empty cluster.
+    tables : tuple of arrays, or (cell_prior, total_prior, max_count)
+        Packed log-gamma tables, or what builds them where the shard runs (remote workers
+        build their own instead of receiving them).
+    """
+
+    order: np.ndarray
+    assignment: np.ndarray
+    cells: np.ndarray
+    totals: np.ndarray
+    sizes: np.ndarray
+    log_gamma: float
+    uniforms: np.ndarray
+    tasks: tuple[np.ndarray, ...]
+    new_score: np.ndarray
+    tables: tuple
 
 
 @dataclass(frozen=True)
@@ -84,11 +81,12 @@ class ShardSweep:
 
     Attributes
     ----------
-    assignment : ndarray of shape (n_shard_tasks,)
-        New cluster of each task: ids below ``n_clusters`` are the broadcast clusters, ids
-        ``n_clusters + j`` the shard's ``j``-th new cluster.
-    delta_cells, delta_totals : ndarray of shape (n_clusters + n_new, C·V) and (…, C·F)
-    delta_sizes : ndarray of shape (n_clusters + n_new,)
+    assignment : int array of shape (n_s,)
+        New cluster of each task in ``order``: ids below K are the broadcast clusters, ids
+        ``K + j`` the shard's new clusters.
+    delta_cells, delta_totals, delta_sizes : int arrays of shape (K + n_new, C·V), (…, C·F),
+        (K + n_new,)
+        Change of each cluster's statistics.
     """
 
     assignment: np.ndarray
@@ -97,166 +95,168 @@ class ShardSweep:
     delta_sizes: np.ndarray
 
 
-def _priors(model: DirichletNB) -> tuple[np.ndarray, np.ndarray]:
-    return model.beta.ravel(), segment_sum(model.beta, model.offsets).ravel()
+def sweep_shard(job: ShardJob) -> ShardSweep:
+    """Sweep one shard's tasks against the broadcast statistics (see :class:`ShardJob`)."""
+    tables = job.tables
+    if len(tables) == 3:
+        tables = LogGammaTables.build(*tables).packed()
+    n_clusters, n_new = job.sizes.size, job.order.size
+    capacity = n_clusters + n_new
+    cells = np.zeros((capacity, job.cells.shape[1]), dtype=np.int64)
+    totals = np.zeros((capacity, job.totals.shape[1]), dtype=np.int64)
+    sizes = np.zeros(capacity, dtype=np.int64)
+    cells[:n_clusters], totals[:n_clusters], sizes[:n_clusters] = job.cells, job.totals, job.sizes
+    free = np.zeros(capacity, dtype=np.int64)
+    free[:n_new] = np.arange(capacity - 1, n_clusters - 1, -1)  # slot K is taken first
+    counters = np.array([n_clusters, n_new], dtype=np.int64)
+    state = (job.assignment, sizes, np.arange(capacity), np.arange(capacity), free, counters)
+    sweep_assignments(
+        state,
+        job.order,
+        job.new_score,
+        job.log_gamma,
+        job.uniforms,
+        job.tasks,
+        cells,
+        totals,
+        tables,
+        1.0,
+    )
+    assignment = job.assignment[job.order]
+    used = max(n_clusters, int(assignment.max(initial=-1)) + 1)
+    cells, totals, sizes = cells[:used], totals[:used], sizes[:used]
+    cells[:n_clusters] -= job.cells
+    totals[:n_clusters] -= job.totals
+    sizes[:n_clusters] -= job.sizes
+    return ShardSweep(assignment, cells, totals, sizes)
 
 
-def shard_sweep(
-    model: DirichletNB,
-    shard: Counts,
-    assignment: np.ndarray,
-    cluster_cells: np.ndarray,
-    cluster_totals: np.ndarray,
-    sizes: np.ndarray,
-    gamma: float,
-    seed: int,
-    max_count: int,
-) -> ShardSweep:
-    """One sweep of a shard's tasks against broadcast cluster statistics.
+@dataclass
+class ShardedSweep:
+    """The assignment move of :func:`~clusterednb.inference.gibbs_moves.gibbs_step`, sharded.
 
     Parameters
     ----------
-    model : DirichletNB
-    shard : Counts with the shard's n_s tasks
-    assignment : ndarray of shape (n_s,)
-        Current cluster of each task (-1: not placed yet).
-    cluster_cells, cluster_totals : ndarray of shape (K, C·V), (K, C·F)
-        Statistics of the K clusters over ALL tasks (the shard's included).
-    sizes : ndarray of shape (K,)
-    gamma : float
-    seed : int
-        Seeds this shard's generator (so a sweep is reproducible whatever runs it).
-    max_count : int
-        Largest count any cluster can hold (sizes the log-gamma tables).
+    n_shards : int
+    map_shards : callable
+        Runs :func:`sweep_shard` on each job (a thread pool's ``map``, Dask's, or ``map``).
+    remote : bool
+        Shards run in other processes: each job carries its tasks' own sparse counts and
+        builds its log-gamma tables there, instead of sharing the driver's arrays.
     """
-    rng = np.random.default_rng(seed)
-    n_tasks, n_clusters = shard.n_groups, cluster_cells.shape[0]
-    capacity = n_clusters + n_tasks
-    cells = np.zeros((capacity, cluster_cells.shape[1]), dtype=np.int64)
-    totals = np.zeros((capacity, cluster_totals.shape[1]), dtype=np.int64)
-    local_sizes = np.zeros(capacity, dtype=np.int64)
-    cells[:n_clusters], totals[:n_clusters], local_sizes[:n_clusters] = (
-        cluster_cells,
-        cluster_totals,
-        sizes,
-    )
-    before = (cells.copy(), totals.copy(), local_sizes.copy())
-    tasks = SparseTaskCounts.from_dense(shard.value_counts, model.offsets)
-    tables = LogGammaTables.build(*_priors(model), max_count)
-    new = np.array(assignment, dtype=np.int64)
-    counter = np.array([n_clusters], dtype=np.int64)
-    _sweep_shard(
-        new,
-        local_sizes,
-        counter,
-        new_cluster_scores(tasks.packed(), tables.packed()),
-        np.log(gamma),
-        rng.random(n_tasks),
-        tasks.packed(),
-        cells,
-        totals,
-        tables.packed(),
-    )
-    used = int(counter[0])
-    return ShardSweep(
-        assignment=new,
-        delta_cells=(cells - before[0])[:used],
-        delta_totals=(totals - before[1])[:used],
-        delta_sizes=(local_sizes - before[2])[:used],
-    )
 
+    n_shards: int
+    map_shards: ShardMap = map
+    remote: bool = False
 
-def _shard_call(args: tuple) -> ShardSweep:
-    return shard_sweep(*args)
+    def __call__(
+        self, rng: np.random.Generator, state: GibbsState, data: GibbsData
+    ) -> dict[str, int]:
+        """One sharded sweep; updates ``state`` in place; returns ``{"cross_shard_merges"}``."""
+        n_tasks = data.n_tasks
+        active = state.active_slots().copy()
+        local_of = np.full(state.sizes.size, -1, dtype=np.int64)
+        local_of[active] = np.arange(active.size)
+        assignment = np.where(state.assignment >= 0, local_of[state.assignment], -1)
+        uniforms = rng.random(n_tasks)
+        shards = [
+            np.sort(s) for s in np.array_split(rng.permutation(n_tasks), self.n_shards) if s.size
+        ]
+        broadcast = (
+            state.cluster_cells[active],
+            state.cluster_totals[active],
+            state.sizes[active],
+            float(np.log(state.gamma)),
+        )
+        jobs = [self._job(shard, assignment, uniforms, broadcast, data) for shard in shards]
+        results = list(self.map_shards(sweep_shard, jobs))
+        births = _merge_results(state, active, shards, results)
+        return {"cross_shard_merges": _merge_births(rng, state, data, births)}
 
-
-def fit_sharded_gibbs(
-    model: DirichletNB,
-    counts: Counts,
-    gamma: float,
-    n_sweeps: int,
-    burn_in: int,
-    n_shards: int,
-    rng: np.random.Generator,
-    map_shards: Callable[[Callable, Sequence[Any]], Sequence[ShardSweep]] | None = None,
-) -> ClusteringResult:
-    """Sharded Gibbs sampling; the result summarises the post-burn-in partitions.
-
-    ``map_shards(function, arguments)`` runs ``function(a)`` for each ``a`` (default: the
-    built-in ``map`` in this process). Tasks are dealt to shards by a seeded permutation.
-    """
-    require_conjugate(model, "gibbs (sharded)")
-    n_tasks = counts.n_groups
-    n_shards = max(1, min(n_shards, n_tasks))
-    order = rng.permutation(n_tasks)
-    shards = np.array_split(order, n_shards)
-    shard_counts = [counts.take(s) for s in shards]
-    schema = model.schema
-    cell_width = schema.n_classes * schema.n_values_total
-    total_width = schema.n_classes * schema.n_features
-    cells = np.zeros((0, cell_width), dtype=np.int64)
-    totals = np.zeros((0, total_width), dtype=np.int64)
-    sizes = np.zeros(0, dtype=np.int64)
-    assignment = np.full(n_tasks, -1, dtype=np.int64)
-    max_count = int(counts.label_counts.sum())
-    runner = map_shards or (lambda f, args: list(map(f, args)))
-    recorder = _Recorder()
-    for sweep in range(n_sweeps):
-        seeds = rng.integers(0, 2**63 - 1, size=n_shards)
-        arguments = [
-            (
-                model,
-                shard_counts[s],
-                assignment[shards[s]],
+    def _job(
+        self,
+        shard: np.ndarray,
+        assignment: np.ndarray,
+        uniforms: np.ndarray,
+        broadcast: tuple,
+        data: GibbsData,
+    ) -> ShardJob:
+        cells, totals, sizes, log_gamma = broadcast
+        if not self.remote:
+            return ShardJob(
+                shard,
+                assignment.copy(),
                 cells,
                 totals,
                 sizes,
-                gamma,
-                int(seeds[s]),
-                max_count,
+                log_gamma,
+                uniforms,
+                data.tasks.packed(),
+                data.new_score,
+                data.tables.packed(),
             )
-            for s in range(n_shards)
-        ]
-        results = runner(_shard_call, arguments)
-        n_old = sizes.size
-        n_new = [r.delta_sizes.size - n_old for r in results]
-        start = n_old + np.concatenate([[0], np.cumsum(n_new)[:-1]]).astype(np.int64)
-        grown = n_old + int(sum(n_new))
-        new_cells = np.zeros((grown, cell_width), dtype=np.int64)
-        new_totals = np.zeros((grown, total_width), dtype=np.int64)
-        new_sizes = np.zeros(grown, dtype=np.int64)
-        new_cells[:n_old], new_totals[:n_old], new_sizes[:n_old] = cells, totals, sizes
-        for s, result in enumerate(results):
-            target = np.concatenate([np.arange(n_old), start[s] + np.arange(n_new[s])])
-            new_cells[target] += result.delta_cells
-            new_totals[target] += result.delta_totals
-            new_sizes[target] += result.delta_sizes
-            local = result.assignment
-            assignment[shards[s]] = np.where(local < n_old, local, start[s] + local - n_old)
-        keep = np.flatnonzero(new_sizes > 0)
-        relabel = np.full(grown, -1, dtype=np.int64)
-        relabel[keep] = np.arange(keep.size)
-        assignment = relabel[assignment]
-        cells, totals, sizes = new_cells[keep], new_totals[keep], new_sizes[keep]
-        if sweep >= burn_in:
-            _record(recorder, model, counts, assignment, cells, sizes, gamma)
-    return _summarise(model, counts, recorder)
+        max_count = int(data.labelled_label_counts.sum()) + data.unlabelled_X.shape[0]
+        return ShardJob(
+            np.arange(shard.size),
+            assignment[shard],
+            cells,
+            totals,
+            sizes,
+            log_gamma,
+            uniforms[shard],
+            data.tasks.take(shard).packed(),
+            data.new_score[shard],
+            (data.cell_prior, data.total_prior, max_count),
+        )
 
 
-def _record(
-    recorder: _Recorder,
-    model: DirichletNB,
-    counts: Counts,
-    assignment: np.ndarray,
-    cells: np.ndarray,
-    sizes: np.ndarray,
-    gamma: float,
-) -> None:
-    schema = model.schema
-    recorder.components.append(cells.reshape(-1, schema.n_classes, schema.n_values_total).copy())
-    recorder.task_component.append(assignment.copy())
-    recorder.partitions.append(canonical_partition(assignment))
-    recorder.label_counts.append(counts.label_counts.copy())
-    recorder.sizes.append(sizes.copy())
-    recorder.gammas.append(gamma)
-    recorder.log_joint.append(partition_log_joint(model, counts, assignment, sizes.size, gamma))
+def _merge_results(
+    state: GibbsState,
+    active: np.ndarray,
+    shards: list[np.ndarray],
+    results: list[ShardSweep],
+) -> list[tuple[int, int]]:
+    """Add the shards' changes to ``state``; return ``(shard, slot)`` of each new cluster."""
+    n_clusters = active.size
+    for result in results:
+        state.cluster_cells[active] += result.delta_cells[:n_clusters]
+        state.cluster_totals[active] += result.delta_totals[:n_clusters]
+        state.sizes[active] += result.delta_sizes[:n_clusters]
+    for slot in active[state.sizes[active] == 0]:
+        state.release_slot(int(slot))
+    births = []
+    for s, (shard, result) in enumerate(zip(shards, results, strict=True)):
+        global_slot = np.full(result.delta_sizes.size, -1, dtype=np.int64)
+        global_slot[:n_clusters] = active
+        for j in np.flatnonzero(result.delta_sizes[n_clusters:] > 0) + n_clusters:
+            slot = state.take_free_slot()
+            state.cluster_cells[slot] = result.delta_cells[j]
+            state.cluster_totals[slot] = result.delta_totals[j]
+            state.sizes[slot] = result.delta_sizes[j]
+            global_slot[j] = slot
+            births.append((s, slot))
+        state.assignment[shard] = global_slot[result.assignment]
+    return births
+
+
+def _merge_births(
+    rng: np.random.Generator, state: GibbsState, data: GibbsData, births: list[tuple[int, int]]
+) -> int:
+    """Offer every pair of clusters opened by different shards the choice merged/separate."""
+    merged = 0
+    for (shard_a, a), (shard_b, b) in itertools.combinations(births, 2):
+        if shard_a == shard_b or state.sizes[a] == 0 or state.sizes[b] == 0:
+            continue
+        log_separate_over_merged = log_split_ratio(
+            state.gamma,
+            state.sizes[[a, b]],
+            state.cluster_cells,
+            state.cluster_totals,
+            a,
+            b,
+            data,
+        )
+        if np.log(rng.random()) < -np.logaddexp(0.0, log_separate_over_merged):
+            state.merge_into(b, a)
+            merged += 1
+    return merged
