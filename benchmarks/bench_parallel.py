@@ -13,6 +13,7 @@ Usage: python benchmarks/bench_parallel.py [--users N] [--quick]
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import sys
@@ -22,6 +23,7 @@ from datetime import date
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 from sklearn.metrics import adjusted_rand_score
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -36,19 +38,44 @@ NO_ROWS = np.zeros((0, 15), dtype=np.int64)
 NO_TASKS = np.zeros(0, dtype=np.int64)
 
 
-def step_seconds(n_users: int, sweep, split_merge_moves: int, repeats: int = 3) -> float:
-    """Best of ``repeats`` single Gibbs steps from the planted partition."""
-    best = np.inf
-    for seed in range(repeats):
-        rng = np.random.default_rng(seed)
-        model, counts, group = planted_counts(rng, n_users, 50, rows_per_user=10)
-        data = prepare(model, counts, NO_ROWS, NO_TASKS)
-        state = initial_state(rng, data, 1.0, group)
-        settings = GibbsSettings(split_merge_moves=split_merge_moves)
+@njit(nogil=True)
+def _spin(n: int) -> float:  # pragma: no cover
+    total = 0.0
+    for i in range(n):
+        total += math.log(i + 1.0)
+    return total
+
+
+def machine_ceiling(pool: ThreadPoolExecutor, repeats: int = 5) -> float:
+    """Median speed-up of a pure-compute kernel in two threads (what the cores deliver)."""
+    _spin(10)
+    ratios = []
+    for _ in range(repeats):
         start = time.perf_counter()
-        gibbs_step(rng, state, data, settings, np.zeros((0, 2)), sweep)
-        best = min(best, time.perf_counter() - start)
-    return best
+        _spin(30_000_000)
+        _spin(30_000_000)
+        one = time.perf_counter() - start
+        start = time.perf_counter()
+        list(pool.map(_spin, [30_000_000, 30_000_000]))
+        ratios.append(one / (time.perf_counter() - start))
+    return float(np.median(ratios))
+
+
+def step_seconds(n_users: int, sweeps: dict, split_merge_moves: int, repeats: int = 5) -> dict:
+    """Median seconds of one Gibbs step per sweep kind, the kinds taking turns on one chain
+    started at the planted partition."""
+    rng = np.random.default_rng(0)
+    model, counts, group = planted_counts(rng, n_users, 50, rows_per_user=10)
+    data = prepare(model, counts, NO_ROWS, NO_TASKS)
+    state = initial_state(rng, data, 1.0, group)
+    settings = GibbsSettings(split_merge_moves=split_merge_moves)
+    seconds: dict[str, list[float]] = {name: [] for name in sweeps}
+    for _ in range(repeats):
+        for name, sweep in sweeps.items():
+            start = time.perf_counter()
+            gibbs_step(rng, state, data, settings, np.zeros((0, 2)), sweep)
+            seconds[name].append(time.perf_counter() - start)
+    return {name: float(np.median(values)) for name, values in seconds.items()}
 
 
 def fit_quality(n_users: int, n_groups: int, rows: int, n_jobs: int) -> str:
@@ -75,16 +102,19 @@ def main() -> None:
         f"{date.today()} {platform.machine()}, {os.cpu_count()} cores, "
         f"python {platform.python_version()}"
     )
-    step_seconds(500, sequential_sweep, 0, repeats=1)  # compile or load the kernels
     with ThreadPoolExecutor(2) as pool:
-        sharded = ShardedSweep(2, pool.map)
-        step_seconds(500, sharded, 0, repeats=1)
+        sweeps = {"sequential": sequential_sweep, "sharded": ShardedSweep(2, pool.map)}
+        step_seconds(500, sweeps, 0, repeats=1)  # compile or load the kernels
+        print(
+            f"0. this machine: a pure-compute kernel in 2 threads runs "
+            f"{machine_ceiling(pool):.2f}x faster than in one (median of 5)"
+        )
         for moves in (0, 3):
-            one = step_seconds(users, sequential_sweep, moves)
-            two = step_seconds(users, sharded, moves)
+            median = step_seconds(users, sweeps, moves)
+            one, two = median["sequential"], median["sharded"]
             print(
-                f"1. one step, {users} users x 50 clusters, {moves} split-merge moves: "
-                f"sequential {one:.3f} s, 2 shards in 2 threads {two:.3f} s, "
+                f"1. one step, {users} users x 50 clusters, {moves} split-merge moves "
+                f"(median of 5): sequential {one:.3f} s, 2 shards in 2 threads {two:.3f} s, "
                 f"speed-up {one / two:.2f}x"
             )
     quality_users = 2_000 if args.quick else 20_000

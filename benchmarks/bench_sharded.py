@@ -1,7 +1,10 @@
-"""Sharded Gibbs (issue 8) against the sequential sampler on a mid-size planted problem.
+"""Sharded Gibbs sweeps against the sequential sampler on a mid-size planted problem.
 
 Prints, per configuration: adjusted Rand index of the MAP partition against the planted
-groups, the best log joint found (the evidence lower bound), and the wall time.
+groups, the best log joint found (the evidence lower bound), and the wall time. No
+split–merge moves on either side, so the table shows what sharding itself (with the
+driver's merge offer for clusters opened twice in one sweep) does to the chain. Shards run
+one after another in this process (the parallel speed is in ``bench_parallel.py``).
 
     .venv/bin/python benchmarks/bench_sharded.py
 """
@@ -17,7 +20,9 @@ from sklearn.metrics import adjusted_rand_score
 
 from clusterednb import ClusteredNB
 from clusterednb.data.synthetic import make_planted_population
-from clusterednb.inference.sharded import fit_sharded_gibbs
+from clusterednb.inference.gibbs import fit_gibbs
+from clusterednb.inference.gibbs_state import GibbsSettings
+from clusterednb.inference.sharded import ShardedSweep
 
 
 def main() -> None:
@@ -47,14 +52,15 @@ def run(rows: int, concentration: float) -> None:
     rows = [("sequential", sequential.result_, time.perf_counter() - start)]
     for shards in (1, 2, 4, 8, 16):
         start = time.perf_counter()
-        result = fit_sharded_gibbs(
+        result = fit_gibbs(
             sequential.observation_,
             sequential.counts_,
+            np.zeros((0, 8), dtype=np.int64),
+            np.zeros(0, dtype=np.int64),
             1.0,
-            sweeps,
-            burn_in,
-            shards,
+            GibbsSettings(n_sweeps=sweeps, burn_in=burn_in, split_merge_moves=0),
             np.random.default_rng(0),
+            sweep=ShardedSweep(shards),
         )
         rows.append((f"{shards} shards (in process)", result, time.perf_counter() - start))
     for name, result, seconds in rows:
