@@ -70,7 +70,8 @@ def _run_gibbs(estimator: Any, model: DirichletNB, counts: Counts) -> Clustering
         initial,
     )
     if estimator.backend == "dask":
-        from clusterednb.distributed.dask import run_sharded_gibbs
+        from clusterednb.distributed.dask import dask_sharded_sweep
 
-        return run_sharded_gibbs(*arguments, n_shards=estimator.n_shards)
+        with dask_sharded_sweep(estimator.n_shards) as sweep:
+            return fit_gibbs(*arguments, sweep=sweep)
     return fit_gibbs(*arguments)

@@ -13,12 +13,12 @@ tcp://HOST:8786`` on each machine, all with ``clusterednb`` installed), then pas
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import dask
 import dask.dataframe as dd
-import numpy as np
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.distributed.shards import (
@@ -27,12 +27,7 @@ from clusterednb.distributed.shards import (
     schema_from_distinct,
     shard_counts,
 )
-from clusterednb.inference.gibbs import fit_gibbs
-from clusterednb.inference.gibbs_state import GibbsSettings
-from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.sharded import ShardedSweep
-from clusterednb.observation import DirichletNB
-from clusterednb.stats import Counts
 
 
 def _tree_reduce(parts: list[Any], fan_in: int = 8) -> Any:
@@ -92,24 +87,15 @@ def counts_from_parquet(
     return result, schema
 
 
-def run_sharded_gibbs(
-    model: DirichletNB,
-    counts: Counts,
-    unlabelled_X: np.ndarray,
-    unlabelled_task: np.ndarray,
-    gamma: float,
-    settings: GibbsSettings,
-    rng: np.random.Generator,
-    initial_assignment: np.ndarray | None = None,
-    n_shards: int | None = None,
-) -> ClusteringResult:
-    """:func:`~clusterednb.inference.gibbs.fit_gibbs` with the assignment sweep's shards on
-    Dask workers (:class:`~clusterednb.inference.sharded.ShardedSweep`; each worker receives
-    only its shard's sparse counts and the clusters' statistics).
+@contextmanager
+def dask_sharded_sweep(n_shards: int | None = None) -> Iterator[ShardedSweep]:
+    """The Gibbs sampler's assignment sweep with its shards on Dask workers.
 
-    Uses the current ``dask.distributed`` client, or a 2-worker ``LocalCluster`` started (and
-    closed) for this call when there is none. ``n_shards`` defaults to twice the number of
-    workers.
+    Pass it to :func:`~clusterednb.inference.gibbs.fit_gibbs` as ``sweep``: each worker
+    receives only its shard's sparse counts and the clusters' statistics
+    (:class:`~clusterednb.inference.sharded.ShardedSweep` with ``remote=True``). Uses the
+    current ``dask.distributed`` client, or a 2-worker ``LocalCluster`` started on entry and
+    closed on exit when there is none. ``n_shards`` defaults to twice the number of workers.
     """
     from distributed import Client, LocalCluster, default_client
 
@@ -126,18 +112,7 @@ def run_sharded_gibbs(
         def map_shards(function: Any, jobs: Sequence[Any]) -> list[Any]:
             return client.gather(client.map(function, jobs, pure=False))
 
-        sweep = ShardedSweep(shards, map_shards, remote=True)
-        return fit_gibbs(
-            model,
-            counts,
-            unlabelled_X,
-            unlabelled_task,
-            gamma,
-            settings,
-            rng,
-            initial_assignment,
-            sweep,
-        )
+        yield ShardedSweep(shards, map_shards, remote=True)
     finally:
         if owned is not None:
             owned[0].close()
