@@ -180,6 +180,8 @@ def test_every_protocol_and_the_report(dataset, tmp_path):
         dataset, models, tmp_path, repeats=1, steps=3, progress=False
     )
     assert curves["error_mean"].between(0, 1).all()
+    median_rows = dataset.frame.groupby("task").size().median()
+    assert curves["fraction"].min() == pytest.approx(1 / median_rows, abs=1e-4)  # one row
     evidence = evaluation.run_evidence(
         dataset,
         ("ns", "cs", "cnb-bhc", "lr-pooled"),
@@ -207,6 +209,8 @@ def test_every_protocol_and_the_report(dataset, tmp_path):
     assert "curves_per_task.png" in figures and "partitions_tree_k30.png" in figures
     assert report.count("data:image/") == len(figures)
     assert report.count("data:image/svg+xml;base64,") >= 3  # matplotlib figures as SVG
+    assert "Bands: ±1 standard error over targets" in report  # captions say what is shown
+    assert "<figcaption>transfer_auc</figcaption>" not in report
 
 
 def test_hierarchical_logistic_regression_design_and_limits():

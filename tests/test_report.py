@@ -106,3 +106,26 @@ def test_tree_links_take_the_colour_of_the_cluster_below_them(tmp_path):
     table = pd.DataFrame({"model": ["m", "m"], "n_clusters": [1, 2], "probability": [0.3, 0.7]})
     plot_n_clusters(table, tmp_path / "k.png", "t")
     assert (tmp_path / "c.svg").exists() and (tmp_path / "k.svg").exists()
+
+
+def test_png_format_embeds_the_pngs_and_a_bad_format_is_refused(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from clusterednb.evaluation.report import write_report
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    fig.savefig(tmp_path / "demo_log_odds.png")
+    fig.savefig(tmp_path / "demo_log_odds.svg")
+    plt.close(fig)
+    section = [("s", "t", None, [tmp_path / "demo_log_odds.png"])]
+    svg = write_report(tmp_path, extra=section).read_text()
+    assert "data:image/svg+xml" in svg and "data:image/png" not in svg
+    png = write_report(tmp_path, extra=section, image_format="png").read_text()
+    assert "data:image/png" in png and "data:image/svg+xml" not in png
+    assert "contribution to the log-odds" in png  # the figure's caption, not its file name
+    with pytest.raises(ValueError, match="image_format"):
+        write_report(tmp_path, image_format="gif")

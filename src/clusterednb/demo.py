@@ -21,7 +21,7 @@ from sklearn.metrics import adjusted_rand_score
 from clusterednb.clustered import ClusteredNB
 from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.evaluation.datasets import EvalDataset
-from clusterednb.evaluation.plots import _pyplot, plot_coclustering
+from clusterednb.evaluation.plots import _pyplot, model_style, plot_coclustering
 from clusterednb.evaluation.report import write_report
 from clusterednb.evaluation.sweeps import run_loss_sweep
 from clusterednb.evaluation.transfer import TransferSettings, run_transfer
@@ -92,8 +92,40 @@ def _plot_log_odds(contributions: dict[str, pd.Series], path: Path) -> None:
     plt.close(fig)
 
 
-def run_demo(seed: int = 0, out: str | Path = "demo-output", jobs: int = 2) -> Path:
-    """Run the demonstration and write ``OUT/report.html``; return the report's path."""
+def _plot_per_user_accuracy(splits: pd.DataFrame, path: Path) -> None:
+    """Accuracy of every target user against k, one panel per model (thin lines per user,
+    the mean thick)."""
+    plt = _pyplot()
+    models = [m for m in DEMO_MODELS if m in set(splits["model"])]
+    fig, axes = plt.subplots(
+        1, len(models), figsize=(3.2 * len(models), 3.4), sharey=True, squeeze=False
+    )
+    for ax, model in zip(axes[0], models, strict=True):
+        rows = splits[splits["model"] == model]
+        style = model_style(model)
+        for _, user in rows.groupby("target"):
+            user = user.groupby("k")["accuracy"].mean()
+            ax.plot(user.index, user.to_numpy(), color=style["color"], alpha=0.45, linewidth=0.9)
+        mean = rows.groupby("k")["accuracy"].mean()
+        ax.plot(mean.index, mean.to_numpy(), linewidth=2.2, **style)
+        ax.set_xscale("log", base=2)
+        ax.set_title(model, fontsize=9)
+        ax.set_xlabel("own answers k (requests)")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("accuracy on held-out requests")
+    fig.suptitle("Per-user accuracy against the number of a user's answers", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    fig.savefig(path.with_suffix(".svg"))
+    plt.close(fig)
+
+
+def run_demo(
+    seed: int = 0, out: str | Path = "demo-output", jobs: int = 2, image_format: str = "svg"
+) -> Path:
+    """Run the demonstration and write ``OUT/report.html``; return the report's path.
+
+    ``image_format`` ("svg" or "png") is how the report embeds its figures."""
     started = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -157,6 +189,9 @@ def run_demo(seed: int = 0, out: str | Path = "demo-output", jobs: int = 2) -> P
         )
     )
     run_loss_sweep(dataset, DEMO_MODELS, out, repeats=3, seed=seed, jobs=jobs, progress=False)
+    _plot_per_user_accuracy(
+        pd.read_csv(out / "transfer_splits.csv"), out / "demo_per_user_accuracy.png"
+    )
 
     contrasting = [truth.loc[truth["group"] == 0, "user"].iloc[0]]
     contrasting.append(truth.loc[truth["role"] != "military", "user"].iloc[0])
@@ -202,7 +237,14 @@ def run_demo(seed: int = 0, out: str | Path = "demo-output", jobs: int = 2) -> P
             "Partitions",
             "Each user's true group beside the clusters found (cluster numbers are arbitrary).",
             partitions,
-            [out / "demo_coclustering.png"],
+            [out / "demo_coclustering.png", out / "demo_bhc_tree.png"],
+        ),
+        (
+            "Accuracy per user",
+            "How well the assistant predicts each of the 8 target users' held-out requests "
+            "as they answer more of their own (protocol T's splits below, user by user).",
+            None,
+            [out / "demo_per_user_accuracy.png"],
         ),
         (
             "Why: per-feature log-odds for two users",
@@ -219,7 +261,9 @@ def run_demo(seed: int = 0, out: str | Path = "demo-output", jobs: int = 2) -> P
             [],
         ),
     ]
-    report = write_report(out, "Meeting assistant: Clustered Naive Bayes demo", extra)
+    report = write_report(
+        out, "Meeting assistant: Clustered Naive Bayes demo", extra, image_format=image_format
+    )
     _prepare_service(out, world, models["Clustered (BHC)"], contrasting, organisation.requests)
     print(f"\nReport: {report.resolve()} ({time.perf_counter() - started:.0f} s)")
     return report

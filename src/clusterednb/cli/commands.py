@@ -341,6 +341,7 @@ def evaluate(args: argparse.Namespace) -> None:
         title=f"clusterednb evaluation: {dataset.name}",
         provenance=provenance(dataset.name, dataset.frame, args.seed, started),
         dataset=dataset.name,
+        image_format=args.format,
     )
     if args.json:
         emit_json(
@@ -361,7 +362,7 @@ def demo(args: argparse.Namespace) -> None:
     """``cnb demo``."""
     from clusterednb.demo import run_demo
 
-    run_demo(seed=args.seed, out=args.output, jobs=args.jobs)
+    run_demo(seed=args.seed, out=args.output, jobs=args.jobs, image_format=args.format)
 
 
 def warm_up(args: argparse.Namespace) -> None:

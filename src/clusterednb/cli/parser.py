@@ -193,6 +193,7 @@ def _evaluate(commands: argparse._SubParsersAction) -> None:
         help="evidence protocol: AIS temperatures for log P(Y|X) (0: skip)",
     )
     add_output(evaluate, "output folder", old="--out")
+    add_image_format(evaluate)
     add_json(evaluate)
     evaluate.set_defaults(run=f"{COMMANDS}:evaluate")
 
@@ -204,7 +205,18 @@ def _demo(commands: argparse._SubParsersAction) -> None:
     demo.add_argument("--seed", type=int, default=0)
     add_output(demo, "report folder", required=False, old="--out", default=Path("demo-output"))
     demo.add_argument("--jobs", type=int, default=2, help="worker processes")
+    add_image_format(demo)
     demo.set_defaults(run=f"{COMMANDS}:demo")
+
+
+def add_image_format(parser: argparse.ArgumentParser) -> None:
+    """``--format svg|png``: how the HTML report embeds its figures."""
+    parser.add_argument(
+        "--format",
+        choices=("svg", "png"),
+        default="svg",
+        help="figures embedded in report.html as SVG (default) or PNG; both files are written",
+    )
 
 
 def _warm_up(commands: argparse._SubParsersAction) -> None:

@@ -75,20 +75,20 @@ def _lines(
     reference: float | None = None,
     label: str | None = None,
 ) -> None:
-    """One line per model of ``summary[y]`` against ``summary[x]`` (optional error bars)."""
+    """One line per model of ``summary[y]`` against ``summary[x]``; with ``yerr`` a band of
+    ±1 of that column (a standard error) around each line."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for model, rows in summary.groupby("model"):
+        rows = rows.sort_values(x)
         name = f"{model} ({rows[label].iloc[0]})" if label else model
-        ax.errorbar(
-            rows[x],
-            rows[y],
-            yerr=rows[yerr] if yerr else None,
-            label=name,
-            markersize=4,
-            capsize=2,
-            **model_style(str(model)),
-        )
+        style = model_style(str(model))
+        ax.plot(rows[x], rows[y], label=name, markersize=4, **style)
+        if yerr:
+            spread = rows[yerr].fillna(0.0)
+            ax.fill_between(
+                rows[x], rows[y] - spread, rows[y] + spread, color=style["color"], alpha=0.15
+            )
     if reference is not None:
         ax.axhline(reference, color="grey", linewidth=0.8)
     if log2:
@@ -102,7 +102,7 @@ def _lines(
 
 
 def plot_transfer(summary: pd.DataFrame, path: Path, title: str = "") -> None:
-    """Mean AUC against k (log scale) with standard-error bars, one line per model."""
+    """Mean AUC against k (log scale) with ±1 standard-error bands, one line per model."""
     _lines(
         summary,
         "k",
@@ -170,6 +170,7 @@ def plot_learning_curves(
         "error_mean",
         out_dir / "curves_mean.png",
         yerr="error_se",
+        log2=True,
         title=f"Learning curves: {title}",
         xlabel="fraction of every task's rows used for training",
         ylabel="0-1 error on held-out rows",
@@ -188,7 +189,8 @@ def plot_learning_curves(
     )
     for ax, task in zip(axes.ravel(), tasks, strict=False):
         for model, rows in per_task[per_task["task"] == task].groupby("model"):
-            ax.plot(rows["fraction"], rows["error"], label=model, linewidth=1)
+            ax.plot(rows["fraction"], rows["error"], label=model, linewidth=1, **model_style(model))
+        ax.set_xscale("log", base=2)
         ax.set_title(str(task), fontsize=7)
         ax.tick_params(labelsize=6)
     for ax in axes.ravel()[len(tasks) :]:

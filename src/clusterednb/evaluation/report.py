@@ -49,14 +49,59 @@ SECTIONS = (
 )
 
 
-def _image(path: Path) -> str:
-    """A figure embedded in the page: its SVG twin when there is one, else the PNG."""
+CAPTIONS = {
+    "transfer_auc": "Mean AUC on the target's held-out rows against its own labelled rows k "
+    "(log scale). Bands: ±1 standard error over targets.",
+    "transfer_reliability": "Calibration: observed frequency of the positive class against the "
+    "mean predicted probability in ten bins, per k; the diagonal is perfect calibration, ECE "
+    "the expected calibration error.",
+    "curves_mean": "0-1 error on held-out rows against the fraction of every task's rows used "
+    "for training (log scale, from one row of the median task). Bands: ±1 standard error over "
+    "tasks.",
+    "curves_per_task": "The same curves task by task (the first 30 tasks).",
+    "loss_ratio": "Each model's realised loss divided by No-Sharing's, against n (a false "
+    "negative costs 2^n); below the grey 1.0 line a model loses less than No-Sharing.",
+    "evidence": "Log evidence against data size; exact values and lower bounds are marked.",
+    "partitions_nclusters": "Posterior probability of each number of clusters, per model.",
+    "partitions_cocluster": "Posterior probability that two tasks share a cluster, tasks "
+    "ordered by the MAP partition on both axes; for BHC its tree is drawn beside the matrix "
+    "in the same order, links coloured by MAP cluster (grey above the cut).",
+    "partitions_tree": "The BHC tree; links coloured by the MAP cluster they fall in.",
+    "demo_coclustering": "How often the Gibbs sampler put two users in one cluster, users "
+    "grouped by the simulation's TRUE groups: dark blocks on the diagonal mean the groups "
+    "were found.",
+    "demo_bhc_tree": "BHC's co-clustering beside its tree, users in the tree's order; links "
+    "coloured by MAP cluster, grey above the cut.",
+    "demo_log_odds": "The same request seen by two users of different groups: each feature "
+    "value's contribution to the log-odds of accepting. Bars pointing opposite ways are "
+    "where the groups differ.",
+    "demo_per_user_accuracy": "Each target user's accuracy on their held-out requests against "
+    "the number of their own answers k (log scale); thin lines one user, the thick line the "
+    "mean. Clustering helps most at the left, where a user has answered little.",
+}
+"""Caption of each figure the protocols write (by file stem); others show their stem."""
+
+
+def _caption(stem: str) -> str:
+    for prefix, text in CAPTIONS.items():
+        if stem == prefix or stem.startswith(prefix + "_"):
+            return text
+    return stem.replace("_", " ")
+
+
+IMAGE_FORMATS = ("svg", "png")
+
+
+def _image(path: Path, image_format: str = "svg") -> str:
+    """A figure embedded in the page (with ``image_format="svg"`` its SVG twin when there is
+    one, else the PNG) with a caption saying what it shows."""
     svg = path.with_suffix(".svg")
-    kind, source = ("svg+xml", svg) if svg.exists() else ("png", path)
+    use_svg = image_format == "svg" and svg.exists()
+    kind, source = ("svg+xml", svg) if use_svg else ("png", path)
     data = base64.b64encode(source.read_bytes()).decode("ascii")
     return (
         f'<figure><img alt="{html.escape(path.stem)}" src="data:image/{kind};base64,{data}">'
-        f"<figcaption>{html.escape(path.stem)}</figcaption></figure>"
+        f"<figcaption>{html.escape(_caption(path.stem))}</figcaption></figure>"
     )
 
 
@@ -109,6 +154,7 @@ def write_report(
     extra: Sequence[Section] = (),
     provenance: dict[str, object] | None = None,
     dataset: str = "",
+    image_format: str = "svg",
 ) -> Path:
     """Write ``report.html`` into ``out_dir`` with every summary table and figure there.
 
@@ -116,8 +162,12 @@ def write_report(
     a sentence generated from the numbers and the models × k table against pooled logistic
     regression (:mod:`clusterednb.evaluation.headline`). Figures are embedded (SVG where
     drawn, else PNG), so the file can be moved and opened on its own. ``extra`` sections
-    (heading, text, table or None, figure paths) come next.
+    (heading, text, table or None, figure paths) come next. ``image_format="png"`` embeds the
+    PNGs instead of the SVGs (smaller files for figures with many points; every figure is
+    written in both).
     """
+    if image_format not in IMAGE_FORMATS:
+        raise ValueError(f"image_format must be one of {IMAGE_FORMATS}, got {image_format!r}")
     out_dir = Path(out_dir)
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
@@ -148,7 +198,7 @@ def write_report(
         ]
         if table is not None:
             parts.append(table_html(table))
-        parts += [_image(Path(p)) for p in figures]
+        parts += [_image(Path(p), image_format) for p in figures]
     for name, heading, text in SECTIONS:
         summary = out_dir / f"{name}.csv"
         if not summary.exists():
@@ -159,7 +209,7 @@ def write_report(
             record = json.loads(settings.read_text())
             parts.append(f"<p><small>settings: {html.escape(json.dumps(record))}</small></p>")
         parts.append(table_html(pd.read_csv(summary)))
-        parts += [_image(p) for p in sorted(out_dir.glob(f"{name}*.png"))]
+        parts += [_image(p, image_format) for p in sorted(out_dir.glob(f"{name}*.png"))]
     parts.append("</body></html>")
     path = out_dir / "report.html"
     path.write_text("\n".join(parts), encoding="utf-8")

@@ -170,15 +170,16 @@ def run_learning_curves(
 ) -> pd.DataFrame:
     """Protocol L: 0-1 error against the fraction of every task's rows used for training.
 
-    Fractions run from about 10 rows of a median task to 95 %; every task keeps at least
-    one held-out row. Writes ``curves_splits.csv`` (per task), ``curves.csv`` (``model,
-    fraction, error_mean, error_se`` over tasks), ``curves_mean.png`` and
-    ``curves_per_task.png`` (a grid of per-task curves).
+    Fractions run from one row of a median task (the first point of the curve, where the
+    models differ most) to 95 %, spaced evenly on a log scale; every task trains on at least
+    one row and keeps at least one held out. Writes ``curves_splits.csv`` (per task),
+    ``curves.csv`` (``model, fraction, error_mean, error_se`` over tasks),
+    ``curves_mean.png`` and ``curves_per_task.png`` (a grid of per-task curves).
     """
     check_models(models)
     median_rows = float(_labelled(dataset).groupby("task").size().median())
-    low = float(np.clip(10.0 / median_rows, 0.05, 0.5))
-    fractions = [round(f, 4) for f in np.linspace(low, 0.95, steps)]
+    low = float(np.clip(1.0 / median_rows, 0.001, 0.5))
+    fractions = [round(f, 4) for f in np.geomspace(low, 0.95, steps)]
     settings = {"models": list(models), "repeats": repeats, "steps": steps, "seed": seed}
     store = CellStore(out_dir, "curves", settings, CURVE_COLUMNS)
     done = store.done(["repetition", "step"])
