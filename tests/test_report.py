@@ -129,3 +129,34 @@ def test_png_format_embeds_the_pngs_and_a_bad_format_is_refused(tmp_path):
     assert "contribution to the log-odds" in png  # the figure's caption, not its file name
     with pytest.raises(ValueError, match="image_format"):
         write_report(tmp_path, image_format="gif")
+
+
+def test_the_tree_and_the_heat_map_share_their_rows(tmp_path, monkeypatch):
+    """Leaf i of the dendrogram (at 10 i + 5) sits level with row n − 1 − i of the map:
+    both axes span the same height and the map fills its axes."""
+    import numpy as np
+
+    from clusterednb import ClusteredNB
+    from clusterednb.data.synthetic import make_planted_population
+    from clusterednb.evaluation import plots
+
+    population = make_planted_population(
+        np.random.default_rng(3), group_sizes=(5, 4, 3), rows_per_task=10
+    )
+    frame = population.frame
+    model = ClusteredNB(inference="bhc").fit(
+        frame[population.feature_names], frame["label"], frame["task"]
+    )
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: drawn.append(fig))
+    plots.plot_coclustering(
+        model.coclustering_, model.partition_, tmp_path / "c.png", "t", tree=model.tree_
+    )
+    tree_axes, map_axes = drawn[0].axes[:2]
+    drawn[0].canvas.draw()
+    tree_box, map_box = tree_axes.get_position(), map_axes.get_position()
+    assert tree_box.y0 == pytest.approx(map_box.y0)
+    assert tree_box.height == pytest.approx(map_box.height)
+    n = model.partition_.size
+    assert tree_axes.get_ylim() == (0, 10 * n)
+    assert sorted(map_axes.get_ylim()) == [-0.5, n - 0.5]

@@ -245,13 +245,16 @@ def plot_coclustering(
             link_color_func=lambda node: _cluster_colour(cluster_of_node[node]),
         )
         order = np.array(drawn["leaves"])[::-1]
+        left.set_ylim(0, 10 * n)  # leaf i at 10 i + 5: row by row with the heat map
         left.set_xlabel("merge rank")
         left.set_title("BHC tree (grey: above the cut)", fontsize=8)
         left.set_yticks([])
     else:
         fig, ax = plt.subplots(figsize=(size + 0.8, size))
         order = np.argsort(partition, kind="stable")
-    image = ax.imshow(matrix[np.ix_(order, order)], vmin=0, vmax=1, cmap="viridis")
+    # Beside a tree the map fills its axes, so each row sits level with its leaf.
+    aspect = "auto" if tree is not None and n > 1 else "equal"
+    image = ax.imshow(matrix[np.ix_(order, order)], vmin=0, vmax=1, cmap="viridis", aspect=aspect)
     fig.colorbar(image, ax=ax, label="P(same cluster | data)")
     font = 7 if n <= 40 else 5
     if n <= 120:
