@@ -39,6 +39,18 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
     log_weights_ : dict of name to float
         Log posterior model probabilities.
     classes_ : ndarray of shape (n_classes,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from clusterednb import ClusteredNB, NoSharingNB
+    >>> from clusterednb.data.synthetic import make_planted_population
+    >>> population = make_planted_population(np.random.default_rng(0), group_sizes=(3, 3))
+    >>> frame = population.frame
+    >>> averaged = ModelAveragingNB({"ns": NoSharingNB(), "cnb": ClusteredNB(inference="exact")})
+    >>> averaged = averaged.fit(frame[population.feature_names], frame["label"], frame["task"])
+    >>> bool(averaged.log_weights_["cnb"] > averaged.log_weights_["ns"])  # groups exist
+    True
     """
 
     def __init__(

@@ -178,7 +178,14 @@ def expected_loss(proba: np.ndarray, loss: LossMatrix) -> np.ndarray:
 def bayes_decision(proba: np.ndarray, loss: LossMatrix) -> np.ndarray:
     """The class index, shape (n_rows,), of each row's action of least expected loss
     (:func:`expected_loss` of ``proba``, shape (n_rows, n_classes)); ties go to the lower
-    index."""
+    index.
+
+    Examples
+    --------
+    >>> loss = LossMatrix.binary(cost_false_positive=1.0, cost_false_negative=4.0)
+    >>> bayes_decision(np.array([[0.9, 0.1], [0.7, 0.3]]), loss).tolist()  # 1 above 1/5
+    [0, 1]
+    """
     return np.argmin(expected_loss(proba, loss), axis=1).astype(np.int64)
 
 

@@ -39,5 +39,16 @@ def load(path: str | Path) -> Any:
         If the file is missing, not a model file, truncated or corrupted (any changed byte),
         of an unknown format version, names an unknown estimator, or holds values that
         contradict each other or the estimator's constraints.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import numpy as np
+    >>> from clusterednb import NoSharingNB
+    >>> model = NoSharingNB().fit([[0], [1], [1]], [0, 1, 1], ["u", "u", "v"])
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.cnb"
+    >>> model.save(path)
+    >>> np.array_equal(load(path).predict_proba([[1]], ["u"]), model.predict_proba([[1]], ["u"]))
+    True
     """
     return read_model(path)

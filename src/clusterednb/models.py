@@ -80,6 +80,17 @@ class CompleteSharingNB(TaskNaiveBayes):
     feature_log_prob_ : list of ndarray of shape (n_classes, V_f)
         Predictive log P(x_f | y) per feature (as scikit-learn's ``CategoricalNB``).
     class_log_prior_ : ndarray of shape (n_classes,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from clusterednb.data.synthetic import make_planted_population
+    >>> population = make_planted_population(np.random.default_rng(0), group_sizes=(3, 3))
+    >>> frame = population.frame
+    >>> model = CompleteSharingNB().fit(
+    ...     frame[population.feature_names], frame["label"], frame["task"])
+    >>> model.evidence_kind_
+    'exact'
     """
 
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:

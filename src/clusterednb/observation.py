@@ -114,6 +114,19 @@ class DirichletNB:
     The predictive of a row is
     ``P(y | x) ∝ (α_y + m_y) Π_f (β[y,f,x_f] + n[y,f,x_f]) / Σ_x (β[y,f,x] + n[y,f,x])``;
     a missing feature value contributes no factor.
+
+    Examples
+    --------
+    Two rows of one task, labels 0 and 1, colours red and blue:
+    ``P(labels) = (1/2)(1/3)``, ``P(colours | labels) = (1/2)(1/2)``.
+
+    >>> import numpy as np
+    >>> from clusterednb import Counts, FeatureSchema
+    >>> schema = FeatureSchema(("colour",), (("red", "blue"),), (0, 1))
+    >>> counts = Counts.from_codes(np.array([[0], [1]]), np.array([0, 1]), np.array([0, 0]),
+    ...     n_tasks=1, n_classes=2, offsets=schema.offsets)
+    >>> bool(np.isclose(DirichletNB(schema).log_marginal(counts)[0], np.log(1 / 24)))
+    True
     """
 
     conjugate: ClassVar[bool] = True

@@ -81,6 +81,17 @@ class PrototypeNB(TaskNaiveBayes):
     log_evidence_ : float
         Not computed at fit (NaN; ``evidence_kind_ = "not_computed"``): it needs annealed
         importance sampling, see :func:`clusterednb.evidence.marginal_evidence`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from clusterednb.data.synthetic import make_planted_population
+    >>> population = make_planted_population(np.random.default_rng(0), group_sizes=(3, 3))
+    >>> frame = population.frame
+    >>> model = PrototypeNB(n_samples=20, burn_in=5, random_state=0).fit(
+    ...     frame[population.feature_names], frame["label"], frame["task"])
+    >>> model.predict_proba(frame[population.feature_names].head(2), frame["task"].head(2)).shape
+    (2, 2)
     """
 
     evidence_kind_ = "not_computed"
