@@ -22,6 +22,7 @@ from clusterednb.clustered import ClusteredNB
 from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.evaluation.datasets import EvalDataset
 from clusterednb.evaluation.plots import _pyplot, model_style, plot_coclustering
+from clusterednb.evaluation.provenance import provenance
 from clusterednb.evaluation.report import write_report
 from clusterednb.evaluation.sweeps import run_loss_sweep
 from clusterednb.evaluation.transfer import TransferSettings, run_transfer
@@ -33,7 +34,7 @@ from clusterednb.meeting.ics_world import write_world
 from clusterednb.meeting.simulate import simulate_organisation
 from clusterednb.models import CompleteSharingNB, NoSharingNB
 
-DEMO_MODELS = ("ns", "cs", "cnb-bhc", "cnb-gibbs")
+DEMO_MODELS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "lr-pooled")
 
 
 def _fit_all(requests: pd.DataFrame, seed: int) -> dict[str, TaskNaiveBayes]:
@@ -262,7 +263,14 @@ def run_demo(
         ),
     ]
     report = write_report(
-        out, "Meeting assistant: Clustered Naive Bayes demo", extra, image_format=image_format
+        out,
+        "Meeting assistant: Clustered Naive Bayes demo",
+        extra,
+        provenance=provenance(
+            "meeting requests (simulated organisation)", dataset.frame, seed, started
+        ),
+        dataset="the simulated organisation's meeting requests",
+        image_format=image_format,
     )
     _prepare_service(out, world, models["Clustered (BHC)"], contrasting, organisation.requests)
     print(f"\nReport: {report.resolve()} ({time.perf_counter() - started:.0f} s)")
