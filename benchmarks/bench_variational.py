@@ -23,7 +23,7 @@ from sklearn.metrics import adjusted_rand_score
 from clusterednb import Counts, DirichletNB, FeatureSchema
 from clusterednb.inference.gibbs import fit_gibbs
 from clusterednb.inference.gibbs_state import GibbsSettings
-from clusterednb.inference.variational import fit_variational_sparse
+from clusterednb.inference.variational import VariationalSettings, fit_variational_sparse
 
 N_FEATURES, N_VALUES, N_GROUPS, ROWS = 15, 7, 50, 10
 CHUNK = 100_000
@@ -71,17 +71,22 @@ def planted_sparse(rng: np.random.Generator, n_users: int):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--users", default="100000,500000,1000000")
+    parser.add_argument("--jobs", type=int, default=1, help="threads of the assignment step")
     args = parser.parse_args()
+    settings = VariationalSettings(n_jobs=args.jobs)
     sizes = [int(n) for n in args.users.split(",")]
     model = DirichletNB(schema())
-    print(f"machine: {platform.processor() or platform.machine()}, {platform.python_version()}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {platform.python_version()}, "
+        f"{args.jobs} thread(s)"
+    )
     small = planted_sparse(np.random.default_rng(9), 2000)
     fit_variational_sparse(model, small[0], small[1], 1.0, np.random.default_rng(0))  # JIT
     for n_users in sizes:
         task_counts, label_counts, group = planted_sparse(np.random.default_rng(1), n_users)
         start = time.perf_counter()
         result = fit_variational_sparse(
-            model, task_counts, label_counts, 1.0, np.random.default_rng(0)
+            model, task_counts, label_counts, 1.0, np.random.default_rng(0), settings
         )
         seconds = time.perf_counter() - start
         ari = adjusted_rand_score(group, result.partition)

@@ -17,7 +17,7 @@ from clusterednb.inference.exact import fit_exact
 from clusterednb.inference.gibbs import GibbsSettings, fit_gibbs
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.search import fit_search
-from clusterednb.inference.variational import fit_variational
+from clusterednb.inference.variational import VariationalSettings, fit_variational
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 
@@ -33,7 +33,9 @@ def run_engine(estimator: Any, model: DirichletNB, counts: Counts) -> Clustering
         "bhc": lambda: fit_bhc(model, counts, gamma),
         "bhc-randomized": lambda: fit_bhc_randomized(model, counts, gamma, estimator._rng()),
         "search": lambda: fit_search(model, counts, gamma, estimator._rng()),
-        "variational": lambda: fit_variational(model, counts, gamma, estimator._rng()),
+        "variational": lambda: fit_variational(
+            model, counts, gamma, estimator._rng(), VariationalSettings(n_jobs=estimator.n_jobs)
+        ),
     }
     return engines[estimator.inference]()
 

@@ -28,15 +28,17 @@ linear in the number of tasks.
 
 from __future__ import annotations
 
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.special import digamma, gammaln, logsumexp
+from scipy.special import digamma, gammaln, logsumexp, xlogy
 
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
-from clusterednb.inference.variational_kernels import softmax_rows_inplace
+from clusterednb.inference.variational_kernels import assign_chunk, softmax_rows_inplace
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
 from clusterednb.stats import Counts
@@ -65,6 +67,15 @@ class VariationalSettings:
     max_restart_tasks : int
         Above this many tasks only the first restart (every cluster seeded) runs: a large
         population fills its clusters, and each restart costs a whole fit.
+    spare_components : int
+        Components that hold no mass at all are dropped after each iteration except this
+        many (kept in their stick order, so new clusters can still be born); the truncation
+        shrinks as the fit settles and each iteration costs less.
+    n_jobs : int
+        Threads for the assignment step (chunks of tasks; the compiled step releases the GIL).
+    merge_pairs : int
+        Merge moves per iteration: the pairs of components with the closest count profiles
+        are merged when that raises the ELBO (0: none).
     """
 
     n_components: int = 100
@@ -72,6 +83,9 @@ class VariationalSettings:
     tol: float = 1e-7
     n_init: int = 3
     max_restart_tasks: int = 20_000
+    spare_components: int = 8
+    n_jobs: int = 1
+    merge_pairs: int = 20
 
 
 @dataclass(frozen=True)
@@ -141,7 +155,15 @@ def _elbo(
     """ELBO at responsibilities ``r`` (of entropy ``entropy``) with the cluster factors
     refreshed from them; also ``E[log π]`` and the expected cluster counts."""
     cluster_counts = np.asarray((problem.task_counts.T @ r).T)  # (K, CV)
-    sizes = r.sum(axis=0)
+    elbo, log_pi = _elbo_of(problem, cluster_counts, r.sum(axis=0), entropy, gamma)
+    return elbo, log_pi, cluster_counts
+
+
+def _elbo_of(
+    problem: _Problem, cluster_counts: np.ndarray, sizes: np.ndarray, entropy: float, gamma: float
+) -> tuple[float, np.ndarray]:
+    """ELBO from the expected counts (K, CV) and sizes (K,) of the responsibilities; also
+    ``E[log π]``."""
     log_pi, _, stick_terms = _stick_expectations(sizes, gamma)
     elbo = (
         problem.log_features(cluster_counts)
@@ -150,7 +172,105 @@ def _elbo(
         + entropy
         + problem.log_labels
     )
-    return elbo, log_pi, cluster_counts
+    return elbo, log_pi
+
+
+def _assign(
+    problem: _Problem,
+    log_theta: np.ndarray,
+    log_pi: np.ndarray,
+    n_chunks: int,
+    pool: Executor | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The responsibilities' update and what the ELBO needs of it, by the compiled fused
+    step over ``n_chunks`` chunks of tasks (in ``pool`` when given).
+
+    Returns ``r`` (U, K), expected counts (K, CV), sizes (K,) and the summed entropy.
+    """
+    counts = problem.task_counts
+    n_components = log_pi.size
+    log_theta_t = np.ascontiguousarray(log_theta.T)
+    r = np.empty((problem.n_tasks, n_components))
+    bounds = np.linspace(0, problem.n_tasks, n_chunks + 1).astype(np.int64)
+    partial_counts = np.zeros((n_chunks, n_components, log_theta.shape[1]))
+    partial_sizes = np.zeros((n_chunks, n_components))
+
+    def chunk(i: int) -> float:
+        return assign_chunk(
+            counts.indptr,
+            counts.indices,
+            counts.data,
+            bounds[i],
+            bounds[i + 1],
+            log_theta_t,
+            log_pi,
+            WEIGHT_FLOOR,
+            r,
+            partial_counts[i],
+            partial_sizes[i],
+        )
+
+    entropies = list(pool.map(chunk, range(n_chunks)) if pool else map(chunk, range(n_chunks)))
+    return r, partial_counts.sum(axis=0), partial_sizes.sum(axis=0), float(sum(entropies))
+
+
+def _merge_pass(
+    problem: _Problem,
+    r: np.ndarray,
+    state: tuple[np.ndarray, np.ndarray, float, float],
+    gamma: float,
+    max_pairs: int,
+) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Merge moves: try the ``max_pairs`` pairs of components whose per-task count profiles
+    are closest; merge a pair (its responsibilities added, in place in ``r``) when that
+    raises the ELBO, each component at most once per pass. Mean-field updates cannot merge
+    two components that split one group; this move can, and it never lowers the bound.
+
+    ``state = (cluster_counts (K, CV), sizes (K,), entropy, elbo)``; returns the new state
+    (merged-away components stay, empty, for :func:`_drop_empty`).
+    """
+    cluster_counts, sizes, entropy, elbo = state
+    occupied = np.flatnonzero(sizes > 0)
+    if occupied.size < 2:
+        return state
+    profiles = cluster_counts[occupied] / sizes[occupied, None]
+    distance = np.abs(profiles[:, None, :] - profiles[None, :, :]).sum(axis=2)
+    first, second = np.triu_indices(occupied.size, k=1)
+    closest = np.argsort(distance[first, second], kind="stable")[:max_pairs]
+    touched: set[int] = set()
+    for a, b in zip(occupied[first[closest]], occupied[second[closest]], strict=True):
+        if a in touched or b in touched:
+            continue
+        rows = np.flatnonzero((r[:, a] > 0) | (r[:, b] > 0))
+        r_a, r_b = r[rows, a], r[rows, b]
+        merged = r_a + r_b
+        new_entropy = entropy - float(
+            xlogy(merged, merged).sum() - xlogy(r_a, r_a).sum() - xlogy(r_b, r_b).sum()
+        )
+        new_counts = cluster_counts.copy()
+        new_counts[a] += new_counts[b]
+        new_counts[b] = 0.0
+        new_sizes = sizes.copy()
+        new_sizes[a] += new_sizes[b]
+        new_sizes[b] = 0.0
+        new_elbo, _ = _elbo_of(problem, new_counts, new_sizes, new_entropy, gamma)
+        if new_elbo > elbo:
+            r[rows, a], r[rows, b] = merged, 0.0
+            cluster_counts, sizes, entropy, elbo = new_counts, new_sizes, new_entropy, new_elbo
+            touched.update((int(a), int(b)))
+    return cluster_counts, sizes, entropy, elbo
+
+
+def _drop_empty(
+    r: np.ndarray, cluster_counts: np.ndarray, sizes: np.ndarray, spare: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Remove components that hold no mass at all beyond the first ``spare`` of them (``r``
+    comes back as a view: the next iteration writes a new array anyway)."""
+    empty = sizes == 0.0
+    if empty.sum() <= spare:
+        return r, cluster_counts, sizes
+    keep = ~empty | (np.cumsum(empty) <= spare)
+    return r[:, keep], cluster_counts[keep], sizes[keep]
 
 
 def _spread_seeds(problem: _Problem, n_seeds: int, rng: np.random.Generator) -> np.ndarray:
@@ -196,6 +316,7 @@ def _one_restart(
     settings: VariationalSettings,
     rng: np.random.Generator,
     n_seeds: int,
+    pool: Executor | None = None,
 ) -> _Fit:
     seeds = _spread_seeds(problem, n_seeds, rng)
     cluster_counts = problem.task_counts[seeds].toarray()
@@ -206,11 +327,17 @@ def _one_restart(
     trace = []
     elbo, log_pi, cluster_counts = _elbo(problem, r, entropy, gamma)
     trace.append(elbo)
+    n_chunks = settings.n_jobs if pool else 1
     for _ in range(settings.max_iter):
-        r = problem.task_counts @ problem.expected_log_theta(cluster_counts).T
-        r += log_pi
-        entropy = softmax_rows_inplace(r)
-        new_elbo, log_pi, cluster_counts = _elbo(problem, r, entropy, gamma)
+        log_theta = problem.expected_log_theta(cluster_counts)
+        r, cluster_counts, sizes, entropy = _assign(problem, log_theta, log_pi, n_chunks, pool)
+        if settings.merge_pairs:
+            new_elbo, _ = _elbo_of(problem, cluster_counts, sizes, entropy, gamma)
+            cluster_counts, sizes, entropy, _ = _merge_pass(
+                problem, r, (cluster_counts, sizes, entropy, new_elbo), gamma, settings.merge_pairs
+            )
+        r, cluster_counts, sizes = _drop_empty(r, cluster_counts, sizes, settings.spare_components)
+        new_elbo, log_pi = _elbo_of(problem, cluster_counts, sizes, entropy, gamma)
         trace.append(new_elbo)
         converged = new_elbo - elbo < settings.tol * abs(new_elbo)
         elbo = new_elbo
@@ -276,10 +403,18 @@ def fit_variational_sparse(
     problem = _Problem(model, task_counts, label_counts)
     n_tasks = problem.n_tasks
     n_components = max(1, min(settings.n_components, n_tasks))
-    restarts = [
-        _one_restart(problem, gamma, n_components, settings, rng, -(-n_components // 4**i))
-        for i in range(settings.n_init if n_tasks <= settings.max_restart_tasks else 1)
-    ]
+    with ExitStack() as stack:
+        pool = (
+            stack.enter_context(ThreadPoolExecutor(settings.n_jobs))
+            if settings.n_jobs > 1
+            else None
+        )
+        restarts = [
+            _one_restart(
+                problem, gamma, n_components, settings, rng, -(-n_components // 4**i), pool
+            )
+            for i in range(settings.n_init if n_tasks <= settings.max_restart_tasks else 1)
+        ]
     best = max(restarts, key=lambda fit: fit.elbo)
     r = best.responsibilities
     used = np.flatnonzero(r.max(axis=0) > WEIGHT_FLOOR)

@@ -1,7 +1,9 @@
-"""Compiled row-wise softmax of the variational engine (one pass, in place).
+"""Compiled inner loops of the variational engine: a row-wise softmax, and the fused
+assignment step (scores, softmax, sparse expected counts) over a chunk of tasks.
 
-Serial on purpose: a Numba ``parallel=True`` kernel in a process that the evaluation harness
-then forks into workers killed a worker (the threading layer does not survive ``fork``).
+No ``parallel=True``: a Numba threading layer in a process that the evaluation harness then
+forks into workers killed a worker (it does not survive ``fork``). The fused step releases the
+GIL instead, so the engine runs chunks of tasks in a plain thread pool when asked.
 """
 
 from __future__ import annotations
@@ -53,3 +55,53 @@ def softmax_rows_inplace(log_values: np.ndarray) -> float:
     entropies = np.empty(log_values.shape[0])
     _softmax_rows(log_values, entropies)
     return float(entropies.sum())
+
+
+@njit(cache=True, nogil=True)
+def assign_chunk(
+    indptr, indices, data, start, stop, log_theta_t, log_pi, floor, r, counts, sizes
+):  # pragma: no cover
+    """Responsibilities of tasks ``start .. stop-1`` and their expected counts, in one pass.
+
+    For task ``u`` (row ``u`` of a CSR matrix ``indptr, indices, data`` of value counts):
+    ``r[u] = softmax(log_pi + Σ_j data_j · log_theta_t[indices_j])``; entries below ``floor``
+    are set to 0 and the row renormalised (a valid distribution, so the ELBO stays exact for
+    the q used). Adds ``r[u, k] · data_j`` to ``counts[k, indices_j]`` and ``r[u, k]`` to
+    ``sizes[k]`` for the kept entries only (a sparse M-step). Returns the summed entropy
+    ``−Σ_uk r_uk log r_uk`` of the chunk.
+
+    Shapes: ``log_theta_t`` (CV, K) C-contiguous, ``log_pi`` (K,), ``r`` (n_tasks, K),
+    ``counts`` (K, CV), ``sizes`` (K,).
+    """
+    n_components = log_pi.shape[0]
+    score = np.empty(n_components)
+    entropy = 0.0
+    for u in range(start, stop):
+        for k in range(n_components):
+            score[k] = log_pi[k]
+        for j in range(indptr[u], indptr[u + 1]):
+            column = log_theta_t[indices[j]]
+            weight = data[j]
+            for k in range(n_components):
+                score[k] += weight * column[k]
+        top = -np.inf
+        for k in range(n_components):
+            top = max(top, score[k])
+        total = 0.0
+        for k in range(n_components):
+            score[k] = math.exp(score[k] - top)
+            total += score[k]
+        kept = 0.0
+        for k in range(n_components):
+            if score[k] < floor * total:
+                score[k] = 0.0
+            kept += score[k]
+        for k in range(n_components):
+            p = score[k] / kept
+            r[u, k] = p
+            if p > 0.0:
+                entropy -= p * math.log(p)
+                sizes[k] += p
+                for j in range(indptr[u], indptr[u + 1]):
+                    counts[k, indices[j]] += p * data[j]
+    return entropy
