@@ -73,7 +73,7 @@ def main() -> None:
     parser.add_argument("--users", default="100000,500000,1000000")
     parser.add_argument("--jobs", type=int, default=1, help="threads of the assignment step")
     args = parser.parse_args()
-    settings = VariationalSettings(n_jobs=args.jobs)
+    vi_settings = VariationalSettings(n_jobs=args.jobs)
     sizes = [int(n) for n in args.users.split(",")]
     model = DirichletNB(schema())
     print(
@@ -86,7 +86,7 @@ def main() -> None:
         task_counts, label_counts, group = planted_sparse(np.random.default_rng(1), n_users)
         start = time.perf_counter()
         result = fit_variational_sparse(
-            model, task_counts, label_counts, 1.0, np.random.default_rng(0), settings
+            model, task_counts, label_counts, 1.0, np.random.default_rng(0), vi_settings
         )
         seconds = time.perf_counter() - start
         ari = adjusted_rand_score(group, result.partition)

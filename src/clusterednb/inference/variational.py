@@ -34,17 +34,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.special import digamma, gammaln, logsumexp, xlogy
+from scipy.special import digamma, gammaln, xlogy
 
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
-from clusterednb.inference.variational_kernels import assign_chunk, softmax_rows_inplace
+from clusterednb.inference.variational_kernels import assign_chunk
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
 from clusterednb.stats import Counts
 
 COCLUSTERING_LIMIT = 2000
 WEIGHT_FLOOR = 1e-10
+SEEDING_SAMPLE = 20_000
 
 
 @dataclass(frozen=True)
@@ -149,16 +150,6 @@ def _stick_expectations(sizes: np.ndarray, gamma: float) -> tuple[np.ndarray, np
     return log_pi, a, float((log_prior - log_q).sum())
 
 
-def _elbo(
-    problem: _Problem, r: np.ndarray, entropy: float, gamma: float
-) -> tuple[float, np.ndarray, np.ndarray]:
-    """ELBO at responsibilities ``r`` (of entropy ``entropy``) with the cluster factors
-    refreshed from them; also ``E[log π]`` and the expected cluster counts."""
-    cluster_counts = np.asarray((problem.task_counts.T @ r).T)  # (K, CV)
-    elbo, log_pi = _elbo_of(problem, cluster_counts, r.sum(axis=0), entropy, gamma)
-    return elbo, log_pi, cluster_counts
-
-
 def _elbo_of(
     problem: _Problem, cluster_counts: np.ndarray, sizes: np.ndarray, entropy: float, gamma: float
 ) -> tuple[float, np.ndarray]:
@@ -261,16 +252,11 @@ def _merge_pass(
     return cluster_counts, sizes, entropy, elbo
 
 
-def _drop_empty(
-    r: np.ndarray, cluster_counts: np.ndarray, sizes: np.ndarray, spare: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Remove components that hold no mass at all beyond the first ``spare`` of them (``r``
-    comes back as a view: the next iteration writes a new array anyway)."""
+def _kept(sizes: np.ndarray, spare: int) -> np.ndarray:
+    """Mask of the components to keep: every one holding mass, and the first ``spare`` of
+    those holding none (so clusters can still be born)."""
     empty = sizes == 0.0
-    if empty.sum() <= spare:
-        return r, cluster_counts, sizes
-    keep = ~empty | (np.cumsum(empty) <= spare)
-    return r[:, keep], cluster_counts[keep], sizes[keep]
+    return ~empty | (np.cumsum(empty) <= spare)
 
 
 def _spread_seeds(problem: _Problem, n_seeds: int, rng: np.random.Generator) -> np.ndarray:
@@ -279,30 +265,34 @@ def _spread_seeds(problem: _Problem, n_seeds: int, rng: np.random.Generator) -> 
     The first is drawn uniformly; each next one with probability proportional to how much
     worse the best seed so far explains a task than the task explains itself,
     ``n_u·E[log θ | n_u] − max_s n_u·E[log θ | n_s] ≥ 0``, so every planted group tends to get
-    a seed of its own (uniform seeds put two in some groups and none in others).
+    a seed of its own (uniform seeds put two in some groups and none in others). Above
+    :data:`SEEDING_SAMPLE` tasks the seeds are chosen among a random sample of that many
+    (each seed costs a pass over the candidates).
     """
-    counts = problem.task_counts
-    own = _self_scores(problem)
-    seeds = [int(rng.integers(problem.n_tasks))]
+    pool = np.arange(problem.n_tasks)
+    if problem.n_tasks > SEEDING_SAMPLE:
+        pool = np.sort(rng.choice(problem.n_tasks, size=SEEDING_SAMPLE, replace=False))
+    counts = problem.task_counts[pool]
+    own = _self_scores(problem, counts)
+    seeds = [int(rng.integers(pool.size))]
     best = counts @ problem.expected_log_theta(counts[seeds].toarray())[0]
     for _ in range(1, n_seeds):
         gap = np.maximum(own - best, 0.0)
         total = gap.sum()
-        seed = (
-            int(rng.choice(problem.n_tasks, p=gap / total))
-            if total > 0
-            else int(rng.integers(problem.n_tasks))
-        )
+        if total > 0:
+            seed = int(rng.choice(pool.size, p=gap / total))
+        else:
+            seed = int(rng.integers(pool.size))
         seeds.append(seed)
         best = np.maximum(best, counts @ problem.expected_log_theta(counts[[seed]].toarray())[0])
-    return np.array(seeds)
+    return pool[np.array(seeds)]
 
 
-def _self_scores(problem: _Problem) -> np.ndarray:
-    """``n_u · E[log θ | β + n_u]`` for every task, in chunks (shape (n_tasks,))."""
-    out = np.empty(problem.n_tasks)
-    for start in range(0, problem.n_tasks, 4096):
-        block = problem.task_counts[start : start + 4096]
+def _self_scores(problem: _Problem, counts: sparse.csr_matrix) -> np.ndarray:
+    """``n_u · E[log θ | β + n_u]`` for every row of ``counts``, in chunks (shape (n,))."""
+    out = np.empty(counts.shape[0])
+    for start in range(0, counts.shape[0], 4096):
+        block = counts[start : start + 4096]
         log_theta = problem.expected_log_theta(block.toarray())
         explained = block.multiply(log_theta).sum(axis=1)
         out[start : start + block.shape[0]] = np.asarray(explained).ravel()
@@ -319,16 +309,14 @@ def _one_restart(
     pool: Executor | None = None,
 ) -> _Fit:
     seeds = _spread_seeds(problem, n_seeds, rng)
-    cluster_counts = problem.task_counts[seeds].toarray()
-    scores = np.full((problem.n_tasks, n_components), -np.inf)
-    scores[:, :n_seeds] = problem.task_counts @ problem.expected_log_theta(cluster_counts).T
-    entropy = softmax_rows_inplace(scores)
-    r = scores
-    trace = []
-    elbo, log_pi, cluster_counts = _elbo(problem, r, entropy, gamma)
-    trace.append(elbo)
+    # The first step scores tasks against the seeds alone (the others start empty).
+    cluster_counts = np.zeros((n_components, problem.task_counts.shape[1]))
+    cluster_counts[:n_seeds] = problem.task_counts[seeds].toarray()
+    log_pi = np.full(n_components, -np.inf)
+    log_pi[:n_seeds] = 0.0
     n_chunks = settings.n_jobs if pool else 1
-    for _ in range(settings.max_iter):
+    trace: list[float] = []
+    for _ in range(settings.max_iter + 1):
         log_theta = problem.expected_log_theta(cluster_counts)
         r, cluster_counts, sizes, entropy = _assign(problem, log_theta, log_pi, n_chunks, pool)
         if settings.merge_pairs:
@@ -336,14 +324,14 @@ def _one_restart(
             cluster_counts, sizes, entropy, _ = _merge_pass(
                 problem, r, (cluster_counts, sizes, entropy, new_elbo), gamma, settings.merge_pairs
             )
-        r, cluster_counts, sizes = _drop_empty(r, cluster_counts, sizes, settings.spare_components)
+        keep = _kept(sizes, settings.spare_components)
+        cluster_counts, sizes = cluster_counts[keep], sizes[keep]
         new_elbo, log_pi = _elbo_of(problem, cluster_counts, sizes, entropy, gamma)
+        converged = bool(trace) and new_elbo - trace[-1] < settings.tol * abs(new_elbo)
         trace.append(new_elbo)
-        converged = new_elbo - elbo < settings.tol * abs(new_elbo)
-        elbo = new_elbo
         if converged:
             break
-    return _Fit(r, elbo, np.array(trace))
+    return _Fit(r[:, keep], trace[-1], np.array(trace))
 
 
 def _n_clusters_probability(r: np.ndarray, n_tasks: int) -> np.ndarray:
@@ -416,24 +404,24 @@ def fit_variational_sparse(
             for i in range(settings.n_init if n_tasks <= settings.max_restart_tasks else 1)
         ]
     best = max(restarts, key=lambda fit: fit.elbo)
-    r = best.responsibilities
-    used = np.flatnonzero(r.max(axis=0) > WEIGHT_FLOOR)
-    r = r[:, used] / r[:, used].sum(axis=1, keepdims=True)
+    r = best.responsibilities  # rows sum to 1; entries are 0 or above the floor
+    used = np.flatnonzero(r.max(axis=0) > 0)
+    r = np.ascontiguousarray(r[:, used])
+    rows, columns = np.nonzero(r)
+    weights = r[rows, columns]
     n_classes, n_values = problem.shape
-    cluster_counts = np.asarray((problem.task_counts.T @ r).T).reshape(-1, n_classes, n_values)
-    keep = r > WEIGHT_FLOOR
+    sparse_r = sparse.csr_matrix((weights, (rows, columns)), shape=r.shape)
+    cluster_counts = np.asarray((problem.task_counts.T @ sparse_r).T.todense())
+    cluster_counts = cluster_counts.reshape(-1, n_classes, n_values)
     sizes = r.sum(axis=0)
+    row_total = np.bincount(rows, weights=weights, minlength=n_tasks)
     empty = np.zeros((1, n_classes, n_values))
     posterior = Posterior(
         component_counts=np.concatenate([cluster_counts, empty]),
         task_label_counts=label_counts,
-        indptr=np.concatenate([[0], np.cumsum(keep.sum(axis=1))]),
-        components=np.nonzero(keep)[1].astype(np.int64),
-        log_weights=np.log(r[keep])
-        - np.repeat(
-            logsumexp(np.where(keep, np.log(np.maximum(r, 1e-300)), -np.inf), axis=1),
-            keep.sum(axis=1),
-        ),
+        indptr=np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_tasks))]),
+        components=columns.astype(np.int64),
+        log_weights=np.log(weights) - np.log(row_total)[rows],
         cold_label_counts=np.zeros(label_counts.shape[1]),
         cold_components=np.arange(used.size + 1, dtype=np.int64),
         cold_log_weights=np.log(np.append(sizes, gamma)) - np.log(n_tasks + gamma),
