@@ -83,14 +83,12 @@ class CompleteSharingNB(TaskNaiveBayes):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from clusterednb.data.synthetic import make_planted_population
-    >>> population = make_planted_population(np.random.default_rng(0), group_sizes=(3, 3))
-    >>> frame = population.frame
-    >>> model = CompleteSharingNB().fit(
-    ...     frame[population.feature_names], frame["label"], frame["task"])
-    >>> model.evidence_kind_
-    'exact'
+    Two users who answer alike share every count:
+
+    >>> X = [["short"], ["long"], ["short"], ["long"]]
+    >>> model = CompleteSharingNB().fit(X, ["yes", "no", "yes", "no"], ["ann", "ann", "bo", "bo"])
+    >>> model.predict([["short"]], ["bo"]).tolist(), model.evidence_kind_
+    (['yes'], 'exact')
     """
 
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:

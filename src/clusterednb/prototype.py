@@ -84,14 +84,11 @@ class PrototypeNB(TaskNaiveBayes):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from clusterednb.data.synthetic import make_planted_population
-    >>> population = make_planted_population(np.random.default_rng(0), group_sizes=(3, 3))
-    >>> frame = population.frame
-    >>> model = PrototypeNB(n_samples=20, burn_in=5, random_state=0).fit(
-    ...     frame[population.feature_names], frame["label"], frame["task"])
-    >>> model.predict_proba(frame[population.feature_names].head(2), frame["task"].head(2)).shape
-    (2, 2)
+    >>> rows = [[0, 1], [1, 0], [0, 0], [1, 1], [0, 1], [1, 0]]
+    >>> model = PrototypeNB(n_samples=20, burn_in=5, random_state=0)
+    >>> model = model.fit(rows, [1, 0, 1, 0, 1, 0], ["a", "a", "b", "b", "c", "c"])
+    >>> model.predict_proba([[0, 1]], ["a"]).shape
+    (1, 2)
     """
 
     evidence_kind_ = "not_computed"
