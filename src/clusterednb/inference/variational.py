@@ -21,9 +21,16 @@ tasks, so clusters are born where the data want them): mean-field updates cannot
 clusters, so a start with every cluster seeded over-splits a small population, and a start
 with few seeds under-splits a large one; the ELBO arbitrates. The winner's ELBO is a lower
 bound on the log evidence of the truncated model (``evidence_kind = "lower_bound"``; tested
-below the exact Dirichlet-process evidence on small problems). The per-task scores are a
-sparse–dense product, one pass over every task's non-zero cells per iteration, so a fit is
-linear in the number of tasks.
+below the exact Dirichlet-process evidence on small problems).
+
+Each iteration is one compiled pass over every task's non-zero cells (its scores, softmax
+and the expected counts of the components it keeps: responsibilities below ``1e-10`` of a
+row's total are set to zero and the row renormalised, a valid ``q``), so a fit is linear in
+the number of tasks; chunks of tasks run in threads with ``n_jobs``. Mean-field updates
+cannot join two components that split one group, so after each pass **merge moves** try
+the closest pairs of components (by per-task count profile) and merge a pair when the ELBO
+rises; components left with no mass are dropped but for a few spares, in which new clusters
+can still be born.
 """
 
 from __future__ import annotations
