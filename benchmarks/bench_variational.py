@@ -4,7 +4,9 @@ A planted population (50 groups, 15 features x 7 values, 2 labels, 10 rows per u
 straight into sparse per-user counts in chunks (nothing dense per user but the label counts).
 For each size: the variational fit's time, its adjusted Rand index against the planted groups,
 and the process's peak memory; at the smallest size also a Gibbs fit of the same data
-(``ClusteredNB`` defaults' engine, 20 sweeps) as the peer, with the time ratio.
+(``ClusteredNB`` defaults' engine, 20 sweeps) as the peer, with the time ratio, and
+scikit-learn's ``BayesianGaussianMixture`` on the users' normalised count profiles (on
+``--sklearn-users`` of them: it is much slower), with the time-per-user ratio.
 Targets in issue 21: 500 000 users <= 15 s, 1 000 000 <= 30 s.
 Usage: python benchmarks/bench_variational.py [--users 100000,500000,1000000]
 """
@@ -72,6 +74,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--users", default="100000,500000,1000000")
     parser.add_argument("--jobs", type=int, default=1, help="threads of the assignment step")
+    parser.add_argument(
+        "--sklearn-users",
+        type=int,
+        default=20_000,
+        help="users for the scikit-learn BayesianGaussianMixture peer (0: skip)",
+    )
     args = parser.parse_args()
     vi_settings = VariationalSettings(n_jobs=args.jobs)
     sizes = [int(n) for n in args.users.split(",")]
@@ -118,6 +126,35 @@ def main() -> None:
                 f"{adjusted_rand_score(group, gibbs.partition):.3f}; "
                 f"variational / gibbs time = {seconds / peer:.2f}"
             )
+            if args.sklearn_users:
+                sklearn_peer(task_counts, group, args.sklearn_users, seconds / n_users)
+
+
+def sklearn_peer(task_counts, group, n_users: int, vi_seconds_per_user: float) -> None:
+    """scikit-learn's ``BayesianGaussianMixture`` (Dirichlet-process prior, diagonal
+    covariances, 100 components) on each user's normalised count profile: not the same
+    model, but what a user would reach for. Fitted on the first ``n_users`` users."""
+    from sklearn.mixture import BayesianGaussianMixture
+
+    rows = task_counts[:n_users].toarray()
+    rows /= rows.sum(axis=1, keepdims=True)
+    start = time.perf_counter()
+    mixture = BayesianGaussianMixture(
+        n_components=100,
+        weight_concentration_prior_type="dirichlet_process",
+        covariance_type="diag",
+        max_iter=200,
+        random_state=0,
+    ).fit(rows)
+    seconds = time.perf_counter() - start
+    labels = mixture.predict(rows)
+    print(
+        f"sklearn BayesianGaussianMixture {n_users:>9,} users: {seconds:6.2f} s "
+        f"({mixture.n_iter_} iterations, converged {mixture.converged_}), ARI "
+        f"{adjusted_rand_score(group[:n_users], labels):.3f}, {np.unique(labels).size} "
+        f"clusters; its time per user / the variational engine's = "
+        f"{seconds / n_users / vi_seconds_per_user:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -81,9 +81,13 @@ class VariationalSettings:
         shrinks as the fit settles and each iteration costs less.
     n_jobs : int
         Threads for the assignment step (chunks of tasks; the compiled step releases the GIL).
-    merge_pairs : int
+    merge_pairs : int or None
         Merge moves per iteration: the pairs of components with the closest count profiles
-        are merged when that raises the ELBO (0: none).
+        are merged when that raises the ELBO (0: none). ``None``: 20 above
+        ``max_restart_tasks`` tasks (where restarts are not run and a fit must settle in a
+        few passes), none below. On landmine (29 tasks) merging raised the ELBO but lowered
+        the transfer AUC at k = 16 from 0.82 to 0.66 (12 targets): a higher bound on the
+        evidence of the features is not a better predictor of the labels.
     """
 
     n_components: int = 100
@@ -93,7 +97,7 @@ class VariationalSettings:
     max_restart_tasks: int = 20_000
     spare_components: int = 8
     n_jobs: int = 1
-    merge_pairs: int = 20
+    merge_pairs: int | None = None
 
 
 @dataclass(frozen=True)
@@ -322,14 +326,17 @@ def _one_restart(
     log_pi = np.full(n_components, -np.inf)
     log_pi[:n_seeds] = 0.0
     n_chunks = settings.n_jobs if pool else 1
+    merge_pairs = settings.merge_pairs
+    if merge_pairs is None:
+        merge_pairs = 20 if problem.n_tasks > settings.max_restart_tasks else 0
     trace: list[float] = []
     for _ in range(settings.max_iter + 1):
         log_theta = problem.expected_log_theta(cluster_counts)
         r, cluster_counts, sizes, entropy = _assign(problem, log_theta, log_pi, n_chunks, pool)
-        if settings.merge_pairs:
+        if merge_pairs:
             new_elbo, _ = _elbo_of(problem, cluster_counts, sizes, entropy, gamma)
             cluster_counts, sizes, entropy, _ = _merge_pass(
-                problem, r, (cluster_counts, sizes, entropy, new_elbo), gamma, settings.merge_pairs
+                problem, r, (cluster_counts, sizes, entropy, new_elbo), gamma, merge_pairs
             )
         keep = _kept(sizes, settings.spare_components)
         cluster_counts, sizes = cluster_counts[keep], sizes[keep]
