@@ -12,10 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from clusterednb.inference.bhc_kernels import assign_to_sides, greedy_bhc, tree_quantities
+from clusterednb.inference.flat_merge import merge_clusters
 from clusterednb.inference.gibbs_state import LogGammaTables
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
 from clusterednb.observation import DirichletNB
+from clusterednb.priors import crp_log_prior
 from clusterednb.special import log_rising_factorial, segment_sum
 from clusterednb.stats import Counts
 
@@ -67,7 +69,11 @@ def fit_bhc_randomized(
     top subtrees explains its data better (larger gain in log evidence when added to that
     subtree's pooled counts). The halves are split recursively; sets of at most
     ``leaf_size`` tasks are clustered by greedy BHC. The BHC recursion then runs over the
-    resulting tree.
+    resulting tree. A group whose tasks fall on both sides of a split cannot be joined again
+    down the tree, so the cut over-splits (1 000 and 10 000 users in 50 planted groups: 128
+    and 277 clusters); the cut's clusters are then merged greedily while the partition's
+    joint probability rises (:mod:`clusterednb.inference.flat_merge`: 50 clusters, adjusted
+    Rand 1.0 and 0.999), and the result predicts from that partition.
     """
     cells, totals, tables = _leaf_statistics(model, counts)
     log_gamma = np.log(gamma)
@@ -97,7 +103,45 @@ def fit_bhc_randomized(
 
     build(np.arange(n_tasks))
     children = np.array(merges, dtype=np.int64).reshape(-1, 2)
-    return tree_result(model, counts, gamma, children, cells, totals, tables)
+    result = tree_result(model, counts, gamma, children, cells, totals, tables)
+    return _refined(model, counts, gamma, result, cells, totals, tables)
+
+
+def _refined(
+    model: DirichletNB,
+    counts: Counts,
+    gamma: float,
+    result: ClusteringResult,
+    cells: np.ndarray,
+    totals: np.ndarray,
+    tables: LogGammaTables,
+) -> ClusteringResult:
+    """The tree's cut with the clusters it split apart merged again
+    (:func:`~clusterednb.inference.flat_merge.merge_clusters`): the partition, its
+    predictive and, when tighter, its joint as the bound. The tree stays in ``extras``."""
+    partition = merge_clusters(result.partition, cells, totals, gamma, tables.packed())
+    n_clusters = int(partition.max()) + 1
+    if n_clusters == int(result.partition.max()) + 1:
+        return result
+    grouped = counts.group_by(partition, n_clusters)
+    log_joint = (
+        float(model.log_marginal_features(grouped.value_counts).sum())
+        + crp_log_prior(partition, gamma)
+        + float(model.log_marginal_labels(counts.label_counts).sum())
+    )
+    probability = np.zeros(counts.n_groups + 1)
+    probability[n_clusters] = 1.0
+    extras = {k: v for k, v in result.extras.items() if k != "coclustering"}
+    return ClusteringResult(
+        posterior=Posterior.of_partition(counts, partition, gamma),
+        log_evidence=max(result.log_evidence, log_joint),
+        evidence_kind="lower_bound",
+        partition=partition,
+        n_clusters_probability=probability,
+        partitions=partition[None, :],
+        partition_weights=np.ones(1),
+        extras=extras,
+    )
 
 
 def _top_split(children: np.ndarray, n_leaves: int) -> list[np.ndarray]:
