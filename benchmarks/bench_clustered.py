@@ -31,21 +31,33 @@ def planted_counts(
     rows_per_user: int,
     n_features: int = 15,
     n_values: int = 7,
-) -> tuple[DirichletNB, Counts]:
-    """Per-user counts of a planted population (drawn directly as codes, no DataFrame)."""
+    chunk: int = 100_000,
+) -> tuple[DirichletNB, Counts, np.ndarray]:
+    """Per-user counts of a planted population (drawn directly as codes, no DataFrame), in
+    chunks of ``chunk`` users so that drawing 10^6 users does not take more memory than
+    fitting them (up to ``chunk`` users the draws are those of one pass)."""
     theta = rng.dirichlet(np.full(n_values, 0.5), size=(n_groups, 2, n_features))
     group = rng.integers(0, n_groups, size=n_users)
-    task = np.repeat(np.arange(n_users), rows_per_user)
-    y = rng.integers(0, 2, size=task.size)
-    cumulative = theta[group[task], y].cumsum(axis=-1)  # (rows, F, V)
-    X = (rng.random((task.size, n_features, 1)) > cumulative).sum(axis=-1)
-    X = np.minimum(X, n_values - 1)
     schema = FeatureSchema(
         tuple(f"f{j}" for j in range(n_features)),
         tuple(tuple(range(n_values)) for _ in range(n_features)),
         (0, 1),
     )
-    counts = Counts.from_codes(X, y, task, n_tasks=n_users, n_classes=2, offsets=schema.offsets)
+    parts = []
+    for start in range(0, n_users, chunk):
+        users = np.arange(start, min(start + chunk, n_users))
+        task = np.repeat(users - start, rows_per_user)
+        y = rng.integers(0, 2, size=task.size)
+        cumulative = theta[group[users][task], y].cumsum(axis=-1)  # (rows, F, V)
+        X = (rng.random((task.size, n_features, 1)) > cumulative).sum(axis=-1)
+        X = np.minimum(X, n_values - 1)
+        parts.append(
+            Counts.from_codes(X, y, task, n_tasks=users.size, n_classes=2, offsets=schema.offsets)
+        )
+    counts = Counts(
+        np.concatenate([part.label_counts for part in parts]),
+        np.concatenate([part.value_counts for part in parts]),
+    )
     return DirichletNB(schema), counts, group
 
 
