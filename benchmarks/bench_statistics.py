@@ -21,7 +21,6 @@ import argparse
 import os
 import platform
 import shutil
-import sys
 import tempfile
 import time
 from datetime import date
@@ -116,23 +115,16 @@ def _check(counts, reference) -> None:
 
 def _spark(folder: Path, features: list[str], reference) -> float | None:
     try:
-        import pyspark
+        import pyspark  # noqa: F401
     except ImportError:
         print("spark: skipped (pyspark is not installed)")
         return None
     if shutil.which("java") is None:
         print("spark: skipped (no Java)")
         return None
-    from clusterednb.distributed.spark import spark_counts
+    from clusterednb.distributed.spark import local_session, spark_counts
 
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    spark = (
-        pyspark.sql.SparkSession.builder.master("local[2]")
-        .appName("clusterednb-bench")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "8")
-        .getOrCreate()
-    )
+    spark = local_session("clusterednb-bench", shuffle_partitions=8)
     try:
         spark.range(1).count()  # the JVM and a Python worker are up before the clock
         seconds, (counts, _) = timed(

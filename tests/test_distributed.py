@@ -116,21 +116,15 @@ def test_spark_counts_equal_single_machine(events, monkeypatch):
     """Runs when pyspark and Java are present (JVM start-up 6–17 s); skipped otherwise."""
     import shutil
 
-    pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (extra [spark])")
+    pytest.importorskip("pyspark", reason="pyspark is not installed (extra [spark])")
     if shutil.which("java") is None:
         pytest.skip("no Java on this machine: the Spark adapter needs a JVM")
-    from clusterednb.distributed.spark import spark_counts
+    from clusterednb.distributed.spark import local_session, spark_counts
 
     frame, _, features = events
     single = NoSharingNB().fit(frame[features], frame["label"], frame["task"])
     monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)  # executors import clusterednb
-    spark = (
-        pyspark.sql.SparkSession.builder.master("local[2]")
-        .appName("clusterednb-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
+    spark = local_session("clusterednb-test")
     try:
         result, schema = spark_counts(
             spark.createDataFrame(frame), "task", "label", features, n_shards=3

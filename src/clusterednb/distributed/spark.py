@@ -121,3 +121,24 @@ def spark_counts(
     np.add.at(label_counts, (index[is_label], cls[is_label]), count[is_label])
     np.add.at(value_counts, (index[~is_label], cls[~is_label], value[~is_label]), count[~is_label])
     return ShardCounts(task_ids, Counts(label_counts, value_counts), n_events), schema
+
+
+def local_session(app_name: str, shuffle_partitions: int = 4) -> Any:
+    """A Spark session on this machine (``local[2]``, no web UI) whose Python workers run
+    this interpreter, so they import ``clusterednb`` as the driver does. Stop it when done.
+
+    For tests and benchmarks; on a cluster, build the session with your own master.
+    """
+    import os
+    import sys
+
+    import pyspark
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    return (
+        pyspark.sql.SparkSession.builder.master("local[2]")
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .getOrCreate()
+    )
