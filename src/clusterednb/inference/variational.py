@@ -46,13 +46,13 @@ from scipy.special import digamma, gammaln, xlogy
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
 from clusterednb.inference.variational_kernels import assign_chunk
+from clusterednb.inference.variational_seeds import spread_seeds
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
 from clusterednb.stats import Counts
 
 COCLUSTERING_LIMIT = 2000
 WEIGHT_FLOOR = 1e-10
-SEEDING_SAMPLE = 20_000
 
 
 @dataclass(frozen=True)
@@ -270,46 +270,6 @@ def _kept(sizes: np.ndarray, spare: int) -> np.ndarray:
     return ~empty | (np.cumsum(empty) <= spare)
 
 
-def _spread_seeds(problem: _Problem, n_seeds: int, rng: np.random.Generator) -> np.ndarray:
-    """Seed tasks far apart (k-means++ with the naive-Bayes log-likelihood as divergence).
-
-    The first is drawn uniformly; each next one with probability proportional to how much
-    worse the best seed so far explains a task than the task explains itself,
-    ``n_u·E[log θ | n_u] − max_s n_u·E[log θ | n_s] ≥ 0``, so every planted group tends to get
-    a seed of its own (uniform seeds put two in some groups and none in others). Above
-    :data:`SEEDING_SAMPLE` tasks the seeds are chosen among a random sample of that many
-    (each seed costs a pass over the candidates).
-    """
-    pool = np.arange(problem.n_tasks)
-    if problem.n_tasks > SEEDING_SAMPLE:
-        pool = np.sort(rng.choice(problem.n_tasks, size=SEEDING_SAMPLE, replace=False))
-    counts = problem.task_counts[pool]
-    own = _self_scores(problem, counts)
-    seeds = [int(rng.integers(pool.size))]
-    best = counts @ problem.expected_log_theta(counts[seeds].toarray())[0]
-    for _ in range(1, n_seeds):
-        gap = np.maximum(own - best, 0.0)
-        total = gap.sum()
-        if total > 0:
-            seed = int(rng.choice(pool.size, p=gap / total))
-        else:
-            seed = int(rng.integers(pool.size))
-        seeds.append(seed)
-        best = np.maximum(best, counts @ problem.expected_log_theta(counts[[seed]].toarray())[0])
-    return pool[np.array(seeds)]
-
-
-def _self_scores(problem: _Problem, counts: sparse.csr_matrix) -> np.ndarray:
-    """``n_u · E[log θ | β + n_u]`` for every row of ``counts``, in chunks (shape (n,))."""
-    out = np.empty(counts.shape[0])
-    for start in range(0, counts.shape[0], 4096):
-        block = counts[start : start + 4096]
-        log_theta = problem.expected_log_theta(block.toarray())
-        explained = block.multiply(log_theta).sum(axis=1)
-        out[start : start + block.shape[0]] = np.asarray(explained).ravel()
-    return out
-
-
 def _one_restart(
     problem: _Problem,
     gamma: float,
@@ -319,7 +279,7 @@ def _one_restart(
     n_seeds: int,
     pool: Executor | None = None,
 ) -> _Fit:
-    seeds = _spread_seeds(problem, n_seeds, rng)
+    seeds = spread_seeds(problem.task_counts, problem.expected_log_theta, n_seeds, rng)
     # The first step scores tasks against the seeds alone (the others start empty).
     cluster_counts = np.zeros((n_components, problem.task_counts.shape[1]))
     cluster_counts[:n_seeds] = problem.task_counts[seeds].toarray()
