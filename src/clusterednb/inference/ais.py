@@ -25,7 +25,6 @@ from typing import Literal
 import numpy as np
 from scipy.special import logsumexp
 
-from clusterednb.inference.gibbs_kernels import sweep_assignments
 from clusterednb.inference.gibbs_moves import resample_unlabelled
 from clusterednb.inference.gibbs_state import (
     GibbsData,
@@ -41,6 +40,7 @@ from clusterednb.inference.prototype_pairs import (
     pairs_of,
     update_pair,
 )
+from clusterednb.inference.sweep_kernel import sweep_assignments
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 

@@ -16,9 +16,11 @@ Two tuples travel through every kernel:
 - ``tasks = (cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count)``: the tasks'
   non-zero cells and totals in CSR form (``SparseTaskCounts.packed()``);
 - ``tables = (cell_row, cell_table, cell_base, total_row, total_table, total_base,
-  cell_step)``: which table row serves each cell / total, the ``lgamma(base + count)``
-  tables, and the one-step differences ``cell_step[r, N] = cell_table[r, N + 1] −
-  cell_table[r, N]`` (``LogGammaTables.packed()``).
+  cell_log)``: which table row serves each cell / total, the ``lgamma(base + count)``
+  tables, and ``cell_log[r, N] = log(base[r] + N)``, the one-step difference
+  ``cell_table[r, N + 1] − cell_table[r, N]`` computed directly (``LogGammaTables.packed()``).
+
+The sweep over task assignments, the sampler's hot loop, is in :mod:`.sweep_kernel`.
 """
 
 from __future__ import annotations
@@ -63,19 +65,19 @@ def merged_log_ml(cells, totals, a, b, tables):  # pragma: no cover
 def task_log_score(task, slot, tasks, cluster_cells, cluster_totals, tables):  # pragma: no cover
     """``Σ_{y,f} [log Z(β + N[slot] + n[task]) − log Z(β + N[slot])]`` from sparse task counts.
 
-    Cells where the task's count is 1 take one look-up in the one-step table instead of two
-    (the same number).
+    Cells where the task's count is 1 take one look-up in the ``log(β + N)`` table instead of
+    two (the same number).
     """
     cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count = tasks
-    cell_row, cell_table, cell_base, total_row, total_table, total_base, cell_step = tables
+    cell_row, cell_table, cell_base, total_row, total_table, total_base, cell_log = tables
     score = 0.0
     for j in range(cell_ptr[task], cell_ptr[task + 1]):
         key = cell_key[j]
         row = cell_row[key]
         held = cluster_cells[slot, key]
         count = cell_count[j]
-        if count == 1 and held < cell_step.shape[1]:
-            score += cell_step[row, held]
+        if count == 1 and held < cell_log.shape[1]:
+            score += cell_log[row, held]
         else:
             score += log_gamma_lookup(cell_table, cell_base, row, held + count)
             score -= log_gamma_lookup(cell_table, cell_base, row, held)
@@ -104,212 +106,34 @@ def move_task(task, slot, sign, tasks, cluster_cells, cluster_totals):  # pragma
         cluster_totals[slot, total_key[j]] += sign * total_count[j]
 
 
+_NEGLIGIBLE = -50.0  # exp(-50) < 2e-22: below a double's resolution of a total >= 1
+
+
 @njit(cache=True, nogil=True)
 def sample_index(log_weights, n, uniform):  # pragma: no cover
-    """Index ``i < n`` drawn with probability ``∝ exp(log_weights[i])`` using one uniform."""
+    """Index ``i < n`` drawn with probability ``∝ exp(log_weights[i])`` using one uniform.
+
+    Weights below ``exp(-50)`` of the largest are taken as 0 without calling ``exp``: the
+    total (at least 1 after shifting by the largest) cannot tell them apart from 0 unless
+    there are more than 10^5 candidates.
+    """
     top = -np.inf
     for i in range(n):
         top = max(top, log_weights[i])
     total = 0.0
     for i in range(n):
-        total += math.exp(log_weights[i] - top)
+        shifted = log_weights[i] - top
+        if shifted > _NEGLIGIBLE:
+            total += math.exp(shifted)
     threshold = uniform * total
     running = 0.0
     for i in range(n):
-        running += math.exp(log_weights[i] - top)
-        if running > threshold:
-            return i
+        shifted = log_weights[i] - top
+        if shifted > _NEGLIGIBLE:
+            running += math.exp(shifted)
+            if running > threshold:
+                return i
     return n - 1
-
-
-@njit(cache=True, nogil=True)
-def _fill_column(p, slot, record, columns):  # pragma: no cover
-    """Copy cluster ``slot``'s statistics into column ``p`` of the sweep's side-by-side
-    arrays (``columns = (log_next, held, totals)``, see :func:`sweep_assignments`;
-    ``record = (cluster_cells, cluster_totals, cell_row, cell_base)``)."""
-    cluster_cells, cluster_totals, cell_row, cell_base = record
-    log_next, held, totals = columns
-    for key in range(log_next.shape[0]):
-        count = cluster_cells[slot, key]
-        held[key, p] = count
-        log_next[key, p] = math.log(cell_base[cell_row[key]] + count)
-    for key in range(totals.shape[0]):
-        totals[key, p] = cluster_totals[slot, key]
-
-
-@njit(cache=True, nogil=True)
-def _update_column(task, p, slot, tasks, record, columns):  # pragma: no cover
-    """Refresh column ``p`` where task ``task`` has counts (after it joined or left ``slot``)."""
-    cluster_cells, cluster_totals, cell_row, cell_base = record
-    cell_ptr, cell_key, _, total_ptr, total_key, _ = tasks
-    log_next, held, totals = columns
-    for j in range(cell_ptr[task], cell_ptr[task + 1]):
-        key = cell_key[j]
-        count = cluster_cells[slot, key]
-        held[key, p] = count
-        log_next[key, p] = math.log(cell_base[cell_row[key]] + count)
-    for j in range(total_ptr[task], total_ptr[task + 1]):
-        key = total_key[j]
-        totals[key, p] = cluster_totals[slot, key]
-
-
-@njit(cache=True, nogil=True)
-def _move_column(source, target, columns):  # pragma: no cover
-    log_next, held, totals = columns
-    for key in range(log_next.shape[0]):
-        log_next[key, target] = log_next[key, source]
-        held[key, target] = held[key, source]
-    for key in range(totals.shape[0]):
-        totals[key, target] = totals[key, source]
-
-
-@njit(cache=True, nogil=True)
-def _grown(columns, capacity):  # pragma: no cover
-    log_next, held, totals = columns
-    width = log_next.shape[1]
-    bigger = (
-        np.empty((log_next.shape[0], capacity)),
-        np.empty((held.shape[0], capacity), dtype=np.int64),
-        np.empty((totals.shape[0], capacity), dtype=np.int64),
-    )
-    bigger[0][:, :width] = log_next
-    bigger[1][:, :width] = held
-    bigger[2][:, :width] = totals
-    return bigger
-
-
-@njit(cache=True, nogil=True)
-def _score_columns(task, n, tasks, tables, columns, scores, first_term):  # pragma: no cover
-    """``scores[a] = Σ_{y,f} [log Z(β + N_a + n_task) − log Z(β + N_a)]`` for the ``n`` active
-    clusters side by side (the inner loops run over clusters, contiguous in memory)."""
-    cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count = tasks
-    cell_row, cell_table, cell_base, total_row, total_table, total_base, _ = tables
-    log_next, held, totals = columns
-    for a in range(n):
-        scores[a] = 0.0
-    for j in range(cell_ptr[task], cell_ptr[task + 1]):
-        key = cell_key[j]
-        count = cell_count[j]
-        if count == 1:  # lgamma(b + N + 1) − lgamma(b + N) = log(b + N), kept per cluster
-            column = log_next[key]
-            for a in range(n):
-                scores[a] += column[a]
-        else:
-            row = cell_row[key]
-            column_held = held[key]
-            for a in range(n):
-                h = column_held[a]
-                scores[a] += log_gamma_lookup(cell_table, cell_base, row, h + count)
-                scores[a] -= log_gamma_lookup(cell_table, cell_base, row, h)
-    # Totals come in runs of keys with the same prior and count (a class's features); a
-    # cluster whose totals repeat along the run (no missing values) reuses the first term.
-    j, end = total_ptr[task], total_ptr[task + 1]
-    while j < end:
-        first = total_key[j]
-        row, count = total_row[first], total_count[j]
-        first_held = totals[first]
-        for a in range(n):
-            h = first_held[a]
-            first_term[a] = log_gamma_lookup(total_table, total_base, row, h + count)
-            first_term[a] -= log_gamma_lookup(total_table, total_base, row, h)
-            scores[a] -= first_term[a]
-        j += 1
-        while j < end and total_row[total_key[j]] == row and total_count[j] == count:
-            column_held = totals[total_key[j]]
-            for a in range(n):
-                h = column_held[a]
-                if h == first_held[a]:
-                    scores[a] -= first_term[a]
-                else:
-                    scores[a] -= log_gamma_lookup(total_table, total_base, row, h + count)
-                    scores[a] += log_gamma_lookup(total_table, total_base, row, h)
-            j += 1
-
-
-@njit(cache=True, nogil=True)
-def sweep_assignments(
-    state,
-    order,
-    new_cluster_score,
-    log_gamma,
-    uniforms,
-    tasks,
-    cluster_cells,
-    cluster_totals,
-    tables,
-    temperature,
-):  # pragma: no cover
-    """One collapsed Gibbs sweep over the tasks (Neal 2000, algorithm 3), in place.
-
-    ``state = (assignment, sizes, active, position, free, counters)``. ``assignment[u] = -1``
-    marks a task not yet placed (the first sweep then draws from the sequential CRP
-    posterior). ``active[:counters[0]]`` lists occupied slots, ``position[slot]`` is a slot's
-    index in ``active``, ``free[:counters[1]]`` the empty slots (the last one is taken
-    first). ``order`` lists the tasks to visit, in turn (all of them for the sampler; one
-    shard's for :func:`~clusterednb.inference.sharded.sweep_shard`). ``uniforms[u]`` decides
-    task ``u``. The likelihood is raised to ``temperature`` (1 for plain Gibbs; annealed
-    importance sampling uses the tempered targets ``P(z) P(X, Y | z)^τ``).
-
-    ``cluster_cells`` and ``cluster_totals`` stay the statistics' record; for the sweep the
-    active clusters' statistics are also laid side by side, one column per position in
-    ``active`` (``log(β + N)`` of every cell, the cell counts and the totals), so that a
-    task's scores against all clusters are computed cell by cell with the clusters in the
-    inner, contiguous loop (2.4 times faster than cluster by cluster; the same draws).
-    """
-    assignment, sizes, active, position, free, counters = state
-    record = (cluster_cells, cluster_totals, tables[0], tables[2])
-    n_keys, n_total_keys = cluster_cells.shape[1], cluster_totals.shape[1]
-    capacity = counters[0] + 16
-    columns = (
-        np.empty((n_keys, capacity)),
-        np.empty((n_keys, capacity), dtype=np.int64),
-        np.empty((n_total_keys, capacity), dtype=np.int64),
-    )
-    for a in range(counters[0]):
-        _fill_column(a, active[a], record, columns)
-    scores = np.empty(active.shape[0] + 1)
-    first_term = np.empty(active.shape[0] + 1)
-    largest = sizes.sum() + order.shape[0] + 1  # no cluster can grow beyond this
-    log_size = np.log(np.maximum(np.arange(largest), 1).astype(np.float64))
-    for visit in range(order.shape[0]):
-        task = order[visit]
-        old = assignment[task]
-        if old >= 0:
-            move_task(task, old, -1, tasks, cluster_cells, cluster_totals)
-            sizes[old] -= 1
-            if sizes[old] == 0:
-                hole, last_position = position[old], counters[0] - 1
-                last = active[last_position]
-                active[hole] = last
-                position[last] = hole
-                _move_column(last_position, hole, columns)
-                counters[0] -= 1
-                free[counters[1]] = old
-                counters[1] += 1
-            else:
-                _update_column(task, position[old], old, tasks, record, columns)
-        n_active = counters[0]
-        _score_columns(task, n_active, tasks, tables, columns, scores, first_term)
-        for a in range(n_active):
-            scores[a] = log_size[sizes[active[a]]] + temperature * scores[a]
-        scores[n_active] = log_gamma + temperature * new_cluster_score[task]
-        chosen = sample_index(scores, n_active + 1, uniforms[task])
-        if chosen == n_active:
-            counters[1] -= 1
-            slot = free[counters[1]]
-            active[n_active] = slot
-            position[slot] = n_active
-            counters[0] += 1
-            move_task(task, slot, 1, tasks, cluster_cells, cluster_totals)
-            if n_active >= columns[0].shape[1]:
-                columns = _grown(columns, 2 * columns[0].shape[1])
-            _fill_column(n_active, slot, record, columns)
-        else:
-            slot = active[chosen]
-            move_task(task, slot, 1, tasks, cluster_cells, cluster_totals)
-            _update_column(task, chosen, slot, tasks, record, columns)
-        sizes[slot] += 1
-        assignment[task] = slot
 
 
 @njit(cache=True, nogil=True)

@@ -20,13 +20,13 @@ from clusterednb.inference.gibbs_kernels import (
     move_task,
     resample_labels,
     restricted_scan,
-    sweep_assignments,
 )
 from clusterednb.inference.gibbs_state import (
     GibbsData,
     GibbsSettings,
     GibbsState,
 )
+from clusterednb.inference.sweep_kernel import sweep_assignments
 
 _INTERMEDIATE_SCANS = 3  # restricted Gibbs scans that build a split–merge launch state
 

@@ -102,10 +102,12 @@ class LogGammaTables:
     total_row: np.ndarray
     total_table: np.ndarray
     total_base: np.ndarray
-    cell_step: np.ndarray = field(init=False)
+    cell_log: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
-        self.cell_step = np.diff(self.cell_table, axis=1)
+        # log(b + N) = lgamma(b + N + 1) − lgamma(b + N), computed directly (no cancellation).
+        width = self.cell_table.shape[1] - 1
+        self.cell_log = np.log(self.cell_base[:, None] + np.arange(width))
 
     @classmethod
     def build(
@@ -128,7 +130,7 @@ class LogGammaTables:
             self.total_row,
             self.total_table,
             self.total_base,
-            self.cell_step,
+            self.cell_log,
         )
 
 

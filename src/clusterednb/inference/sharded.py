@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clusterednb.inference.gibbs_kernels import sweep_assignments
 from clusterednb.inference.gibbs_moves import log_split_ratio
 from clusterednb.inference.gibbs_state import GibbsData, GibbsState, LogGammaTables
+from clusterednb.inference.sweep_kernel import sweep_assignments
 
 ShardMap = Callable[[Callable, Sequence], Sequence]
 """``map_shards(function, jobs)``: ``[function(job) for job in jobs]``, run anywhere."""
