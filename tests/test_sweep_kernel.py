@@ -9,13 +9,17 @@ the record. Same uniforms, so the assignments must agree task by task.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from clusterednb import DirichletNB, FeatureSchema
+from clusterednb.inference.gibbs import _distinct, fit_gibbs, fit_gibbs_sparse
 from clusterednb.inference.gibbs_kernels import move_task, sample_index, task_log_score
-from clusterednb.inference.gibbs_state import LogGammaTables, initial_state, prepare
+from clusterednb.inference.gibbs_state import GibbsSettings, LogGammaTables, initial_state, prepare
 from clusterednb.inference.sweep_kernel import STEPS, sweep_assignments, sweep_shortcuts
+from clusterednb.priors import canonical_partition
 from clusterednb.stats import Counts
 
 NO_ROWS = np.zeros((0, 4), dtype=np.int64)
@@ -134,3 +138,72 @@ def test_shortcuts_see_coverage_and_ties():
         state.n_clusters,
     )
     assert not covered
+
+
+def test_slots_grow_as_clusters_open_and_draws_do_not_change():
+    """A state with one cluster slot: the kernel stops when no slot is free, the state adds
+    slots and the sweep resumes; the draws are those of a state with a slot per task."""
+    rng = np.random.default_rng(11)
+    data, _ = _data(rng, 50, 6, 0.1, beta=0.5)
+    tables, tasks = data.tables.packed(), data.tasks.packed()
+    roomy = initial_state(np.random.default_rng(2), data, 1.0)
+    tight = dataclasses.replace(
+        roomy,
+        assignment=roomy.assignment.copy(),
+        sizes=np.zeros(1, dtype=np.int64),
+        active=np.zeros(1, dtype=np.int64),
+        position=np.zeros(1, dtype=np.int64),
+        free=np.zeros(1, dtype=np.int64),
+        counters=np.array([0, 1]),
+        cluster_cells=np.zeros((1, roomy.cluster_cells.shape[1]), dtype=np.int64),
+        cluster_totals=np.zeros((1, roomy.cluster_totals.shape[1]), dtype=np.int64),
+    )
+    for _ in range(3):
+        uniforms = rng.random(data.n_tasks)
+        for state in (roomy, tight):
+            state.sweep(data.all_tasks, data.new_score, np.log(20.0), uniforms, tasks, tables)
+        np.testing.assert_array_equal(
+            canonical_partition(roomy.assignment), canonical_partition(tight.assignment)
+        )
+    assert tight.n_clusters > 8  # a large gamma opened many clusters: the slots grew
+    assert tight.capacity < data.n_tasks
+    active = tight.active_slots()
+    np.testing.assert_array_equal(
+        np.sort(tight.sizes[active]), np.sort(roomy.sizes[roomy.active_slots()])
+    )
+
+
+def test_distinct_partitions_by_hashing_equal_numpy_unique():
+    rng = np.random.default_rng(4)
+    parts = [rng.integers(0, 3, 7) for _ in range(6)] * 3 + [
+        rng.integers(0, 3, 7) for _ in range(5)
+    ]
+    unique, inverse, frequency = _distinct(parts)
+    expected = np.unique(np.stack(parts), axis=0, return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(unique, expected[0])
+    np.testing.assert_array_equal(inverse, expected[1].ravel())
+    np.testing.assert_array_equal(frequency, expected[2])
+
+
+def test_sparse_input_fits_what_dense_counts_fit():
+    rng = np.random.default_rng(5)
+    data, _ = _data(rng, 40, 6, 0.1, beta=0.5)
+    schema = data.model.schema
+    dense = Counts(
+        data.labelled_label_counts,
+        data.labelled_cells.toarray().reshape(40, schema.n_classes, schema.n_values_total),
+    )
+    settings = GibbsSettings(n_sweeps=30, burn_in=10)
+    by_dense = fit_gibbs(
+        data.model, dense, NO_ROWS, NO_TASKS, 1.0, settings, np.random.default_rng(0)
+    )
+    by_sparse = fit_gibbs_sparse(
+        data.model,
+        data.labelled_cells,
+        data.labelled_label_counts,
+        1.0,
+        settings,
+        np.random.default_rng(0),
+    )
+    np.testing.assert_array_equal(by_dense.partitions, by_sparse.partitions)
+    assert by_dense.log_evidence == pytest.approx(by_sparse.log_evidence, abs=1e-9)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from clusterednb.exceptions import DataError
 from clusterednb.kernels import count_rows
@@ -170,3 +171,52 @@ class Counts:
             np.concatenate([self.label_counts, empty.label_counts]),
             np.concatenate([self.value_counts, empty.value_counts]),
         )
+
+
+def sparse_value_counts(
+    X: np.ndarray,
+    y: np.ndarray,
+    task_index: np.ndarray,
+    *,
+    n_tasks: int,
+    n_classes: int,
+    offsets: np.ndarray,
+) -> sparse.csr_matrix:
+    """Per-task value counts of rows, sparse: what :meth:`Counts.from_codes` counts, without a
+    dense (n_tasks, n_classes, n_values_total) array.
+
+    Parameters
+    ----------
+    X : int ndarray of shape (n_rows, n_features)
+        Category codes, -1 for missing (not counted).
+    y : int ndarray of shape (n_rows,)
+        Class codes in ``0 .. n_classes - 1``.
+    task_index : int ndarray of shape (n_rows,)
+    n_tasks, n_classes : int
+    offsets : int ndarray of shape (n_features + 1,)
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n_tasks, n_classes * n_values_total), int64
+        Entry ``(u, c * V + offsets[f] + x)`` counts task ``u``'s rows of class ``c`` with
+        value ``x`` of feature ``f`` (``counts.value_counts[u].ravel()``).
+
+    Examples
+    --------
+    >>> X = np.array([[0, 1], [1, -1], [0, 0]])
+    >>> sparse_value_counts(X, np.array([0, 1, 0]), np.array([0, 0, 1]), n_tasks=2,
+    ...                     n_classes=2, offsets=np.array([0, 2, 4])).toarray()
+    array([[1, 0, 0, 1, 0, 1, 0, 0],
+           [1, 0, 1, 0, 0, 0, 0, 0]])
+    """
+    X = np.asarray(X, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    present = X >= 0
+    column = (np.asarray(y, dtype=np.int64)[:, None] * offsets[-1] + offsets[:-1] + X)[present]
+    row = np.broadcast_to(np.asarray(task_index, dtype=np.int64)[:, None], X.shape)[present]
+    counts = sparse.csr_matrix(
+        (np.ones(row.size, dtype=np.int64), (row, column)),
+        shape=(n_tasks, n_classes * int(offsets[-1])),
+    )
+    counts.sum_duplicates()
+    return counts

@@ -40,7 +40,6 @@ from clusterednb.inference.prototype_pairs import (
     pairs_of,
     update_pair,
 )
-from clusterednb.inference.sweep_kernel import sweep_assignments
 from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 
@@ -111,15 +110,12 @@ def _run(
     for previous, tau in itertools.pairwise(schedule):
         log_weight += (tau - previous) * (_log_joint(state, data) + base)
         if structure == "cnb":
-            sweep_assignments(
-                state.kernel_state(),
+            state.sweep(
                 data.all_tasks,
                 data.new_score,
                 np.log(gamma),
                 rng.random(n_tasks),
                 data.tasks.packed(),
-                state.cluster_cells,
-                state.cluster_totals,
                 data.tables.packed(),
                 tau,
             )

@@ -14,14 +14,17 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import sparse
 
 from clusterednb.inference.gibbs_moves import AssignmentSweep, gibbs_step, sequential_sweep
 from clusterednb.inference.gibbs_state import (
     GibbsData,
     GibbsSettings,
     GibbsState,
+    feature_log_ml,
     initial_state,
     prepare,
+    prepare_sparse,
 )
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
@@ -58,21 +61,25 @@ class _Recorder:
 
 
 def _labelled_log_joint(state: GibbsState, data: GibbsData) -> float:
-    """``log P(D_labelled | z) + log P(z)`` (feature part) for the current partition."""
-    labelled = Counts(data.labelled_label_counts, data.labelled_value_counts)
-    return partition_log_joint(
-        data.model, labelled, state.position[state.assignment], state.n_clusters, state.gamma
-    )
+    """``log P(D_labelled | z) + log P(z)`` (feature part) for the current partition.
 
-
-def partition_log_joint(
-    model: DirichletNB, counts: Counts, cluster: np.ndarray, n_clusters: int, gamma: float
-) -> float:
-    """``log P(features of D | z) + log P(z)`` for tasks in clusters ``0..n_clusters-1``."""
-    clusters = counts.group_by(cluster, n_clusters)
-    return float(
-        model.log_marginal_features(clusters.value_counts).sum() + crp_log_prior(cluster, gamma)
-    )
+    Without unlabelled rows the clusters' statistics are the labelled rows' own; otherwise
+    the labelled counts are summed per cluster (a sparse product, nothing dense per task).
+    """
+    cluster = state.position[state.assignment]
+    if state.labels.size == 0:
+        log_features = feature_log_ml(state, data)
+    else:
+        n_tasks, n_clusters = data.n_tasks, state.n_clusters
+        member = sparse.csr_matrix(
+            (np.ones(n_tasks, dtype=np.int64), (cluster, np.arange(n_tasks))),
+            shape=(n_clusters, n_tasks),
+        )
+        schema = data.model.schema
+        shape = (n_clusters, schema.n_classes, schema.n_values_total)
+        cells = (member @ data.labelled_cells).toarray().reshape(shape)
+        log_features = float(data.model.log_marginal_features(cells).sum())
+    return log_features + crp_log_prior(cluster, state.gamma)
 
 
 def fit_gibbs(
@@ -114,26 +121,55 @@ def fit_gibbs(
         ``unlabelled_proba`` (Rao-Blackwellised label marginals of the unlabelled rows) and
         ``split_merge_accepted``.
     """
-    require_conjugate(model, "gibbs")
+    data = prepare(model, counts, unlabelled_X, unlabelled_task)
+    return _run(data, gamma, settings, rng, initial_assignment, sweep)
+
+
+def fit_gibbs_sparse(
+    model: DirichletNB,
+    task_counts: sparse.csr_matrix,
+    label_counts: np.ndarray,
+    gamma: float,
+    settings: GibbsSettings,
+    rng: np.random.Generator,
+    initial_assignment: np.ndarray | None = None,
+    sweep: AssignmentSweep | None = None,
+) -> ClusteringResult:
+    """:func:`fit_gibbs` from sparse counts of labelled rows: nothing dense per task but the
+    label counts (cluster statistics are sized by the number of clusters).
+
+    Parameters
+    ----------
+    model : DirichletNB
+    task_counts : scipy.sparse matrix of shape (n_tasks, n_classes * n_values_total)
+        Task ``u``'s value counts, flattened class-major (``counts.value_counts[u].ravel()``;
+        :func:`clusterednb.stats.sparse_value_counts` counts rows into it).
+    label_counts : ndarray of shape (n_tasks, n_classes)
+    gamma, settings, rng, initial_assignment, sweep
+        As for :func:`fit_gibbs`.
+    """
+    no_rows = np.zeros((0, model.schema.n_features), dtype=np.int64)
+    data = prepare_sparse(model, task_counts, label_counts, no_rows, np.zeros(0, np.int64))
+    return _run(data, gamma, settings, rng, initial_assignment, sweep)
+
+
+def _run(
+    data: GibbsData,
+    gamma: float,
+    settings: GibbsSettings,
+    rng: np.random.Generator,
+    initial_assignment: np.ndarray | None,
+    sweep: AssignmentSweep | None,
+) -> ClusteringResult:
+    require_conjugate(data.model, "gibbs")
     with ExitStack() as stack:
         if sweep is None and settings.n_jobs > 1:
             pool = stack.enter_context(ThreadPoolExecutor(settings.n_jobs))
             sweep = ShardedSweep(settings.n_jobs, pool.map)
-        return _sample(
-            model,
-            counts,
-            prepare(model, counts, unlabelled_X, unlabelled_task),
-            gamma,
-            settings,
-            rng,
-            initial_assignment,
-            sweep or sequential_sweep,
-        )
+        return _sample(data, gamma, settings, rng, initial_assignment, sweep or sequential_sweep)
 
 
 def _sample(
-    model: DirichletNB,
-    counts: Counts,
     data: GibbsData,
     gamma: float,
     settings: GibbsSettings,
@@ -142,6 +178,7 @@ def _sample(
     sweep: AssignmentSweep,
 ) -> ClusteringResult:
     """The chain of :func:`fit_gibbs` on prepared data, with ``sweep`` as the assignment move."""
+    model = data.model
     state = initial_state(rng, data, gamma, initial_assignment)
     n_classes = model.schema.n_classes
     step_probability = np.zeros((state.labels.size, n_classes))
@@ -161,7 +198,7 @@ def _sample(
     if not recorder.partitions:
         recorder.record(state, data)
     n_post = max(settings.n_sweeps - settings.burn_in, 1)
-    result = _summarise(model, counts, recorder)
+    result = _summarise(model, data.labelled_label_counts, recorder)
     result.extras.update(
         assignment=canonical_partition(state.assignment),
         gamma_samples=np.array(recorder.gammas),
@@ -171,9 +208,11 @@ def _sample(
     return result
 
 
-def _summarise(model: DirichletNB, counts: Counts, recorder: _Recorder) -> ClusteringResult:
+def _summarise(
+    model: DirichletNB, label_counts: np.ndarray, recorder: _Recorder
+) -> ClusteringResult:
     n_samples = len(recorder.partitions)
-    n_tasks = counts.n_groups
+    n_tasks = label_counts.shape[0]
     starts = np.concatenate([[0], np.cumsum([c.shape[0] for c in recorder.components])])
     empty = np.zeros((1, *recorder.components[0].shape[1:]), dtype=np.int64)
     component_counts = np.concatenate([*recorder.components, empty])
@@ -191,21 +230,18 @@ def _summarise(model: DirichletNB, counts: Counts, recorder: _Recorder) -> Clust
         indptr=np.arange(n_tasks + 1, dtype=np.int64) * n_samples,
         components=task_component.T.ravel(),
         log_weights=np.full(n_tasks * n_samples, log_w),
-        cold_label_counts=np.zeros(counts.label_counts.shape[1], dtype=np.int64),
+        cold_label_counts=np.zeros(label_counts.shape[1], dtype=np.int64),
         cold_components=np.append(np.arange(starts[-1]), starts[-1]),
         cold_log_weights=np.append(cold_existing, cold_new),
         entry_label_counts=np.stack(recorder.label_counts, axis=1).reshape(n_tasks * n_samples, -1),
     )
-    partitions = np.stack(recorder.partitions)
-    unique, inverse, frequency = np.unique(
-        partitions, axis=0, return_inverse=True, return_counts=True
-    )
+    unique, inverse, frequency = _distinct(recorder.partitions)
     log_joint = np.array(recorder.log_joint)
     best_per_unique = np.full(unique.shape[0], -np.inf)
-    np.maximum.at(best_per_unique, inverse.ravel(), log_joint)
+    np.maximum.at(best_per_unique, inverse, log_joint)
     map_index = np.lexsort((best_per_unique, frequency))[-1]
-    n_clusters = partitions.max(axis=1) + 1
-    log_labels = float(model.log_marginal_labels(counts.label_counts).sum())
+    n_clusters = np.array([p.max() + 1 for p in recorder.partitions])
+    log_labels = float(model.log_marginal_labels(label_counts).sum())
     return ClusteringResult(
         posterior=posterior,
         log_evidence=float(log_joint.max()) + log_labels,
@@ -215,3 +251,18 @@ def _summarise(model: DirichletNB, counts: Counts, recorder: _Recorder) -> Clust
         partitions=unique,
         partition_weights=frequency / n_samples,
     )
+
+
+def _distinct(partitions: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What ``np.unique(np.stack(partitions), axis=0, return_inverse=True, return_counts=True)``
+    returns (the distinct partitions in lexicographic order, each sample's index among them,
+    their frequencies), found by hashing each partition's bytes: no sort of the samples."""
+    index: dict[bytes, int] = {}
+    seen = np.array([index.setdefault(p.tobytes(), len(index)) for p in partitions])
+    firsts = np.unique(seen, return_index=True)[1]
+    distinct = np.stack([partitions[i] for i in firsts])
+    order = np.lexsort(distinct.T[::-1])  # rows in lexicographic order
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    inverse = rank[seen]
+    return distinct[order], inverse, np.bincount(inverse, minlength=order.size)

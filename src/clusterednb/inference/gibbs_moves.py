@@ -26,7 +26,6 @@ from clusterednb.inference.gibbs_state import (
     GibbsSettings,
     GibbsState,
 )
-from clusterednb.inference.sweep_kernel import sweep_assignments
 
 _INTERMEDIATE_SCANS = 3  # restricted Gibbs scans that build a split–merge launch state
 
@@ -39,17 +38,13 @@ def sequential_sweep(
     rng: np.random.Generator, state: GibbsState, data: GibbsData
 ) -> dict[str, int]:
     """Neal's algorithm 3 over every task in index order (compiled), in place."""
-    sweep_assignments(
-        state.kernel_state(),
+    state.sweep(
         data.all_tasks,
         data.new_score,
         np.log(state.gamma),
         rng.random(data.n_tasks),
         data.tasks.packed(),
-        state.cluster_cells,
-        state.cluster_totals,
         data.tables.packed(),
-        1.0,
     )
     return {}
 

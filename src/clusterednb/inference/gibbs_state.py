@@ -11,14 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import sparse
 from scipy.special import gammaln
 
+from clusterednb.data.schema import FeatureSchema
 from clusterednb.inference.gibbs_kernels import merged_log_ml, new_cluster_scores
+from clusterednb.inference.sweep_kernel import sweep_assignments
 from clusterednb.observation import DirichletNB
 from clusterednb.special import segment_sum
-from clusterednb.stats import Counts
+from clusterednb.stats import Counts, sparse_value_counts
 
 _TABLE_ENTRIES = 1 << 24  # cap on the size of each lgamma look-up table
+_INITIAL_SLOTS = 64  # cluster slots of a new state (more are added as needed)
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,22 @@ class SparseTaskCounts:
             key_t.astype(np.int64),
             totals[task_t, key_t],
         )
+
+    @classmethod
+    def from_csr(cls, cells: sparse.csr_matrix, totals: sparse.csr_matrix) -> SparseTaskCounts:
+        """From value counts of shape (n_tasks, n_classes * n_values_total) and feature totals
+        of shape (n_tasks, n_classes * n_features), both sparse."""
+        parts: list[np.ndarray] = []
+        for matrix in (cells, totals):
+            matrix = sparse.csr_matrix(matrix, dtype=np.int64)
+            matrix.eliminate_zeros()
+            matrix.sort_indices()
+            parts += [
+                matrix.indptr.astype(np.int64),
+                matrix.indices.astype(np.int64),
+                matrix.data.astype(np.int64),
+            ]
+        return cls(*parts)
 
     def take(self, tasks: np.ndarray) -> SparseTaskCounts:
         """The counts of ``tasks`` (int array of shape (n,)), renumbered ``0 .. n-1``."""
@@ -139,7 +159,7 @@ class GibbsData:
     """Everything a step reads but does not change (except the rebuilt task counts)."""
 
     model: DirichletNB
-    labelled_value_counts: np.ndarray  # (U, C, V)
+    labelled_cells: sparse.csr_matrix  # (U, C * V) value counts of the labelled rows
     labelled_label_counts: np.ndarray  # (U, C)
     unlabelled_X: np.ndarray  # (R, F) codes
     unlabelled_task: np.ndarray  # (R,)
@@ -161,9 +181,9 @@ class GibbsData:
     def refresh(self, labels: np.ndarray) -> np.ndarray:
         """Rebuild the tasks' counts with the unlabelled rows at ``labels``; return label counts."""
         schema = self.model.schema
-        value_counts, label_counts = self.labelled_value_counts, self.labelled_label_counts
+        cells, label_counts = self.labelled_cells, self.labelled_label_counts.copy()
         if labels.size:
-            extra = Counts.from_codes(
+            cells = cells + sparse_value_counts(
                 self.unlabelled_X,
                 labels,
                 self.unlabelled_task,
@@ -171,25 +191,39 @@ class GibbsData:
                 n_classes=schema.n_classes,
                 offsets=schema.offsets,
             )
-            value_counts = value_counts + extra.value_counts
-            label_counts = label_counts + extra.label_counts
-        self.tasks = SparseTaskCounts.from_dense(value_counts, schema.offsets)
+            np.add.at(label_counts, (self.unlabelled_task, labels), 1)
+        self.tasks = SparseTaskCounts.from_csr(cells, cells @ _feature_of_cell(schema))
         self.new_score = new_cluster_scores(self.tasks.packed(), self.tables.packed())
-        return label_counts.copy()
+        return label_counts
+
+
+def _feature_of_cell(schema: FeatureSchema) -> sparse.csr_matrix:
+    """0/1 matrix of shape (C * V, C * F) taking value counts to per-feature totals."""
+    n_classes, n_values, n_features = schema.n_classes, schema.n_values_total, schema.n_features
+    feature = np.repeat(np.arange(n_features), np.diff(schema.offsets))
+    column = (np.arange(n_classes)[:, None] * n_features + feature).ravel()
+    return sparse.csr_matrix(
+        (np.ones(column.size, dtype=np.int64), (np.arange(column.size), column)),
+        shape=(n_classes * n_values, n_classes * n_features),
+    )
 
 
 @dataclass
 class GibbsState:
-    """The sampler's state; :func:`gibbs_step` updates it in place and returns it."""
+    """The sampler's state; :func:`gibbs_step` updates it in place and returns it.
+
+    Cluster slots number ``K`` (the capacity), not one per task: :meth:`grow` adds slots when
+    the free ones run out, so memory follows the number of clusters.
+    """
 
     assignment: np.ndarray  # (U,) cluster slot of each task, -1 = not yet placed
-    sizes: np.ndarray  # (U,)
-    active: np.ndarray  # (U,) occupied slots in active[:counters[0]]
-    position: np.ndarray  # (U,) index of a slot in active
-    free: np.ndarray  # (U,) empty slots in free[:counters[1]]
+    sizes: np.ndarray  # (K,)
+    active: np.ndarray  # (K,) occupied slots in active[:counters[0]]
+    position: np.ndarray  # (K,) index of a slot in active
+    free: np.ndarray  # (K,) empty slots in free[:counters[1]]
     counters: np.ndarray  # (2,) [n_active, n_free]
-    cluster_cells: np.ndarray  # (U, C * V)
-    cluster_totals: np.ndarray  # (U, C * F)
+    cluster_cells: np.ndarray  # (K, C * V)
+    cluster_totals: np.ndarray  # (K, C * F)
     labels: np.ndarray  # (R,) current labels of the unlabelled rows
     task_label_counts: np.ndarray  # (U, C) including the unlabelled rows' current labels
     gamma: float
@@ -205,7 +239,58 @@ class GibbsState:
     def active_slots(self) -> np.ndarray:
         return self.active[: self.counters[0]]
 
+    @property
+    def capacity(self) -> int:
+        return int(self.sizes.size)
+
+    def grow(self) -> None:
+        """Double the cluster slots (at most one per task); the new slots are free."""
+        old = self.capacity
+        new = max(min(2 * old, self.assignment.size), old + 1)
+        n_free = int(self.counters[1])
+        free = np.zeros(new, dtype=np.int64)
+        free[: new - old] = np.arange(new - 1, old - 1, -1)
+        free[new - old : new - old + n_free] = self.free[:n_free]
+        self.free = free
+        self.counters[1] = n_free + new - old
+        for name in ("sizes", "active", "position", "cluster_cells", "cluster_totals"):
+            array = getattr(self, name)
+            bigger = np.zeros((new, *array.shape[1:]), dtype=array.dtype)
+            bigger[:old] = array
+            setattr(self, name, bigger)
+
+    def sweep(
+        self,
+        order: np.ndarray,
+        new_score: np.ndarray,
+        log_gamma: float,
+        uniforms: np.ndarray,
+        tasks: tuple[np.ndarray, ...],
+        tables: tuple[np.ndarray, ...],
+        temperature: float = 1.0,
+    ) -> None:
+        """One compiled sweep (:func:`.sweep_kernel.sweep_assignments`, same arguments) over
+        the tasks in ``order``, adding slots whenever the kernel stops for want of one."""
+        done = 0
+        while done < order.size:
+            done += sweep_assignments(
+                self.kernel_state(),
+                order[done:],
+                new_score,
+                log_gamma,
+                uniforms,
+                tasks,
+                self.cluster_cells,
+                self.cluster_totals,
+                tables,
+                temperature,
+            )
+            if done < order.size:
+                self.grow()
+
     def take_free_slot(self) -> int:
+        if self.counters[1] == 0:
+            self.grow()
         self.counters[1] -= 1
         slot = int(self.free[self.counters[1]])
         self.active[self.counters[0]] = slot
@@ -237,14 +322,30 @@ def prepare(
     model: DirichletNB, counts: Counts, unlabelled_X: np.ndarray, unlabelled_task: np.ndarray
 ) -> GibbsData:
     """Sampler inputs from per-task labelled counts and the unlabelled rows."""
+    n_tasks = counts.n_groups
+    cells = sparse.csr_matrix(counts.value_counts.reshape(n_tasks, -1))
+    return prepare_sparse(model, cells, counts.label_counts, unlabelled_X, unlabelled_task)
+
+
+def prepare_sparse(
+    model: DirichletNB,
+    cells: sparse.csr_matrix,
+    label_counts: np.ndarray,
+    unlabelled_X: np.ndarray,
+    unlabelled_task: np.ndarray,
+) -> GibbsData:
+    """:func:`prepare` from sparse value counts of shape (n_tasks, n_classes * n_values_total)
+    (``counts.value_counts[u].ravel()`` in row ``u``) and label counts (n_tasks, n_classes):
+    nothing dense per task but the label counts."""
     schema = model.schema
     cell_prior = model.beta.ravel()
     total_prior = segment_sum(model.beta, schema.offsets).ravel()
-    max_count = int(counts.label_counts.sum()) + unlabelled_X.shape[0]
+    label_counts = np.asarray(label_counts, dtype=np.int64)
+    max_count = int(label_counts.sum()) + unlabelled_X.shape[0]
     return GibbsData(
         model=model,
-        labelled_value_counts=counts.value_counts,
-        labelled_label_counts=counts.label_counts,
+        labelled_cells=sparse.csr_matrix(cells, dtype=np.int64),
+        labelled_label_counts=label_counts,
         unlabelled_X=np.ascontiguousarray(unlabelled_X, dtype=np.int64),
         unlabelled_task=np.ascontiguousarray(unlabelled_task, dtype=np.int64),
         cell_prior=cell_prior,
@@ -264,15 +365,17 @@ def initial_state(
     n_tasks = data.n_tasks
     labels = rng.integers(0, schema.n_classes, size=data.unlabelled_X.shape[0]).astype(np.int64)
     label_counts = data.refresh(labels)
+    n_start = 0 if assignment is None else np.unique(assignment[assignment >= 0]).size
+    capacity = min(n_tasks, max(_INITIAL_SLOTS, 2 * n_start))
     state = GibbsState(
         assignment=np.full(n_tasks, -1, dtype=np.int64),
-        sizes=np.zeros(n_tasks, dtype=np.int64),
-        active=np.zeros(n_tasks, dtype=np.int64),
-        position=np.zeros(n_tasks, dtype=np.int64),
-        free=np.arange(n_tasks, dtype=np.int64)[::-1].copy(),
-        counters=np.array([0, n_tasks], dtype=np.int64),
-        cluster_cells=np.zeros((n_tasks, schema.n_classes * schema.n_values_total), np.int64),
-        cluster_totals=np.zeros((n_tasks, schema.n_classes * schema.n_features), np.int64),
+        sizes=np.zeros(capacity, dtype=np.int64),
+        active=np.zeros(capacity, dtype=np.int64),
+        position=np.zeros(capacity, dtype=np.int64),
+        free=np.arange(capacity, dtype=np.int64)[::-1].copy(),
+        counters=np.array([0, capacity], dtype=np.int64),
+        cluster_cells=np.zeros((capacity, schema.n_classes * schema.n_values_total), np.int64),
+        cluster_totals=np.zeros((capacity, schema.n_classes * schema.n_features), np.int64),
         labels=labels,
         task_label_counts=label_counts,
         gamma=float(gamma),

@@ -32,7 +32,8 @@ import numpy as np
 
 from clusterednb.inference.gibbs_moves import log_split_ratio
 from clusterednb.inference.gibbs_state import GibbsData, GibbsState, LogGammaTables
-from clusterednb.inference.sweep_kernel import sweep_assignments
+
+_NEW_SLOTS = 64  # a shard's first slots for new clusters (more are added as needed)
 
 ShardMap = Callable[[Callable, Sequence], Sequence]
 """``map_shards(function, jobs)``: ``[function(job) for job in jobs]``, run anywhere."""
@@ -100,28 +101,27 @@ def sweep_shard(job: ShardJob) -> ShardSweep:
     tables = job.tables
     if len(tables) == 3:
         tables = LogGammaTables.build(*tables).packed()
-    n_clusters, n_new = job.sizes.size, job.order.size
-    capacity = n_clusters + n_new
-    cells = np.zeros((capacity, job.cells.shape[1]), dtype=np.int64)
-    totals = np.zeros((capacity, job.totals.shape[1]), dtype=np.int64)
-    sizes = np.zeros(capacity, dtype=np.int64)
-    cells[:n_clusters], totals[:n_clusters], sizes[:n_clusters] = job.cells, job.totals, job.sizes
-    free = np.zeros(capacity, dtype=np.int64)
-    free[:n_new] = np.arange(capacity - 1, n_clusters - 1, -1)  # slot K is taken first
-    counters = np.array([n_clusters, n_new], dtype=np.int64)
-    state = (job.assignment, sizes, np.arange(capacity), np.arange(capacity), free, counters)
-    sweep_assignments(
-        state,
-        job.order,
-        job.new_score,
-        job.log_gamma,
-        job.uniforms,
-        job.tasks,
-        cells,
-        totals,
-        tables,
-        1.0,
+    n_clusters = job.sizes.size
+    capacity = n_clusters + min(job.order.size, _NEW_SLOTS)
+    state = GibbsState(
+        assignment=job.assignment,
+        sizes=np.zeros(capacity, dtype=np.int64),
+        active=np.arange(capacity),
+        position=np.arange(capacity),
+        free=np.zeros(capacity, dtype=np.int64),
+        counters=np.array([n_clusters, capacity - n_clusters], dtype=np.int64),
+        cluster_cells=np.zeros((capacity, job.cells.shape[1]), dtype=np.int64),
+        cluster_totals=np.zeros((capacity, job.totals.shape[1]), dtype=np.int64),
+        labels=np.zeros(0, dtype=np.int64),
+        task_label_counts=np.zeros((0, 0), dtype=np.int64),
+        gamma=float(np.exp(job.log_gamma)),
     )
+    state.free[: capacity - n_clusters] = np.arange(capacity - 1, n_clusters - 1, -1)
+    state.sizes[:n_clusters] = job.sizes
+    state.cluster_cells[:n_clusters] = job.cells
+    state.cluster_totals[:n_clusters] = job.totals
+    state.sweep(job.order, job.new_score, job.log_gamma, job.uniforms, job.tasks, tables)
+    cells, totals, sizes = state.cluster_cells, state.cluster_totals, state.sizes
     assignment = job.assignment[job.order]
     used = max(n_clusters, int(assignment.max(initial=-1)) + 1)
     cells, totals, sizes = cells[:used], totals[:used], sizes[:used]

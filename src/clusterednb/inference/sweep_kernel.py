@@ -242,7 +242,8 @@ def sweep_assignments(
     first). ``order`` lists the tasks to visit, in turn (all of them for the sampler; one
     shard's for :func:`~clusterednb.inference.sharded.sweep_shard`). ``uniforms[u]`` decides
     task ``u``. The likelihood is raised to ``temperature`` (1 for plain Gibbs; annealed
-    importance sampling uses the tempered targets ``P(z) P(X, Y | z)^τ``).
+    importance sampling uses the tempered targets ``P(z) P(X, Y | z)^τ``). Returns the number
+    of tasks visited: all of ``order``, or fewer when a visit finds no free slot.
 
     ``cluster_cells`` and ``cluster_totals`` stay the statistics' record; the columns (see
     the module) are a copy laid out for scoring. The visited task's own cluster is scored
@@ -262,6 +263,8 @@ def sweep_assignments(
     largest = sizes.sum() + order.shape[0] + 1  # no cluster can grow beyond this
     log_size = np.log(np.maximum(np.arange(largest), 1).astype(np.float64))
     for visit in range(order.shape[0]):
+        if counters[1] == 0:
+            return visit  # no free slot for a new cluster: the caller adds slots, resumes
         task = order[visit]
         old = assignment[task]
         stale = -1  # the column of the task's cluster, still counting the task
@@ -306,3 +309,4 @@ def sweep_assignments(
             _update_column(task, stale, old, tasks, record, columns)
         sizes[slot] += 1
         assignment[task] = slot
+    return order.shape[0]
