@@ -3,9 +3,11 @@
 Each (engine, size) runs in its own process, so its peak resident memory is its own:
 
 - ``gibbs``: a Gibbs fit of one sweep (no split-merge), from building the sampler's state to
-  the summarised result, on dense per-user counts (``bench_clustered.planted_counts``);
+  the summarised result, on sparse counts drawn straight from rows
+  (``bench_variational.planted_sparse``, ``fit_gibbs_sparse``);
 - ``gibbs-2-threads``: the same with the sweep sharded over 2 threads (``n_jobs=2``);
-- ``bhc-randomized``: randomised BHC with the flat merge of its cut;
+- ``bhc-randomized``: randomised BHC with the flat merge of its cut, on dense per-user counts
+  (``bench_clustered.planted_counts``);
 - ``variational``: the variational engine (1 thread) on sparse counts drawn straight from
   rows (``bench_variational.planted_sparse``).
 
@@ -19,6 +21,7 @@ Usage: python benchmarks/bench_scale.py [--users 10000,100000,1000000] [--out DI
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import platform
 import resource
@@ -34,46 +37,62 @@ ENGINES = ("gibbs", "gibbs-2-threads", "bhc-randomized", "variational")
 HERE = Path(__file__).resolve().parent
 
 
+def reset_peak_memory() -> None:
+    """Start the process's peak resident memory afresh (Linux: ``clear_refs``), so that the
+    peak read after a fit is the fit's, with its input resident, not the input's drawing."""
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def peak_memory_gb() -> float:
+    """Peak resident memory since :func:`reset_peak_memory` (``VmHWM``), in GB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024 / 1e9
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+
+
 def run_one(engine: str, n_users: int) -> dict:
     """Fit once in this process; return seconds, peak memory and recovery."""
     sys.path.insert(0, str(HERE))
     from sklearn.metrics import adjusted_rand_score
 
     rng = np.random.default_rng(1)
-    if engine == "variational":
+    if engine in ("variational", "gibbs", "gibbs-2-threads"):
         from bench_variational import planted_sparse, schema
         from clusterednb import DirichletNB
-        from clusterednb.inference.variational import fit_variational_sparse
 
         task_counts, label_counts, group = planted_sparse(rng, n_users)
+        if engine != "variational":  # counts as integers, as a user would hold them
+            task_counts = task_counts.astype(np.int32)
         model = DirichletNB(schema())
+        reset_peak_memory()
         start = time.perf_counter()
-        result = fit_variational_sparse(model, task_counts, label_counts, 1.0, rng)
-    else:
-        from bench_clustered import planted_counts
+        if engine == "variational":
+            from clusterednb.inference.variational import fit_variational_sparse
 
-        model, counts, group = planted_counts(rng, n_users, 50, rows_per_user=10)
-        start = time.perf_counter()
-        if engine == "bhc-randomized":
-            from clusterednb.inference.bhc import fit_bhc_randomized
-
-            result = fit_bhc_randomized(model, counts, 1.0, rng)
+            result = fit_variational_sparse(model, task_counts, label_counts, 1.0, rng)
         else:
-            from clusterednb.inference.gibbs import fit_gibbs
+            from clusterednb.inference.gibbs import fit_gibbs_sparse
             from clusterednb.inference.gibbs_state import GibbsSettings
 
             jobs = 2 if engine == "gibbs-2-threads" else 1
             settings = GibbsSettings(n_sweeps=1, burn_in=0, split_merge_moves=0, n_jobs=jobs)
-            empty = np.zeros((0, 15), dtype=np.int64)
-            result = fit_gibbs(
-                model, counts, empty, np.zeros(0, dtype=np.int64), 1.0, settings, rng
-            )
+            result = fit_gibbs_sparse(model, task_counts, label_counts, 1.0, settings, rng)
+    else:
+        from bench_clustered import planted_counts
+        from clusterednb.inference.bhc import fit_bhc_randomized
+
+        model, counts, group = planted_counts(rng, n_users, 50, rows_per_user=10)
+        reset_peak_memory()
+        start = time.perf_counter()
+        result = fit_bhc_randomized(model, counts, 1.0, rng)
     seconds = time.perf_counter() - start
     return {
         "engine": engine,
         "users": n_users,
         "seconds": seconds,
-        "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
+        "peak_gb": peak_memory_gb(),
         "ari": adjusted_rand_score(group, result.partition),
         "clusters": int(result.partition.max()) + 1,
     }

@@ -155,3 +155,56 @@ def log_normalize_rows(log_values: np.ndarray) -> np.ndarray:
     out = np.array(log_values, dtype=np.float64, order="C")
     log_normalize_rows_inplace(out)
     return out
+
+
+@njit(cache=True, nogil=True)
+def csr_task_counts(
+    indptr, indices, values, total_of_key, n_total_keys, out_dtype
+):  # pragma: no cover
+    """Per-task non-zero cells and feature totals (CSR form) from a CSR matrix of value counts.
+
+    Row ``u`` of ``(indptr, indices, values)`` holds task ``u``'s counts over the flat cells;
+    ``total_of_key[key]`` is the (class, feature) total a cell adds to. Returns ``(cell_ptr,
+    cell_key, cell_count, total_ptr, total_key, total_count)``: zero cells dropped, cells in
+    the input's order, totals in increasing key order; keys and counts of ``out_dtype``.
+    """
+    n_tasks = indptr.shape[0] - 1
+    cell_ptr = np.zeros(n_tasks + 1, dtype=np.int64)
+    total_ptr = np.zeros(n_tasks + 1, dtype=np.int64)
+    buffer = np.zeros(n_total_keys, dtype=np.int64)
+    for j in range(values.shape[0]):
+        if values[j] < 0 or values[j] != np.floor(values[j]):
+            raise ValueError("task counts must be non-negative integers")
+    for task in range(n_tasks):  # first pass: how many of each per task
+        cells = 0
+        for j in range(indptr[task], indptr[task + 1]):
+            if values[j] != 0:
+                cells += 1
+                buffer[total_of_key[indices[j]]] += 1
+        totals = 0
+        for key in range(n_total_keys):
+            if buffer[key] != 0:
+                totals += 1
+                buffer[key] = 0
+        cell_ptr[task + 1] = cell_ptr[task] + cells
+        total_ptr[task + 1] = total_ptr[task] + totals
+    cell_key = np.empty(cell_ptr[n_tasks], dtype=out_dtype)
+    cell_count = np.empty(cell_ptr[n_tasks], dtype=out_dtype)
+    total_key = np.empty(total_ptr[n_tasks], dtype=out_dtype)
+    total_count = np.empty(total_ptr[n_tasks], dtype=out_dtype)
+    for task in range(n_tasks):
+        at = cell_ptr[task]
+        for j in range(indptr[task], indptr[task + 1]):
+            if values[j] != 0:
+                cell_key[at] = indices[j]
+                cell_count[at] = values[j]
+                buffer[total_of_key[indices[j]]] += np.int64(values[j])
+                at += 1
+        at = total_ptr[task]
+        for key in range(n_total_keys):
+            if buffer[key] != 0:
+                total_key[at] = key
+                total_count[at] = buffer[key]
+                buffer[key] = 0
+                at += 1
+    return cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count
