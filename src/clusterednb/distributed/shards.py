@@ -1,7 +1,7 @@
 """Engine-agnostic shard functions: plain numpy/Numba, no distributed-engine imports.
 
 A *shard* is any subset of the event table (a Parquet file, a partition, a Spark group).
-:func:`shard_counts` turns one into the :class:`~clusterednb.stats.Counts` of its own tasks;
+:func:`shard_counts` turns one into the sparse counts of its own tasks (:class:`ShardCounts`);
 :func:`combine_shards` adds any number of those (associative and commutative, so an engine
 may tree-reduce them in any order). A task whose events are spread over several shards gets
 the sum of its partial counts: the statistics are exactly those of one pass over all events.
@@ -15,29 +15,41 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from clusterednb.data.dataset import TaskDataset, factorize_tasks
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.values import ordered_unique
 from clusterednb.exceptions import DataError
-from clusterednb.stats import Counts
+from clusterednb.stats import Counts, sparse_value_counts
 
 
 @dataclass(frozen=True)
 class ShardCounts:
-    """Counts of some tasks.
+    """Counts of some tasks, sparse: nothing dense per task but the label counts.
 
     Attributes
     ----------
     task_ids : ndarray of shape (n_tasks,), dtype object
-    counts : Counts with n_tasks groups
+    label_counts : int ndarray of shape (n_tasks, n_classes)
+    cells : scipy.sparse.csr_matrix of shape (n_tasks, n_classes * n_values_total), int64
+        Value counts, row ``u`` = ``counts.value_counts[u].ravel()``
+        (:func:`clusterednb.stats.sparse_value_counts`).
     n_events : int
         Rows seen (labelled or not).
     """
 
     task_ids: np.ndarray
-    counts: Counts
+    label_counts: np.ndarray
+    cells: sparse.csr_matrix
     n_events: int
+
+    @property
+    def counts(self) -> Counts:
+        """The same counts as a dense :class:`~clusterednb.stats.Counts` (n_tasks × C × V)."""
+        n_tasks, n_classes = self.label_counts.shape
+        shape = (n_tasks, n_classes, self.cells.shape[1] // max(n_classes, 1))
+        return Counts(self.label_counts, self.cells.toarray().reshape(shape))
 
 
 def schema_from_distinct(
@@ -72,19 +84,23 @@ def shard_counts(frame: pd.DataFrame, task: str, label: str, schema: FeatureSche
     n_classes, n_values = schema.n_classes, schema.n_values_total
     if len(frame) == 0:
         empty = np.zeros(0, dtype=object)
-        return ShardCounts(empty, Counts.zeros(0, n_classes, n_values), 0)
+        no_cells = sparse.csr_matrix((0, n_classes * n_values), dtype=np.int64)
+        return ShardCounts(empty, np.zeros((0, n_classes), dtype=np.int64), no_cells, 0)
     data = TaskDataset.from_frame(
         frame, task=task, label=label, schema=schema, handle_unknown="error"
     )
-    counts = Counts.from_codes(
-        data.X,
-        data.y,
-        data.task_index,
+    labelled = data.y >= 0
+    cells = sparse_value_counts(
+        data.X[labelled],
+        data.y[labelled],
+        data.task_index[labelled],
         n_tasks=data.n_tasks,
         n_classes=n_classes,
         offsets=schema.offsets,
     )
-    return ShardCounts(data.task_ids, counts, len(frame))
+    label_counts = np.zeros((data.n_tasks, n_classes), dtype=np.int64)
+    np.add.at(label_counts, (data.task_index[labelled], data.y[labelled]), 1)
+    return ShardCounts(data.task_ids, label_counts, cells, len(frame))
 
 
 def combine_shards(parts: list[ShardCounts]) -> ShardCounts:
@@ -92,10 +108,11 @@ def combine_shards(parts: list[ShardCounts]) -> ShardCounts:
     parts = [p for p in parts if p.task_ids.size] or parts[:1]
     ids = np.concatenate([p.task_ids for p in parts])
     index, task_ids = factorize_tasks(ids) if ids.size else (np.zeros(0, np.int64), ids)
-    stacked = Counts(
-        np.concatenate([p.counts.label_counts for p in parts]),
-        np.concatenate([p.counts.value_counts for p in parts]),
+    member = sparse.csr_matrix(
+        (np.ones(index.size, dtype=np.int64), (index, np.arange(index.size))),
+        shape=(task_ids.size, index.size),
     )
-    return ShardCounts(
-        task_ids, stacked.group_by(index, task_ids.size), sum(p.n_events for p in parts)
-    )
+    label_counts = np.zeros((task_ids.size, parts[0].label_counts.shape[1]), dtype=np.int64)
+    np.add.at(label_counts, index, np.concatenate([p.label_counts for p in parts]))
+    cells = sparse.csr_matrix(member @ sparse.vstack([p.cells for p in parts], format="csr"))
+    return ShardCounts(task_ids, label_counts, cells, sum(p.n_events for p in parts))

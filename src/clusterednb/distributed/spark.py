@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from clusterednb.data.dataset import factorize_tasks
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.distributed.shards import ShardCounts, schema_from_distinct, shard_counts
-from clusterednb.stats import Counts
 
 _LABEL, _VALUE, _PRESENT, _EVENTS = 0, 1, 2, 3
 
@@ -28,25 +28,24 @@ _LABEL, _VALUE, _PRESENT, _EVENTS = 0, 1, 2, 3
 def _emit(frame: pd.DataFrame, task: str, label: str, schema: FeatureSchema) -> pd.DataFrame:
     """One shard's counts as long rows (only non-zero entries)."""
     part = shard_counts(frame.drop(columns="__shard"), task, label, schema)
-    counts = part.counts
-    t, c = np.nonzero(counts.label_counts)
+    t, c = np.nonzero(part.label_counts)
     labels = pd.DataFrame(
         {
             "task": part.task_ids[t],
             "kind": _LABEL,
             "cls": c,
             "value": -1,
-            "count": counts.label_counts[t, c],
+            "count": part.label_counts[t, c],
         }
     )
-    t, c, v = np.nonzero(counts.value_counts)
+    cells = part.cells.tocoo()
     values = pd.DataFrame(
         {
-            "task": part.task_ids[t],
+            "task": part.task_ids[cells.row],
             "kind": _VALUE,
-            "cls": c,
-            "value": v,
-            "count": counts.value_counts[t, c, v],
+            "cls": cells.col // schema.n_values_total,
+            "value": cells.col % schema.n_values_total,
+            "count": cells.data,
         }
     )
     present = pd.DataFrame(  # every task, even one with no labelled event
@@ -115,12 +114,18 @@ def spark_counts(
     counted = (rows["kind"] != _PRESENT).to_numpy()
     rows, index = rows[counted], index[counted]
     label_counts = np.zeros((task_ids.size, schema.n_classes), dtype=np.int64)
-    value_counts = np.zeros((task_ids.size, schema.n_classes, schema.n_values_total), np.int64)
     is_label = (rows["kind"] == _LABEL).to_numpy()
     cls, value, count = (rows[c].to_numpy() for c in ("cls", "value", "count"))
     np.add.at(label_counts, (index[is_label], cls[is_label]), count[is_label])
-    np.add.at(value_counts, (index[~is_label], cls[~is_label], value[~is_label]), count[~is_label])
-    return ShardCounts(task_ids, Counts(label_counts, value_counts), n_events), schema
+    cells = sparse.csr_matrix(
+        (
+            count[~is_label].astype(np.int64),
+            (index[~is_label], cls[~is_label] * schema.n_values_total + value[~is_label]),
+        ),
+        shape=(task_ids.size, schema.n_classes * schema.n_values_total),
+    )
+    cells.sum_duplicates()
+    return ShardCounts(task_ids, label_counts, cells, n_events), schema
 
 
 def local_session(app_name: str, shuffle_partitions: int = 4) -> Any:
