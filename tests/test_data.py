@@ -9,6 +9,7 @@ import pytest
 from clusterednb import Counts, FeatureSchema, TaskDataset, discretize
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.exceptions import DataError, SchemaError
+from clusterednb.stats import sparse_value_counts
 from conftest import random_frame
 
 
@@ -36,6 +37,18 @@ def test_counts_match_a_plain_loop(rng):
                 values[t, y, schema.offsets[f] + code] += 1
     np.testing.assert_array_equal(counts.label_counts, labels)
     np.testing.assert_array_equal(counts.value_counts, values)
+    # The sparse counter (rows grouped by task, keys sorted) counts the same cells.
+    shuffled = rng.permutation(len(data.y))
+    cells = sparse_value_counts(
+        data.X[shuffled],
+        data.y[shuffled],
+        data.task_index[shuffled],
+        n_tasks=data.n_tasks,
+        n_classes=schema.n_classes,
+        offsets=schema.offsets,
+    )
+    assert cells.has_sorted_indices
+    np.testing.assert_array_equal(cells.toarray(), values.reshape(data.n_tasks, -1))
     both = counts + counts
     np.testing.assert_array_equal((both - counts).value_counts, counts.value_counts)
     np.testing.assert_array_equal(counts.total().label_counts[0], labels.sum(axis=0))

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.engines import INFERENCE_ENGINES, run_engine
+from clusterednb.engines import check_engine_settings, run_engine
 from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.posterior import Posterior
@@ -220,12 +220,7 @@ class ClusteredNB(TaskNaiveBayes):
 
     def _check_settings(self) -> None:
         super()._check_settings()
-        if self.backend not in ("local", "dask"):
-            raise CNBError(f"backend must be 'local' or 'dask', got {self.backend!r}")
-        if self.backend == "dask" and self.inference != "gibbs":
-            raise CNBError("backend='dask' runs the Gibbs engine: set inference='gibbs'")
-        if not (isinstance(self.n_jobs, int | np.integer) and self.n_jobs >= 1):
-            raise CNBError(f"n_jobs must be a positive integer, got {self.n_jobs!r}")
+        check_engine_settings(self)
         if self.transductive not in TRANSDUCTIVE_MODES:
             raise CNBError(
                 f"transductive must be one of {TRANSDUCTIVE_MODES}, got {self.transductive!r}"
@@ -233,19 +228,6 @@ class ClusteredNB(TaskNaiveBayes):
         if not 0 < self.transductive_temperature <= 1:
             raise CNBError(
                 f"transductive_temperature must be in (0, 1], got {self.transductive_temperature!r}"
-            )
-        if self.inference not in INFERENCE_ENGINES:
-            raise CNBError(f"inference must be one of {INFERENCE_ENGINES}, got {self.inference!r}")
-        if not (np.isfinite(self.gamma) and self.gamma > 0):
-            raise CNBError(f"gamma must be positive and finite, got {self.gamma!r}")
-        if self.n_sweeps < 1 or self.burn_in < 0 or self.thin < 1:
-            raise CNBError(
-                "need n_sweeps >= 1, burn_in >= 0 and thin >= 1; got "
-                f"{self.n_sweeps}, {self.burn_in}, {self.thin}"
-            )
-        if self.burn_in >= self.n_sweeps:
-            raise CNBError(
-                f"burn_in ({self.burn_in}) must be smaller than n_sweeps ({self.n_sweeps})"
             )
 
     def _publish(self, result: ClusteringResult) -> None:

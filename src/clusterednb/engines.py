@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from clusterednb.exceptions import CNBError
 from clusterednb.inference.bhc import fit_bhc, fit_bhc_randomized
 from clusterednb.inference.exact import fit_exact
 from clusterednb.inference.gibbs import GibbsSettings, fit_gibbs
@@ -22,6 +23,30 @@ from clusterednb.observation import DirichletNB
 from clusterednb.stats import Counts
 
 INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search", "variational")
+
+
+def check_engine_settings(estimator: Any) -> None:
+    """Refuse engine settings of a :class:`~clusterednb.clustered.ClusteredNB` that no engine
+    can run, with a :class:`~clusterednb.exceptions.CNBError` naming the value."""
+    if estimator.backend not in ("local", "dask"):
+        raise CNBError(f"backend must be 'local' or 'dask', got {estimator.backend!r}")
+    if estimator.backend == "dask" and estimator.inference != "gibbs":
+        raise CNBError("backend='dask' runs the Gibbs engine: set inference='gibbs'")
+    if not (isinstance(estimator.n_jobs, int | np.integer) and estimator.n_jobs >= 1):
+        raise CNBError(f"n_jobs must be a positive integer, got {estimator.n_jobs!r}")
+    if estimator.inference not in INFERENCE_ENGINES:
+        raise CNBError(f"inference must be one of {INFERENCE_ENGINES}, got {estimator.inference!r}")
+    if not (np.isfinite(estimator.gamma) and estimator.gamma > 0):
+        raise CNBError(f"gamma must be positive and finite, got {estimator.gamma!r}")
+    if estimator.n_sweeps < 1 or estimator.burn_in < 0 or estimator.thin < 1:
+        raise CNBError(
+            "need n_sweeps >= 1, burn_in >= 0 and thin >= 1; got "
+            f"{estimator.n_sweeps}, {estimator.burn_in}, {estimator.thin}"
+        )
+    if estimator.burn_in >= estimator.n_sweeps:
+        raise CNBError(
+            f"burn_in ({estimator.burn_in}) must be smaller than n_sweeps ({estimator.n_sweeps})"
+        )
 
 
 def run_engine(estimator: Any, model: DirichletNB, counts: Counts) -> ClusteringResult:

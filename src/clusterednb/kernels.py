@@ -208,3 +208,53 @@ def csr_task_counts(
                 buffer[key] = 0
                 at += 1
     return cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count
+
+
+@njit(cache=True, nogil=True)
+def count_rows_sparse(X, y, task_index, offsets, n_tasks, n_classes):  # pragma: no cover
+    """Per-task value counts of the labelled rows (``y >= 0``) as CSR arrays.
+
+    Rows are grouped by task with a counting sort, then each task's cells are counted in a
+    dense buffer of one task's width and emitted in increasing key order. Returns
+    ``(indptr, indices, data)`` of a (n_tasks, n_classes * n_values_total) matrix.
+    """
+    n_rows, n_features = X.shape
+    n_values = offsets[n_features]
+    start = np.zeros(n_tasks + 1, dtype=np.int64)
+    for r in range(n_rows):
+        if y[r] >= 0:
+            start[task_index[r] + 1] += 1
+    for t in range(n_tasks):
+        start[t + 1] += start[t]
+    order = np.empty(start[n_tasks], dtype=np.int64)
+    fill = start[:n_tasks].copy()
+    for r in range(n_rows):
+        if y[r] >= 0:
+            order[fill[task_index[r]]] = r
+            fill[task_index[r]] += 1
+    indptr = np.zeros(n_tasks + 1, dtype=np.int64)
+    indices = np.empty(start[n_tasks] * n_features, dtype=np.int32)
+    data = np.empty(start[n_tasks] * n_features, dtype=np.int64)
+    buffer = np.zeros(n_classes * n_values, dtype=np.int64)
+    touched = np.empty(n_classes * n_values, dtype=np.int64)
+    at = 0
+    for t in range(n_tasks):
+        n_touched = 0
+        for i in range(start[t], start[t + 1]):
+            r = order[i]
+            base = y[r] * n_values
+            for f in range(n_features):
+                if X[r, f] >= 0:
+                    key = base + offsets[f] + X[r, f]
+                    if buffer[key] == 0:
+                        touched[n_touched] = key
+                        n_touched += 1
+                    buffer[key] += 1
+        keys = np.sort(touched[:n_touched])
+        for j in range(n_touched):
+            indices[at] = keys[j]
+            data[at] = buffer[keys[j]]
+            buffer[keys[j]] = 0
+            at += 1
+        indptr[t + 1] = at
+    return indptr, indices[:at].copy(), data[:at].copy()

@@ -8,7 +8,7 @@ import numpy as np
 from scipy import sparse
 
 from clusterednb.exceptions import DataError
-from clusterednb.kernels import count_rows
+from clusterednb.kernels import count_rows, count_rows_sparse
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,7 @@ def sparse_value_counts(
     X : int ndarray of shape (n_rows, n_features)
         Category codes, -1 for missing (not counted).
     y : int ndarray of shape (n_rows,)
-        Class codes in ``0 .. n_classes - 1``.
+        Class codes in ``0 .. n_classes - 1``; -1 marks an unlabelled row (not counted).
     task_index : int ndarray of shape (n_rows,)
     n_tasks, n_classes : int
     offsets : int ndarray of shape (n_features + 1,)
@@ -209,14 +209,12 @@ def sparse_value_counts(
     array([[1, 0, 0, 1, 0, 1, 0, 0],
            [1, 0, 1, 0, 0, 0, 0, 0]])
     """
-    X = np.asarray(X, dtype=np.int64)
-    offsets = np.asarray(offsets, dtype=np.int64)
-    present = X >= 0
-    column = (np.asarray(y, dtype=np.int64)[:, None] * offsets[-1] + offsets[:-1] + X)[present]
-    row = np.broadcast_to(np.asarray(task_index, dtype=np.int64)[:, None], X.shape)[present]
-    counts = sparse.csr_matrix(
-        (np.ones(row.size, dtype=np.int64), (row, column)),
-        shape=(n_tasks, n_classes * int(offsets[-1])),
+    indptr, indices, data = count_rows_sparse(
+        np.ascontiguousarray(X, dtype=np.int64),
+        np.ascontiguousarray(y, dtype=np.int64),
+        np.ascontiguousarray(task_index, dtype=np.int64),
+        np.asarray(offsets, dtype=np.int64),
+        n_tasks,
+        n_classes,
     )
-    counts.sum_duplicates()
-    return counts
+    return sparse.csr_matrix((data, indices, indptr), shape=(n_tasks, n_classes * int(offsets[-1])))

@@ -1,8 +1,9 @@
 """Statistics on Spark (extra ``[spark]``): the same shard functions through ``applyInPandas``.
 
 Events are grouped by ``hash(task) mod n_shards``; each group runs
-:func:`~clusterednb.distributed.shards.shard_counts` in pandas and emits its non-zero counts
-as rows ``(task, kind, class, value, count)``; the driver adds them up. Spark's SQL
+:func:`~clusterednb.distributed.shards.shard_counts` in pandas and emits one row per task
+(its label counts and the keys and counts of its non-zero value cells, as arrays); the driver
+assembles them into sparse counts. Spark's SQL
 ``groupBy`` aggregations are avoided on purpose (a feasibility study found them 3–9 times
 slower than ``applyInPandas`` with numpy inside). Recipe for a cluster: build the
 ``SparkSession`` with ``.master("spark://HOST:7077")`` (or YARN / Kubernetes) and read the
@@ -22,47 +23,25 @@ from clusterednb.data.dataset import factorize_tasks
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.distributed.shards import ShardCounts, schema_from_distinct, shard_counts
 
-_LABEL, _VALUE, _PRESENT, _EVENTS = 0, 1, 2, 3
-
 
 def _emit(frame: pd.DataFrame, task: str, label: str, schema: FeatureSchema) -> pd.DataFrame:
-    """One shard's counts as long rows (only non-zero entries)."""
+    """One shard's counts, one row per task: its label counts, the keys and counts of its
+    non-zero value cells (CSR row), and the shard's number of events on its first row."""
     part = shard_counts(frame.drop(columns="__shard"), task, label, schema)
-    t, c = np.nonzero(part.label_counts)
-    labels = pd.DataFrame(
+    cells = part.cells
+    bounds = cells.indptr
+    rows = pd.DataFrame(
         {
-            "task": part.task_ids[t],
-            "kind": _LABEL,
-            "cls": c,
-            "value": -1,
-            "count": part.label_counts[t, c],
+            # numpy-backed: PySpark's Arrow conversion does not take pandas 3's Arrow strings
+            "task": part.task_ids.astype(object),
+            "labels": list(part.label_counts),
+            "keys": np.split(cells.indices.astype(np.int64), bounds[1:-1]),
+            "counts": np.split(cells.data.astype(np.int64), bounds[1:-1]),
+            "events": np.zeros(part.task_ids.size, dtype=np.int64),
         }
     )
-    cells = part.cells.tocoo()
-    values = pd.DataFrame(
-        {
-            "task": part.task_ids[cells.row],
-            "kind": _VALUE,
-            "cls": cells.col // schema.n_values_total,
-            "value": cells.col % schema.n_values_total,
-            "count": cells.data,
-        }
-    )
-    present = pd.DataFrame(  # every task, even one with no labelled event
-        {"task": part.task_ids, "kind": _PRESENT, "cls": -1, "value": -1, "count": 0}
-    )
-    events = pd.DataFrame(
-        {
-            "task": part.task_ids[:1],
-            "kind": _EVENTS,
-            "cls": -1,
-            "value": -1,
-            "count": [part.n_events] * min(1, part.task_ids.size),
-        }
-    )
-    rows = pd.concat([labels, values, present, events], ignore_index=True)
-    # numpy-backed columns: PySpark's Arrow conversion does not take pandas 3's Arrow strings
-    rows["task"] = rows["task"].astype(object)
+    if len(rows):
+        rows.loc[0, "events"] = part.n_events
     return rows
 
 
@@ -101,38 +80,37 @@ def spark_counts(
         ]
         schema = schema_from_distinct(features, distinct[0], distinct[1:])
     task_type = frame.schema[task].dataType.simpleString()
-    output = f"task {task_type}, kind int, cls long, value long, count long"
+    output = (
+        f"task {task_type}, labels array<long>, keys array<long>, counts array<long>, events long"
+    )
     rows = (
         frame.withColumn("__shard", F.abs(F.hash(F.col(task))) % n_shards)
         .groupBy("__shard")
         .applyInPandas(lambda part: _emit(part, task, label, schema), schema=output)
         .toPandas()
     )
-    n_events = int(rows.loc[rows["kind"] == _EVENTS, "count"].sum())
-    rows = rows[rows["kind"] != _EVENTS]
+    n_events = int(rows["events"].sum())
     index, task_ids = factorize_tasks(rows["task"].to_numpy(dtype=object))
-    counted = (rows["kind"] != _PRESENT).to_numpy()
-    rows, index = rows[counted], index[counted]
+    width = schema.n_classes * schema.n_values_total
+    lengths = rows["keys"].map(len).to_numpy()
+    row_of_entry = np.repeat(index, lengths)
+    keys = np.concatenate([np.zeros(0, np.int64), *rows["keys"]]).astype(np.int64)
+    counts = np.concatenate([np.zeros(0, np.int64), *rows["counts"]]).astype(np.int64)
+    cells = sparse.csr_matrix((counts, (row_of_entry, keys)), shape=(task_ids.size, width))
+    cells.sum_duplicates()  # a task met in two shards (it cannot be, by the hash) adds up
     label_counts = np.zeros((task_ids.size, schema.n_classes), dtype=np.int64)
-    is_label = (rows["kind"] == _LABEL).to_numpy()
-    cls, value, count = (rows[c].to_numpy() for c in ("cls", "value", "count"))
-    np.add.at(label_counts, (index[is_label], cls[is_label]), count[is_label])
-    cells = sparse.csr_matrix(
-        (
-            count[~is_label].astype(np.int64),
-            (index[~is_label], cls[~is_label] * schema.n_values_total + value[~is_label]),
-        ),
-        shape=(task_ids.size, schema.n_classes * schema.n_values_total),
-    )
-    cells.sum_duplicates()
+    if len(rows):
+        np.add.at(label_counts, index, np.stack(rows["labels"].to_numpy()).astype(np.int64))
     return ShardCounts(task_ids, label_counts, cells, n_events), schema
 
 
-def local_session(app_name: str, shuffle_partitions: int = 4) -> Any:
+def local_session(app_name: str, shuffle_partitions: int = 4, driver_memory: str = "4g") -> Any:
     """A Spark session on this machine (``local[2]``, no web UI) whose Python workers run
     this interpreter, so they import ``clusterednb`` as the driver does. Stop it when done.
 
     For tests and benchmarks; on a cluster, build the session with your own master.
+    ``driver_memory`` is the JVM heap of the (local) driver, which also executes the tasks
+    and collects the counts; Spark's default of 1 GB runs out at a few million events.
     """
     import os
     import sys
@@ -145,5 +123,6 @@ def local_session(app_name: str, shuffle_partitions: int = 4) -> Any:
         .appName(app_name)
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.driver.memory", driver_memory)
         .getOrCreate()
     )

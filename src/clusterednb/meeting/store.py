@@ -13,14 +13,12 @@ still held by another writer after that is reported as busy, never as a damaged 
 from __future__ import annotations
 
 import datetime as dt
-import sqlite3
-from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.features import FEATURE_NAMES, LABELS, MEETING_FEATURES
+from clusterednb.meeting.sqlite_file import SQLiteFile
 
 _COLUMNS = ", ".join(f'"{name}" TEXT NOT NULL' for name in FEATURE_NAMES)
 _SCHEMA = f"""
@@ -35,7 +33,7 @@ CREATE TABLE IF NOT EXISTS feedback (
 """
 
 
-class FeedbackStore:
+class FeedbackStore(SQLiteFile):
     """Per-user meeting decisions in an SQLite file.
 
     Parameters
@@ -46,42 +44,10 @@ class FeedbackStore:
         Seconds a write waits for another writer to finish before the store is reported busy.
     """
 
-    def __init__(self, path: str | Path, timeout: float = 30.0) -> None:
-        self.path = Path(path)
-        self._connection = None
-        try:
-            self._connection = sqlite3.connect(self.path, isolation_level=None, timeout=timeout)
-            self._execute("PRAGMA journal_mode=WAL")
-            self._execute("PRAGMA synchronous=FULL")
-            self._execute(_SCHEMA)
-        except BaseException:
-            if self._connection is not None:
-                self._connection.close()
-            raise
+    kind = "feedback store"
 
-    def _execute(self, statement: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:
-        """Run one statement; a busy store or a damaged file becomes a :class:`MeetingError`."""
-        try:
-            return self._connection.execute(statement, parameters)
-        except sqlite3.OperationalError as error:
-            if "locked" in str(error) or "busy" in str(error):
-                raise MeetingError(
-                    f"the store {self.path} is busy: another process has held it for longer "
-                    "than the timeout; try again"
-                ) from error
-            raise MeetingError(f"the store {self.path} cannot be used: {error}") from error
-        except sqlite3.DatabaseError as error:
-            raise MeetingError(f"{self.path} is not a feedback store: {error}") from error
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._connection.close()
-
-    def __enter__(self) -> FeedbackStore:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
+    def _create(self) -> None:
+        self._execute(_SCHEMA)
 
     def record(
         self,
@@ -102,17 +68,12 @@ class FeedbackStore:
         names = ", ".join(f'"{n}"' for n in FEATURE_NAMES)
         marks = ", ".join("?" for _ in range(len(FEATURE_NAMES) + 4))
         values = (user, uid, stamp, LABELS[int(accepted)], *(features[n] for n in FEATURE_NAMES))
-        self._execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             self._execute(
                 f"INSERT OR REPLACE INTO feedback (user, uid, recorded_at, accepted, {names}) "
                 f"VALUES ({marks})",
                 values,
             )
-        except BaseException:
-            self._connection.execute("ROLLBACK")
-            raise
-        self._execute("COMMIT")
 
     def frame(self, user: str | None = None) -> pd.DataFrame:
         """Recorded decisions (of one user, or everyone) in recording order.

@@ -17,14 +17,11 @@ import hmac
 import json
 import secrets
 import sqlite3
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from clusterednb.meeting.errors import MeetingError
+from clusterednb.meeting.sqlite_file import SQLiteFile
 
 SCHEMA_VERSION = 2
 MIGRATIONS = {
@@ -109,7 +106,7 @@ class Account:
     revoked: bool = False
 
 
-class ServiceStore:
+class ServiceStore(SQLiteFile):
     """The service's SQLite store.
 
     Parameters
@@ -120,22 +117,10 @@ class ServiceStore:
         Seconds a write waits for another writer before the store is reported busy.
     """
 
-    def __init__(self, path: str | Path, timeout: float = 30.0) -> None:
-        self.path = Path(path)
-        self._lock = threading.RLock()  # one connection, shared by the server's threads
-        try:
-            self._connection = sqlite3.connect(
-                self.path, isolation_level=None, timeout=timeout, check_same_thread=False
-            )
-            self._connection.row_factory = sqlite3.Row
-            self._connection.execute("PRAGMA journal_mode=WAL")
-            self._connection.execute("PRAGMA synchronous=FULL")
-            self._connection.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
-        except sqlite3.DatabaseError as error:
-            raise MeetingError(f"{self.path} is not a service store: {error}") from error
+    kind = "service store"
+    rows_by_name = True
 
-    def _migrate(self) -> None:
+    def _create(self) -> None:
         """Create the schema in a new file, or bring an older store up to date, in one
         transaction; a store written by a newer version is refused."""
         connection = self._connection
@@ -163,39 +148,6 @@ class ServiceStore:
             connection.execute("ROLLBACK")
             raise
         connection.execute("COMMIT")
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._connection.close()
-
-    def __enter__(self) -> ServiceStore:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            connection = self._connection
-            try:
-                connection.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as error:
-                raise MeetingError(f"the store {self.path} is busy; try again") from error
-            try:
-                yield connection
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
-
-    def _one(self, query: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Row | None:
-        with self._lock:
-            return self._connection.execute(query, parameters).fetchone()
-
-    def _all(self, query: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            return self._connection.execute(query, parameters).fetchall()
 
     # ------------------------------------------------------------------ accounts
     def add_user(
