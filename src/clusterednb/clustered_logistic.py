@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
 
 from clusterednb.data.dataset import TaskDataset, index_tasks
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.values import as_feature_input, as_vector
-from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
+from clusterednb.decisions_mixin import BayesDecisions
 from clusterednb.exceptions import CNBError, NotFittedError
 from clusterednb.logistic_fit import (
     AUTO,
@@ -50,7 +50,7 @@ _ARRAYS = (
 )
 
 
-class ClusteredLogisticRegression(ClassifierMixin, BaseEstimator):
+class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
     """Multi-task logistic regression that shares rows between tasks of the same cluster.
 
     Parameters
@@ -228,22 +228,6 @@ class ClusteredLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def _settings_used(self) -> FitSettings:
         return self._settings().with_chosen(self.effective_rows_, self.floor_)
-
-    def predict(self, X: Any, tasks: Any = None, loss: LossMatrix | Any = None) -> np.ndarray:
-        """Bayes decisions, shape (n_rows,): least expected ``loss`` (default: 0-1)."""
-        proba = self.predict_proba(X, tasks)
-        if loss is None:
-            return self.classes_[np.argmax(proba, axis=1)]
-        return self.classes_[bayes_decision(proba, as_loss_matrix(loss, self.classes_))]
-
-    def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
-        """Mean accuracy of :meth:`predict` on the labelled rows."""
-        if sample_weight is not None:
-            raise CNBError("sample_weight is not supported")
-        y = as_vector(y)
-        labelled = ~pd.isna(y)
-        predicted = self.predict(X, tasks)
-        return float(np.mean(predicted[labelled].astype(object) == y[labelled]))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> None:

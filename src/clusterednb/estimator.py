@@ -13,13 +13,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
 
 from clusterednb import semi_supervised, training_data
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.data.values import as_vector
-from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
+from clusterednb.decisions_mixin import BayesDecisions
 from clusterednb.exceptions import CNBError, NotFittedError
 from clusterednb.inference.posterior import Posterior
 from clusterednb.model_state import ModelRecord, base_state, restore_base
@@ -31,7 +29,7 @@ from clusterednb.stats import Counts
 _FITTED_DATA = ("schema_", "task_ids_", "counts_", "unlabelled_X_", "unlabelled_task_")
 
 
-class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, ClassifierMixin, BaseEstimator):
+class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEstimator):
     """Shared machinery of the multi-task naive-Bayes estimators.
 
     Subclasses implement :meth:`_infer`, turning per-task counts into a
@@ -218,28 +216,6 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, ClassifierMixin, BaseEs
     def predict_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
         """Posterior predictive ``P(y | x, D)``; shape (n_rows, n_classes), rows sum to 1."""
         return np.exp(self.predict_log_proba(X, tasks))
-
-    def predict(self, X: Any, tasks: Any = None, loss: LossMatrix | Any = None) -> np.ndarray:
-        """Bayes decisions, shape (n_rows,): the class of least posterior expected loss under
-        ``loss`` (a :class:`~clusterednb.decision.LossMatrix` or an array in ``classes_``
-        order; default 0-1 loss, the most probable class)."""
-        proba = self.predict_proba(X, tasks)
-        if loss is None:
-            return self.classes_[np.argmax(proba, axis=1)]
-        return self.classes_[bayes_decision(proba, as_loss_matrix(loss, self.classes_))]
-
-    def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
-        """Mean accuracy of :meth:`predict` on labelled rows (``sample_weight`` is refused:
-        the models count rows, and a differently weighted score would mislead)."""
-        if sample_weight is not None:
-            raise CNBError(
-                "sample_weight is not supported: the models count rows; repeat or drop rows "
-                "instead of weighting them"
-            )
-        y = as_vector(y)
-        predicted = self.predict(X, tasks)
-        labelled = ~pd.isna(y)
-        return float(np.mean(predicted[labelled].astype(object) == y[labelled]))
 
     def _encode_for_prediction(
         self, X: Any, tasks: Any
