@@ -40,12 +40,7 @@ def test_counts_match_a_plain_loop(rng):
     # The sparse counter (rows grouped by task, keys sorted) counts the same cells.
     shuffled = rng.permutation(len(data.y))
     cells = sparse_value_counts(
-        data.X[shuffled],
-        data.y[shuffled],
-        data.task_index[shuffled],
-        n_tasks=data.n_tasks,
-        n_classes=schema.n_classes,
-        offsets=schema.offsets,
+        data.X[shuffled], data.y[shuffled], data.task_index[shuffled], data.n_tasks, schema
     )
     assert cells.has_sorted_indices
     np.testing.assert_array_equal(cells.toarray(), values.reshape(data.n_tasks, -1))

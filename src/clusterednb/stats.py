@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import DataError
 from clusterednb.kernels import count_rows, count_rows_sparse
 
@@ -174,13 +175,7 @@ class Counts:
 
 
 def sparse_value_counts(
-    X: np.ndarray,
-    y: np.ndarray,
-    task_index: np.ndarray,
-    *,
-    n_tasks: int,
-    n_classes: int,
-    offsets: np.ndarray,
+    X: np.ndarray, y: np.ndarray, task_index: np.ndarray, n_tasks: int, schema: FeatureSchema
 ) -> sparse.csr_matrix:
     """Per-task value counts of rows, sparse: what :meth:`Counts.from_codes` counts, without a
     dense (n_tasks, n_classes, n_values_total) array.
@@ -192,8 +187,9 @@ def sparse_value_counts(
     y : int ndarray of shape (n_rows,)
         Class codes in ``0 .. n_classes - 1``; -1 marks an unlabelled row (not counted).
     task_index : int ndarray of shape (n_rows,)
-    n_tasks, n_classes : int
-    offsets : int ndarray of shape (n_features + 1,)
+    n_tasks : int
+    schema : FeatureSchema
+        Gives the classes and the flat value axis (``offsets``).
 
     Returns
     -------
@@ -203,9 +199,10 @@ def sparse_value_counts(
 
     Examples
     --------
+    >>> from clusterednb import FeatureSchema
+    >>> schema = FeatureSchema(("a", "b"), ((0, 1), (0, 1)), ("no", "yes"))
     >>> X = np.array([[0, 1], [1, -1], [0, 0]])
-    >>> sparse_value_counts(X, np.array([0, 1, 0]), np.array([0, 0, 1]), n_tasks=2,
-    ...                     n_classes=2, offsets=np.array([0, 2, 4])).toarray()
+    >>> sparse_value_counts(X, np.array([0, 1, 0]), np.array([0, 0, 1]), 2, schema).toarray()
     array([[1, 0, 0, 1, 0, 1, 0, 0],
            [1, 0, 1, 0, 0, 0, 0, 0]])
     """
@@ -213,8 +210,9 @@ def sparse_value_counts(
         np.ascontiguousarray(X, dtype=np.int64),
         np.ascontiguousarray(y, dtype=np.int64),
         np.ascontiguousarray(task_index, dtype=np.int64),
-        np.asarray(offsets, dtype=np.int64),
+        np.asarray(schema.offsets, dtype=np.int64),
         n_tasks,
-        n_classes,
+        schema.n_classes,
     )
-    return sparse.csr_matrix((data, indices, indptr), shape=(n_tasks, n_classes * int(offsets[-1])))
+    width = schema.n_classes * schema.n_values_total
+    return sparse.csr_matrix((data, indices, indptr), shape=(n_tasks, width))

@@ -91,12 +91,7 @@ def shard_counts(frame: pd.DataFrame, task: str, label: str, schema: FeatureSche
     )
     labelled = data.y >= 0
     cells = sparse_value_counts(
-        data.X[labelled],
-        data.y[labelled],
-        data.task_index[labelled],
-        n_tasks=data.n_tasks,
-        n_classes=n_classes,
-        offsets=schema.offsets,
+        data.X[labelled], data.y[labelled], data.task_index[labelled], data.n_tasks, schema
     )
     label_counts = np.zeros((data.n_tasks, n_classes), dtype=np.int64)
     np.add.at(label_counts, (data.task_index[labelled], data.y[labelled]), 1)

@@ -195,12 +195,7 @@ class GibbsData:
         cells, label_counts = self.labelled_cells, self.labelled_label_counts.copy()
         if labels.size:
             cells = cells + sparse_value_counts(
-                self.unlabelled_X,
-                labels,
-                self.unlabelled_task,
-                n_tasks=self.n_tasks,
-                n_classes=schema.n_classes,
-                offsets=schema.offsets,
+                self.unlabelled_X, labels, self.unlabelled_task, self.n_tasks, schema
             )
             np.add.at(label_counts, (self.unlabelled_task, labels), 1)
         self.tasks = SparseTaskCounts.from_csr(cells, schema)

@@ -5,8 +5,8 @@ column per position in ``active`` — the *columns* — so that a task is scored
 cluster cell by cell with the clusters in the inner, contiguous loop:
 
 - ``steps[s - 1, key, a] = lgamma(β + N + s) − lgamma(β + N)`` for ``s = 1 .. STEPS``, with
-  ``N`` cluster ``a``'s count of cell ``key`` (a sum of logs, ``Σ_{i<s} log(β + N + i)``,
-  taken from a table of ``log(β + n)``): a cell the task holds ``s ≤ STEPS`` times costs one
+  ``N`` cluster ``a``'s count of cell ``key`` (a sum of logs, ``Σ_{i<s} log(β + N + i)``):
+  a cell the task holds ``s ≤ STEPS`` times costs one
   add per cluster (97 % of the cells at 10 rows per task);
 - ``held[key, a] = N``, for cells the task holds more often (two table look-ups);
 - ``totals[key, a]``, the per-feature totals.
@@ -33,30 +33,22 @@ STEPS = 4  # counts whose per-cluster term is kept in the columns
 
 
 @njit(cache=True, nogil=True)
-def _log_base_plus(log_table, base, row, count):  # pragma: no cover
-    """``log(base[row] + count)``, from ``log_table[row, count]`` when the table reaches it."""
-    if count < log_table.shape[1]:
-        return log_table[row, count]
-    return math.log(base[row] + count)
-
-
-@njit(cache=True, nogil=True)
 def _set_cell(key, p, count, record, columns):  # pragma: no cover
     """Column ``p``'s entries of cell ``key`` for a cluster count of ``count``."""
-    _, _, cell_row, cell_base, cell_log = record
+    _, _, cell_row, cell_base = record
     steps, held, _ = columns
-    row = cell_row[key]
+    base = cell_base[cell_row[key]] + count
     held[key, p] = count
     step = 0.0
-    for s in range(steps.shape[0]):
-        step += _log_base_plus(cell_log, cell_base, row, count + s)
+    for s in range(steps.shape[0]):  # only for clusters a task joined or left: log is cheap
+        step += math.log(base + s)
         steps[s, key, p] = step
 
 
 @njit(cache=True, nogil=True)
 def _fill_column(p, slot, record, columns):  # pragma: no cover
     """Copy cluster ``slot``'s statistics into column ``p``
-    (``record = (cluster_cells, cluster_totals, cell_row, cell_base, cell_log)``)."""
+    (``record = (cluster_cells, cluster_totals, cell_row, cell_base)``)."""
     cluster_cells, cluster_totals = record[0], record[1]
     totals = columns[2]
     for key in range(cluster_cells.shape[1]):
@@ -251,7 +243,7 @@ def sweep_assignments(
     only if the task moves.
     """
     assignment, sizes, active, position, free, counters = state
-    record = (cluster_cells, cluster_totals, tables[0], tables[2], tables[6])
+    record = (cluster_cells, cluster_totals, tables[0], tables[2])
     columns = _new_columns(cluster_cells.shape[1], cluster_totals.shape[1], counters[0] + 16)
     for a in range(counters[0]):
         _fill_column(a, active[a], record, columns)
