@@ -18,7 +18,14 @@ from clusterednb import DirichletNB, FeatureSchema
 from clusterednb.inference.gibbs import _distinct, fit_gibbs, fit_gibbs_sparse
 from clusterednb.inference.gibbs_kernels import move_task, sample_index, task_log_score
 from clusterednb.inference.gibbs_state import GibbsSettings, LogGammaTables, initial_state, prepare
-from clusterednb.inference.sweep_kernel import STEPS, sweep_assignments, sweep_shortcuts
+from clusterednb.inference.sweep_kernel import (
+    STEPS,
+    _fill_column,
+    _new_columns,
+    _score_columns,
+    sweep_assignments,
+    sweep_shortcuts,
+)
 from clusterednb.priors import canonical_partition
 from clusterednb.stats import Counts
 
@@ -207,3 +214,36 @@ def test_sparse_input_fits_what_dense_counts_fit():
     )
     np.testing.assert_array_equal(by_dense.partitions, by_sparse.partitions)
     assert by_dense.log_evidence == pytest.approx(by_sparse.log_evidence, abs=1e-9)
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.3])
+def test_column_scores_equal_record_scores_whatever_the_scratch_holds(missing):
+    """Scores from the side-by-side columns equal ``task_log_score`` cluster by cluster,
+    though the scratch array starts as NaN (it must never be read before it is written)."""
+    rng = np.random.default_rng(8)
+    data, _ = _data(rng, 30, 12, missing, beta=0.5)
+    state = initial_state(rng, data, 1.0, rng.integers(0, 5, size=data.n_tasks))
+    tasks, tables = data.tasks.packed(), data.tables.packed()
+    n = state.n_clusters
+    record = (state.cluster_cells, state.cluster_totals, tables[0], tables[2])
+    columns = _new_columns(state.cluster_cells.shape[1], state.cluster_totals.shape[1], n)
+    for a in range(n):
+        _fill_column(a, state.active[a], record, columns)
+    fast = sweep_shortcuts(
+        data.all_tasks,
+        state.assignment,
+        tasks,
+        tables,
+        state.cluster_cells,
+        state.cluster_totals,
+        state.active,
+        n,
+    )
+    for task in range(data.n_tasks):
+        scores, scratch = np.full(n, np.nan), np.full(n, np.nan)
+        _score_columns(task, n, tasks, tables, columns, scores, scratch, fast)
+        expected = [
+            task_log_score(task, slot, tasks, state.cluster_cells, state.cluster_totals, tables)
+            for slot in state.active_slots()
+        ]
+        np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-9)

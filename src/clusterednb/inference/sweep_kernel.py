@@ -144,8 +144,9 @@ def _score_columns(task, n, tasks, tables, columns, scores, first_term, fast):  
         if tied[key] and j > total_ptr[task]:
             repeats += 1
             continue
-        for a in range(n):
-            scores[a] -= repeats * first_term[a]
+        if repeats:  # the previous run's term (first_term holds nothing before the first run)
+            for a in range(n):
+                scores[a] -= repeats * first_term[a]
         repeats = 1
         row, count = total_row[key], total_count[j]
         column_held = totals[key]
@@ -159,8 +160,9 @@ def _score_columns(task, n, tasks, tables, columns, scores, first_term, fast):  
                 h = column_held[a]
                 first_term[a] = log_gamma_lookup(total_table, total_base, row, h + count)
                 first_term[a] -= log_gamma_lookup(total_table, total_base, row, h)
-    for a in range(n):
-        scores[a] -= repeats * first_term[a]
+    if repeats:
+        for a in range(n):
+            scores[a] -= repeats * first_term[a]
 
 
 @njit(cache=True, nogil=True)
