@@ -215,7 +215,8 @@ def count_rows_sparse(X, y, task_index, offsets, n_tasks, n_classes):  # pragma:
     """Per-task value counts of the labelled rows (``y >= 0``) as CSR arrays.
 
     Rows are grouped by task with a counting sort, then each task's cells are counted in a
-    dense buffer of one task's width and emitted in increasing key order. Returns
+    dense buffer of one task's width and emitted in increasing key order (by scanning the
+    buffer when it is narrow, by sorting the keys met when it is wide). Returns
     ``(indptr, indices, data)`` of a (n_tasks, n_classes * n_values_total) matrix.
     """
     n_rows, n_features = X.shape
@@ -250,11 +251,19 @@ def count_rows_sparse(X, y, task_index, offsets, n_tasks, n_classes):  # pragma:
                         touched[n_touched] = key
                         n_touched += 1
                     buffer[key] += 1
-        keys = np.sort(touched[:n_touched])
-        for j in range(n_touched):
-            indices[at] = keys[j]
-            data[at] = buffer[keys[j]]
-            buffer[keys[j]] = 0
-            at += 1
+        if buffer.shape[0] <= 8 * n_touched:  # a narrow row: scan it in key order
+            for key in range(buffer.shape[0]):
+                if buffer[key] != 0:
+                    indices[at] = key
+                    data[at] = buffer[key]
+                    buffer[key] = 0
+                    at += 1
+        else:  # a wide one (words): sort the keys met
+            keys = np.sort(touched[:n_touched])
+            for j in range(n_touched):
+                indices[at] = keys[j]
+                data[at] = buffer[keys[j]]
+                buffer[keys[j]] = 0
+                at += 1
         indptr[t + 1] = at
     return indptr, indices[:at].copy(), data[:at].copy()

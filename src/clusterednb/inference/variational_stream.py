@@ -1,0 +1,266 @@
+"""The variational engine over batches of tasks streamed from storage (memoized VI).
+
+For populations too large to hold: the same truncated stick-breaking mean-field model as
+:mod:`.variational`, fitted by memoized coordinate ascent (Hughes & Sudderth 2013, as in
+bnpy). Each batch of tasks keeps its *summary* — the expected counts (K, CV) and sizes (K,)
+of its responsibilities and their entropy — and the global statistics are the sums of the
+summaries. Visiting a batch computes its responsibilities from the global statistics,
+replaces its summary and updates the global statistics at once, so every batch step is an
+exact coordinate-ascent step on the full evidence lower bound, which therefore never
+decreases from pass to pass. Memory is the summaries (K × CV per batch), one batch of data,
+and two numbers per task for the result (its most probable cluster and that responsibility);
+the tasks' counts are read again at every pass.
+
+Merge moves (as in :mod:`.variational`) work across batches: at the start of a pass the
+closest pairs of components are chosen, each batch adds what merging a pair would change in
+its entropy, and at the end of the pass a pair is merged where the bound rises. Empty
+components are dropped but for a few spares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.special import xlogy
+
+from clusterednb.inference.result import require_conjugate
+from clusterednb.inference.variational import (
+    WEIGHT_FLOOR,
+    VariationalSettings,
+    _elbo_of,
+    _kept,
+    _Problem,
+    _stick_expectations,
+)
+from clusterednb.inference.variational_kernels import assign_chunk
+from clusterednb.inference.variational_seeds import spread_seeds
+from clusterednb.observation import DirichletNB
+
+TaskBatches = Callable[[], Iterable[tuple[sparse.csr_matrix, np.ndarray]]]
+"""``batches()`` yields, in the same order at every call, ``(task_counts, label_counts)``:
+CSR value counts (n_b, C·V) and label counts (n_b, C) of consecutive groups of tasks."""
+
+
+@dataclass(frozen=True)
+class StreamFit:
+    """What a streamed fit returns.
+
+    Attributes
+    ----------
+    partition : int32 ndarray of shape (n_tasks,)
+        Most probable cluster of each task (in the order the batches give them).
+    top_weight : float32 ndarray of shape (n_tasks,)
+        Its responsibility.
+    cluster_counts : ndarray of shape (K, C·V)
+        Expected value counts of the components.
+    sizes : ndarray of shape (K,)
+        Expected number of tasks per component.
+    elbo : float
+        The evidence lower bound at the end (``evidence_kind = "lower_bound"``).
+    trace : ndarray of shape (n_passes,)
+        The bound after each pass (non-decreasing).
+    """
+
+    partition: np.ndarray
+    top_weight: np.ndarray
+    cluster_counts: np.ndarray
+    sizes: np.ndarray
+    elbo: float
+    trace: np.ndarray
+
+
+@dataclass
+class _Summary:
+    counts: np.ndarray  # (K, CV)
+    sizes: np.ndarray  # (K,)
+    entropy: float
+    merge_entropy: np.ndarray  # (n_pairs,) entropy change if each candidate pair merged
+
+
+def fit_variational_stream(
+    model: DirichletNB,
+    batches: TaskBatches,
+    gamma: float,
+    rng: np.random.Generator,
+    settings: VariationalSettings | None = None,
+    max_passes: int = 50,
+) -> StreamFit:
+    """Memoized variational inference over streamed batches of tasks (see the module).
+
+    Parameters
+    ----------
+    model : DirichletNB
+    batches : callable
+        Called once per pass (:data:`TaskBatches`); every task in exactly one batch.
+    gamma : float
+    rng : numpy.random.Generator
+        Chooses the seed tasks (among the first batch).
+    settings : VariationalSettings, optional
+        ``n_components``, ``tol``, ``spare_components`` and ``merge_pairs`` (``None``: 20)
+        are used; one restart.
+    max_passes : int
+        Passes over all batches at most.
+    """
+    require_conjugate(model, "variational")
+    settings = settings or VariationalSettings()
+    n_classes = model.schema.n_classes
+    width = n_classes * model.schema.n_values_total
+    problem = _Problem(model, sparse.csr_matrix((0, width)), np.zeros((0, n_classes)))
+    merge_pairs = 20 if settings.merge_pairs is None else settings.merge_pairs
+    summaries: list[_Summary] = []
+    tops: list[tuple[np.ndarray, np.ndarray]] = []
+    log_labels = 0.0
+    global_counts = np.zeros((0, width))
+    global_sizes = np.zeros(0)
+    pairs = np.zeros((0, 2), dtype=np.int64)
+    trace: list[float] = []
+    for pass_index in range(max_passes):
+        for b, (cells, labels) in enumerate(batches()):
+            cells = sparse.csr_matrix(cells, dtype=np.float64)
+            if pass_index == 0:
+                log_labels += float(model.log_marginal_labels(labels).sum())
+            if b == 0 and pass_index == 0:
+                log_theta, log_pi = _seeded(problem, cells, settings.n_components, rng)
+            else:
+                log_theta = problem.expected_log_theta(global_counts)
+                log_pi = _stick_expectations(global_sizes, gamma)[0]
+            summary, r = _visit(cells, log_theta, log_pi, pairs)
+            if b < len(summaries):
+                global_counts += summary.counts - summaries[b].counts
+                global_sizes += summary.sizes - summaries[b].sizes
+                summaries[b] = summary
+            else:
+                if b == 0:
+                    global_counts, global_sizes = (
+                        np.zeros_like(summary.counts),
+                        np.zeros(summary.sizes.size),
+                    )
+                global_counts += summary.counts
+                global_sizes += summary.sizes
+                summaries.append(summary)
+                tops.append((np.empty(0, np.int32), np.empty(0, np.float32)))
+            tops[b] = (np.argmax(r, axis=1).astype(np.int32), r.max(axis=1).astype(np.float32))
+        entropy = sum(s.entropy for s in summaries)
+        elbo = _elbo_of(problem, global_counts, global_sizes, entropy, gamma)[0] + log_labels
+        if pairs.size:
+            elbo = _merge(problem, summaries, tops, pairs, gamma, log_labels, elbo)
+            global_counts = sum(s.counts for s in summaries)
+            global_sizes = sum(s.sizes for s in summaries)
+        keep = _kept(global_sizes, settings.spare_components)
+        remap = np.cumsum(keep) - 1
+        global_counts, global_sizes = global_counts[keep], global_sizes[keep]
+        for s in summaries:
+            s.counts, s.sizes = s.counts[keep], s.sizes[keep]
+        tops = [(remap[top].astype(np.int32), weight) for top, weight in tops]
+        converged = bool(trace) and elbo - trace[-1] < settings.tol * abs(elbo)
+        trace.append(elbo)
+        if converged:
+            break
+        pairs = _closest_pairs(global_counts, global_sizes, merge_pairs)
+    return StreamFit(
+        partition=np.concatenate([top for top, _ in tops]),
+        top_weight=np.concatenate([weight for _, weight in tops]),
+        cluster_counts=global_counts,
+        sizes=global_sizes,
+        elbo=trace[-1],
+        trace=np.array(trace),
+    )
+
+
+def _seeded(
+    problem: _Problem, cells: sparse.csr_matrix, n_components: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """``E[log θ]`` and ``E[log π]`` of a start with ``n_components`` seed tasks of the batch
+    (spread k-means++ style) and no other component."""
+    n_seeds = max(1, min(n_components, cells.shape[0]))
+    seeds = spread_seeds(cells, problem.expected_log_theta, n_seeds, rng)
+    log_pi = np.zeros(n_seeds)
+    return problem.expected_log_theta(cells[seeds].toarray()), log_pi
+
+
+def _visit(
+    cells: sparse.csr_matrix, log_theta: np.ndarray, log_pi: np.ndarray, pairs: np.ndarray
+) -> tuple[_Summary, np.ndarray]:
+    """One batch's responsibilities (n_b, K) from the global statistics, and its summary."""
+    n_components = log_pi.size
+    r = np.empty((cells.shape[0], n_components))
+    counts = np.zeros((n_components, cells.shape[1]))
+    sizes = np.zeros(n_components)
+    entropy = assign_chunk(
+        cells.indptr,
+        cells.indices,
+        cells.data,
+        0,
+        cells.shape[0],
+        np.ascontiguousarray(log_theta.T),
+        log_pi,
+        WEIGHT_FLOOR,
+        r,
+        counts,
+        sizes,
+    )
+    merge_entropy = np.zeros(len(pairs))
+    for i, (a, b) in enumerate(pairs):
+        r_a, r_b = r[:, a], r[:, b]
+        together = r_a + r_b
+        merge_entropy[i] = -float(
+            xlogy(together, together).sum() - xlogy(r_a, r_a).sum() - xlogy(r_b, r_b).sum()
+        )
+    return _Summary(counts, sizes, float(entropy), merge_entropy), r
+
+
+def _closest_pairs(counts: np.ndarray, sizes: np.ndarray, max_pairs: int) -> np.ndarray:
+    """Up to ``max_pairs`` pairs of occupied components with the closest count profiles."""
+    occupied = np.flatnonzero(sizes > 0)
+    if occupied.size < 2 or max_pairs == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    profiles = counts[occupied] / sizes[occupied, None]
+    distance = np.abs(profiles[:, None, :] - profiles[None, :, :]).sum(axis=2)
+    first, second = np.triu_indices(occupied.size, k=1)
+    closest = np.argsort(distance[first, second], kind="stable")[:max_pairs]
+    return np.column_stack([occupied[first[closest]], occupied[second[closest]]])
+
+
+def _merge(
+    problem: _Problem,
+    summaries: list[_Summary],
+    tops: list[tuple[np.ndarray, np.ndarray]],
+    pairs: np.ndarray,
+    gamma: float,
+    log_labels: float,
+    elbo: float,
+) -> float:
+    """Merge the candidate pairs that raise the bound (each component at most once), in
+    every batch's summary and most-probable-cluster array; return the bound after."""
+    counts = sum(s.counts for s in summaries)
+    sizes = sum(s.sizes for s in summaries)
+    entropy = sum(s.entropy for s in summaries)
+    touched: set[int] = set()
+    for i, (a, b) in enumerate(pairs):
+        if a in touched or b in touched:
+            continue
+        new_counts, new_sizes = counts.copy(), sizes.copy()
+        new_counts[a] += new_counts[b]
+        new_counts[b] = 0.0
+        new_sizes[a] += new_sizes[b]
+        new_sizes[b] = 0.0
+        new_entropy = entropy + sum(s.merge_entropy[i] for s in summaries)
+        new_elbo = _elbo_of(problem, new_counts, new_sizes, new_entropy, gamma)[0] + log_labels
+        if new_elbo <= elbo:
+            continue
+        for s in summaries:
+            s.counts[a] += s.counts[b]
+            s.counts[b] = 0.0
+            s.sizes[a] += s.sizes[b]
+            s.sizes[b] = 0.0
+            s.entropy += s.merge_entropy[i]
+        for top, _ in tops:
+            # The merged responsibility r_a + r_b is not kept per task; the reported weight
+            # of a task that had a or b as its top is a lower bound of it.
+            top[top == b] = a
+        counts, sizes, entropy, elbo = new_counts, new_sizes, new_entropy, new_elbo
+        touched.update((int(a), int(b)))
+    return elbo
