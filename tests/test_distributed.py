@@ -136,3 +136,47 @@ def test_spark_counts_equal_single_machine(events, monkeypatch):
     np.testing.assert_array_equal(result.counts.label_counts, single.counts_.label_counts)
     np.testing.assert_array_equal(result.counts.value_counts, single.counts_.value_counts)
     assert result.n_events == len(frame)
+
+
+def test_dask_shards_are_the_in_process_fixed_shards():
+    """On Dask the same chain as fixed remote shards in this process (each shard's counts
+    scattered once)."""
+    from clusterednb import ClusteredNB
+    from clusterednb.distributed.dask import dask_sharded_sweep
+    from clusterednb.inference.gibbs import fit_gibbs
+    from clusterednb.inference.gibbs_state import GibbsSettings
+    from clusterednb.inference.sharded import ShardedSweep
+
+    population = make_planted_population(
+        np.random.default_rng(4), group_sizes=(8, 8), rows_per_task=6, n_features=4
+    )
+    frame = population.frame
+    fitted = ClusteredNB(inference="bhc").fit(
+        frame[population.feature_names], frame["label"], frame["task"]
+    )
+    settings = GibbsSettings(n_sweeps=12, burn_in=2)
+    no_rows = np.zeros((0, 4), dtype=np.int64)
+
+    def run(sweep):
+        return fit_gibbs(
+            fitted.observation_,
+            fitted.counts_,
+            no_rows,
+            np.zeros(0, np.int64),
+            1.0,
+            settings,
+            np.random.default_rng(0),
+            sweep=sweep,
+        )
+
+    local = run(ShardedSweep(3, remote=True, fixed_shards=True))
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+        dask_sharded_sweep(3) as sweep,
+    ):
+        on_dask = run(sweep)
+    np.testing.assert_array_equal(on_dask.partitions, local.partitions)
+    np.testing.assert_array_equal(on_dask.partition_weights, local.partition_weights)

@@ -123,3 +123,29 @@ def test_n_jobs_must_be_a_positive_integer(n_jobs):
     _, X, y, tasks = _frame()
     with pytest.raises(CNBError, match="n_jobs"):
         ClusteredNB(n_jobs=n_jobs).fit(X, y, tasks)
+
+
+def test_fixed_shards_send_each_shard_once_and_match_in_process_shards():
+    _, X, y, tasks = _frame(seed=1, group_sizes=(6, 6, 6), rows=5)
+    exact = ClusteredNB(inference="bhc").fit(X, y, tasks)
+    seen: list[int] = []
+
+    def recording_map(function, jobs, statics):
+        seen.extend(id(static) for static in statics)
+        return map(function, jobs, statics)
+
+    remote = _fit(exact, ShardedSweep(3, recording_map, remote=True, fixed_shards=True), 30)
+    in_process = _fit(exact, ShardedSweep(3, fixed_shards=True), n_sweeps=30)
+    assert len(seen) == 3 * 30 and len(set(seen)) == 3  # the same three static parts
+    np.testing.assert_array_equal(remote.partitions, in_process.partitions)
+    np.testing.assert_array_equal(remote.partition_weights, in_process.partition_weights)
+
+
+def test_fixed_shards_against_the_exact_posterior():
+    """Tasks dealt once: total variation from the exact posterior of 5 tasks (two shards,
+    20 000 sweeps) 0.148 at seed 0 and 0.025 at seed 1 — it depends on which tasks share a
+    shard — against 0.089 when they are dealt anew every sweep."""
+    _, X, y, tasks = _frame()
+    exact = ClusteredNB(inference="exact").fit(X, y, tasks)
+    sharded = _fit(exact, ShardedSweep(2, fixed_shards=True))
+    assert _total_variation(_distribution(sharded), _distribution(exact.result_)) < 0.2

@@ -91,9 +91,10 @@ def counts_from_parquet(
 def dask_sharded_sweep(n_shards: int | None = None) -> Iterator[ShardedSweep]:
     """The Gibbs sampler's assignment sweep with its shards on Dask workers.
 
-    Pass it to :func:`~clusterednb.inference.gibbs.fit_gibbs` as ``sweep``: each worker
-    receives only its shard's sparse counts and the clusters' statistics
-    (:class:`~clusterednb.inference.sharded.ShardedSweep` with ``remote=True``). Uses the
+    Pass it to :func:`~clusterednb.inference.gibbs.fit_gibbs` as ``sweep``: the tasks are dealt
+    to shards once (:class:`~clusterednb.inference.sharded.ShardedSweep` with ``remote=True,
+    fixed_shards=True``); each worker receives its shard's sparse counts once (scattered),
+    and each sweep only the assignments and the clusters' statistics. Uses the
     current ``dask.distributed`` client, or a 2-worker ``LocalCluster`` started on entry and
     closed on exit when there is none. ``n_shards`` defaults to twice the number of workers.
     """
@@ -108,11 +109,19 @@ def dask_sharded_sweep(n_shards: int | None = None) -> Iterator[ShardedSweep]:
         owned = (client, cluster)
     try:
         shards = n_shards or 2 * max(len(client.scheduler_info()["workers"]), 1)
+        kept: dict[int, tuple[Any, Any]] = {}  # id(static) -> (static, its future)
 
-        def map_shards(function: Any, jobs: Sequence[Any]) -> list[Any]:
-            return client.gather(client.map(function, jobs, pure=False))
+        def map_shards(function: Any, jobs: Sequence[Any], statics: Sequence[Any]) -> list[Any]:
+            for static in statics:
+                if id(static) not in kept:  # sent once; later sweeps refer to the worker's copy
+                    kept[id(static)] = (static, client.scatter(static))
+            current = {id(static) for static in statics}
+            for stale in set(kept) - current:  # the tasks' counts changed: dealt anew
+                del kept[stale]
+            futures = [kept[id(static)][1] for static in statics]
+            return client.gather(client.map(function, jobs, futures, pure=False))
 
-        yield ShardedSweep(shards, map_shards, remote=True)
+        yield ShardedSweep(shards, map_shards, remote=True, fixed_shards=True)
     finally:
         if owned is not None:
             owned[0].close()

@@ -19,7 +19,8 @@ without a reverse proposal: part of the approximation).
 
 Shards run in a thread pool (the kernels release the GIL) for ``ClusteredNB(n_jobs=N)``,
 or on Dask workers (:mod:`clusterednb.distributed.dask`), which receive only their own
-tasks' sparse counts.
+tasks' sparse counts, once per fit (fixed shards), and each sweep only the assignments and
+the clusters' statistics.
 """
 
 from __future__ import annotations
@@ -35,8 +36,34 @@ from clusterednb.inference.gibbs_state import GibbsData, GibbsState, LogGammaTab
 
 _NEW_SLOTS = 64  # a shard's first slots for new clusters (more are added as needed)
 
-ShardMap = Callable[[Callable, Sequence], Sequence]
-"""``map_shards(function, jobs)``: ``[function(job) for job in jobs]``, run anywhere."""
+ShardMap = Callable[[Callable, Sequence, Sequence], Sequence]
+"""``map_shards(function, jobs, statics)``: ``[function(j, s) for j, s in zip(jobs,
+statics)]``, run anywhere (a thread pool's ``map``, Dask's, or ``map``). A mapper may keep a
+static part where it runs and send it once: with fixed shards the same objects come back
+every sweep of a fit."""
+
+
+@dataclass(frozen=True, eq=False)
+class ShardStatic:
+    """What one shard needs that does not change from sweep to sweep (with fixed shards).
+
+    Attributes
+    ----------
+    order : int array of shape (n_s,)
+        The shard's tasks, as indices into ``tasks``.
+    tasks : tuple of int arrays
+        Sparse task counts (:meth:`.SparseTaskCounts.packed`).
+    new_score : float array
+        Each task's score against an empty cluster, indexed like ``tasks``.
+    tables : tuple of arrays, or (cell_prior, total_prior, max_count)
+        Packed log-gamma tables, or what builds them where the shard runs (remote workers
+        build their own instead of receiving them).
+    """
+
+    order: np.ndarray
+    tasks: tuple[np.ndarray, ...]
+    new_score: np.ndarray
+    tables: tuple
 
 
 @dataclass(frozen=True)
@@ -45,35 +72,23 @@ class ShardJob:
 
     Attributes
     ----------
-    order : int array of shape (n_s,)
-        The shard's tasks, as indices into ``tasks``.
     assignment : int array of shape (n,)
-        Cluster of each task of ``tasks`` as an index into the broadcast clusters (-1: not
-        placed); only the entries in ``order`` are read, and they are overwritten.
+        Cluster of each task of the static part's ``tasks`` as an index into the broadcast
+        clusters (-1: not placed); only the entries in ``order`` are read, and they are
+        overwritten.
     cells, totals, sizes : int arrays of shape (K, C·V), (K, C·F), (K,)
         Statistics of the K occupied clusters over ALL tasks (the shard's included).
     log_gamma : float
     uniforms : float array of shape (n,)
         ``uniforms[u]`` decides task ``u``.
-    tasks : tuple of int arrays
-        Sparse task counts (:meth:`.SparseTaskCounts.packed`).
-    new_score : float array of shape (n,)
-        Each task's score against an empty cluster.
-    tables : tuple of arrays, or (cell_prior, total_prior, max_count)
-        Packed log-gamma tables, or what builds them where the shard runs (remote workers
-        build their own instead of receiving them).
     """
 
-    order: np.ndarray
     assignment: np.ndarray
     cells: np.ndarray
     totals: np.ndarray
     sizes: np.ndarray
     log_gamma: float
     uniforms: np.ndarray
-    tasks: tuple[np.ndarray, ...]
-    new_score: np.ndarray
-    tables: tuple
 
 
 @dataclass(frozen=True)
@@ -96,13 +111,13 @@ class ShardSweep:
     delta_sizes: np.ndarray
 
 
-def sweep_shard(job: ShardJob) -> ShardSweep:
+def sweep_shard(job: ShardJob, static: ShardStatic) -> ShardSweep:
     """Sweep one shard's tasks against the broadcast statistics (see :class:`ShardJob`)."""
-    tables = job.tables
+    tables = static.tables
     if len(tables) == 3:
         tables = LogGammaTables.build(*tables).packed()
     n_clusters = job.sizes.size
-    capacity = n_clusters + min(job.order.size, _NEW_SLOTS)
+    capacity = n_clusters + min(static.order.size, _NEW_SLOTS)
     state = GibbsState(
         assignment=job.assignment,
         sizes=np.zeros(capacity, dtype=np.int64),
@@ -120,9 +135,9 @@ def sweep_shard(job: ShardJob) -> ShardSweep:
     state.sizes[:n_clusters] = job.sizes
     state.cluster_cells[:n_clusters] = job.cells
     state.cluster_totals[:n_clusters] = job.totals
-    state.sweep(job.order, job.new_score, job.log_gamma, job.uniforms, job.tasks, tables)
+    state.sweep(static.order, static.new_score, job.log_gamma, job.uniforms, static.tasks, tables)
     cells, totals, sizes = state.cluster_cells, state.cluster_totals, state.sizes
-    assignment = job.assignment[job.order]
+    assignment = job.assignment[static.order]
     used = max(n_clusters, int(assignment.max(initial=-1)) + 1)
     cells, totals, sizes = cells[:used], totals[:used], sizes[:used]
     cells[:n_clusters] -= job.cells
@@ -139,15 +154,22 @@ class ShardedSweep:
     ----------
     n_shards : int
     map_shards : callable
-        Runs :func:`sweep_shard` on each job (a thread pool's ``map``, Dask's, or ``map``).
+        Runs :func:`sweep_shard` on each job (:data:`ShardMap`).
     remote : bool
-        Shards run in other processes: each job carries its tasks' own sparse counts and
-        builds its log-gamma tables there, instead of sharing the driver's arrays.
+        Shards run in other processes: each shard's static part carries its tasks' own sparse
+        counts and builds its log-gamma tables there, instead of sharing the driver's arrays.
+    fixed_shards : bool
+        Deal the tasks to shards once per fit (while the tasks' counts stay the same) instead
+        of every sweep, so that each shard's static part is the same object every sweep and a
+        remote mapper sends it once; only assignments, the clusters' statistics and their
+        changes then travel. Still an approximation of the same kind; one shard is exact.
     """
 
     n_shards: int
     map_shards: ShardMap = map
     remote: bool = False
+    fixed_shards: bool = False
+    _dealt: tuple = ()
 
     def __call__(
         self, rng: np.random.Generator, state: GibbsState, data: GibbsData
@@ -159,51 +181,45 @@ class ShardedSweep:
         local_of[active] = np.arange(active.size)
         assignment = np.where(state.assignment >= 0, local_of[state.assignment], -1)
         uniforms = rng.random(n_tasks)
-        shards = [
-            np.sort(s) for s in np.array_split(rng.permutation(n_tasks), self.n_shards) if s.size
-        ]
-        broadcast = (
-            state.cluster_cells[active],
-            state.cluster_totals[active],
-            state.sizes[active],
-            float(np.log(state.gamma)),
-        )
-        jobs = [self._job(shard, assignment, uniforms, broadcast, data) for shard in shards]
-        results = list(self.map_shards(sweep_shard, jobs))
-        births = _merge_results(state, active, shards, results)
-        return {"cross_shard_merges": _merge_births(rng, state, data, births)}
-
-    def _job(
-        self,
-        shard: np.ndarray,
-        assignment: np.ndarray,
-        uniforms: np.ndarray,
-        broadcast: tuple,
-        data: GibbsData,
-    ) -> ShardJob:
-        cells, totals, sizes, log_gamma = broadcast
-        if not self.remote:
-            return ShardJob(
-                shard,
-                assignment.copy(),
+        shards, statics = self._deal(rng, data)
+        cells, totals = state.cluster_cells[active], state.cluster_totals[active]
+        sizes, log_gamma = state.sizes[active], float(np.log(state.gamma))
+        jobs = [
+            ShardJob(
+                assignment[shard] if self.remote else assignment.copy(),
                 cells,
                 totals,
                 sizes,
                 log_gamma,
-                uniforms,
-                data.tasks.packed(),
-                data.new_score,
-                data.tables.packed(),
+                uniforms[shard] if self.remote else uniforms,
             )
+            for shard in shards
+        ]
+        results = list(self.map_shards(sweep_shard, jobs, statics))
+        births = _merge_results(state, active, shards, results)
+        return {"cross_shard_merges": _merge_births(rng, state, data, births)}
+
+    def _deal(
+        self, rng: np.random.Generator, data: GibbsData
+    ) -> tuple[list[np.ndarray], list[ShardStatic]]:
+        """This sweep's shards (sorted task indices) and their static parts."""
+        if self.fixed_shards and self._dealt and self._dealt[0] is data.tasks:
+            return self._dealt[1], self._dealt[2]
+        n_tasks = data.n_tasks
+        shards = [
+            np.sort(s) for s in np.array_split(rng.permutation(n_tasks), self.n_shards) if s.size
+        ]
+        statics = [self._static(shard, data) for shard in shards]
+        if self.fixed_shards:
+            self._dealt = (data.tasks, shards, statics)
+        return shards, statics
+
+    def _static(self, shard: np.ndarray, data: GibbsData) -> ShardStatic:
+        if not self.remote:
+            return ShardStatic(shard, data.tasks.packed(), data.new_score, data.tables.packed())
         max_count = int(data.labelled_label_counts.sum()) + data.unlabelled_X.shape[0]
-        return ShardJob(
+        return ShardStatic(
             np.arange(shard.size),
-            assignment[shard],
-            cells,
-            totals,
-            sizes,
-            log_gamma,
-            uniforms[shard],
             data.tasks.take(shard).packed(),
             data.new_score[shard],
             (data.cell_prior, data.total_prior, max_count),
