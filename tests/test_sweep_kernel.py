@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from clusterednb import DirichletNB, FeatureSchema
+from clusterednb.exceptions import DataError
 from clusterednb.inference.gibbs import _distinct, fit_gibbs, fit_gibbs_sparse
 from clusterednb.inference.gibbs_kernels import move_task, sample_index, task_log_score
 from clusterednb.inference.gibbs_state import GibbsSettings, LogGammaTables, initial_state, prepare
@@ -247,3 +248,16 @@ def test_column_scores_equal_record_scores_whatever_the_scratch_holds(missing):
             for slot in state.active_slots()
         ]
         np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-9)
+
+
+def test_sparse_fit_refuses_counts_that_do_not_fit_the_model():
+    data, _ = _data(np.random.default_rng(0), 6, 4, 0.0, beta=1.0)
+    cells, labels = data.labelled_cells, data.labelled_label_counts
+    settings = GibbsSettings(n_sweeps=2, burn_in=0)
+    rng = np.random.default_rng(0)
+    with pytest.raises(DataError, match="do not fit the model"):
+        fit_gibbs_sparse(data.model, cells[:, :-1], labels, 1.0, settings, rng)
+    with pytest.raises(DataError, match="do not fit the model"):
+        fit_gibbs_sparse(data.model, cells, labels[:-1], 1.0, settings, rng)
+    with pytest.raises(DataError, match="no task"):
+        fit_gibbs_sparse(data.model, cells[:0], labels[:0], 1.0, settings, rng)

@@ -148,3 +148,20 @@ def test_a_task_in_two_files_or_a_bad_file_is_refused(tmp_path):
             )
         )[0]
     )
+
+
+def test_bad_batches_are_refused_by_batch():
+    population = make_planted_population(
+        np.random.default_rng(1), group_sizes=(3,), rows_per_task=5, n_features=3
+    )
+    part, model = _counts(population)
+    rng = np.random.default_rng(0)
+    with pytest.raises(DataError, match="no task"):
+        fit_variational_stream(model, lambda: iter([]), 1.0, rng)
+    narrow = (part.cells[:, :-1], part.label_counts)
+    with pytest.raises(DataError, match="batch 1: value counts have"):
+        fit_variational_stream(
+            model, lambda: iter([(part.cells, part.label_counts), narrow]), 1.0, rng
+        )
+    with pytest.raises(DataError, match="batch 0: 3 tasks"):
+        fit_variational_stream(model, lambda: iter([(part.cells, part.label_counts[:2])]), 1.0, rng)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
+from clusterednb.exceptions import DataError
 from clusterednb.inference.gibbs_moves import AssignmentSweep, gibbs_step, sequential_sweep
 from clusterednb.inference.gibbs_state import (
     GibbsData,
@@ -146,6 +147,18 @@ def fit_gibbs_sparse(
     gamma, settings, rng
         As for :func:`fit_gibbs` (``settings.n_jobs > 1`` shards the sweep over threads).
     """
+    width = model.schema.n_classes * model.schema.n_values_total
+    if task_counts.shape[1] != width or np.shape(label_counts) != (
+        task_counts.shape[0],
+        model.schema.n_classes,
+    ):
+        raise DataError(
+            f"task counts of shape {task_counts.shape} and label counts of shape "
+            f"{np.shape(label_counts)} do not fit the model: expected (n_tasks, {width}) and "
+            f"(n_tasks, {model.schema.n_classes})"
+        )
+    if task_counts.shape[0] == 0:
+        raise DataError("no task to fit")
     no_rows = np.zeros((0, model.schema.n_features), dtype=np.int64)
     data = prepare_sparse(model, task_counts, label_counts, no_rows, np.zeros(0, np.int64))
     return _run(data, gamma, settings, rng, None, None)

@@ -26,6 +26,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import xlogy
 
+from clusterednb.exceptions import DataError
 from clusterednb.inference.result import require_conjugate
 from clusterednb.inference.variational import (
     WEIGHT_FLOOR,
@@ -119,7 +120,7 @@ def fit_variational_stream(
     trace: list[float] = []
     for pass_index in range(max_passes):
         for b, (cells, labels) in enumerate(batches()):
-            cells = sparse.csr_matrix(cells, dtype=np.float64)
+            cells = _checked(b, cells, labels, width)
             if pass_index == 0:
                 log_labels += float(model.log_marginal_labels(labels).sum())
             if b == 0 and pass_index == 0:
@@ -143,6 +144,8 @@ def fit_variational_stream(
                 summaries.append(summary)
                 tops.append((np.empty(0, np.int32), np.empty(0, np.float32)))
             tops[b] = (np.argmax(r, axis=1).astype(np.int32), r.max(axis=1).astype(np.float32))
+        if not summaries:
+            raise DataError("the batches hold no task: there is nothing to fit")
         entropy = sum(s.entropy for s in summaries)
         elbo = _elbo_of(problem, global_counts, global_sizes, entropy, gamma)[0] + log_labels
         if pairs.size:
@@ -168,6 +171,22 @@ def fit_variational_stream(
         elbo=trace[-1],
         trace=np.array(trace),
     )
+
+
+def _checked(b: int, cells: sparse.csr_matrix, labels: np.ndarray, width: int) -> sparse.csr_matrix:
+    """Batch ``b``'s value counts as float CSR, after checking its shape against the model's
+    cells and its label counts."""
+    cells = sparse.csr_matrix(cells, dtype=np.float64)
+    if cells.shape[1] != width:
+        raise DataError(f"batch {b}: value counts have {cells.shape[1]} columns, the model {width}")
+    if np.shape(labels)[0] != cells.shape[0]:
+        raise DataError(
+            f"batch {b}: {cells.shape[0]} tasks of value counts but {np.shape(labels)[0]} "
+            "rows of label counts"
+        )
+    if cells.nnz and cells.data.min() < 0:
+        raise DataError(f"batch {b}: negative counts")
+    return cells
 
 
 def _seeded(
