@@ -174,20 +174,10 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEst
         return self.schema_.n_values_total
 
     def _check_settings(self) -> None:
-        """Raise :class:`CNBError` naming a hyperparameter outside its allowed values."""
-        allowed = {
-            "semi_supervised": semi_supervised.SEMI_SUPERVISED,
-            "observation": tuple(OBSERVATIONS),
-            "handle_unknown": ("warn", "error", "ignore"),
-        }
-        for name, values in allowed.items():
-            if getattr(self, name) not in values:
-                raise CNBError(f"{name} must be one of {values}, got {getattr(self, name)!r}")
-        if isinstance(self.n_iter, bool) or not (isinstance(self.n_iter, int) and self.n_iter >= 1):
-            raise CNBError(f"n_iter must be a positive integer, got {self.n_iter!r}")
+        check_shell_settings(self)
 
     def _semi_supervised_mode(self) -> str | None:
-        TaskNaiveBayes._check_settings(self)
+        check_shell_settings(self)
         return semi_supervised.mode(self.semi_supervised, self.unlabelled_X_.shape[0])
 
     def _rng(self) -> np.random.Generator:
@@ -195,7 +185,7 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEst
 
     def _set_schema_attributes(self) -> None:
         """Attributes that follow from ``schema_`` and the hyperparameters."""
-        TaskNaiveBayes._check_settings(self)
+        check_shell_settings(self)
         self.classes_ = np.asarray(self.schema_.classes)
         multinomial = self.observation == "multinomial"
         names = self.schema_.categories[0] if multinomial else self.schema_.feature_names
@@ -248,3 +238,19 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEst
         self._check_settings()
         restore_base(self, record)
         self._set_schema_attributes()
+
+
+def check_shell_settings(estimator: TaskNaiveBayes) -> None:
+    """Raise :class:`CNBError` naming a hyperparameter of the shell outside its allowed values
+    (subclasses check their own on top)."""
+    allowed = {
+        "semi_supervised": semi_supervised.SEMI_SUPERVISED,
+        "observation": tuple(OBSERVATIONS),
+        "handle_unknown": ("warn", "error", "ignore"),
+    }
+    for name, values in allowed.items():
+        if getattr(estimator, name) not in values:
+            raise CNBError(f"{name} must be one of {values}, got {getattr(estimator, name)!r}")
+    n_iter = estimator.n_iter
+    if isinstance(n_iter, bool) or not (isinstance(n_iter, int) and n_iter >= 1):
+        raise CNBError(f"n_iter must be a positive integer, got {n_iter!r}")
