@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -169,7 +169,7 @@ class ShardedSweep:
     map_shards: ShardMap = map
     remote: bool = False
     fixed_shards: bool = False
-    _dealt: tuple = ()
+    _dealt: tuple = field(default=(), init=False, repr=False)
 
     def __call__(
         self, rng: np.random.Generator, state: GibbsState, data: GibbsData
