@@ -165,3 +165,22 @@ def test_bad_batches_are_refused_by_batch():
         )
     with pytest.raises(DataError, match="batch 0: 3 tasks"):
         fit_variational_stream(model, lambda: iter([(part.cells, part.label_counts[:2])]), 1.0, rng)
+
+
+def test_a_group_absent_from_the_first_batch_is_born_later():
+    """The start seeds from the first batch only; empty components stay open, so the tasks
+    of a group the first batch does not show get a cluster of their own."""
+    population = make_planted_population(
+        np.random.default_rng(6),
+        group_sizes=(10, 10),
+        rows_per_task=20,
+        n_features=6,
+        feature_concentration=0.2,
+    )
+    part, model = _counts(population)
+    truth = np.array([population.true_group[task] for task in part.task_ids])
+    order = np.argsort(truth, kind="stable")  # the first batch: one task of group 0
+    cells, labels = part.cells[order], part.label_counts[order]
+    pieces = [(cells[:1], labels[:1]), (cells[1:], labels[1:])]
+    streamed = fit_variational_stream(model, lambda: iter(pieces), 1.0, np.random.default_rng(0))
+    assert adjusted_rand_score(truth[order], streamed.partition) == 1.0

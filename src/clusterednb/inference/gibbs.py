@@ -146,6 +146,18 @@ def fit_gibbs_sparse(
     label_counts : ndarray of shape (n_tasks, n_classes)
     gamma, settings, rng
         As for :func:`fit_gibbs` (``settings.n_jobs > 1`` shards the sweep over threads).
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> from clusterednb import DirichletNB, FeatureSchema
+    >>> model = DirichletNB(FeatureSchema(("a", "b"), ((0, 1), (0, 1)), ("no", "yes")))
+    >>> zeros, ones = [10, 0, 10, 0, 10, 0, 10, 0], [0, 10, 0, 10, 0, 10, 0, 10]
+    >>> cells = sparse.csr_matrix([zeros, zeros, ones, ones])
+    >>> result = fit_gibbs_sparse(model, cells, np.full((4, 2), 10), 1.0,
+    ...                           GibbsSettings(n_sweeps=50, burn_in=10), np.random.default_rng(0))
+    >>> result.partition.tolist()
+    [0, 0, 1, 1]
     """
     width = model.schema.n_classes * model.schema.n_values_total
     if task_counts.shape[1] != width or np.shape(label_counts) != (

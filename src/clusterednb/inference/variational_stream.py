@@ -52,7 +52,8 @@ class StreamFit:
     Attributes
     ----------
     partition : int32 ndarray of shape (n_tasks,)
-        Most probable cluster of each task (in the order the batches give them).
+        Most probable component of each task (a row of ``cluster_counts``), in the order the
+        batches give the tasks.
     top_weight : float32 ndarray of shape (n_tasks,)
         Its responsibility.
     cluster_counts : ndarray of shape (K, C·V)
@@ -104,6 +105,19 @@ def fit_variational_stream(
         are used; one restart.
     max_passes : int
         Passes over all batches at most.
+
+    Examples
+    --------
+    Two batches of two tasks; the second batch shows a group the first does not:
+
+    >>> from clusterednb import DirichletNB, FeatureSchema
+    >>> model = DirichletNB(FeatureSchema(("a", "b"), ((0, 1), (0, 1)), ("no", "yes")))
+    >>> zeros, ones = [10, 0, 10, 0, 10, 0, 10, 0], [0, 10, 0, 10, 0, 10, 0, 10]
+    >>> cells, labels = sparse.csr_matrix([zeros, zeros, ones, ones]), np.full((4, 2), 10)
+    >>> batches = lambda: iter([(cells[:2], labels[:2]), (cells[2:], labels[2:])])
+    >>> fit = fit_variational_stream(model, batches, 1.0, np.random.default_rng(0))
+    >>> fit.partition.tolist(), bool(np.all(np.diff(fit.trace) >= 0))
+    ([0, 0, 2, 2], True)
     """
     require_conjugate(model, "variational")
     settings = settings or VariationalSettings()
@@ -192,12 +206,17 @@ def _checked(b: int, cells: sparse.csr_matrix, labels: np.ndarray, width: int) -
 def _seeded(
     problem: _Problem, cells: sparse.csr_matrix, n_components: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``E[log θ]`` and ``E[log π]`` of a start with ``n_components`` seed tasks of the batch
-    (spread k-means++ style) and no other component."""
+    """``E[log θ]`` (K, CV) and ``E[log π]`` (K,) of the start: up to ``n_components`` seed
+    tasks of the first batch (spread k-means++ style), and empty components for the rest
+    (closed for this first step, open afterwards: clusters the first batch does not show
+    can be born in later batches)."""
     n_seeds = max(1, min(n_components, cells.shape[0]))
     seeds = spread_seeds(cells, problem.expected_log_theta, n_seeds, rng)
-    log_pi = np.zeros(n_seeds)
-    return problem.expected_log_theta(cells[seeds].toarray()), log_pi
+    counts = np.zeros((max(n_components, n_seeds), cells.shape[1]))
+    counts[:n_seeds] = cells[seeds].toarray()
+    log_pi = np.full(counts.shape[0], -np.inf)
+    log_pi[:n_seeds] = 0.0
+    return problem.expected_log_theta(counts), log_pi
 
 
 def _visit(
