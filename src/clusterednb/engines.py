@@ -27,7 +27,17 @@ INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search", "varia
 
 def check_engine_settings(estimator: Any) -> None:
     """Refuse engine settings of a :class:`~clusterednb.clustered.ClusteredNB` that no engine
-    can run, with a :class:`~clusterednb.exceptions.CNBError` naming the value."""
+    can run, with a :class:`~clusterednb.exceptions.CNBError` naming the value.
+
+    Examples
+    --------
+    >>> from clusterednb import ClusteredNB
+    >>> check_engine_settings(ClusteredNB())  # the defaults run
+    >>> check_engine_settings(ClusteredNB(n_sweeps=10, burn_in=10))
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: burn_in (10) must be smaller than n_sweeps (10)
+    """
     if estimator.backend not in ("local", "dask"):
         raise CNBError(f"backend must be 'local' or 'dask', got {estimator.backend!r}")
     if estimator.backend == "dask" and estimator.inference != "gibbs":

@@ -242,7 +242,16 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEst
 
 def check_shell_settings(estimator: TaskNaiveBayes) -> None:
     """Raise :class:`CNBError` naming a hyperparameter of the shell outside its allowed values
-    (subclasses check their own on top)."""
+    (subclasses check their own on top).
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB
+    >>> check_shell_settings(NoSharingNB(handle_unknown="drop"))
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: handle_unknown must be one of (...), got 'drop'
+    """
     allowed = {
         "semi_supervised": semi_supervised.SEMI_SUPERVISED,
         "observation": tuple(OBSERVATIONS),

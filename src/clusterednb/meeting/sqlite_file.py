@@ -33,6 +33,25 @@ class SQLiteFile:
         Created when absent.
     timeout : float, default=30.0
         Seconds a write waits for another writer before the file is reported busy.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> class Notes(SQLiteFile):
+    ...     kind = "notes file"
+    ...     def _create(self):
+    ...         self._execute("CREATE TABLE IF NOT EXISTS notes (text TEXT)")
+    >>> path = Path(tempfile.mkdtemp()) / "notes.sqlite"
+    >>> with Notes(path) as notes:
+    ...     with notes._transaction() as connection:
+    ...         _ = connection.execute("INSERT INTO notes VALUES ('hello')")
+    ...     notes._all("SELECT text FROM notes")
+    [('hello',)]
+    >>> _ = path.with_name("junk").write_bytes(b"not a database" * 100)
+    >>> Notes(path.with_name("junk"))
+    Traceback (most recent call last):
+    ...
+    clusterednb.meeting.errors.MeetingError: .../junk is not a notes file: file is not a database
     """
 
     kind: ClassVar[str] = "SQLite store"
