@@ -78,7 +78,22 @@ class SparseTaskCounts:
         """From value counts of shape (n_tasks, n_classes * n_values_total), sparse, with
         non-negative integer entries; the feature totals are summed from them. Keys and
         counts take the smallest integer type that holds every key and every task's largest
-        total (int16 for most data: a quarter of the memory of int64)."""
+        total (int16 for most data: a quarter of the memory of int64).
+
+        Examples
+        --------
+        Two tasks; features ``a`` (2 values) and ``b`` (3), two classes, so 10 cells:
+
+        >>> from clusterednb import FeatureSchema
+        >>> schema = FeatureSchema(("a", "b"), ((0, 1), (0, 1, 2)), ("no", "yes"))
+        >>> cells = sparse.csr_matrix([[2, 0, 1, 1, 0, 0, 0, 0, 0, 0],
+        ...                            [0, 0, 0, 0, 0, 0, 1, 1, 0, 0]])
+        >>> counts = SparseTaskCounts.from_csr(cells, schema)
+        >>> counts.cell_key.tolist(), counts.cell_count.tolist()
+        ([0, 2, 3, 6, 7], [2, 1, 1, 1, 1])
+        >>> counts.total_key.tolist(), counts.total_count.tolist()  # (class, feature) totals
+        ([0, 1, 2, 3], [2, 2, 1, 1])
+        """
         cells = sparse.csr_matrix(cells)
         n_features = schema.n_features
         feature = np.repeat(np.arange(n_features), np.diff(schema.offsets))
@@ -144,7 +159,16 @@ class LogGammaTables:
     def build(
         cls, cell_prior: np.ndarray, total_prior: np.ndarray, max_count: int
     ) -> LogGammaTables:
-        """Tables for counts ``0 .. max_count`` (capped; larger counts call lgamma)."""
+        """Tables for counts ``0 .. max_count`` (capped; larger counts call lgamma).
+
+        Examples
+        --------
+        >>> tables = LogGammaTables.build(np.ones(4), np.full(2, 2.0), 3)
+        >>> tables.cell_table.round(4).tolist()  # lgamma(1 + n), n = 0 .. 3
+        [[0.0, 0.0, 0.6931, 1.7918]]
+        >>> tables.cell_log.round(4).tolist()  # log(1 + n), n = 0 .. 2
+        [[0.0, 0.6931, 1.0986]]
+        """
         parts = []
         for prior in (cell_prior, total_prior):
             base, row = np.unique(prior, return_inverse=True)
