@@ -12,7 +12,7 @@ import pytest
 from scipy import sparse
 from sklearn.metrics import adjusted_rand_score
 
-from clusterednb import ClusteredNB
+from clusterednb import ClusteredNB, TaskDataset
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.distributed.shards import shard_counts
 from clusterednb.distributed.stream import ParquetTaskBatches
@@ -184,3 +184,33 @@ def test_a_group_absent_from_the_first_batch_is_born_later():
     pieces = [(cells[:1], labels[:1]), (cells[1:], labels[1:])]
     streamed = fit_variational_stream(model, lambda: iter(pieces), 1.0, np.random.default_rng(0))
     assert adjusted_rand_score(truth[order], streamed.partition) == 1.0
+
+
+def test_the_streamed_posterior_predicts_like_the_in_memory_one():
+    """On one batch and well-separated groups (every responsibility 0 or 1) the streamed
+    fit's posterior, each task in its most probable component, predicts what the in-memory
+    engine's soft posterior predicts — for known tasks and for a task never seen."""
+    population = make_planted_population(
+        np.random.default_rng(3),
+        group_sizes=(15, 15, 15),
+        rows_per_task=30,
+        n_features=6,
+        feature_concentration=0.2,
+    )
+    part, model = _counts(population)
+    frame = population.frame
+    data = TaskDataset.from_frame(frame, task="task", label="label", schema=model.schema)
+    settings = VariationalSettings(n_components=10, n_init=1, merge_pairs=0)
+    in_memory = fit_variational_sparse(
+        model, part.cells, part.label_counts, 1.0, np.random.default_rng(3), settings
+    )
+    assert set(np.unique(in_memory.extras["responsibilities"])) <= {0.0, 1.0}
+    streamed = fit_variational_stream(
+        model, _batches(part, 1), 1.0, np.random.default_rng(3), settings, max_passes=201
+    ).posterior(1.0)
+    for cold in (None, np.ones(len(data.task_index), dtype=bool)):
+        np.testing.assert_allclose(
+            streamed.predict_log_proba(model, data.X, data.task_index, cold),
+            in_memory.posterior.predict_log_proba(model, data.X, data.task_index, cold),
+            atol=1e-9,
+        )

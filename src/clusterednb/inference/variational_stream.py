@@ -27,6 +27,7 @@ from scipy import sparse
 from scipy.special import xlogy
 
 from clusterednb.exceptions import DataError
+from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import require_conjugate
 from clusterednb.inference.variational import (
     WEIGHT_FLOOR,
@@ -64,6 +65,8 @@ class StreamFit:
         The evidence lower bound at the end (``evidence_kind = "lower_bound"``).
     trace : ndarray of shape (n_passes,)
         The bound after each pass (non-decreasing).
+    label_counts : int32 ndarray of shape (n_tasks, n_classes)
+        Each task's label counts (its label prior in the predictive).
     """
 
     partition: np.ndarray
@@ -72,6 +75,31 @@ class StreamFit:
     sizes: np.ndarray
     elbo: float
     trace: np.ndarray
+    label_counts: np.ndarray
+
+    def posterior(self, gamma: float) -> Posterior:
+        """The posterior predictive with each task in its most probable component (its
+        responsibilities are not kept) and, for a task never seen, the CRP mixture over the
+        components' expected sizes and a new, empty component; ``gamma`` as in the fit.
+
+        Shapes: ``cluster_counts`` (K, C·V) is read as (K, C, V); the result serves
+        :meth:`~clusterednb.inference.posterior.Posterior.predict_log_proba` for the tasks
+        in batch order.
+        """
+        n_tasks, n_classes = self.label_counts.shape
+        occupied = np.flatnonzero(self.sizes > 0)
+        counts = self.cluster_counts.reshape(self.sizes.size, n_classes, -1)
+        cold_weights = np.append(self.sizes[occupied], gamma)
+        return Posterior(
+            component_counts=np.concatenate([counts, np.zeros((1, *counts.shape[1:]))]),
+            task_label_counts=self.label_counts,
+            indptr=np.arange(n_tasks + 1, dtype=np.int64),
+            components=self.partition.astype(np.int64),
+            log_weights=np.zeros(n_tasks),
+            cold_label_counts=np.zeros(n_classes),
+            cold_components=np.append(occupied, self.sizes.size),
+            cold_log_weights=np.log(cold_weights) - np.log(cold_weights.sum()),
+        )
 
 
 @dataclass
@@ -127,6 +155,7 @@ def fit_variational_stream(
     merge_pairs = 20 if settings.merge_pairs is None else settings.merge_pairs
     summaries: list[_Summary] = []
     tops: list[tuple[np.ndarray, np.ndarray]] = []
+    label_parts: list[np.ndarray] = []
     log_labels = 0.0
     global_counts = np.zeros((0, width))
     global_sizes = np.zeros(0)
@@ -137,6 +166,7 @@ def fit_variational_stream(
             cells = _checked(b, cells, labels, width)
             if pass_index == 0:
                 log_labels += float(model.log_marginal_labels(labels).sum())
+                label_parts.append(np.asarray(labels, dtype=np.int32))
             if b == 0 and pass_index == 0:
                 log_theta, log_pi = _seeded(problem, cells, settings.n_components, rng)
             else:
@@ -184,6 +214,7 @@ def fit_variational_stream(
         sizes=global_sizes,
         elbo=trace[-1],
         trace=np.array(trace),
+        label_counts=np.concatenate(label_parts),
     )
 
 
