@@ -80,6 +80,14 @@ def shard_counts(frame: pd.DataFrame, task: str, label: str, schema: FeatureSche
 
     An unknown category raises (``handle_unknown="error"``): the schema must have been
     computed over all shards, so one would be a bug, not a new value.
+
+    Examples
+    --------
+    >>> schema = schema_from_distinct(["f"], [0, 1], [["a", "b"]])
+    >>> events = pd.DataFrame({"user": [1, 2], "label": [0, 1], "f": ["a", "b"]})
+    >>> part = shard_counts(events, "user", "label", schema)
+    >>> part.cells.toarray().tolist()  # per user: (class 0: a, b), (class 1: a, b)
+    [[1, 0, 0, 0], [0, 0, 0, 1]]
     """
     n_classes, n_values = schema.n_classes, schema.n_values_total
     if len(frame) == 0:
@@ -99,7 +107,18 @@ def shard_counts(frame: pd.DataFrame, task: str, label: str, schema: FeatureSche
 
 
 def combine_shards(parts: list[ShardCounts]) -> ShardCounts:
-    """Add shards' counts task by task; task ids come out sorted (when comparable)."""
+    """Add shards' counts task by task; task ids come out sorted (when comparable).
+
+    Examples
+    --------
+    >>> schema = schema_from_distinct(["f"], [0, 1], [["a", "b"]])
+    >>> first = pd.DataFrame({"user": [1, 2], "label": [0, 1], "f": ["a", "b"]})
+    >>> second = pd.DataFrame({"user": [1], "label": [1], "f": ["b"]})  # user 1 again
+    >>> total = combine_shards([shard_counts(first, "user", "label", schema),
+    ...                         shard_counts(second, "user", "label", schema)])
+    >>> total.task_ids.tolist(), total.cells.toarray().tolist(), total.n_events
+    ([1, 2], [[1, 0, 0, 1], [0, 0, 0, 1]], 3)
+    """
     parts = [p for p in parts if p.task_ids.size] or parts[:1]
     ids = np.concatenate([p.task_ids for p in parts])
     index, task_ids = factorize_tasks(ids) if ids.size else (np.zeros(0, np.int64), ids)

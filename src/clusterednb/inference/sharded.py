@@ -163,6 +163,26 @@ class ShardedSweep:
         of every sweep, so that each shard's static part is the same object every sweep and a
         remote mapper sends it once; only assignments, the clusters' statistics and their
         changes then travel. Still an approximation of the same kind; one shard is exact.
+
+    Examples
+    --------
+    Two shards, run one after the other (``map``), as the Gibbs sampler's assignment move:
+
+    >>> from clusterednb import ClusteredNB
+    >>> from clusterednb.data.synthetic import make_planted_population
+    >>> from clusterednb.inference.gibbs import fit_gibbs
+    >>> from clusterednb.inference.gibbs_state import GibbsSettings
+    >>> population = make_planted_population(
+    ...     np.random.default_rng(0), group_sizes=(4, 4), rows_per_task=20)
+    >>> frame = population.frame
+    >>> fitted = ClusteredNB(inference="bhc").fit(
+    ...     frame[population.feature_names], frame["label"], frame["task"])
+    >>> no_rows = np.zeros((0, len(population.feature_names)), dtype=np.int64)
+    >>> result = fit_gibbs(fitted.observation_, fitted.counts_, no_rows, np.zeros(0, np.int64),
+    ...                    1.0, GibbsSettings(n_sweeps=30, burn_in=10),
+    ...                    np.random.default_rng(0), sweep=ShardedSweep(2))
+    >>> result.partition.tolist()
+    [0, 0, 0, 0, 1, 1, 1, 1]
     """
 
     n_shards: int
