@@ -22,6 +22,11 @@ def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray of shape (..., n_features)
+
+    Examples
+    --------
+    >>> segment_sum(np.array([1, 2, 3, 4, 5]), np.array([0, 2, 5])).tolist()
+    [3, 12]
     """
     return np.add.reduceat(values, offsets[:-1], axis=-1)
 
@@ -38,6 +43,11 @@ def log_dirichlet_norm(pseudo_counts: np.ndarray, offsets: np.ndarray) -> np.nda
     Returns
     -------
     ndarray of shape (..., n_features)
+
+    Examples
+    --------
+    >>> log_dirichlet_norm(np.ones(3), np.array([0, 3])).round(4).tolist()  # 0 − lgamma(3)
+    [-0.6931]
     """
     return segment_sum(gammaln(pseudo_counts), offsets) - gammaln(
         segment_sum(pseudo_counts, offsets)

@@ -77,6 +77,11 @@ def to_python_scalar(value: Any) -> Any:
 
     Integral floats become ``int`` so that a column read with NaNs (float) and one read
     without (int) give the same categories.
+
+    Examples
+    --------
+    >>> to_python_scalar(np.float64(3.0)), to_python_scalar(np.str_("a"))
+    (3, 'a')
     """
     if isinstance(value, np.generic):
         value = value.item()
@@ -89,6 +94,13 @@ def as_vector(values: Any) -> np.ndarray:
     """A 1-D array of ``values`` in their own dtype; tuples and other containers stay elements.
 
     Numeric input keeps its numeric dtype (fast hashing and missing-value checks).
+
+    Examples
+    --------
+    >>> as_vector([("a", 1), ("b", 2)]).tolist()  # two elements, not a 2 x 2 table
+    [('a', 1), ('b', 2)]
+    >>> as_vector([1, 2]).dtype
+    dtype('int64')
     """
     if values is None:
         raise DataError("expected a 1-D sequence, got None")
@@ -111,7 +123,13 @@ def as_vector(values: Any) -> np.ndarray:
 
 
 def is_missing(values: np.ndarray) -> np.ndarray:
-    """Boolean mask of missing entries (``None``, ``NaN``, ``pd.NA``, ``NaT``)."""
+    """Boolean mask of missing entries (``None``, ``NaN``, ``pd.NA``, ``NaT``).
+
+    Examples
+    --------
+    >>> is_missing(np.array([1.0, np.nan, None], dtype=object)).tolist()
+    [False, True, True]
+    """
     return np.asarray(pd.isna(values), dtype=bool)
 
 
@@ -119,6 +137,11 @@ def ordered_unique(values: Iterable[Hashable]) -> tuple[Any, ...]:
     """Distinct non-missing values as Python scalars, sorted when they are comparable.
 
     Values of mixed, incomparable types keep their order of first appearance.
+
+    Examples
+    --------
+    >>> ordered_unique(["b", "a", None, "b"]), ordered_unique([3, 1, 3])
+    (('a', 'b'), (1, 3))
     """
     array = values if isinstance(values, np.ndarray) else as_vector(values)
     if array.dtype.kind in "iub" and array.size:
@@ -154,6 +177,11 @@ def index_of(known: Sequence[Any], values: np.ndarray) -> np.ndarray:
 
     A few values (one request to decide) are looked up in a dictionary of the categories,
     which equals pandas' answer for the hashable scalars categories are (``1 == 1.0``).
+
+    Examples
+    --------
+    >>> index_of(("a", "b"), np.array(["b", "c", None], dtype=object)).tolist()
+    [1, -1, -1]
     """
     if values.size < _FEW_VALUES and not (values.dtype.kind == "f" and np.isnan(values).any()):
         position = {value: i for i, value in enumerate(known)}
@@ -173,6 +201,14 @@ def index_of(known: Sequence[Any], values: np.ndarray) -> np.ndarray:
 
 
 def merge_ordered(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The categories of ``first`` and the new ones of ``second``, sorted when comparable
+    (``first`` itself when ``second`` adds nothing).
+
+    Examples
+    --------
+    >>> merge_ordered((1, 3), (2, 3))
+    (1, 2, 3)
+    """
     known = set(first)
     merged = list(first) + [c for c in second if c not in known]
     if len(merged) == len(first):
@@ -184,11 +220,28 @@ def merge_ordered(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any,
 
 
 def preview(values: Sequence[Any], limit: int = 8) -> str:
+    """The first ``limit`` values, for an error message.
+
+    Examples
+    --------
+    >>> preview(list(range(10)), limit=3)
+    '[0, 1, 2, ...]'
+    """
     shown = ", ".join(repr(v) for v in values[:limit])
     return f"[{shown}{', ...' if len(values) > limit else ''}]"
 
 
 def check_json_scalars(values: Iterable[Any], what: str) -> None:
+    """Refuse, with a :class:`~clusterednb.exceptions.SchemaError` naming ``what``, a value a
+    model file cannot hold as plain JSON.
+
+    Examples
+    --------
+    >>> check_json_scalars([1, float("nan")], "categories of 'f'")
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.SchemaError: categories of 'f': nan cannot be saved
+    """
     for value in values:
         if isinstance(value, float) and not math.isfinite(value):
             raise SchemaError(f"{what}: {value!r} cannot be saved")
