@@ -91,7 +91,13 @@ class LossMatrix:
 
     @classmethod
     def zero_one(cls, n_classes: int) -> LossMatrix:
-        """The symmetric 0-1 loss: the decision is the most probable class."""
+        """The symmetric 0-1 loss: the decision is the most probable class.
+
+        Examples
+        --------
+        >>> LossMatrix.zero_one(2).matrix.tolist()
+        [[0.0, 1.0], [1.0, 0.0]]
+        """
         return cls(1.0 - np.eye(n_classes))
 
     @classmethod
@@ -135,7 +141,13 @@ class LossMatrix:
 
     @classmethod
     def asymmetric(cls, n: float, pos_label: Any = None) -> LossMatrix:
-        """The thesis' ``L_n`` (eq. 4.16): a false positive costs 1, a false negative ``2**n``."""
+        """The thesis' ``L_n`` (eq. 4.16): a false positive costs 1, a false negative ``2**n``.
+
+        Examples
+        --------
+        >>> LossMatrix.asymmetric(2).matrix.tolist()  # rows: truth, columns: action
+        [[0.0, 1.0], [4.0, 0.0]]
+        """
         return cls.binary(cost_false_positive=1.0, cost_false_negative=2.0**n, pos_label=pos_label)
 
 
@@ -148,6 +160,11 @@ def as_loss_matrix(loss: Any, classes: int | Sequence[Any]) -> LossMatrix:
     classes : int or sequence
         The estimator's ``classes_`` (or only their number, for a matrix already in order:
         then the positive class of a :meth:`LossMatrix.binary` matrix is the second).
+
+    Examples
+    --------
+    >>> as_loss_matrix([[0, 1], [4, 0]], ["no", "yes"]).matrix.tolist()
+    [[0.0, 1.0], [4.0, 0.0]]
     """
     matrix = loss if isinstance(loss, LossMatrix) else LossMatrix(np.asarray(loss))
     if isinstance(classes, int | np.integer):
@@ -171,6 +188,12 @@ def expected_loss(proba: np.ndarray, loss: LossMatrix) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_rows, n_classes)
+
+    Examples
+    --------
+    >>> loss = LossMatrix.binary(cost_false_positive=1.0, cost_false_negative=4.0)
+    >>> expected_loss(np.array([[0.9, 0.1]]), loss).round(3).tolist()  # say no, say yes
+    [[0.4, 0.9]]
     """
     return proba @ loss.matrix
 
@@ -216,5 +239,12 @@ def binary_threshold(
 
 
 def realised_loss(y_true: np.ndarray, actions: np.ndarray, loss: LossMatrix) -> np.ndarray:
-    """Loss ``L[y_true, action]`` of each row's decision (class indices)."""
+    """Loss ``L[y_true, action]`` of each row's decision (class indices).
+
+    Examples
+    --------
+    >>> loss = LossMatrix.binary(cost_false_positive=1.0, cost_false_negative=4.0)
+    >>> realised_loss(np.array([1, 0]), np.array([0, 0]), loss).tolist()  # a miss, a hit
+    [4.0, 0.0]
+    """
     return loss.matrix[np.asarray(y_true), np.asarray(actions)]

@@ -83,7 +83,13 @@ class Counts:
 
     @classmethod
     def zeros(cls, n_groups: int, n_classes: int, n_values_total: int) -> Counts:
-        """Empty statistics for ``n_groups`` groups."""
+        """Empty statistics for ``n_groups`` groups.
+
+        Examples
+        --------
+        >>> Counts.zeros(2, 2, 3).value_counts.shape
+        (2, 2, 3)
+        """
         return cls(
             np.zeros((n_groups, n_classes), dtype=np.int64),
             np.zeros((n_groups, n_classes, n_values_total), dtype=np.int64),
@@ -108,12 +114,26 @@ class Counts:
         return result
 
     def take(self, index: np.ndarray | list[int]) -> Counts:
-        """The groups at ``index``, in that order."""
+        """The groups at ``index``, in that order.
+
+        Examples
+        --------
+        >>> counts = Counts(np.array([[1, 0], [0, 2], [1, 1]]), np.zeros((3, 2, 3), int))
+        >>> counts.take([2, 0]).label_counts.tolist()
+        [[1, 1], [1, 0]]
+        """
         index = np.asarray(index, dtype=np.int64)
         return Counts(self.label_counts[index], self.value_counts[index])
 
     def total(self, index: np.ndarray | list[int] | None = None) -> Counts:
-        """Sum over the groups at ``index`` (default all) as a single group (leading axis 1)."""
+        """Sum over the groups at ``index`` (default all) as a single group (leading axis 1).
+
+        Examples
+        --------
+        >>> counts = Counts(np.array([[1, 0], [0, 2], [1, 1]]), np.zeros((3, 2, 3), int))
+        >>> counts.total().label_counts.tolist()
+        [[2, 3]]
+        """
         chosen = self if index is None else self.take(index)
         return Counts(
             chosen.label_counts.sum(axis=0, keepdims=True),
@@ -131,6 +151,12 @@ class Counts:
         Returns
         -------
         Counts with leading axis n_blocks (same dtype: expected counts stay fractional)
+
+        Examples
+        --------
+        >>> counts = Counts(np.array([[1, 0], [0, 2], [1, 1]]), np.zeros((3, 2, 3), int))
+        >>> counts.group_by(np.array([0, 1, 0]), 2).label_counts.tolist()
+        [[2, 1], [0, 2]]
         """
         label_counts = np.zeros(
             (n_blocks, *self.label_counts.shape[1:]), dtype=self.label_counts.dtype
@@ -163,7 +189,13 @@ class Counts:
         return Counts(label_counts, value_counts)
 
     def pad_groups(self, n_groups: int) -> Counts:
-        """Append empty groups up to ``n_groups``."""
+        """Append empty groups up to ``n_groups``.
+
+        Examples
+        --------
+        >>> Counts.zeros(1, 2, 3).pad_groups(4).n_groups
+        4
+        """
         extra = n_groups - self.n_groups
         if extra <= 0:
             return self
