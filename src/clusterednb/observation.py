@@ -57,7 +57,13 @@ def _positive_finite(values: np.ndarray, name: str) -> np.ndarray:
 
 
 def resolve_alpha(alpha: Any, n_classes: int) -> np.ndarray:
-    """Label pseudo-counts as an array of shape (n_classes,) from a scalar or per-class values."""
+    """Label pseudo-counts as an array of shape (n_classes,) from a scalar or per-class values.
+
+    Examples
+    --------
+    >>> resolve_alpha(2.0, 2).tolist()
+    [2.0, 2.0]
+    """
     alpha = np.asarray(alpha, dtype=np.float64)
     if alpha.ndim == 0:
         alpha = np.full(n_classes, float(alpha))
@@ -71,6 +77,12 @@ def resolve_beta(beta: Any, schema: FeatureSchema) -> np.ndarray:
 
     ``beta`` may be a scalar, one value per feature (n_features,), one per flat value
     (n_values_total,), or the full (n_classes, n_values_total) array.
+
+    Examples
+    --------
+    >>> schema = FeatureSchema(("a", "b"), ((0, 1), (0, 1, 2)), ("no", "yes"))
+    >>> resolve_beta([0.5, 2.0], schema).tolist()  # one value per feature, spread
+    [[0.5, 0.5, 2.0, 2.0, 2.0], [0.5, 0.5, 2.0, 2.0, 2.0]]
     """
     beta = np.asarray(beta, dtype=np.float64)
     n_classes, n_values, n_features = schema.n_classes, schema.n_values_total, schema.n_features
@@ -141,13 +153,31 @@ class DirichletNB:
 
     # ------------------------------------------------------------------ evidence
     def log_marginal_labels(self, label_counts: np.ndarray) -> np.ndarray:
-        """``log DM(m; α)`` for label counts of shape (..., n_classes); returns shape (...)."""
+        """``log DM(m; α)`` for label counts of shape (..., n_classes); returns shape (...).
+
+        Examples
+        --------
+        >>> model = DirichletNB(FeatureSchema(("a",), ((0, 1),), ("no", "yes")))
+        >>> round(float(np.exp(model.log_marginal_labels(np.array([2, 0])))), 12)  # 1/2 · 2/3
+        0.333333333333
+        """
         posterior = self.alpha + label_counts
         log_norm = gammaln(posterior).sum(axis=-1) - gammaln(posterior.sum(axis=-1))
         return log_norm - self._log_norm_alpha
 
     def log_marginal_features(self, value_counts: np.ndarray) -> np.ndarray:
-        """``Σ_{y,f} log DM(n[y, f]; β[y, f])`` for counts of shape (..., C, V); returns (...)."""
+        """``Σ_{y,f} log DM(n[y, f]; β[y, f])`` for counts of shape (..., C, V); returns (...).
+
+        Examples
+        --------
+        One row of class "no" with ``a = 0`` and ``b = 0``: probability 1/2 · 1/3 under β = 1.
+
+        >>> model = DirichletNB(FeatureSchema(("a", "b"), ((0, 1), (0, 1, 2)), ("no", "yes")))
+        >>> counts = np.zeros((2, 5))
+        >>> counts[0, [0, 2]] = 1
+        >>> float(np.exp(model.log_marginal_features(counts)).round(4))
+        0.1667
+        """
         log_norm = log_dirichlet_norm(self.beta + value_counts, self.offsets)
         return (log_norm - self._log_norm_beta).sum(axis=(-2, -1))
 
@@ -168,7 +198,14 @@ class DirichletNB:
 
     # ------------------------------------------------------------------ prediction
     def log_label_prior(self, label_counts: np.ndarray) -> np.ndarray:
-        """Predictive log P(y) from label counts of shape (..., C); returns shape (..., C)."""
+        """Predictive log P(y) from label counts of shape (..., C); returns shape (..., C).
+
+        Examples
+        --------
+        >>> model = DirichletNB(FeatureSchema(("a",), ((0, 1),), ("no", "yes")))
+        >>> np.exp(model.log_label_prior(np.array([3, 1]))).round(4).tolist()  # (1+3)/6, 2/6
+        [0.6667, 0.3333]
+        """
         posterior = self.alpha + label_counts
         return np.log(posterior) - np.log(posterior.sum(axis=-1, keepdims=True))
 

@@ -25,6 +25,12 @@ def factorize_tasks(tasks: Any) -> tuple[np.ndarray, np.ndarray]:
         Position of each row's task in ``task_ids``.
     task_ids : ndarray of shape (n_tasks,), dtype object
         Distinct task ids, sorted when they are comparable.
+
+    Examples
+    --------
+    >>> task_index, task_ids = factorize_tasks(["b", "a", "b"])
+    >>> task_index.tolist(), task_ids.tolist()
+    ([1, 0, 1], ['a', 'b'])
     """
     values = as_vector(tasks)
     if values.ndim != 1:
@@ -49,7 +55,13 @@ def factorize_tasks(tasks: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def index_tasks(tasks: Any, task_ids: np.ndarray) -> np.ndarray:
-    """Positions of ``tasks`` in known ``task_ids``; -1 for a task not seen before."""
+    """Positions of ``tasks`` in known ``task_ids``; -1 for a task not seen before.
+
+    Examples
+    --------
+    >>> index_tasks(["a", "c"], np.array(["a", "b"], dtype=object)).tolist()
+    [0, -1]
+    """
     values = as_vector(tasks)
     missing = is_missing(values)
     if missing.any():
