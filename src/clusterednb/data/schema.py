@@ -122,7 +122,14 @@ class FeatureSchema:
 
     @property
     def offsets(self) -> np.ndarray:
-        """ndarray of shape (n_features + 1,): start of each feature on the flat value axis."""
+        """ndarray of shape (n_features + 1,): start of each feature on the flat value axis.
+
+        Examples
+        --------
+        >>> schema = FeatureSchema(("a", "b"), ((0, 1), ("x", "y", "z")), ("no", "yes"))
+        >>> schema.offsets.tolist(), schema.n_values_total, schema.value_feature.tolist()
+        ([0, 2, 5], 5, [0, 0, 1, 1, 1])
+        """
         return np.concatenate([[0], np.cumsum(self.n_values)]).astype(np.int64)
 
     @property
@@ -235,14 +242,30 @@ class FeatureSchema:
         self, features: FeatureInput, handle_unknown: HandleUnknown = "warn"
     ) -> np.ndarray:
         """Integer codes of feature columns, shape (n_rows, n_features), int32; -1 where a
-        value is missing or unknown (see :func:`clusterednb.data.encode.encode_features`)."""
+        value is missing or unknown (see :func:`clusterednb.data.encode.encode_features`).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> schema = FeatureSchema(("a", "b"), ((0, 1), ("x", "y", "z")), ("no", "yes"))
+        >>> rows = pd.DataFrame({"a": [1, None], "b": ["z", "w"]})  # "w" was never seen
+        >>> schema.encode_features(rows, handle_unknown="ignore").tolist()
+        [[1, 2], [-1, -1]]
+        """
         return encode.encode_features(self, features, handle_unknown)
 
     def encode_labels(
         self, labels: Sequence[Any] | np.ndarray, column: str = "label"
     ) -> np.ndarray:
         """Class codes of labels, shape (n_rows,), int64; -1 for unlabelled rows (see
-        :func:`clusterednb.data.encode.encode_labels`)."""
+        :func:`clusterednb.data.encode.encode_labels`).
+
+        Examples
+        --------
+        >>> schema = FeatureSchema(("a", "b"), ((0, 1), ("x", "y", "z")), ("no", "yes"))
+        >>> schema.encode_labels(["yes", None]).tolist()
+        [1, -1]
+        """
         return encode.encode_labels(self, labels, column)
 
     def check_input(self, features: FeatureInput) -> None:
@@ -275,7 +298,14 @@ class FeatureSchema:
 
     # ------------------------------------------------------------------ plain data
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready representation; see :meth:`from_dict`."""
+        """JSON-ready representation; see :meth:`from_dict`.
+
+        Examples
+        --------
+        >>> schema = FeatureSchema(("a", "b"), ((0, 1), ("x", "y", "z")), ("no", "yes"))
+        >>> schema.to_dict()["categories"], FeatureSchema.from_dict(schema.to_dict()) == schema
+        ([[0, 1], ['x', 'y', 'z']], True)
+        """
         for name, cats in zip(self.feature_names, self.categories, strict=True):
             check_json_scalars(cats, f"categories of feature {name!r}")
         check_json_scalars(self.classes, "classes")
