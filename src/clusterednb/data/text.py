@@ -123,6 +123,12 @@ def mutual_information(X: Any, y: Any) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_words,)
+
+    Examples
+    --------
+    >>> X = np.array([[1, 0, 2], [0, 1, 0], [1, 0, 0], [0, 1, 1]])
+    >>> mutual_information(X, [1, 0, 1, 0]).round(4).tolist()  # words 0, 1 decide; 2 not
+    [1.0, 1.0, 0.0]
     """
     present = sparse.csr_matrix(X) > 0
     labels = np.asarray(y)
@@ -146,7 +152,14 @@ def mutual_information(X: Any, y: Any) -> np.ndarray:
 
 
 def select_by_mutual_information(X: Any, y: Any, n_words: int) -> np.ndarray:
-    """Indices of the ``n_words`` words of highest mutual information (ties: lower index)."""
+    """Indices of the ``n_words`` words of highest mutual information (ties: lower index).
+
+    Examples
+    --------
+    >>> X = np.array([[1, 0, 2], [0, 1, 0], [1, 0, 0], [0, 1, 1]])  # word 2 says nothing
+    >>> select_by_mutual_information(X, [1, 0, 1, 0], 2).tolist()
+    [0, 1]
+    """
     scores = mutual_information(X, y)
     return np.sort(np.argsort(-scores, kind="stable")[:n_words])
 
@@ -156,6 +169,15 @@ def as_document_term(X: Any, n_words: int | None = None) -> sparse.csr_matrix:
 
     Entries must be finite non-negative integers (word counts or 0/1 presence); the error
     names the first bad row and column. Never densifies a sparse input.
+
+    Examples
+    --------
+    >>> as_document_term(np.array([[1, 0, 2], [0, 1, 0]])).nnz
+    3
+    >>> as_document_term(np.array([[1, -1]]))
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.DataError: document-term entry at row 0, column 1 is -1; expected ...
     """
     if sparse.issparse(X):
         matrix = sparse.csr_matrix(X)
