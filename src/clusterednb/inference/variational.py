@@ -232,35 +232,51 @@ def _merge_pass(
     (merged-away components stay, empty, for :func:`_drop_empty`).
     """
     cluster_counts, sizes, entropy, elbo = state
-    occupied = np.flatnonzero(sizes > 0)
-    if occupied.size < 2:
-        return state
-    profiles = cluster_counts[occupied] / sizes[occupied, None]
-    distance = np.abs(profiles[:, None, :] - profiles[None, :, :]).sum(axis=2)
-    first, second = np.triu_indices(occupied.size, k=1)
-    closest = np.argsort(distance[first, second], kind="stable")[:max_pairs]
     touched: set[int] = set()
-    for a, b in zip(occupied[first[closest]], occupied[second[closest]], strict=True):
+    for a, b in _closest_pairs(cluster_counts, sizes, max_pairs):
         if a in touched or b in touched:
             continue
         rows = np.flatnonzero((r[:, a] > 0) | (r[:, b] > 0))
         r_a, r_b = r[rows, a], r[rows, b]
-        merged = r_a + r_b
-        new_entropy = entropy - float(
-            xlogy(merged, merged).sum() - xlogy(r_a, r_a).sum() - xlogy(r_b, r_b).sum()
-        )
-        new_counts = cluster_counts.copy()
-        new_counts[a] += new_counts[b]
-        new_counts[b] = 0.0
-        new_sizes = sizes.copy()
-        new_sizes[a] += new_sizes[b]
-        new_sizes[b] = 0.0
+        new_entropy = entropy + _merge_entropy(r_a, r_b)
+        new_counts, new_sizes = _merged(cluster_counts, sizes, a, b)
         new_elbo, _ = _elbo_of(problem, new_counts, new_sizes, new_entropy, gamma)
         if new_elbo > elbo:
-            r[rows, a], r[rows, b] = merged, 0.0
+            r[rows, a], r[rows, b] = r_a + r_b, 0.0
             cluster_counts, sizes, entropy, elbo = new_counts, new_sizes, new_entropy, new_elbo
             touched.update((int(a), int(b)))
     return cluster_counts, sizes, entropy, elbo
+
+
+def _closest_pairs(counts: np.ndarray, sizes: np.ndarray, max_pairs: int) -> np.ndarray:
+    """Up to ``max_pairs`` pairs (n, 2) of occupied components, closest count profiles
+    (expected counts (K, CV) over sizes (K,)) first."""
+    occupied = np.flatnonzero(sizes > 0)
+    if occupied.size < 2 or max_pairs == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    profiles = counts[occupied] / sizes[occupied, None]
+    distance = np.abs(profiles[:, None, :] - profiles[None, :, :]).sum(axis=2)
+    first, second = np.triu_indices(occupied.size, k=1)
+    closest = np.argsort(distance[first, second], kind="stable")[:max_pairs]
+    return np.column_stack([occupied[first[closest]], occupied[second[closest]]])
+
+
+def _merged(counts: np.ndarray, sizes: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """Copies of the expected counts (K, CV) and sizes (K,) with component ``b`` added into
+    ``a`` (``b`` left empty)."""
+    counts, sizes = counts.copy(), sizes.copy()
+    counts[a] += counts[b]
+    counts[b] = 0.0
+    sizes[a] += sizes[b]
+    sizes[b] = 0.0
+    return counts, sizes
+
+
+def _merge_entropy(r_a: np.ndarray, r_b: np.ndarray) -> float:
+    """Change of ``−Σ r log r`` when the responsibilities ``r_a`` and ``r_b`` (same tasks)
+    become one component's ``r_a + r_b``."""
+    together = r_a + r_b
+    return -float(xlogy(together, together).sum() - xlogy(r_a, r_a).sum() - xlogy(r_b, r_b).sum())
 
 
 def _kept(sizes: np.ndarray, spare: int) -> np.ndarray:

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.special import xlogy
 
 from clusterednb.exceptions import DataError
 from clusterednb.inference.posterior import Posterior
@@ -32,8 +31,11 @@ from clusterednb.inference.result import require_conjugate
 from clusterednb.inference.variational import (
     WEIGHT_FLOOR,
     VariationalSettings,
+    _closest_pairs,
     _elbo_of,
     _kept,
+    _merge_entropy,
+    _merged,
     _Problem,
     _stick_expectations,
 )
@@ -157,8 +159,7 @@ def fit_variational_stream(
     tops: list[tuple[np.ndarray, np.ndarray]] = []
     label_parts: list[np.ndarray] = []
     log_labels = 0.0
-    global_counts = np.zeros((0, width))
-    global_sizes = np.zeros(0)
+    global_counts, global_sizes = np.zeros((0, width)), np.zeros(0)
     pairs = np.zeros((0, 2), dtype=np.int64)
     trace: list[float] = []
     for pass_index in range(max_passes):
@@ -173,21 +174,19 @@ def fit_variational_stream(
                 log_theta = problem.expected_log_theta(global_counts)
                 log_pi = _stick_expectations(global_sizes, gamma)[0]
             summary, r = _visit(cells, log_theta, log_pi, pairs)
-            if b < len(summaries):
-                global_counts += summary.counts - summaries[b].counts
-                global_sizes += summary.sizes - summaries[b].sizes
-                summaries[b] = summary
-            else:
-                if b == 0:
-                    global_counts, global_sizes = (
-                        np.zeros_like(summary.counts),
-                        np.zeros(summary.sizes.size),
-                    )
+            top = (np.argmax(r, axis=1).astype(np.int32), r.max(axis=1).astype(np.float32))
+            if pass_index == 0:  # the batch's first visit: its summary joins the sums
+                if b == 0:  # the seeded start's shape
+                    global_counts = np.zeros_like(summary.counts)
+                    global_sizes = np.zeros_like(summary.sizes)
                 global_counts += summary.counts
                 global_sizes += summary.sizes
                 summaries.append(summary)
-                tops.append((np.empty(0, np.int32), np.empty(0, np.float32)))
-            tops[b] = (np.argmax(r, axis=1).astype(np.int32), r.max(axis=1).astype(np.float32))
+                tops.append(top)
+            else:  # the batch's summary is replaced in the sums
+                global_counts += summary.counts - summaries[b].counts
+                global_sizes += summary.sizes - summaries[b].sizes
+                summaries[b], tops[b] = summary, top
         if not summaries:
             raise DataError("the batches hold no task: there is nothing to fit")
         entropy = sum(s.entropy for s in summaries)
@@ -271,26 +270,8 @@ def _visit(
         counts,
         sizes,
     )
-    merge_entropy = np.zeros(len(pairs))
-    for i, (a, b) in enumerate(pairs):
-        r_a, r_b = r[:, a], r[:, b]
-        together = r_a + r_b
-        merge_entropy[i] = -float(
-            xlogy(together, together).sum() - xlogy(r_a, r_a).sum() - xlogy(r_b, r_b).sum()
-        )
+    merge_entropy = np.array([_merge_entropy(r[:, a], r[:, b]) for a, b in pairs])
     return _Summary(counts, sizes, float(entropy), merge_entropy), r
-
-
-def _closest_pairs(counts: np.ndarray, sizes: np.ndarray, max_pairs: int) -> np.ndarray:
-    """Up to ``max_pairs`` pairs of occupied components with the closest count profiles."""
-    occupied = np.flatnonzero(sizes > 0)
-    if occupied.size < 2 or max_pairs == 0:
-        return np.zeros((0, 2), dtype=np.int64)
-    profiles = counts[occupied] / sizes[occupied, None]
-    distance = np.abs(profiles[:, None, :] - profiles[None, :, :]).sum(axis=2)
-    first, second = np.triu_indices(occupied.size, k=1)
-    closest = np.argsort(distance[first, second], kind="stable")[:max_pairs]
-    return np.column_stack([occupied[first[closest]], occupied[second[closest]]])
 
 
 def _merge(
@@ -311,11 +292,7 @@ def _merge(
     for i, (a, b) in enumerate(pairs):
         if a in touched or b in touched:
             continue
-        new_counts, new_sizes = counts.copy(), sizes.copy()
-        new_counts[a] += new_counts[b]
-        new_counts[b] = 0.0
-        new_sizes[a] += new_sizes[b]
-        new_sizes[b] = 0.0
+        new_counts, new_sizes = _merged(counts, sizes, a, b)
         new_entropy = entropy + sum(s.merge_entropy[i] for s in summaries)
         new_elbo = _elbo_of(problem, new_counts, new_sizes, new_entropy, gamma)[0] + log_labels
         if new_elbo <= elbo:
