@@ -8,9 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from scipy import sparse
 from sklearn.metrics import adjusted_rand_score
 
-from clusterednb import ClusteredNB
+from clusterednb import ClusteredNB, FeatureSchema
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.gibbs import fit_gibbs
@@ -85,10 +86,11 @@ def test_threads_in_process_and_remote_shards_give_the_same_chain():
 def test_sparse_counts_of_a_subset_are_its_own_sparse_counts():
     rng = np.random.default_rng(0)
     value_counts = rng.integers(0, 3, size=(7, 2, 6)) * (rng.random((7, 2, 6)) < 0.4)
-    offsets = np.array([0, 3, 6])
+    schema = FeatureSchema(("a", "b"), ((0, 1, 2), (0, 1, 2)), (0, 1))
+    cells = sparse.csr_matrix(value_counts.reshape(7, -1))
     chosen = np.array([5, 1, 3])
-    taken = SparseTaskCounts.from_dense(value_counts, offsets).take(chosen)
-    direct = SparseTaskCounts.from_dense(value_counts[chosen], offsets)
+    taken = SparseTaskCounts.from_csr(cells, schema).take(chosen)
+    direct = SparseTaskCounts.from_csr(cells[chosen], schema)
     for a, b in zip(taken.packed(), direct.packed(), strict=True):
         np.testing.assert_array_equal(a, b)
 

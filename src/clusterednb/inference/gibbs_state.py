@@ -56,24 +56,6 @@ class SparseTaskCounts:
     total_count: np.ndarray
 
     @classmethod
-    def from_dense(cls, value_counts: np.ndarray, offsets: np.ndarray) -> SparseTaskCounts:
-        """From value counts of shape (n_tasks, n_classes, n_values_total)."""
-        n_tasks = value_counts.shape[0]
-        cells = value_counts.reshape(n_tasks, -1)
-        totals = segment_sum(value_counts, offsets).reshape(n_tasks, -1)
-        task_c, key_c = np.nonzero(cells)
-        task_t, key_t = np.nonzero(totals)
-        bounds = np.arange(n_tasks + 1)
-        return cls(
-            np.searchsorted(task_c, bounds),
-            key_c.astype(np.int64),
-            cells[task_c, key_c],
-            np.searchsorted(task_t, bounds),
-            key_t.astype(np.int64),
-            totals[task_t, key_t],
-        )
-
-    @classmethod
     def from_csr(cls, cells: sparse.csr_matrix, schema: FeatureSchema) -> SparseTaskCounts:
         """From value counts of shape (n_tasks, n_classes * n_values_total), sparse, with
         non-negative integer entries; the feature totals are summed from them. Keys and
