@@ -78,6 +78,7 @@ class ParquetTaskBatches:
 
     def __call__(self) -> Iterator[tuple[sparse.csr_matrix, np.ndarray]]:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
+        counted = False
         for i, path in enumerate(self.paths):
             cached = self.cache_dir / f"batch-{i}.npz"
             if i < len(self._ids) and cached.exists():
@@ -88,13 +89,15 @@ class ParquetTaskBatches:
                     )
                     yield cells, stored["labels"]
                 continue
+            counted = True
             yield self._count(i, path, cached)
-        if not pd.Index(np.concatenate(self._ids)).is_unique:
+        if counted:  # a file was read: its tasks must be in no other file
             ids = pd.Index(np.concatenate(self._ids))
-            raise DataError(
-                f"task {ids[ids.duplicated()][0]!r} has events in more than one file: each "
-                "task's events must be in one file"
-            )
+            if not ids.is_unique:
+                raise DataError(
+                    f"task {ids[ids.duplicated()][0]!r} has events in more than one file: "
+                    "each task's events must be in one file"
+                )
 
     def _count(self, i: int, path: Path, cached: Path) -> tuple[sparse.csr_matrix, np.ndarray]:
         columns = [self.task, self.label, *self.schema.feature_names]
