@@ -14,7 +14,6 @@ Usage: python benchmarks/bench_stream.py [--users 10000000] [--files 100]
 from __future__ import annotations
 
 import argparse
-import gc
 import platform
 import shutil
 import tempfile
@@ -45,13 +44,6 @@ def write_events(folder: Path, n_users: int, n_files: int, rng: np.random.Genera
     return group
 
 
-def peak_gb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024 / 1e9
-    return float("nan")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=10_000_000)
@@ -60,6 +52,7 @@ def main() -> None:
     args = parser.parse_args()
     from sklearn.metrics import adjusted_rand_score
 
+    from bench_scale import peak_memory_gb, reset_peak_memory
     from clusterednb import DirichletNB
     from clusterednb.distributed.shards import schema_from_distinct
     from clusterednb.distributed.stream import ParquetTaskBatches
@@ -81,8 +74,7 @@ def main() -> None:
         batches = ParquetTaskBatches(
             sorted(folder.glob("*.parquet")), "user", "label", schema, folder / "cache"
         )
-        gc.collect()
-        Path("/proc/self/clear_refs").write_text("5")
+        reset_peak_memory()
         start = time.perf_counter()
         fit = fit_variational_stream(
             DirichletNB(schema),
@@ -92,7 +84,7 @@ def main() -> None:
             VariationalSettings(n_components=args.components),
         )
         seconds = time.perf_counter() - start
-        memory = peak_gb()
+        memory = peak_memory_gb()
         truth = group[np.asarray(batches.task_ids, dtype=np.int64)]
         print(
             f"fit: {seconds:.1f} s, {fit.trace.size} passes, peak memory {memory:.2f} GB, "
