@@ -9,7 +9,13 @@ from scipy import sparse
 
 from clusterednb.data.discretize import quantile_edges
 from clusterednb.data.synthetic import make_planted_population
-from clusterednb.evaluation import TransferSettings, models, run_transfer, summarise_transfer
+from clusterednb.evaluation import (
+    TransferSettings,
+    baselines,
+    models,
+    run_transfer,
+    summarise_transfer,
+)
 from clusterednb.evaluation import transfer as transfer_module
 from clusterednb.evaluation.datasets import EvalDataset, from_frame
 from clusterednb.exceptions import CNBError
@@ -226,14 +232,16 @@ def test_hierarchical_logistic_regression_design_and_limits():
     frame["label"] = rule.astype(int)
     train, test = frame.iloc[::2], frame.iloc[1::2]
     # Without deviations it is the pooled logistic regression on the features alone.
-    pooled = models._logistic(train[["f0", "f1"]], train["label"].to_numpy(), test[["f0", "f1"]])
-    flat = models.hierarchical_logistic(train, test, ["f0", "f1"], deviation_scale=0.0)
+    pooled = baselines.one_hot_logistic(
+        train[["f0", "f1"]], train["label"].to_numpy(), test[["f0", "f1"]]
+    )
+    flat = baselines.hierarchical_logistic(train, test, ["f0", "f1"], deviation_scale=0.0)
     np.testing.assert_allclose(flat, pooled, atol=1e-5)
     # With them it can learn that task b reverses the rule; a new task gets the shared part.
-    partial = models.hierarchical_logistic(train, test, ["f0", "f1"], C=10.0)
+    partial = baselines.hierarchical_logistic(train, test, ["f0", "f1"], C=10.0)
     accuracy = ((partial > 0.5) == test["label"].to_numpy()).mean()
     assert accuracy > 0.8 > ((pooled > 0.5) == test["label"].to_numpy()).mean()
-    design = models._augment(sparse.csr_matrix(np.eye(2)), np.array([1, -1]), 3, 2.0).toarray()
+    design = baselines.augment(sparse.csr_matrix(np.eye(2)), np.array([1, -1]), 3, 2.0).toarray()
     np.testing.assert_array_equal(
         design, [[1, 0, 0, 0, 0, 2, 0, 2, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]]
     )
@@ -276,7 +284,7 @@ def test_raw_values_ride_beside_their_bins_and_only_lr_pooled_raw_reads_them(dat
     frame = dataset.frame
     train, test = frame.iloc[:150], frame.iloc[150:200]
     binned_train, binned_test = transfer_module.discretised(dataset, train, test)
-    raw = models.raw_column("f3")
+    raw = baselines.raw_column("f3")
     np.testing.assert_array_equal(binned_train[raw], train["f3"])
     assert set(np.unique(binned_train["f3"])) <= {0, 1, 2}
     features = dataset.features

@@ -20,10 +20,12 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from clusterednb.data.dataset import TaskDataset, index_tasks
+from clusterednb.data.numeric import NumericColumns, binned_schema, check_numeric_names
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.values import as_feature_input, as_vector
 from clusterednb.decisions_mixin import BayesDecisions
 from clusterednb.exceptions import CNBError, NotFittedError
+from clusterednb.inference.cluster_weighted import sparse_design
 from clusterednb.logistic_fit import (
     AUTO,
     FitSettings,
@@ -48,6 +50,7 @@ _ARRAYS = (
     "coef",
     "intercept",
 )
+_NUMERIC_ARRAYS = ("numeric_centre", "numeric_scale")
 
 
 class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
@@ -81,6 +84,13 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
         A category not seen in training: warn and treat as missing, refuse, or ignore.
     task_column : str, optional
         Read the tasks from this column of ``X`` when ``tasks`` is not passed.
+    numeric : sequence of str, optional
+        Columns of ``X`` (a DataFrame) that hold numbers. The clustering and the one-hot part
+        of the regressions see them as ``n_bins`` quantile bins of the training rows; the
+        regressions also read each as a standardised number (a missing value counts as the
+        training mean).
+    n_bins : int, default=5
+        Bins per numeric column (fewer where quantiles tie).
     random_state : int or numpy.random.Generator, optional
 
     Attributes
@@ -96,6 +106,8 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
         The values used.
     tuning_ : DataFrame
         With "auto": the held-out log-loss of every setting tried (empty otherwise).
+    numeric_ : NumericColumns
+        The numeric columns' names, training means and scales.
 
     Examples
     --------
@@ -125,6 +137,8 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
         classes: Any = None,
         handle_unknown: str = "warn",
         task_column: str | None = None,
+        numeric: Any = None,
+        n_bins: int = 5,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
         vars(self).update({k: v for k, v in locals().items() if k != "self"})
@@ -162,7 +176,12 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
             )
         X, tasks = split_tasks(X, tasks, self.task_column)
         frame = as_feature_input(X, None, type(self).__name__)
-        schema = FeatureSchema.infer(frame, as_vector(y), classes=self.classes)
+        names = check_numeric_names(frame, self.numeric or (), self.n_bins) if self.numeric else ()
+        schema = (
+            binned_schema(frame, as_vector(y), names, self.n_bins, self.classes)
+            if names
+            else FeatureSchema.infer(frame, as_vector(y), classes=self.classes)
+        )
         rows = TaskDataset.from_arrays(frame, y, tasks, schema=schema, handle_unknown="error")
         check_labels(schema, rows.y, fitted=False)
         if schema.n_classes != 2:
@@ -170,10 +189,13 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
                 f"{type(self).__name__} is a binary classifier; the labels have "
                 f"{schema.n_classes} classes {list(schema.classes)}"
             )
-        data = JointData.from_codes(rows.X, rows.y, rows.task_index, rows.n_tasks, schema.offsets)
+        numeric = NumericColumns.fit(frame, names)
+        data = JointData.from_codes(
+            rows.X, rows.y, rows.task_index, rows.n_tasks, schema.offsets, numeric.transform(frame)
+        )
         rng = as_generator(self.random_state)
         chosen, self.tuning_ = choose_settings(data, settings, rng)
-        self._keep(schema, rows.task_ids, fit_clusters(data, chosen, rng), chosen)
+        self._keep(schema, rows.task_ids, fit_clusters(data, chosen, rng), chosen, numeric)
         return self
 
     def _keep(
@@ -182,8 +204,10 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
         task_ids: np.ndarray,
         clusters: LogisticClusters,
         settings: FitSettings,
+        numeric: NumericColumns,
     ) -> None:
         self.schema_ = schema
+        self.numeric_ = numeric
         self.task_ids_ = task_ids
         self.classes_ = np.asarray(schema.classes)
         self.n_features_in_ = schema.n_features
@@ -223,7 +247,14 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
                 mixture[rows] = new_task_mixture(
                     self.clusters_, codes[rows], self.schema_.offsets, self._settings_used()
                 )
-        p1 = self.clusters_.proba(codes, task_index, mixture, self.schema_.offsets)
+        design = sparse_design(
+            codes,
+            self.schema_.offsets,
+            task_index,
+            self.task_ids_.size,
+            self.numeric_.transform(frame),
+        )
+        p1 = self.clusters_.proba(design, mixture)
         return np.column_stack([1.0 - p1, p1])
 
     def _settings_used(self) -> FitSettings:
@@ -237,7 +268,10 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         clusters = self.clusters_
         arrays = {name: np.asarray(getattr(clusters, name)) for name in _ARRAYS}
+        arrays["numeric_centre"] = self.numeric_.centre
+        arrays["numeric_scale"] = self.numeric_.scale
         meta = {
+            "numeric": list(self.numeric_.names),
             "effective_rows": self.effective_rows_,
             "floor": self.floor_,
             "log_joint": clusters.log_joint,
@@ -246,18 +280,35 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
 
     def _restore(self, record: ModelRecord) -> None:
         self._settings().check()
+        numeric = _restored_numeric(record)
         clusters = LogisticClusters.from_arrays(
             {name: record.arrays[name] for name in _ARRAYS},
             float(record.meta["log_joint"]),
             n_tasks=record.task_ids.size,
             schema=record.schema,
+            n_numeric=len(numeric.names),
         )
         chosen = self._settings().with_chosen(
             float(record.meta["effective_rows"]), record.meta["floor"]
         )
         chosen.check()
         self.tuning_ = pd.DataFrame()
-        self._keep(record.schema, record.task_ids, clusters, chosen)
+        self._keep(record.schema, record.task_ids, clusters, chosen, numeric)
+
+
+def _restored_numeric(record: ModelRecord) -> NumericColumns:
+    """The numeric columns of a saved model (none in files written before they existed)."""
+    names = tuple(str(name) for name in record.meta.get("numeric", ()))
+    arrays = [record.arrays.get(name, np.zeros(0)) for name in _NUMERIC_ARRAYS]
+    for name, array in zip(_NUMERIC_ARRAYS, arrays, strict=True):
+        if array.shape != (len(names),) or not np.isfinite(array).all():
+            raise CNBError(
+                f"array {name!r} has shape {array.shape} (or values that are not finite); "
+                f"expected {len(names)} finite values, one per numeric column"
+            )
+    if len(names) and not (arrays[1] > 0).all():
+        raise CNBError("array 'numeric_scale' holds a scale that is not positive")
+    return NumericColumns(names, *arrays)
 
 
 register_estimator(ClusteredLogisticRegression)

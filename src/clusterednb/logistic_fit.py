@@ -98,6 +98,8 @@ class JointData:
         Task positions.
     n_tasks : int
     offsets : ndarray of shape (n_features + 1,)
+    numeric : ndarray of shape (n_rows, n_numeric)
+        Standardised numbers that only the regressions read (none by default).
     """
 
     codes: np.ndarray
@@ -105,14 +107,35 @@ class JointData:
     task: np.ndarray
     n_tasks: int
     offsets: np.ndarray
+    numeric: np.ndarray
 
     @classmethod
     def from_codes(
-        cls, codes: np.ndarray, y: np.ndarray, task: np.ndarray, n_tasks: int, offsets: np.ndarray
+        cls,
+        codes: np.ndarray,
+        y: np.ndarray,
+        task: np.ndarray,
+        n_tasks: int,
+        offsets: np.ndarray,
+        numeric: np.ndarray | None = None,
     ) -> JointData:
         """Rows reordered by task (stable), so each task's labelled rows are contiguous."""
         order = np.argsort(task, kind="stable")
-        return cls(codes[order], y[order], task[order], int(n_tasks), np.asarray(offsets))
+        numbers = np.zeros((codes.shape[0], 0)) if numeric is None else np.asarray(numeric)
+        return cls(
+            codes[order],
+            y[order],
+            task[order],
+            int(n_tasks),
+            np.asarray(offsets),
+            numbers[order].astype(np.float64),
+        )
+
+    def design(self, rows: np.ndarray):
+        """:func:`~clusterednb.inference.cluster_weighted.sparse_design` of ``rows``."""
+        return sparse_design(
+            self.codes[rows], self.offsets, self.task[rows], self.n_tasks, self.numeric[rows]
+        )
 
     def without_labels(self, rows: np.ndarray) -> JointData:
         """The same rows with the labels of ``rows`` (positions) hidden."""
@@ -203,7 +226,7 @@ class LogisticClusters:
         Tempered feature-value counts of the MAP clusters (``Σ_u τ_u n_u``, for new tasks'
         choice of cluster).
     cluster_sizes : ndarray of shape (K,)
-    coef : ndarray of shape (K + 1, n_values_total + n_tasks)
+    coef : ndarray of shape (K + 1, n_values_total + n_tasks + n_numeric)
     intercept : ndarray of shape (K + 1,)
     log_joint : float
         ``log P(z, D)`` of the partition (tempered block scores plus the CRP prior).
@@ -219,16 +242,25 @@ class LogisticClusters:
     intercept: np.ndarray
     log_joint: float
 
-    def proba(
-        self, codes: np.ndarray, task: np.ndarray, mixture: np.ndarray, offsets: np.ndarray
-    ) -> np.ndarray:
-        """``P(y = 1)`` of rows (codes, task positions -1 for new) under their mixtures."""
-        design = sparse_design(codes, offsets, task, self.partition.size)
+    def proba(self, design, mixture: np.ndarray) -> np.ndarray:
+        """``P(y = 1)`` of rows under their mixtures.
+
+        Parameters
+        ----------
+        design : sparse matrix of shape (n_rows, n_columns)
+            :meth:`JointData.design` of the rows (task position -1: a new task).
+        mixture : ndarray of shape (n_rows, K + 1)
+        """
         return WeightedRegressions(self.coef, self.intercept).proba(design, mixture)
 
     @classmethod
     def from_arrays(
-        cls, arrays: dict[str, np.ndarray], log_joint: float, n_tasks: int, schema: FeatureSchema
+        cls,
+        arrays: dict[str, np.ndarray],
+        log_joint: float,
+        n_tasks: int,
+        schema: FeatureSchema,
+        n_numeric: int = 0,
     ) -> LogisticClusters:
         """Rebuild from saved arrays, refusing any whose shape contradicts the others."""
         n_clusters = arrays["cluster_sizes"].shape[0]
@@ -239,7 +271,7 @@ class LogisticClusters:
             "membership": (n_tasks, n_clusters + 1),
             "cluster_value_counts": (n_clusters, schema.n_values_total),
             "cluster_sizes": (n_clusters,),
-            "coef": (n_clusters + 1, schema.n_values_total + n_tasks),
+            "coef": (n_clusters + 1, schema.n_values_total + n_tasks + n_numeric),
             "intercept": (n_clusters + 1,),
         }
         for name, shape in expected.items():
@@ -274,7 +306,7 @@ def assemble(
     q = membership(clustering.coclustering, clustering.partition)
     rows = data.labelled
     regressions = fit_weighted_regressions(
-        sparse_design(data.codes[rows], data.offsets, data.task[rows], data.n_tasks),
+        data.design(rows),
         data.y[rows],
         data.task[rows],
         q,

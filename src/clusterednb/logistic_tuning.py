@@ -74,7 +74,7 @@ def choose_settings(
         for floor in floors:
             clusters = assemble(train, clustering, settings.with_chosen(rows, floor))
             mixture = clusters.membership[data.task[held]]
-            p1 = clusters.proba(data.codes[held], data.task[held], mixture, data.offsets)
+            p1 = clusters.proba(data.design(held), mixture)
             loss = log_loss(truth, np.column_stack([1 - p1, p1]), labels=[0, 1])
             tried.append(
                 {

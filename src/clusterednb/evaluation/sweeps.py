@@ -58,7 +58,13 @@ def loss_cell(
     rows = []
     for model in models:
         p1 = fit_predict(
-            model, train, test, dataset.features, seed=seed + repetition, text=dataset.text
+            model,
+            train,
+            test,
+            dataset.features,
+            seed=seed + repetition,
+            text=dataset.text,
+            n_bins=dataset.n_bins,
         )
         for n in EXPONENTS:
             decide = p1 > 1.0 / (1.0 + 2.0**n)  # the Bayes decision under L_n
@@ -139,7 +145,13 @@ def curve_cell(
     rows = []
     for model in models:
         p1 = fit_predict(
-            model, train, test, dataset.features, seed=seed + repetition, text=dataset.text
+            model,
+            train,
+            test,
+            dataset.features,
+            seed=seed + repetition,
+            text=dataset.text,
+            n_bins=dataset.n_bins,
         )
         wrong = (p1 > 0.5).astype(int) != test["label"].to_numpy(dtype=int)
         for task, error in pd.Series(wrong).groupby(test["task"].to_numpy()).mean().items():

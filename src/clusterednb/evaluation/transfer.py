@@ -21,15 +21,11 @@ from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
 
 from clusterednb.data.discretize import discretize
 from clusterednb.data.schema import FeatureSchema
+from clusterednb.evaluation.baselines import raw_column
 from clusterednb.evaluation.calibration import COLUMNS as CALIBRATION_COLUMNS
 from clusterednb.evaluation.calibration import bin_sums, reliability_table
 from clusterednb.evaluation.datasets import EvalDataset
-from clusterednb.evaluation.models import (
-    check_models,
-    document_matrices,
-    fit_predict,
-    raw_column,
-)
+from clusterednb.evaluation.models import check_models, document_matrices, fit_predict
 from clusterednb.evaluation.plots import plot_reliability, plot_transfer
 from clusterednb.evaluation.runner import run_cells
 from clusterednb.evaluation.store import CellStore
@@ -155,6 +151,7 @@ def run_cell(
                 transductive=settings.transductive,
                 text=dataset.text,
                 documents=documents,
+                n_bins=settings.n_bins or dataset.n_bins,
             )
             rows.append(
                 {

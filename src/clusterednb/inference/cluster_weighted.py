@@ -23,8 +23,14 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit, log_expit, logit
 
 
-def sparse_design(codes: np.ndarray, offsets: np.ndarray, task: np.ndarray, n_tasks: int):
-    """One-hot features followed by a one-hot of the task, as CSR.
+def sparse_design(
+    codes: np.ndarray,
+    offsets: np.ndarray,
+    task: np.ndarray,
+    n_tasks: int,
+    numeric: np.ndarray | None = None,
+):
+    """One-hot features, a one-hot of the task and any numeric columns, as CSR.
 
     Parameters
     ----------
@@ -34,19 +40,24 @@ def sparse_design(codes: np.ndarray, offsets: np.ndarray, task: np.ndarray, n_ta
     task : ndarray of shape (n_rows,)
         Task positions (-1: a task not seen in training, no column set).
     n_tasks : int
+    numeric : ndarray of shape (n_rows, n_numeric), optional
+        Numbers appended as they are (standardised by the caller).
 
     Returns
     -------
-    scipy.sparse.csr_matrix of shape (n_rows, offsets[-1] + n_tasks)
+    scipy.sparse.csr_matrix of shape (n_rows, offsets[-1] + n_tasks + n_numeric)
     """
     n_rows = codes.shape[0]
     columns = np.column_stack([codes + offsets[:-1], int(offsets[-1]) + task])
     present = np.column_stack([codes >= 0, task >= 0])
     rows = np.broadcast_to(np.arange(n_rows)[:, None], columns.shape)
-    return sparse.csr_matrix(
+    one_hot = sparse.csr_matrix(
         (np.ones(int(present.sum())), (rows[present], columns[present])),
         shape=(n_rows, int(offsets[-1]) + n_tasks),
     )
+    if numeric is None or numeric.shape[1] == 0:
+        return one_hot
+    return sparse.hstack([one_hot, sparse.csr_matrix(numeric)]).tocsr()
 
 
 def membership(coclustering: np.ndarray, partition: np.ndarray) -> np.ndarray:

@@ -1,0 +1,139 @@
+"""Numeric feature columns: binned for the models that count categories, and kept as
+standardised numbers for the models that can also read a number.
+
+:func:`binned_schema` infers a schema in which the named columns are quantile bins of the
+training rows; :class:`NumericColumns` turns the same columns into standardised numbers
+(centre and scale from the training rows; a missing value becomes the centre, 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.data.discretize import discretize
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.exceptions import DataError
+
+
+def check_numeric_names(frame: Any, names: Sequence[str], n_bins: int) -> tuple[str, ...]:
+    """The names as a tuple, after checking that each is a column of ``frame`` (a DataFrame)
+    and that ``n_bins`` is an integer of at least 2; :class:`DataError` otherwise."""
+    if isinstance(names, str):
+        raise DataError(f"numeric must be a list of column names, got the string {names!r}")
+    names = tuple(names)
+    if not isinstance(frame, pd.DataFrame):
+        raise DataError("numeric columns are named, so X must be a DataFrame")
+    missing = [name for name in names if name not in frame.columns]
+    if missing:
+        raise DataError(f"numeric column(s) {missing} are not columns of X")
+    if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 2:
+        raise DataError(f"n_bins must be an integer of at least 2, got {n_bins!r}")
+    return names
+
+
+def numbers_of(frame: pd.DataFrame, name: str) -> np.ndarray:
+    """Column ``name`` as float64, NaN where missing; :class:`DataError` naming the row of
+    the first value that is not a number."""
+    numbers = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isnan(numbers) & frame[name].notna().to_numpy()
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise DataError(
+            f"numeric column {name!r}: row {row} holds {frame[name].iloc[row]!r}, not a number"
+        )
+    if np.isinf(numbers).any():
+        row = int(np.flatnonzero(np.isinf(numbers))[0])
+        raise DataError(f"numeric column {name!r}: row {row} holds {numbers[row]}, not finite")
+    return numbers
+
+
+def binned_schema(
+    frame: pd.DataFrame,
+    labels: Any,
+    names: Sequence[str],
+    n_bins: int,
+    classes: Sequence[Any] | None = None,
+) -> FeatureSchema:
+    """The schema of ``frame`` with the columns ``names`` binned by training quantiles.
+
+    Parameters
+    ----------
+    frame : DataFrame of shape (n_rows, n_features)
+        Training rows.
+    labels : array-like of shape (n_rows,)
+    names : sequence of str
+        Numeric columns (checked by :func:`check_numeric_names`).
+    n_bins : int
+        Bins per numeric column (fewer when quantiles tie).
+    classes : sequence, optional
+        Declared label values.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"hour": [8.0, 9.5, 13.0, 17.0], "room": ["a", "b", "a", "a"]})
+    >>> schema = binned_schema(frame, [1, 0, 1, 0], ["hour"], n_bins=2)
+    >>> schema.bin_edges["hour"], schema.categories[1]
+    ((11.25,), ('a', 'b'))
+    """
+    placeholders = frame.assign(**{name: 0 for name in names})
+    schema = FeatureSchema.infer(placeholders, labels, classes=classes)
+    for name in names:
+        numbers_of(frame, name)
+    return discretize(schema, frame, list(names), n_bins) if names else schema
+
+
+@dataclass(frozen=True)
+class NumericColumns:
+    """Standardisation of numeric columns, fitted on training rows.
+
+    Attributes
+    ----------
+    names : tuple of str
+    centre : ndarray of shape (n_numeric,)
+        Training means.
+    scale : ndarray of shape (n_numeric,)
+        Training standard deviations (1 for a constant column).
+    """
+
+    names: tuple[str, ...]
+    centre: np.ndarray
+    scale: np.ndarray
+
+    @classmethod
+    def fit(cls, frame: pd.DataFrame, names: Sequence[str]) -> NumericColumns:
+        """Centre and scale of each named column over the rows of ``frame``.
+
+        Examples
+        --------
+        >>> columns = NumericColumns.fit(pd.DataFrame({"hour": [8.0, 10.0, None]}), ["hour"])
+        >>> columns.transform(pd.DataFrame({"hour": [12.0, None]})).tolist()
+        [[3.0], [0.0]]
+        """
+        names = tuple(names)
+        values = np.column_stack([numbers_of(frame, n) for n in names]) if names else None
+        if values is None:
+            return cls(names, np.zeros(0), np.ones(0))
+        if np.isnan(values).all(axis=0).any():
+            empty = names[int(np.flatnonzero(np.isnan(values).all(axis=0))[0])]
+            raise DataError(f"numeric column {empty!r} has no non-missing value")
+        centre = np.nanmean(values, axis=0)
+        scale = np.nanstd(values, axis=0)
+        scale[~(scale > 0)] = 1.0
+        return cls(names, centre, scale)
+
+    def transform(self, frame: pd.DataFrame) -> np.ndarray:
+        """Standardised values, shape (n_rows, n_numeric); a missing value becomes 0."""
+        if not self.names:
+            return np.zeros((len(frame), 0))
+        if not isinstance(frame, pd.DataFrame):
+            raise DataError("numeric columns are named, so X must be a DataFrame")
+        missing = [name for name in self.names if name not in frame.columns]
+        if missing:
+            raise DataError(f"numeric column(s) {missing} are not columns of X")
+        values = np.column_stack([numbers_of(frame, n) for n in self.names])
+        return np.nan_to_num((values - self.centre) / self.scale)
