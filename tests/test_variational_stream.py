@@ -41,7 +41,9 @@ def test_one_batch_is_the_in_memory_engine():
         np.random.default_rng(0), group_sizes=(20, 20, 20), rows_per_task=12, n_features=5
     )
     part, model = _counts(population)
-    settings = VariationalSettings(n_components=10, n_init=1, merge_pairs=0)
+    settings = VariationalSettings(
+        n_components=10, n_init=1, merge_pairs=0, sequential_start_tasks=0
+    )
     in_memory = fit_variational_sparse(
         model, part.cells, part.label_counts, 1.0, np.random.default_rng(3), settings
     )
@@ -200,7 +202,9 @@ def test_the_streamed_posterior_predicts_like_the_in_memory_one():
     part, model = _counts(population)
     frame = population.frame
     data = TaskDataset.from_frame(frame, task="task", label="label", schema=model.schema)
-    settings = VariationalSettings(n_components=10, n_init=1, merge_pairs=0)
+    settings = VariationalSettings(
+        n_components=10, n_init=1, merge_pairs=0, sequential_start_tasks=0
+    )
     in_memory = fit_variational_sparse(
         model, part.cells, part.label_counts, 1.0, np.random.default_rng(3), settings
     )

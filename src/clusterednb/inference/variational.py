@@ -19,7 +19,10 @@ is the best of ``n_init`` restarts. Restart ``i`` seeds ``⌈K / 4^i⌉`` cluste
 of as many distinct random tasks and leaves the others empty (an empty component can still take
 tasks, so clusters are born where the data want them): mean-field updates cannot merge
 clusters, so a start with every cluster seeded over-splits a small population, and a start
-with few seeds under-splits a large one; the ELBO arbitrates. The winner's ELBO is a lower
+with few seeds under-splits a large one; the ELBO arbitrates. Up to
+``sequential_start_tasks`` tasks one more restart starts from a greedy sequential pass of the
+collapsed model, which finds modes that no seeded start reaches when a few tasks hold many rows
+each. The winner's ELBO is a lower
 bound on the log evidence of the truncated model (``evidence_kind = "lower_bound"``; tested
 below the exact Dirichlet-process evidence on small problems).
 
@@ -79,6 +82,10 @@ class VariationalSettings:
         Components that hold no mass at all are dropped after each iteration except this
         many (kept in their stick order, so new clusters can still be born); the truncation
         shrinks as the fit settles and each iteration costs less.
+    sequential_start_tasks : int
+        Up to this many tasks one more restart starts from a greedy sequential pass of the
+        collapsed model (:func:`sequential_partition`); it costs ``O(U · K · nnz)`` in
+        Python-level steps, so it is left out above.
     n_jobs : int
         Threads for the assignment step (chunks of tasks; the compiled step releases the GIL).
     merge_pairs : int or None
@@ -96,6 +103,7 @@ class VariationalSettings:
     n_init: int = 3
     max_restart_tasks: int = 20_000
     spare_components: int = 8
+    sequential_start_tasks: int = 2000
     n_jobs: int = 1
     merge_pairs: int | None = None
 
@@ -301,6 +309,86 @@ def _one_restart(
     cluster_counts[:n_seeds] = problem.task_counts[seeds].toarray()
     log_pi = np.full(n_components, -np.inf)
     log_pi[:n_seeds] = 0.0
+    return _coordinate_ascent(problem, gamma, cluster_counts, log_pi, settings, pool)
+
+
+def _sequential_restart(
+    problem: _Problem,
+    gamma: float,
+    n_components: int,
+    settings: VariationalSettings,
+    pool: Executor | None = None,
+) -> _Fit:
+    """The restart that starts from :func:`sequential_partition` (its clusters' counts and
+    sizes, and empty components up to the truncation)."""
+    partition = sequential_partition(problem, gamma)
+    n_start = int(partition.max()) + 1
+    n_components = max(n_components, n_start + settings.spare_components)
+    indicator = sparse.csr_matrix(
+        (np.ones(partition.size), (partition, np.arange(partition.size))),
+        shape=(n_components, partition.size),
+    )
+    cluster_counts = (indicator @ problem.task_counts).toarray()
+    sizes = np.asarray(indicator.sum(axis=1)).ravel()
+    _, log_pi = _elbo_of(problem, cluster_counts, sizes, 0.0, gamma)
+    log_pi[n_start:] = -np.inf
+    return _coordinate_ascent(problem, gamma, cluster_counts, log_pi, settings, pool)
+
+
+def sequential_partition(problem: _Problem, gamma: float) -> np.ndarray:
+    """A greedy pass of the collapsed model: each task in turn joins the cluster that scores
+    best given the tasks before it, ``|k| · P(n_u | N_k)``, or a new one, ``γ · P(n_u)``
+    (Dirichlet–multinomial predictives of its counts).
+
+    Mean-field updates can neither split nor merge clusters, and a start from a few seeded
+    tasks settles in a coarse mode: on landmine (29 fields) every seeded start ends with 8
+    clusters, this start with 12 and an ELBO about 500 nats higher (Gibbs' MAP has 13-14).
+    Each task costs ``O(K · nnz)`` (only its non-zero cells and their segments).
+
+    Returns
+    -------
+    ndarray of shape (n_tasks,)
+        Cluster of each task, numbered by first appearance.
+    """
+    counts = problem.task_counts
+    beta, segment_of = problem.beta, problem.segment_of
+    beta_totals = np.add.reduceat(beta, problem.segment_starts)
+    pseudo = np.zeros((0, beta.size))
+    totals = np.zeros((0, beta_totals.size))
+    sizes: list[float] = []
+    partition = np.zeros(problem.n_tasks, dtype=np.int64)
+    for task in range(problem.n_tasks):
+        row = slice(counts.indptr[task], counts.indptr[task + 1])
+        cells, values = counts.indices[row], counts.data[row]
+        segments, where = np.unique(segment_of[cells], return_inverse=True)
+        segment_values = np.bincount(where, weights=values, minlength=segments.size)
+        candidates = np.vstack([pseudo[:, cells], beta[cells][None, :]])
+        candidate_totals = np.vstack([totals[:, segments], beta_totals[segments][None, :]])
+        gain = (gammaln(candidates + values) - gammaln(candidates)).sum(axis=1) - (
+            gammaln(candidate_totals + segment_values) - gammaln(candidate_totals)
+        ).sum(axis=1)
+        choice = int(np.argmax(np.log(np.append(sizes, gamma)) + gain))
+        if choice == len(sizes):
+            pseudo = np.vstack([pseudo, beta[None, :]])
+            totals = np.vstack([totals, beta_totals[None, :]])
+            sizes.append(0.0)
+        pseudo[choice, cells] += values
+        totals[choice, segments] += segment_values
+        sizes[choice] += 1.0
+        partition[task] = choice
+    return partition
+
+
+def _coordinate_ascent(
+    problem: _Problem,
+    gamma: float,
+    cluster_counts: np.ndarray,
+    log_pi: np.ndarray,
+    settings: VariationalSettings,
+    pool: Executor | None,
+) -> _Fit:
+    """Iterate the updates from the clusters' expected counts (K, CV) and ``E[log π]`` (K,)
+    until the ELBO settles (see the module)."""
     n_chunks = settings.n_jobs if pool else 1
     merge_pairs = settings.merge_pairs
     if merge_pairs is None:
@@ -393,6 +481,8 @@ def fit_variational_sparse(
             )
             for i in range(settings.n_init if n_tasks <= settings.max_restart_tasks else 1)
         ]
+        if n_tasks <= settings.sequential_start_tasks:
+            restarts.append(_sequential_restart(problem, gamma, n_components, settings, pool))
     best = max(restarts, key=lambda fit: fit.elbo)
     r = best.responsibilities  # rows sum to 1; entries are 0 or above the floor
     used = np.flatnonzero(r.max(axis=0) > 0)

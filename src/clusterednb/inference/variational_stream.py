@@ -132,7 +132,7 @@ def fit_variational_stream(
         Chooses the seed tasks (among the first batch).
     settings : VariationalSettings, optional
         ``n_components``, ``tol``, ``spare_components`` and ``merge_pairs`` (``None``: 20)
-        are used; one restart.
+        are used; one restart, seeded (no sequential start: it is for small populations).
     max_passes : int
         Passes over all batches at most.
 
