@@ -58,26 +58,31 @@ def test_planted_groups_are_recovered_and_saved(tmp_path):
     )
 
 
+def variational_of(model, **settings):
+    """The variational engine on a fitted model's counts (γ = 1, seed 0)."""
+    from clusterednb.inference.variational import VariationalSettings, fit_variational
+
+    return fit_variational(
+        model.observation_,
+        model.counts_,
+        1.0,
+        np.random.default_rng(0),
+        VariationalSettings(**settings),
+    )
+
+
 def test_merge_moves_join_components_that_split_a_group():
     """Seeding 40 components for 4 groups of 20 tasks splits groups between components;
     mean-field updates cannot join them again (6 clusters, adjusted Rand 0.94), the
     ELBO-checked merge moves can (4 clusters, 1.0; the bound 126 nats higher, and it only
     rises)."""
-    from clusterednb.inference.variational import VariationalSettings, fit_variational
-
     population = make_planted_population(
         np.random.default_rng(4), group_sizes=(20, 20, 20, 20), rows_per_task=60
     )
     model = fit(population, "bhc")  # for its counts and observation model
     fits = {
-        pairs: fit_variational(
-            model.observation_,
-            model.counts_,
-            1.0,
-            np.random.default_rng(0),
-            VariationalSettings(
-                n_components=40, n_init=1, merge_pairs=pairs, sequential_start_tasks=0
-            ),
+        pairs: variational_of(
+            model, n_components=40, n_init=1, merge_pairs=pairs, sequential_start_tasks=0
         )
         for pairs in (0, 20)
     }
@@ -134,8 +139,6 @@ def test_the_sequential_restart_wins_when_few_tasks_hold_many_rows():
     """Twelve tasks of 400 rows in 6 groups: every seeded start keeps each task in a cluster of
     its own (mean field cannot merge them); the restart from the sequential pass reaches the
     planted groups and an ELBO about 370 nats higher."""
-    from clusterednb.inference.variational import VariationalSettings, fit_variational
-
     population = make_planted_population(
         np.random.default_rng(6),
         group_sizes=(2, 2, 2, 2, 2, 2),
@@ -143,16 +146,7 @@ def test_the_sequential_restart_wins_when_few_tasks_hold_many_rows():
         feature_concentration=2.0,
     )
     model = fit(population, "bhc")
-    fits = {
-        limit: fit_variational(
-            model.observation_,
-            model.counts_,
-            1.0,
-            np.random.default_rng(0),
-            VariationalSettings(sequential_start_tasks=limit),
-        )
-        for limit in (0, 2000)
-    }
+    fits = {limit: variational_of(model, sequential_start_tasks=limit) for limit in (0, 2000)}
     assert fits[2000].log_evidence > fits[0].log_evidence + 100.0
     truth = population.labels_for(model.task_ids_)
     assert adjusted_rand_score(truth, fits[0].partition) < 0.5

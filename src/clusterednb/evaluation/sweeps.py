@@ -41,6 +41,22 @@ def per_task_training_mask(
     return mask
 
 
+def _predict(
+    dataset: EvalDataset, model: str, train: pd.DataFrame, test: pd.DataFrame, seed: int
+) -> np.ndarray:
+    """``P(y = 1)`` of the test rows under ``model`` trained on ``train`` (a discretised split
+    of ``dataset``)."""
+    return fit_predict(
+        model,
+        train,
+        test,
+        dataset.features,
+        seed=seed,
+        text=dataset.text,
+        n_bins=dataset.n_bins,
+    )
+
+
 def _labelled(dataset: EvalDataset) -> pd.DataFrame:
     return dataset.frame[dataset.frame["label"].notna()].reset_index(drop=True)
 
@@ -57,15 +73,7 @@ def loss_cell(
     y = test["label"].to_numpy(dtype=int)
     rows = []
     for model in models:
-        p1 = fit_predict(
-            model,
-            train,
-            test,
-            dataset.features,
-            seed=seed + repetition,
-            text=dataset.text,
-            n_bins=dataset.n_bins,
-        )
+        p1 = _predict(dataset, model, train, test, seed + repetition)
         for n in EXPONENTS:
             decide = p1 > 1.0 / (1.0 + 2.0**n)  # the Bayes decision under L_n
             loss = np.where(decide & (y == 0), 1.0, 0.0) + np.where(~decide & (y == 1), 2.0**n, 0)
@@ -144,15 +152,7 @@ def curve_cell(
     n_train = train.groupby("task").size()
     rows = []
     for model in models:
-        p1 = fit_predict(
-            model,
-            train,
-            test,
-            dataset.features,
-            seed=seed + repetition,
-            text=dataset.text,
-            n_bins=dataset.n_bins,
-        )
+        p1 = _predict(dataset, model, train, test, seed + repetition)
         wrong = (p1 > 0.5).astype(int) != test["label"].to_numpy(dtype=int)
         for task, error in pd.Series(wrong).groupby(test["task"].to_numpy()).mean().items():
             rows.append(
