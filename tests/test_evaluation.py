@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from scipy import sparse
 
+from clusterednb import ClusteredLogisticRegression
 from clusterednb.data.discretize import quantile_edges
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.evaluation import (
@@ -280,7 +281,7 @@ def test_transductive_clustered_models_select_a_cluster_without_refitting(datase
     assert roc_auc_score(y, selected) > 0.6  # a planted population: the right cluster is found
 
 
-def test_raw_values_ride_beside_their_bins_and_only_lr_pooled_raw_reads_them(dataset):
+def test_raw_values_ride_beside_their_bins_and_only_the_models_that_take_them_read_them(dataset):
     frame = dataset.frame
     train, test = frame.iloc[:150], frame.iloc[150:200]
     binned_train, binned_test = transfer_module.discretised(dataset, train, test)
@@ -297,6 +298,21 @@ def test_raw_values_ride_beside_their_bins_and_only_lr_pooled_raw_reads_them(dat
         models.fit_predict("lr-pooled+raw", plain_train, plain_test, features, 0),
         models.fit_predict("lr-pooled", plain_train, plain_test, features, 0),
     )
+    # cnb-logistic re-bins the raw values into as many training quantiles (the same bins the
+    # split has) and its regressions read the numbers too.
+    bins = int(binned_train["f3"].max()) + 1
+    logistic = {
+        name: models.fit_predict("cnb-logistic", *frames, features, 0, n_bins=bins)
+        for name, frames in (
+            ("raw", (binned_train, binned_test)),
+            ("bins", (plain_train, plain_test)),
+        )
+    }
+    assert not np.allclose(logistic["raw"], logistic["bins"])
+    model = ClusteredLogisticRegression(numeric=["f3"], n_bins=bins, random_state=0)
+    model.fit(train[features], train["label"], train["task"])
+    edges = quantile_edges(train["f3"].to_numpy(dtype=float), bins)
+    assert model.schema_.bin_edges["f3"] == pytest.approx(edges)
 
 
 def test_reliability_bins_by_hand_and_in_a_run(dataset, tmp_path):
