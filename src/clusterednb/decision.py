@@ -61,6 +61,14 @@ class LossMatrix:
         ------
         CNBError
             The sizes differ, ``pos_label`` is not a class, or it is needed and missing.
+
+        Examples
+        --------
+        A loss named by roles, placed in an estimator's class order:
+
+        >>> loss = LossMatrix.binary(5.0, 1.0, pos_label="accept")
+        >>> loss.for_classes(["accept", "decline"]).matrix.tolist()
+        [[0.0, 1.0], [5.0, 0.0]]
         """
         classes = [c.item() if isinstance(c, np.generic) else c for c in classes]
         if self.n_classes != len(classes):
@@ -86,7 +94,13 @@ class LossMatrix:
 
     @property
     def n_classes(self) -> int:
-        """Number of classes (and of actions)."""
+        """Number of classes (and of actions).
+
+        Examples
+        --------
+        >>> LossMatrix.zero_one(3).n_classes
+        3
+        """
         return int(self.matrix.shape[0])
 
     @classmethod
@@ -121,6 +135,13 @@ class LossMatrix:
         pos_label : object, optional
             The positive label; required unless the labels are ``{0, 1}`` or
             ``{False, True}`` (then 1 / True is positive).
+
+        Examples
+        --------
+        A wrong accept costs five times a wrong decline:
+
+        >>> LossMatrix.binary(cost_false_positive=5.0, cost_false_negative=1.0).matrix.tolist()
+        [[0.0, 5.0], [1.0, 0.0]]
         """
         for name, value in (
             (f"false positive (predicting {pos_label!r} wrongly)", cost_false_positive),

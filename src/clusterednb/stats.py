@@ -69,6 +69,20 @@ class Counts:
         n_tasks, n_classes : int
         offsets : ndarray of shape (n_features + 1,)
             Flat-axis offsets from the schema.
+
+        Examples
+        --------
+        Two tasks, one feature of two values; the unlabelled row (class -1) is not counted.
+
+        >>> X = np.array([[0], [1], [1], [0]])
+        >>> counts = Counts.from_codes(
+        ...     X, np.array([1, 0, 1, -1]), np.array([0, 0, 1, 1]),
+        ...     n_tasks=2, n_classes=2, offsets=np.array([0, 2]),
+        ... )
+        >>> counts.label_counts.tolist()
+        [[1, 1], [0, 1]]
+        >>> counts.value_counts[0].tolist()  # task 0: (class, value)
+        [[0, 1], [1, 0]]
         """
         counts = cls.zeros(n_tasks, n_classes, int(offsets[-1]))
         count_rows(
@@ -97,7 +111,13 @@ class Counts:
 
     @property
     def n_groups(self) -> int:
-        """Length of the leading group axis."""
+        """Length of the leading group axis.
+
+        Examples
+        --------
+        >>> Counts(np.zeros((3, 2), int), np.zeros((3, 2, 4), int)).n_groups
+        3
+        """
         return int(self.label_counts.shape[0])
 
     def __add__(self, other: Counts) -> Counts:
@@ -181,6 +201,15 @@ class Counts:
             New position of each old class.
         value_map : ndarray of shape (old n_values_total,)
             New position of each old flat value.
+
+        Examples
+        --------
+        A third class and a value between the old ones appear:
+
+        >>> counts = Counts(np.array([[2, 1]]), np.array([[[1, 1], [0, 1]]]))
+        >>> moved = counts.remap(3, 3, class_map=np.array([0, 1]), value_map=np.array([0, 2]))
+        >>> moved.label_counts.tolist(), moved.value_counts[0].tolist()
+        ([[2, 1, 0]], [[1, 0, 1], [0, 0, 1], [0, 0, 0]])
         """
         label_counts = np.zeros((self.n_groups, n_classes), dtype=np.int64)
         label_counts[:, class_map] = self.label_counts

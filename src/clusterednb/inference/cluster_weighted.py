@@ -46,6 +46,14 @@ def sparse_design(
     Returns
     -------
     scipy.sparse.csr_matrix of shape (n_rows, offsets[-1] + n_tasks + n_numeric)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([[0, 1], [1, -1]])
+    >>> design = sparse_design(codes, np.array([0, 2, 4]), np.array([0, -1]), n_tasks=2)
+    >>> design.toarray().tolist()
+    [[1.0, 0.0, 0.0, 1.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0, 0.0, 0.0]]
     """
     n_rows = codes.shape[0]
     columns = np.column_stack([codes + offsets[:-1], int(offsets[-1]) + task])
@@ -72,6 +80,13 @@ def membership(coclustering: np.ndarray, partition: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_tasks, K)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> together = np.array([[1.0, 0.8, 0.1], [0.8, 1.0, 0.2], [0.1, 0.2, 1.0]])
+    >>> membership(together, np.array([0, 0, 1])).round(2).tolist()
+    [[0.9, 0.1], [0.9, 0.2], [0.15, 1.0]]
     """
     n_clusters = int(partition.max()) + 1
     indicator = np.eye(n_clusters)[partition]
@@ -87,6 +102,15 @@ class WeightedRegressions:
     coef : ndarray of shape (K + 1, n_columns)
         Rows ``0..K-1`` the clusters' weights; row ``K`` the unweighted pooled regression.
     intercept : ndarray of shape (K + 1,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import sparse
+    >>> regressions = WeightedRegressions(np.array([[2.0], [0.0]]), np.array([0.0, 0.0]))
+    >>> design = sparse.csr_matrix([[1.0]])
+    >>> regressions.proba(design, np.array([[0.5, 0.5]])).round(4).tolist()  # (σ(2) + σ(0)) / 2
+    [0.6904]
     """
 
     coef: np.ndarray
@@ -104,6 +128,14 @@ class WeightedRegressions:
         Returns
         -------
         ndarray of shape (n_rows,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from scipy import sparse
+        >>> regressions = WeightedRegressions(np.array([[1.0], [-1.0]]), np.array([0.0, 0.0]))
+        >>> regressions.proba(sparse.csr_matrix([[1.0], [1.0]]), np.eye(2)).round(4).tolist()
+        [0.7311, 0.2689]
         """
         per_model = expit(design @ self.coef.T + self.intercept)
         return np.einsum("rk,rk->r", per_model, mixture)
@@ -178,6 +210,21 @@ def fit_weighted_regressions(
     C : float
         Inverse L2 penalty, as in scikit-learn's :class:`~sklearn.linear_model.LogisticRegression`
         (the intercept unpenalised); each regression starts Newton's method from the pooled one.
+
+    Examples
+    --------
+    With ``floor = 1`` every row weighs 1 in every cluster: each cluster's regression is the
+    pooled one (the last row).
+
+    >>> import numpy as np
+    >>> codes = np.array([[0], [1], [0], [1], [0], [1]])
+    >>> task = np.array([0, 0, 1, 1, 2, 2])
+    >>> design = sparse_design(codes, np.array([0, 2]), task, 3)
+    >>> y = np.array([1, 0, 1, 1, 0, 0])
+    >>> q = membership(np.eye(3), np.array([0, 1, 2]))
+    >>> fitted = fit_weighted_regressions(design, y, task, q, floor=1.0)
+    >>> fitted.coef.shape, bool(np.allclose(fitted.coef[0], fitted.coef[-1]))
+    ((4, 5), True)
     """
     n_clusters = cluster_membership.shape[1]
     coefs, intercepts = [], []
