@@ -335,10 +335,11 @@ class FeatureSchema:
         --------
         >>> import numpy as np
         >>> schema = FeatureSchema(("room", "slot"), (("a",), ("am",)), (0, 1))
-        >>> schema.check_input(np.zeros((4, 3)))
-        Traceback (most recent call last):
-        ...
-        clusterednb.exceptions.SchemaError: X has shape (4, 3) but the schema has 2 features ['room', 'slot']
+        >>> try:
+        ...     schema.check_input(np.zeros((4, 3)))
+        ... except SchemaError as error:
+        ...     print(error)
+        X has shape (4, 3) but the schema has 2 features ['room', 'slot']
         """
         if isinstance(features, np.ndarray):
             if features.ndim != 2 or features.shape[1] != self.n_features:

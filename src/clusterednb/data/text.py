@@ -47,6 +47,12 @@ class Vocabulary:
         Keep the most frequent words only.
     tokenizer : callable, optional
         ``str -> list[str]``; default :func:`default_tokenizer`.
+
+    Examples
+    --------
+    >>> vocabulary = Vocabulary(min_df=2).fit(["lunch at noon", "lunch later", "noon call"])
+    >>> vocabulary.words_
+    ('lunch', 'noon')
     """
 
     def __init__(
@@ -71,7 +77,13 @@ class Vocabulary:
         )
 
     def fit(self, documents: Sequence[str]) -> Vocabulary:
-        """Learn the words of the training documents."""
+        """Learn the words of the training documents.
+
+        Examples
+        --------
+        >>> Vocabulary().fit(["budget review", "review"]).words_
+        ('budget', 'review')
+        """
         vectorizer = self._vectorizer()
         try:
             vectorizer.fit(_texts(documents))
@@ -81,13 +93,26 @@ class Vocabulary:
         return self
 
     def transform(self, documents: Sequence[str]) -> sparse.csr_matrix:
-        """Word counts of each document: CSR of shape (n_documents, n_words), int64."""
+        """Word counts of each document: CSR of shape (n_documents, n_words), int64.
+
+        Examples
+        --------
+        >>> vocabulary = Vocabulary().fit(["budget review", "review"])
+        >>> vocabulary.transform(["review the review", "party"]).toarray().tolist()
+        [[0, 2], [0, 0]]
+        """
         if not hasattr(self, "words_"):
             raise DataError("the vocabulary is not fitted yet; call fit first")
         return self._vectorizer(self.words_).transform(_texts(documents)).tocsr()
 
     def fit_transform(self, documents: Sequence[str]) -> sparse.csr_matrix:
-        """:meth:`fit` then :meth:`transform`."""
+        """:meth:`fit` then :meth:`transform`.
+
+        Examples
+        --------
+        >>> Vocabulary().fit_transform(["a b b", "b c"]).toarray().tolist()
+        [[1, 2, 0], [0, 1, 1]]
+        """
         return self.fit(documents).transform(documents)
 
 
@@ -224,6 +249,20 @@ def document_counts(
     ``"multinomial"``: value counts are token counts, shape (n_tasks, C, W).
     ``"bernoulli"``: flat values ``2w`` (absent) and ``2w + 1`` (present), shape
     (n_tasks, C, 2W); absent = labelled documents of the class minus present ones.
+
+    Examples
+    --------
+    Two documents of task 0 (classes 1 and 0) and one unlabelled of task 1:
+
+    >>> from scipy import sparse
+    >>> X = sparse.csr_matrix([[2, 0], [1, 1], [0, 3]])
+    >>> y, task = np.array([1, 0, -1]), np.array([0, 0, 1])
+    >>> tokens = document_counts(X, y, task, n_tasks=2, n_classes=2, observation="multinomial")
+    >>> tokens.value_counts[0].tolist(), tokens.label_counts.tolist()
+    ([[1, 1], [2, 0]], [[1, 1], [0, 0]])
+    >>> present = document_counts(X, y, task, n_tasks=2, n_classes=2, observation="bernoulli")
+    >>> present.value_counts[0].tolist()  # per word: (absent, present) documents
+    [[0, 1, 0, 1], [0, 1, 1, 0]]
     """
     labelled = np.flatnonzero(y >= 0)
     group = task_index[labelled] * n_classes + y[labelled]
@@ -251,6 +290,13 @@ def document_schema(
 
     ``"bernoulli"``: one feature per word with values ``(0, 1)`` (absent, present).
     ``"multinomial"``: one feature ``"tokens"`` whose values are the words.
+
+    Examples
+    --------
+    >>> document_schema(["cake", "tea"], [0, 1], "multinomial").categories
+    (('cake', 'tea'),)
+    >>> document_schema(["cake", "tea"], [0, 1], "bernoulli").feature_names
+    ('cake', 'tea')
     """
     if len(set(words)) != len(words):
         raise DataError("the vocabulary's words must be distinct")

@@ -24,6 +24,14 @@ def bin_sums(y: np.ndarray, p1: np.ndarray) -> dict[str, str]:
         Labels 0/1.
     p1 : ndarray of shape (n_rows,)
         Predicted ``P(y = 1)``.
+
+    Examples
+    --------
+    >>> sums = bin_sums(np.array([0, 1, 1]), np.array([0.05, 0.07, 0.93]))
+    >>> sums["cal_count"]
+    '2 0 0 0 0 0 0 0 0 1'
+    >>> sums["cal_sum_y"]
+    '1 0 0 0 0 0 0 0 0 1'
     """
     which = np.minimum((np.asarray(p1) * N_BINS).astype(int), N_BINS - 1)
     count = np.bincount(which, minlength=N_BINS)
@@ -42,6 +50,13 @@ def reliability_table(splits: pd.DataFrame) -> pd.DataFrame:
 
     Splits without calibration columns (runs written before they existed) are left out;
     bins with no rows are dropped.
+
+    Examples
+    --------
+    >>> sums = bin_sums(np.array([0, 1]), np.array([0.1, 0.9]))
+    >>> table = reliability_table(pd.DataFrame([{"model": "m", "k": 1, **sums}]))
+    >>> table["bin"].tolist(), table["frequency"].tolist(), round(float(table["ece"][0]), 3)
+    ([1, 9], [0.0, 1.0], 0.1)
     """
     columns = ["model", "k", "bin", "n_rows", "mean_p", "frequency", "ece"]
     if splits.empty or not set(COLUMNS) <= set(splits.columns):
