@@ -22,7 +22,13 @@ RAW_SUFFIX = "__raw"
 
 
 def raw_column(feature: str) -> str:
-    """The column holding a discretised feature's raw values (see ``lr-pooled+raw``)."""
+    """The column holding a discretised feature's raw values (see ``lr-pooled+raw``).
+
+    Examples
+    --------
+    >>> raw_column("temperature")
+    'temperature__raw'
+    """
     return f"{feature}{RAW_SUFFIX}"
 
 
@@ -30,7 +36,17 @@ def pooled_logistic_with_raw(
     train: pd.DataFrame, test: pd.DataFrame, features: list[str]
 ) -> np.ndarray:
     """``lr-pooled`` with each continuous feature's raw value (standardised on the training
-    rows) beside its one-hot bins; without continuous features it is ``lr-pooled``."""
+    rows) beside its one-hot bins; without continuous features it is ``lr-pooled``.
+
+    Examples
+    --------
+    >>> train = pd.DataFrame({"task": ["a", "a", "b", "b"], "label": [1, 0, 1, 0],
+    ...                       "f": ["x", "y", "x", "y"], "f__raw": [1.0, 3.0, 1.5, 2.5]})
+    >>> test = pd.DataFrame({"task": ["a", "b"], "f": ["x", "y"], "f__raw": [0.5, 4.0]})
+    >>> p1 = pooled_logistic_with_raw(train, test, ["f"])
+    >>> bool(p1[0] > 0.5 > p1[1])  # x and a small value: positive
+    True
+    """
     y_train = train["label"].to_numpy()
     if (constant := class_frequency(y_train, len(test))) is not None:
         return constant
@@ -59,7 +75,17 @@ def tuned_hierarchical_logistic(
     """``lr-hier`` with ``C`` and the deviation scale chosen by inner validation on the
     training tasks: every training task with at least 4 labelled rows that is not a test
     task lends half of them (drawn with ``seed``); each pair of :data:`HIER_GRID` is fitted
-    on the rest and scored by log-loss on them; the best is refitted on all training rows."""
+    on the rest and scored by log-loss on them; the best is refitted on all training rows.
+
+    Examples
+    --------
+    >>> train = pd.DataFrame({"task": ["a", "a", "b", "b"], "label": [1, 0, 1, 0],
+    ...                       "f": ["x", "y", "x", "y"], "f__raw": [1.0, 3.0, 1.5, 2.5]})
+    >>> test = pd.DataFrame({"task": ["a", "b"], "f": ["x", "y"], "f__raw": [0.5, 4.0]})
+    >>> p1 = tuned_hierarchical_logistic(train, test, ["f"], seed=0)
+    >>> p1.shape, bool(p1[0] > p1[1])
+    ((2,), True)
+    """
     y_train = train["label"].to_numpy()
     if (constant := class_frequency(y_train, len(test))) is not None:
         return constant
@@ -85,13 +111,28 @@ def tuned_hierarchical_logistic(
 
 
 def class_frequency(y_train: np.ndarray, n_test: int) -> np.ndarray | None:
-    """With one class only, the add-one frequency of class 1 for every test row; else None."""
+    """With one class only, the add-one frequency of class 1 for every test row; else None.
+
+    Examples
+    --------
+    >>> class_frequency(np.array([1, 1, 1]), 2).tolist()  # one class only: (3 + 1) / (3 + 2)
+    [0.8, 0.8]
+    >>> class_frequency(np.array([0, 1]), 2) is None
+    True
+    """
     if np.unique(y_train).size >= 2:
         return None
     return np.full(n_test, (y_train.sum() + 1.0) / (y_train.size + 2.0))
 
 
 def one_hot(index: np.ndarray, size: int) -> sparse.csr_matrix:
+    """Indicator rows of ``index`` (a -1 row stays empty), shape (len(index), size).
+
+    Examples
+    --------
+    >>> one_hot(np.array([1, -1, 0]), 2).toarray().tolist()
+    [[0.0, 1.0], [0.0, 0.0], [1.0, 0.0]]
+    """
     known = index >= 0
     return sparse.csr_matrix(
         (np.ones(known.sum()), (np.flatnonzero(known), index[known])), shape=(index.size, size)
@@ -99,7 +140,16 @@ def one_hot(index: np.ndarray, size: int) -> sparse.csr_matrix:
 
 
 def sparse_logistic(X_train: Any, y_train: np.ndarray, X_test: Any) -> np.ndarray:
-    """Logistic regression on sparse counts; one class only: its add-one frequency."""
+    """Logistic regression on sparse counts; one class only: its add-one frequency.
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> X = sparse.csr_matrix([[3, 0], [0, 2], [2, 0], [0, 4]])
+    >>> p1 = sparse_logistic(X, np.array([1, 0, 1, 0]), sparse.csr_matrix([[1, 0], [0, 1]]))
+    >>> bool(p1[0] > 0.5 > p1[1])
+    True
+    """
     if (constant := class_frequency(y_train, X_test.shape[0])) is not None:
         return constant
     model = LogisticRegression(C=1.0, max_iter=2000)
@@ -127,6 +177,15 @@ def hierarchical_logistic(
     -------
     ndarray of shape (len(test),)
         ``P(y = 1)`` of each test row.
+
+    Examples
+    --------
+    >>> train = pd.DataFrame({"task": ["a", "a", "b", "b"], "label": [1, 0, 1, 0],
+    ...                       "f": ["x", "y", "x", "y"], "f__raw": [1.0, 3.0, 1.5, 2.5]})
+    >>> test = pd.DataFrame({"task": ["a", "b"], "f": ["x", "y"], "f__raw": [0.5, 4.0]})
+    >>> shared_only = hierarchical_logistic(train, test, ["f"], deviation_scale=0.0)
+    >>> bool(shared_only[0] > 0.5 > shared_only[1])
+    True
     """
     y_train = train["label"].to_numpy()
     if (constant := class_frequency(y_train, len(test))) is not None:
@@ -149,7 +208,16 @@ def hierarchical_logistic(
 def augment(
     shared: sparse.spmatrix, task: np.ndarray, n_tasks: int, scale: float
 ) -> sparse.csr_matrix:
-    """``[z, s · z ⊗ e_u, s · e_u]`` as a sparse matrix; rows of unknown tasks (-1) get zeros."""
+    """``[z, s · z ⊗ e_u, s · e_u]`` as a sparse matrix; rows of unknown tasks (-1) get zeros.
+
+    Examples
+    --------
+    Two rows of one feature; the second row's task is unknown (no deviation columns):
+
+    >>> from scipy import sparse
+    >>> augment(sparse.csr_matrix([[1.0], [1.0]]), np.array([1, -1]), 2, 0.5).toarray().tolist()
+    [[1.0, 0.0, 0.0, 0.5, 0.5], [1.0, 0.0, 0.0, 0.0, 0.0]]
+    """
     with_bias = sparse.hstack([shared, np.ones((shared.shape[0], 1))]).tocoo()
     width = with_bias.shape[1]
     known = task[with_bias.row] >= 0
@@ -166,7 +234,15 @@ def augment(
 def one_hot_logistic(
     X_train: pd.DataFrame, y_train: np.ndarray, X_test: pd.DataFrame
 ) -> np.ndarray:
-    """One-hot logistic regression; with one class only, the add-one class frequency."""
+    """One-hot logistic regression; with one class only, the add-one class frequency.
+
+    Examples
+    --------
+    >>> X = pd.DataFrame({"f": ["x", "y", "x", "y"]})
+    >>> p1 = one_hot_logistic(X, np.array([1, 0, 1, 0]), pd.DataFrame({"f": ["x", "z"]}))
+    >>> bool(p1[0] > 0.5), round(float(p1[1]), 2)  # an unseen value: the intercept alone
+    (True, 0.5)
+    """
     if (constant := class_frequency(y_train, len(X_test))) is not None:
         return constant
     encoder = OneHotEncoder(handle_unknown="ignore")
