@@ -32,17 +32,48 @@ class ObservationModel(Protocol):
     schema : FeatureSchema
     conjugate : bool
         Closed-form marginal likelihoods of count statistics (the collapsed engines need it).
+
+    Examples
+    --------
+    :class:`DirichletNB` is one:
+
+    >>> from clusterednb import FeatureSchema
+    >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
+    >>> model.conjugate, model.schema.n_values_total
+    (True, 2)
     """
 
     schema: FeatureSchema
     conjugate: ClassVar[bool]
 
     def log_marginal(self, counts: Counts) -> np.ndarray:
-        """``log P(data of each group)``, shape (n_groups,)."""
+        """``log P(data of each group)``, shape (n_groups,).
+
+        Examples
+        --------
+        See :meth:`DirichletNB.log_marginal`.
+
+        >>> from clusterednb import Counts, FeatureSchema
+        >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
+        >>> empty = Counts(np.zeros((1, 2), int), np.zeros((1, 2, 2), int))
+        >>> model.log_marginal(empty).tolist()  # no rows: probability 1
+        [0.0]
+        """
         ...
 
     def log_predictive(self, X: np.ndarray, counts: Counts) -> np.ndarray:
-        """``log P(y | x, data of the row's group)``, shape (n_rows, n_classes)."""
+        """``log P(y | x, data of the row's group)``, shape (n_rows, n_classes).
+
+        Examples
+        --------
+        See :meth:`DirichletNB.log_predictive`.
+
+        >>> from clusterednb import Counts, FeatureSchema
+        >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
+        >>> empty = Counts(np.zeros((1, 2), int), np.zeros((1, 2, 2), int))
+        >>> np.exp(model.log_predictive(np.array([[0]]), empty)).tolist()  # the prior alone
+        [[0.5, 0.5]]
+        """
         ...
 
 
@@ -191,6 +222,15 @@ class DirichletNB:
         Returns
         -------
         ndarray of shape (n_groups,)
+
+        Examples
+        --------
+        >>> from clusterednb import Counts, FeatureSchema
+        >>> schema = FeatureSchema(("colour",), (("red", "blue"),), (0, 1))
+        >>> model = DirichletNB(schema)
+        >>> one_red_zero = Counts(np.array([[1, 0]]), np.array([[[1, 0], [0, 0]]]))
+        >>> bool(np.isclose(model.log_marginal(one_red_zero)[0], np.log(1 / 2 * 1 / 2)))
+        True
         """
         return self.log_marginal_labels(counts.label_counts) + self.log_marginal_features(
             counts.value_counts
@@ -221,6 +261,15 @@ class DirichletNB:
         ndarray of shape (..., C, V + 1)
             Entry ``[..., y, v]`` is the log predictive probability of flat value ``v`` given
             class ``y``; entry ``[..., y, V]`` is 0 (a missing value contributes no factor).
+
+        Examples
+        --------
+        >>> from clusterednb import Counts, FeatureSchema
+        >>> schema = FeatureSchema(("colour",), (("red", "blue"),), (0, 1))
+        >>> model = DirichletNB(schema)
+        >>> one_red_zero = Counts(np.array([[1, 0]]), np.array([[[1, 0], [0, 0]]]))
+        >>> np.exp(model.log_feature_table(one_red_zero.value_counts)[0]).round(4).tolist()
+        [[0.6667, 0.3333, 1.0], [0.5, 0.5, 1.0]]
         """
         posterior = self.beta + value_counts
         log_totals = np.log(segment_sum(posterior, self.offsets))  # (..., C, F)
@@ -241,6 +290,16 @@ class DirichletNB:
         -------
         ndarray of shape (n_rows, n_classes)
             Normalised log probabilities.
+
+        Examples
+        --------
+        >>> from clusterednb import Counts, FeatureSchema
+        >>> schema = FeatureSchema(("colour",), (("red", "blue"),), (0, 1))
+        >>> model = DirichletNB(schema)
+        >>> one_red_zero = Counts(np.array([[1, 0]]), np.array([[[1, 0], [0, 0]]]))
+        >>> proba = np.exp(model.log_predictive(np.array([[0], [-1]]), one_red_zero))
+        >>> proba.round(4).tolist()  # red: 2/3 · 2/3 against 1/3 · 1/2; missing: label prior
+        [[0.7273, 0.2727], [0.6667, 0.3333]]
         """
         n_rows = X.shape[0]
         if counts.n_groups not in (1, n_rows):
@@ -274,13 +333,37 @@ class DirichletNB:
         Returns
         -------
         ndarray of shape (n_rows, C)
+
+        Examples
+        --------
+        >>> from clusterednb import Counts, FeatureSchema
+        >>> schema = FeatureSchema(("colour",), (("red", "blue"),), (0, 1))
+        >>> model = DirichletNB(schema)
+        >>> one_red_zero = Counts(np.array([[1, 0]]), np.array([[[1, 0], [0, 0]]]))
+        >>> table = model.log_feature_table(one_red_zero.value_counts)
+        >>> prior = model.log_label_prior(one_red_zero.label_counts)
+        >>> log_joint = model.log_joint(np.array([[1]]), prior, table, np.array([0]))
+        >>> np.exp(log_joint).round(4).tolist()  # blue: 2/3 · 1/3 and 1/3 · 1/2
+        [[0.2222, 0.1667]]
         """
         return log_prior_rows + self.log_likelihood_rows(X, log_tables, table_of_row)
 
     def log_likelihood_rows(
         self, X: np.ndarray, log_tables: np.ndarray, table_of_row: np.ndarray
     ) -> np.ndarray:
-        """``log P(x | y)`` of each row under its row's table, shape (n_rows, C)."""
+        """``log P(x | y)`` of each row under its row's table, shape (n_rows, C).
+
+        Examples
+        --------
+        >>> from clusterednb import Counts, FeatureSchema
+        >>> schema = FeatureSchema(("colour",), (("red", "blue"),), (0, 1))
+        >>> model = DirichletNB(schema)
+        >>> one_red_zero = Counts(np.array([[1, 0]]), np.array([[[1, 0], [0, 0]]]))
+        >>> table = model.log_feature_table(one_red_zero.value_counts)
+        >>> rows = model.log_likelihood_rows(np.array([[0]]), table, np.array([0]))
+        >>> np.exp(rows).round(4).tolist()
+        [[0.6667, 0.5]]
+        """
         out = np.empty((X.shape[0], log_tables.shape[1]))
         log_joint_rows(
             np.ascontiguousarray(X),
@@ -300,12 +383,36 @@ class BernoulliDirichletNB(DirichletNB):
     values ``2w`` and ``2w + 1``), so evidence and engines are unchanged; only rows arrive
     as a sparse document–term matrix, and the log joint is computed without densifying it:
     ``Σ_w log θ(absent) + Σ_{w present} [log θ(present) − log θ(absent)]``.
+
+    Examples
+    --------
+    Two words, each absent or present; one document of class 0 held "tea" only:
+
+    >>> from scipy import sparse
+    >>> from clusterednb import FeatureSchema
+    >>> model = BernoulliDirichletNB(FeatureSchema(("cake", "tea"), ((0, 1), (0, 1)), (0, 1)))
+    >>> counts = np.array([[[1, 0, 0, 1], [0, 0, 0, 0]]])  # (table, class, 2 · words)
+    >>> table = model.log_feature_table(counts)
+    >>> rows = model.log_likelihood_rows(sparse.csr_matrix([[0, 3]]), table, np.array([0]))
+    >>> np.exp(rows).round(4).tolist()  # class 0: 2/3 · 2/3; class 1: 1/2 · 1/2
+    [[0.4444, 0.25]]
     """
 
     def log_likelihood_rows(
         self, X: sparse.csr_matrix, log_tables: np.ndarray, table_of_row: np.ndarray
     ) -> np.ndarray:
-        """Documents as CSR counts; any positive count is "present"."""
+        """Documents as CSR counts; any positive count is "present".
+
+        Examples
+        --------
+        >>> from scipy import sparse
+        >>> from clusterednb import FeatureSchema
+        >>> model = BernoulliDirichletNB(FeatureSchema(("cake",), ((0, 1),), (0, 1)))
+        >>> table = model.log_feature_table(np.zeros((1, 2, 2)))
+        >>> rows = model.log_likelihood_rows(sparse.csr_matrix([[2]]), table, np.array([0]))
+        >>> np.exp(rows).tolist()
+        [[0.5, 0.5]]
+        """
         X = sparse.csr_matrix(X)
         absent = log_tables[..., 0:-1:2]  # (T, C, W)
         present = log_tables[..., 1:-1:2]
@@ -327,10 +434,31 @@ class MultinomialDirichletNB(DirichletNB):
     ``Σ_w [lgamma(a_w + x_w) − lgamma(a_w)] − [lgamma(A + L) − lgamma(A)]``, ``A = Σ a``,
     ``L = Σ x``. Its "feature table" therefore holds ``log a`` and, in the last slot,
     ``log A``.
+
+    Examples
+    --------
+    A two-word vocabulary, no training tokens: a document "cake cake" under β = 1 has
+    probability ``(1/2)(2/3) = 1/3`` for either class.
+
+    >>> from scipy import sparse
+    >>> from clusterednb import FeatureSchema
+    >>> model = MultinomialDirichletNB(FeatureSchema(("tokens",), (("cake", "tea"),), (0, 1)))
+    >>> table = model.log_feature_table(np.zeros((1, 2, 2)))
+    >>> rows = model.log_likelihood_rows(sparse.csr_matrix([[2, 0]]), table, np.array([0]))
+    >>> np.exp(rows).round(4).tolist()
+    [[0.3333, 0.3333]]
     """
 
     def log_feature_table(self, value_counts: np.ndarray) -> np.ndarray:
-        """``log(β + n)`` of shape (..., C, W + 1), last slot ``log Σ_w (β + n)``."""
+        """``log(β + n)`` of shape (..., C, W + 1), last slot ``log Σ_w (β + n)``.
+
+        Examples
+        --------
+        >>> from clusterednb import FeatureSchema
+        >>> model = MultinomialDirichletNB(FeatureSchema(("tokens",), (("cake", "tea"),), (0, 1)))
+        >>> np.exp(model.log_feature_table(np.array([[[3, 0], [0, 1]]]))[0]).round(12).tolist()
+        [[4.0, 1.0, 5.0], [1.0, 2.0, 3.0]]
+        """
         posterior = self.beta + value_counts
         table = np.empty((*posterior.shape[:-1], posterior.shape[-1] + 1))
         table[..., :-1] = np.log(posterior)
@@ -340,7 +468,18 @@ class MultinomialDirichletNB(DirichletNB):
     def log_likelihood_rows(
         self, X: sparse.csr_matrix, log_tables: np.ndarray, table_of_row: np.ndarray
     ) -> np.ndarray:
-        """The Dirichlet-multinomial of each document's word counts (CSR counts)."""
+        """The Dirichlet-multinomial of each document's word counts (CSR counts).
+
+        Examples
+        --------
+        >>> from scipy import sparse
+        >>> from clusterednb import FeatureSchema
+        >>> model = MultinomialDirichletNB(FeatureSchema(("tokens",), (("cake", "tea"),), (0, 1)))
+        >>> table = model.log_feature_table(np.array([[[3, 0], [0, 1]]]))
+        >>> rows = model.log_likelihood_rows(sparse.csr_matrix([[1, 0]]), table, np.array([0]))
+        >>> np.exp(rows).round(4).tolist()  # one "cake": 4/5 for class 0, 1/3 for class 1
+        [[0.8, 0.3333]]
+        """
         counts = sparse.csr_matrix(X)
         lengths = np.asarray(counts.sum(axis=1), dtype=np.float64).ravel()
         out = np.zeros((X.shape[0], log_tables.shape[1]))
