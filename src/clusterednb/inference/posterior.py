@@ -51,6 +51,19 @@ class Posterior:
         ``P(y | x)`` (Rao-Blackwellised sampler average, BHC path average). True: it is the
         weighted average of the joints ``P(x, y)``, normalised over ``y`` at the end: the exact
         ratio of evidences, with weights ``P(component | D)``.
+
+    Examples
+    --------
+    Three tasks; the first two share a cluster:
+
+    >>> from clusterednb import Counts, FeatureSchema
+    >>> from clusterednb.observation import DirichletNB
+    >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
+    >>> counts = Counts(np.array([[2, 0], [2, 0], [0, 2]]),
+    ...                 np.array([[[2, 0], [0, 0]], [[2, 0], [0, 0]], [[0, 0], [0, 2]]]))
+    >>> posterior = Posterior.of_partition(counts, np.array([0, 0, 1]), gamma=1.0)
+    >>> posterior.component_counts.shape, posterior.components.tolist()
+    ((3, 2, 2), [0, 0, 1])
     """
 
     component_counts: np.ndarray
@@ -81,7 +94,15 @@ class Posterior:
         cold_label_counts: np.ndarray,
         cold_component: int,
     ) -> Posterior:
-        """A posterior in which every task (and the cold start) uses exactly one component."""
+        """A posterior in which every task (and the cold start) uses exactly one component.
+
+        Examples
+        --------
+        >>> table = np.zeros((1, 2, 2))
+        >>> posterior = Posterior.single(table, np.zeros((2, 2)), [0, 0], np.zeros(2), 0)
+        >>> posterior.n_tasks, posterior.indptr.tolist()
+        (2, [0, 1, 2])
+        """
         n_tasks = task_label_counts.shape[0]
         return cls(
             component_counts=component_counts,
@@ -107,6 +128,17 @@ class Posterior:
         partition : ndarray of shape (n_tasks,)
             Cluster of each task, numbered 0..K-1.
         gamma : float
+
+        Examples
+        --------
+        >>> from clusterednb import Counts, FeatureSchema
+        >>> from clusterednb.observation import DirichletNB
+        >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
+        >>> counts = Counts(np.array([[2, 0], [2, 0], [0, 2]]),
+        ...                 np.array([[[2, 0], [0, 0]], [[2, 0], [0, 0]], [[0, 0], [0, 2]]]))
+        >>> posterior = Posterior.of_partition(counts, np.array([0, 0, 1]), gamma=1.0)
+        >>> np.exp(posterior.cold_log_weights).round(4).tolist()  # |k| / (U + γ), then γ / (U + γ)
+        [0.5, 0.25, 0.25]
         """
         n_clusters = int(partition.max()) + 1
         clusters = counts.group_by(partition, n_clusters)
@@ -137,6 +169,19 @@ class Posterior:
         ----------
         posteriors : list of Posterior
             Members with ``mix_joint=False`` (averages of normalised predictives).
+
+        Examples
+        --------
+        >>> from clusterednb import Counts, FeatureSchema
+        >>> from clusterednb.observation import DirichletNB
+        >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
+        >>> counts = Counts(np.array([[2, 0], [2, 0], [0, 2]]),
+        ...                 np.array([[[2, 0], [0, 0]], [[2, 0], [0, 0]], [[0, 0], [0, 2]]]))
+        >>> together = Posterior.of_partition(counts, np.array([0, 0, 0]), gamma=1.0)
+        >>> apart = Posterior.of_partition(counts, np.array([0, 1, 2]), gamma=1.0)
+        >>> both = Posterior.average([together, apart])
+        >>> both.indptr.tolist(), np.exp(both.log_weights[:2]).tolist()
+        ([0, 2, 4, 6], [0.5, 0.5])
         """
         if any(p.mix_joint for p in posteriors):
             raise CNBError("only posteriors with mix_joint=False can be averaged")
@@ -172,7 +217,14 @@ class Posterior:
 
     @property
     def n_tasks(self) -> int:
-        """Number of known tasks."""
+        """Number of known tasks.
+
+        Examples
+        --------
+        >>> table = np.zeros((1, 2, 2))
+        >>> Posterior.single(table, np.zeros((3, 2)), [0, 0, 0], np.zeros(2), 0).n_tasks
+        3
+        """
         return int(self.task_label_counts.shape[0])
 
     def predict_log_proba(
@@ -199,6 +251,19 @@ class Posterior:
         Returns
         -------
         ndarray of shape (n_rows, n_classes)
+
+        Examples
+        --------
+        >>> from clusterednb import Counts, FeatureSchema
+        >>> from clusterednb.observation import DirichletNB
+        >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
+        >>> counts = Counts(np.array([[2, 0], [2, 0], [0, 2]]),
+        ...                 np.array([[[2, 0], [0, 0]], [[2, 0], [0, 0]], [[0, 0], [0, 2]]]))
+        >>> posterior = Posterior.of_partition(counts, np.array([0, 0, 1]), gamma=1.0)
+        >>> red_rows, tasks = np.array([[0], [0]]), np.array([0, 2])
+        >>> proba = np.exp(posterior.predict_log_proba(model, red_rows, tasks))
+        >>> bool(proba[0, 0] > 0.5 > proba[1, 0])  # red is class 0 for the first cluster only
+        True
         """
         out = np.empty((X.shape[0], model.schema.n_classes))
         tables = (
@@ -235,7 +300,19 @@ class Posterior:
 
     # ------------------------------------------------------------------ plain data
     def to_arrays(self) -> dict[str, np.ndarray]:
-        """The posterior as named arrays (for NPZ)."""
+        """The posterior as named arrays (for NPZ).
+
+        Examples
+        --------
+        >>> from clusterednb import Counts, FeatureSchema
+        >>> from clusterednb.observation import DirichletNB
+        >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
+        >>> counts = Counts(np.array([[2, 0], [2, 0], [0, 2]]),
+        ...                 np.array([[[2, 0], [0, 0]], [[2, 0], [0, 0]], [[0, 0], [0, 2]]]))
+        >>> arrays = Posterior.of_partition(counts, np.array([0, 0, 1]), gamma=1.0).to_arrays()
+        >>> sorted(arrays)[:3]
+        ['cold_components', 'cold_label_counts', 'cold_log_weights']
+        """
         return {
             name: np.asarray(getattr(self, name))
             for name in self.__dataclass_fields__
@@ -244,7 +321,20 @@ class Posterior:
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Posterior:
-        """Inverse of :meth:`to_arrays`."""
+        """Inverse of :meth:`to_arrays`.
+
+        Examples
+        --------
+        >>> from clusterednb import Counts, FeatureSchema
+        >>> from clusterednb.observation import DirichletNB
+        >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
+        >>> counts = Counts(np.array([[2, 0], [2, 0], [0, 2]]),
+        ...                 np.array([[[2, 0], [0, 0]], [[2, 0], [0, 0]], [[0, 0], [0, 2]]]))
+        >>> posterior = Posterior.of_partition(counts, np.array([0, 0, 1]), gamma=1.0)
+        >>> again = Posterior.from_arrays(posterior.to_arrays())
+        >>> bool(np.array_equal(again.components, posterior.components)), again.mix_joint
+        (True, False)
+        """
         fields = {name: arrays[name] for name in cls.__dataclass_fields__ if name in arrays}
         if "mix_joint" in fields:
             fields["mix_joint"] = bool(fields["mix_joint"])
