@@ -22,7 +22,14 @@ from clusterednb.exceptions import DataError
 
 def check_numeric_names(frame: Any, names: Sequence[str], n_bins: int) -> tuple[str, ...]:
     """The names as a tuple, after checking that each is a column of ``frame`` (a DataFrame)
-    and that ``n_bins`` is an integer of at least 2; :class:`DataError` otherwise."""
+    and that ``n_bins`` is an integer of at least 2; :class:`DataError` otherwise.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"hour": [9.0], "room": ["a"]})
+    >>> check_numeric_names(frame, ["hour"], n_bins=4)
+    ('hour',)
+    """
     if isinstance(names, str):
         raise DataError(f"numeric must be a list of column names, got the string {names!r}")
     names = tuple(names)
@@ -38,7 +45,13 @@ def check_numeric_names(frame: Any, names: Sequence[str], n_bins: int) -> tuple[
 
 def numbers_of(frame: pd.DataFrame, name: str) -> np.ndarray:
     """Column ``name`` as float64, NaN where missing; :class:`DataError` naming the row of
-    the first value that is not a number."""
+    the first value that is not a number.
+
+    Examples
+    --------
+    >>> numbers_of(pd.DataFrame({"hour": ["9", None, 13.5]}), "hour").tolist()
+    [9.0, nan, 13.5]
+    """
     numbers = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=np.float64)
     bad = np.isnan(numbers) & frame[name].notna().to_numpy()
     if bad.any():
@@ -98,6 +111,12 @@ class NumericColumns:
         Training means.
     scale : ndarray of shape (n_numeric,)
         Training standard deviations (1 for a constant column).
+
+    Examples
+    --------
+    >>> columns = NumericColumns.fit(pd.DataFrame({"hour": [8.0, 12.0]}), ["hour"])
+    >>> columns.centre.tolist(), columns.scale.tolist()
+    ([10.0], [2.0])
     """
 
     names: tuple[str, ...]
@@ -127,7 +146,14 @@ class NumericColumns:
         return cls(names, centre, scale)
 
     def transform(self, frame: pd.DataFrame) -> np.ndarray:
-        """Standardised values, shape (n_rows, n_numeric); a missing value becomes 0."""
+        """Standardised values, shape (n_rows, n_numeric); a missing value becomes 0.
+
+        Examples
+        --------
+        >>> columns = NumericColumns.fit(pd.DataFrame({"hour": [8.0, 12.0]}), ["hour"])
+        >>> columns.transform(pd.DataFrame({"hour": [14.0, None]})).tolist()
+        [[2.0], [0.0]]
+        """
         if not self.names:
             return np.zeros((len(frame), 0))
         if not isinstance(frame, pd.DataFrame):

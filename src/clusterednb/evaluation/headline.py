@@ -27,7 +27,18 @@ def _per_target(splits: pd.DataFrame) -> pd.DataFrame:
 def headline_table(splits: pd.DataFrame, reference: str = REFERENCE) -> pd.DataFrame:
     """One row per (model, k): ``auc_mean``, ``auc_se``, ``n_targets`` and, against
     ``reference`` (where it ran), ``diff_mean``, ``diff_low``, ``diff_high`` (95 %) and
-    ``verdict`` in {"beats", "ties", "loses", "reference"}."""
+    ``verdict`` in {"beats", "ties", "loses", "reference"}.
+
+    Examples
+    --------
+    >>> rows = [{"model": m, "k": 1, "target": t, "auc": auc, "skipped": False}
+    ...         for m, aucs in (("lr-pooled", (0.70, 0.80, 0.75)), ("cnb", (0.74, 0.83, 0.80)))
+    ...         for t, auc in enumerate(aucs)]
+    >>> table = headline_table(pd.DataFrame(rows))
+    >>> row = table[table["model"] == "cnb"].iloc[0]
+    >>> round(float(row["diff_mean"]), 3), row["verdict"]
+    (0.04, 'beats')
+    """
     per_target = _per_target(splits)
     rows = []
     base = per_target[per_target["model"] == reference].set_index(["k", "target"])["auc"]
@@ -53,7 +64,17 @@ def headline_table(splits: pd.DataFrame, reference: str = REFERENCE) -> pd.DataF
 
 
 def headline_sentence(table: pd.DataFrame, dataset: str, reference: str = REFERENCE) -> str:
-    """One sentence per compared model, generated from :func:`headline_table`'s verdicts."""
+    """One sentence per compared model, generated from :func:`headline_table`'s verdicts.
+
+    Examples
+    --------
+    >>> rows = [{"model": m, "k": 1, "target": t, "auc": auc, "skipped": False}
+    ...         for m, aucs in (("lr-pooled", (0.70, 0.80, 0.75)), ("cnb", (0.74, 0.83, 0.80)))
+    ...         for t, auc in enumerate(aucs)]
+    >>> table = headline_table(pd.DataFrame(rows))
+    >>> headline_sentence(table, "landmine")  # doctest: +ELLIPSIS
+    'On landmine...cnb...
+    """
     if table.empty or "verdict" not in table or reference not in set(table["model"]):
         return f"On {dataset}, no comparison with {reference} was run."
     parts = []
@@ -77,7 +98,18 @@ def headline_sentence(table: pd.DataFrame, dataset: str, reference: str = REFERE
 
 def headline_html(table: pd.DataFrame, reference: str = REFERENCE) -> str:
     """The table pivoted models × k: ``mean ± s.e.`` (best per column in bold) and, below
-    each, the difference to ``reference`` with its interval."""
+    each, the difference to ``reference`` with its interval.
+
+    Examples
+    --------
+    >>> rows = [{"model": m, "k": 1, "target": t, "auc": auc, "skipped": False}
+    ...         for m, aucs in (("lr-pooled", (0.70, 0.80, 0.75)), ("cnb", (0.74, 0.83, 0.80)))
+    ...         for t, auc in enumerate(aucs)]
+    >>> table = headline_table(pd.DataFrame(rows))
+    >>> html_table = headline_html(table)
+    >>> html_table.startswith("<table class='headline'>"), "<b>0.790 ± 0.026</b>" in html_table
+    (True, True)
+    """
     if table.empty:
         return "<p>No transfer results.</p>"
     ks = sorted(table["k"].unique())
