@@ -37,7 +37,13 @@ INFERENCES = ("auto", "exact", "gibbs")
 
 @dataclass(frozen=True)
 class FitSettings:
-    """The hyperparameters of one fit (see :class:`~clusterednb.ClusteredLogisticRegression`)."""
+    """The hyperparameters of one fit (see :class:`~clusterednb.ClusteredLogisticRegression`).
+
+    Examples
+    --------
+    >>> FitSettings(effective_rows=10.0, floor=0.2).with_chosen(5.0, 1.0).floor
+    1.0
+    """
 
     gamma: float = 1.0
     effective_rows: float | str = AUTO
@@ -50,7 +56,16 @@ class FitSettings:
     burn_in: int = 10
 
     def check(self) -> None:
-        """Raise :class:`CNBError` naming the first setting outside its allowed values."""
+        """Raise :class:`CNBError` naming the first setting outside its allowed values.
+
+        Examples
+        --------
+        >>> try:
+        ...     FitSettings(floor=2.0).check()
+        ... except CNBError as error:
+        ...     print(error)
+        floor must be in [0, 1] or 'auto', got 2.0
+        """
         positive = {
             "gamma": self.gamma,
             "beta": self.beta,
@@ -80,7 +95,14 @@ class FitSettings:
             raise CNBError(f"burn_in ({self.burn_in}) must be below n_sweeps ({self.n_sweeps})")
 
     def with_chosen(self, effective_rows: Any, floor: Any) -> FitSettings:
-        """These settings with ``effective_rows`` and ``floor`` fixed."""
+        """These settings with ``effective_rows`` and ``floor`` fixed.
+
+        Examples
+        --------
+        >>> chosen = FitSettings().with_chosen(15.0, 0.5)
+        >>> chosen.effective_rows, chosen.floor, chosen.gamma
+        (15.0, 0.5, 1.0)
+        """
         return replace(self, effective_rows=effective_rows, floor=floor)
 
 
@@ -100,6 +122,18 @@ class JointData:
     offsets : ndarray of shape (n_features + 1,)
     numeric : ndarray of shape (n_rows, n_numeric)
         Standardised numbers that only the regressions read (none by default).
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(
+    ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     y=np.array([1, 0, -1, 1, 0, 1]),
+    ...     task=np.array([0, 0, 1, 1, 2, 2]),
+    ...     n_tasks=3,
+    ...     offsets=np.array([0, 2]),
+    ... )
+    >>> data.rows_per_task.tolist(), data.labelled.tolist()
+    ([2, 2, 2], [0, 1, 3, 4, 5])
     """
 
     codes: np.ndarray
@@ -119,7 +153,19 @@ class JointData:
         offsets: np.ndarray,
         numeric: np.ndarray | None = None,
     ) -> JointData:
-        """Rows reordered by task (stable), so each task's labelled rows are contiguous."""
+        """Rows reordered by task (stable), so each task's labelled rows are contiguous.
+
+        Examples
+        --------
+        Rows arrive in any order and are kept grouped by task:
+
+        >>> data = JointData.from_codes(
+        ...     np.array([[0], [1], [1]]), np.array([1, 0, 1]), np.array([1, 0, 1]), 2,
+        ...     np.array([0, 2]),
+        ... )
+        >>> data.task.tolist(), data.codes[:, 0].tolist()
+        ([0, 1, 1], [1, 0, 1])
+        """
         order = np.argsort(task, kind="stable")
         numbers = np.zeros((codes.shape[0], 0)) if numeric is None else np.asarray(numeric)
         return cls(
@@ -132,35 +178,113 @@ class JointData:
         )
 
     def design(self, rows: np.ndarray):
-        """:func:`~clusterednb.inference.cluster_weighted.sparse_design` of ``rows``."""
+        """:func:`~clusterednb.inference.cluster_weighted.sparse_design` of ``rows``.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(
+        ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     y=np.array([1, 0, -1, 1, 0, 1]),
+        ...     task=np.array([0, 0, 1, 1, 2, 2]),
+        ...     n_tasks=3,
+        ...     offsets=np.array([0, 2]),
+        ... )
+        >>> data.design(np.array([0, 2])).toarray().tolist()  # value one-hot, then task one-hot
+        [[1.0, 0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0, 0.0]]
+        """
         return sparse_design(
             self.codes[rows], self.offsets, self.task[rows], self.n_tasks, self.numeric[rows]
         )
 
     def without_labels(self, rows: np.ndarray) -> JointData:
-        """The same rows with the labels of ``rows`` (positions) hidden."""
+        """The same rows with the labels of ``rows`` (positions) hidden.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(
+        ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     y=np.array([1, 0, -1, 1, 0, 1]),
+        ...     task=np.array([0, 0, 1, 1, 2, 2]),
+        ...     n_tasks=3,
+        ...     offsets=np.array([0, 2]),
+        ... )
+        >>> data.without_labels(np.array([0, 1])).y.tolist()
+        [-1, -1, -1, 1, 0, 1]
+        """
         y = self.y.copy()
         y[rows] = -1
         return replace(self, y=y)
 
     @cached_property
     def value_counts(self) -> np.ndarray:
-        """Feature-value counts per task over all rows, shape (n_tasks, n_values_total)."""
+        """Feature-value counts per task over all rows, shape (n_tasks, n_values_total).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(
+        ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     y=np.array([1, 0, -1, 1, 0, 1]),
+        ...     task=np.array([0, 0, 1, 1, 2, 2]),
+        ...     n_tasks=3,
+        ...     offsets=np.array([0, 2]),
+        ... )
+        >>> data.value_counts.tolist()  # every row counts, labelled or not
+        [[1, 1], [1, 1], [1, 1]]
+        """
         return task_value_counts(self.codes, self.task, self.n_tasks, self.offsets)
 
     @cached_property
     def rows_per_task(self) -> np.ndarray:
-        """Rows of each task, labelled or not, shape (n_tasks,)."""
+        """Rows of each task, labelled or not, shape (n_tasks,).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(
+        ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     y=np.array([1, 0, -1, 1, 0, 1]),
+        ...     task=np.array([0, 0, 1, 1, 2, 2]),
+        ...     n_tasks=3,
+        ...     offsets=np.array([0, 2]),
+        ... )
+        >>> data.rows_per_task.tolist()
+        [2, 2, 2]
+        """
         return np.bincount(self.task, minlength=self.n_tasks)
 
     @cached_property
     def labelled(self) -> np.ndarray:
-        """Positions of the labelled rows (in task order)."""
+        """Positions of the labelled rows (in task order).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(
+        ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     y=np.array([1, 0, -1, 1, 0, 1]),
+        ...     task=np.array([0, 0, 1, 1, 2, 2]),
+        ...     n_tasks=3,
+        ...     offsets=np.array([0, 2]),
+        ... )
+        >>> data.labelled.tolist()  # row 2 is unlabelled
+        [0, 1, 3, 4, 5]
+        """
         return np.flatnonzero(self.y >= 0)
 
     @cached_property
     def task_starts(self) -> np.ndarray:
-        """Task ``u``'s labelled rows are ``labelled[task_starts[u]:task_starts[u + 1]]``."""
+        """Task ``u``'s labelled rows are ``labelled[task_starts[u]:task_starts[u + 1]]``.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(
+        ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     y=np.array([1, 0, -1, 1, 0, 1]),
+        ...     task=np.array([0, 0, 1, 1, 2, 2]),
+        ...     n_tasks=3,
+        ...     offsets=np.array([0, 2]),
+        ... )
+        >>> data.task_starts.tolist()  # task 1 has one labelled row
+        [0, 2, 3, 5]
+        """
         sizes = np.bincount(self.task[self.labelled], minlength=self.n_tasks)
         return np.concatenate([[0], np.cumsum(sizes)])
 
@@ -170,7 +294,21 @@ class JointData:
 
     def expansions(self, precision: float) -> TaskExpansions:
         """Each task's label log-likelihood expanded at the pooled MAP (computed once per
-        prior precision: the tuning grid's settings all share it)."""
+        prior precision: the tuning grid's settings all share it).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(
+        ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     y=np.array([1, 0, -1, 1, 0, 1]),
+        ...     task=np.array([0, 0, 1, 1, 2, 2]),
+        ...     n_tasks=3,
+        ...     offsets=np.array([0, 2]),
+        ... )
+        >>> expansions = data.expansions(precision=1.0)
+        >>> expansions.gradient.shape, expansions.hessian.shape  # 2 values and an intercept
+        ((3, 3), (3, 3, 3))
+        """
         if precision not in self._expansions:
             rows = self.labelled
             self._expansions[precision] = TaskExpansions.at_pooled_map(
@@ -182,7 +320,21 @@ class JointData:
         return self._expansions[precision]
 
     def blocks(self, settings: FitSettings) -> JointLogisticBlocks:
-        """The block scores of these rows under ``settings`` (fixed ``effective_rows``)."""
+        """The block scores of these rows under ``settings`` (fixed ``effective_rows``).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(
+        ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     y=np.array([1, 0, -1, 1, 0, 1]),
+        ...     task=np.array([0, 0, 1, 1, 2, 2]),
+        ...     n_tasks=3,
+        ...     offsets=np.array([0, 2]),
+        ... )
+        >>> blocks = data.blocks(FitSettings(effective_rows=1.0, floor=0.2))
+        >>> blocks.value_counts.tolist()  # tempered: each task counts as 1 row
+        [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]]
+        """
         return JointLogisticBlocks(
             self.value_counts,
             self.offsets,
@@ -195,14 +347,27 @@ class JointData:
 
 def task_tempering(rows_per_task: np.ndarray, effective_rows: float) -> np.ndarray:
     """``τ_u = min(1, R / n_u)``: the power on each task's likelihood, so that no task counts
-    as more than ``R`` rows (a task of few rows keeps its full weight), shape (n_tasks,)."""
+    as more than ``R`` rows (a task of few rows keeps its full weight), shape (n_tasks,).
+
+    Examples
+    --------
+    >>> task_tempering(np.array([4, 20, 100]), 10.0).tolist()
+    [1.0, 0.5, 0.1]
+    """
     return np.minimum(1.0, effective_rows / np.maximum(rows_per_task, 1))
 
 
 def task_value_counts(
     codes: np.ndarray, task: np.ndarray, n_tasks: int, offsets: np.ndarray
 ) -> np.ndarray:
-    """Counts of each (task, feature value), shape (n_tasks, n_values_total)."""
+    """Counts of each (task, feature value), shape (n_tasks, n_values_total).
+
+    Examples
+    --------
+    >>> codes = np.array([[0, 2], [1, -1], [0, 0]])
+    >>> task_value_counts(codes, np.array([0, 0, 1]), 2, np.array([0, 2, 5])).tolist()
+    [[1, 1, 0, 0, 1], [1, 0, 1, 0, 0]]
+    """
     counts = np.zeros((n_tasks, int(offsets[-1])), dtype=np.int64)
     present = codes >= 0
     columns = (codes + offsets[:-1])[present]
@@ -230,6 +395,19 @@ class LogisticClusters:
     intercept : ndarray of shape (K + 1,)
     log_joint : float
         ``log P(z, D)`` of the partition (tempered block scores plus the CRP prior).
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(
+    ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     y=np.array([1, 0, -1, 1, 0, 1]),
+    ...     task=np.array([0, 0, 1, 1, 2, 2]),
+    ...     n_tasks=3,
+    ...     offsets=np.array([0, 2]),
+    ... )
+    >>> clusters = fit_clusters(data, FitSettings(effective_rows=5.0, floor=1.0), None)
+    >>> int(clusters.cluster_sizes.sum()), clusters.membership.shape[1] == clusters.coef.shape[0]
+    (3, True)
     """
 
     partition: np.ndarray
@@ -250,6 +428,22 @@ class LogisticClusters:
         design : sparse matrix of shape (n_rows, n_columns)
             :meth:`JointData.design` of the rows (task position -1: a new task).
         mixture : ndarray of shape (n_rows, K + 1)
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(
+        ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     y=np.array([1, 0, -1, 1, 0, 1]),
+        ...     task=np.array([0, 0, 1, 1, 2, 2]),
+        ...     n_tasks=3,
+        ...     offsets=np.array([0, 2]),
+        ... )
+        >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
+        >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
+        >>> rows = np.array([0, 1])
+        >>> p1 = clusters.proba(data.design(rows), clusters.membership[data.task[rows]])
+        >>> bool(p1[0] > p1[1])  # value 0 came with label 1 in task 0
+        True
         """
         return WeightedRegressions(self.coef, self.intercept).proba(design, mixture)
 
@@ -262,7 +456,28 @@ class LogisticClusters:
         schema: FeatureSchema,
         n_numeric: int = 0,
     ) -> LogisticClusters:
-        """Rebuild from saved arrays, refusing any whose shape contradicts the others."""
+        """Rebuild from saved arrays, refusing any whose shape contradicts the others.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(
+        ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     y=np.array([1, 0, -1, 1, 0, 1]),
+        ...     task=np.array([0, 0, 1, 1, 2, 2]),
+        ...     n_tasks=3,
+        ...     offsets=np.array([0, 2]),
+        ... )
+        >>> from clusterednb.data.schema import FeatureSchema
+        >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
+        >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
+        >>> arrays = {name: getattr(clusters, name) for name in (
+        ...     "partition", "coclustering", "n_clusters_probability", "membership",
+        ...     "cluster_value_counts", "cluster_sizes", "coef", "intercept")}
+        >>> schema = FeatureSchema(("f",), ((0, 1),), (0, 1))
+        >>> again = LogisticClusters.from_arrays(arrays, clusters.log_joint, 3, schema)
+        >>> bool(np.array_equal(again.coef, clusters.coef))
+        True
+        """
         n_clusters = arrays["cluster_sizes"].shape[0]
         expected = {
             "partition": (n_tasks,),
@@ -287,7 +502,21 @@ class LogisticClusters:
 def partition_posterior(
     data: JointData, settings: FitSettings, rng: np.random.Generator
 ) -> BlockClustering:
-    """The partition posterior of ``data`` (enumerated for few tasks, else sampled)."""
+    """The partition posterior of ``data`` (enumerated for few tasks, else sampled).
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(
+    ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     y=np.array([1, 0, -1, 1, 0, 1]),
+    ...     task=np.array([0, 0, 1, 1, 2, 2]),
+    ...     n_tasks=3,
+    ...     offsets=np.array([0, 2]),
+    ... )
+    >>> clustering = partition_posterior(data, FitSettings(effective_rows=5.0), None)
+    >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
+    ((3, 3), 1.0)
+    """
     log_block = data.blocks(settings).log_block
     exact = settings.inference == "exact" or (
         settings.inference == AUTO and data.n_tasks <= MAX_ENUMERATED_TASKS
@@ -302,7 +531,22 @@ def partition_posterior(
 def assemble(
     data: JointData, clustering: BlockClustering, settings: FitSettings
 ) -> LogisticClusters:
-    """The cluster-weighted regressions of a clustering, and what prediction needs of it."""
+    """The cluster-weighted regressions of a clustering, and what prediction needs of it.
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(
+    ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     y=np.array([1, 0, -1, 1, 0, 1]),
+    ...     task=np.array([0, 0, 1, 1, 2, 2]),
+    ...     n_tasks=3,
+    ...     offsets=np.array([0, 2]),
+    ... )
+    >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
+    >>> clusters = assemble(data, partition_posterior(data, settings, None), settings)
+    >>> clusters.coef.shape[1], clusters.membership.sum(axis=1).round(12).tolist()
+    (5, [1.0, 1.0, 1.0])
+    """
     q = membership(clustering.coclustering, clustering.partition)
     rows = data.labelled
     regressions = fit_weighted_regressions(
@@ -335,7 +579,21 @@ def assemble(
 def fit_clusters(
     data: JointData, settings: FitSettings, rng: np.random.Generator
 ) -> LogisticClusters:
-    """Partition posterior, then the regressions (``effective_rows`` and ``floor`` fixed)."""
+    """Partition posterior, then the regressions (``effective_rows`` and ``floor`` fixed).
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(
+    ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     y=np.array([1, 0, -1, 1, 0, 1]),
+    ...     task=np.array([0, 0, 1, 1, 2, 2]),
+    ...     n_tasks=3,
+    ...     offsets=np.array([0, 2]),
+    ... )
+    >>> clusters = fit_clusters(data, FitSettings(effective_rows=5.0, floor=0.2), None)
+    >>> clusters.partition.shape, clusters.intercept.shape == (clusters.cluster_sizes.size + 1,)
+    ((3,), True)
+    """
     return assemble(data, partition_posterior(data, settings, rng), settings)
 
 
@@ -351,6 +609,21 @@ def new_task_mixture(
     Returns
     -------
     ndarray of shape (K + 1,)
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(
+    ...     codes=np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     y=np.array([1, 0, -1, 1, 0, 1]),
+    ...     task=np.array([0, 0, 1, 1, 2, 2]),
+    ...     n_tasks=3,
+    ...     offsets=np.array([0, 2]),
+    ... )
+    >>> settings = FitSettings(effective_rows=5.0, floor=0.2)
+    >>> clusters = fit_clusters(data, settings, None)
+    >>> mixture = new_task_mixture(clusters, np.array([[0], [0]]), data.offsets, settings)
+    >>> mixture.shape == (clusters.cluster_sizes.size + 1,), round(float(mixture.sum()), 12)
+    (True, 1.0)
     """
     tau = float(task_tempering(np.array([codes.shape[0]]), float(settings.effective_rows))[0])
     counts = tau * task_value_counts(codes, np.zeros(codes.shape[0], dtype=np.int64), 1, offsets)[0]
