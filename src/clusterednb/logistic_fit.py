@@ -405,7 +405,8 @@ class LogisticClusters:
     ...     n_tasks=3,
     ...     offsets=np.array([0, 2]),
     ... )
-    >>> clusters = fit_clusters(data, FitSettings(effective_rows=5.0, floor=1.0), None)
+    >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
+    >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
     >>> int(clusters.cluster_sizes.sum()), clusters.membership.shape[1] == clusters.coef.shape[0]
     (3, True)
     """
@@ -513,7 +514,8 @@ def partition_posterior(
     ...     n_tasks=3,
     ...     offsets=np.array([0, 2]),
     ... )
-    >>> clustering = partition_posterior(data, FitSettings(effective_rows=5.0), None)
+    >>> settings = FitSettings(effective_rows=5.0)
+    >>> clustering = partition_posterior(data, settings, np.random.default_rng(0))
     >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
     ((3, 3), 1.0)
     """
@@ -543,7 +545,8 @@ def assemble(
     ...     offsets=np.array([0, 2]),
     ... )
     >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
-    >>> clusters = assemble(data, partition_posterior(data, settings, None), settings)
+    >>> clustering = partition_posterior(data, settings, np.random.default_rng(0))
+    >>> clusters = assemble(data, clustering, settings)
     >>> clusters.coef.shape[1], clusters.membership.sum(axis=1).round(12).tolist()
     (5, [1.0, 1.0, 1.0])
     """
@@ -590,7 +593,8 @@ def fit_clusters(
     ...     n_tasks=3,
     ...     offsets=np.array([0, 2]),
     ... )
-    >>> clusters = fit_clusters(data, FitSettings(effective_rows=5.0, floor=0.2), None)
+    >>> settings = FitSettings(effective_rows=5.0, floor=0.2)
+    >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
     >>> clusters.partition.shape, clusters.intercept.shape == (clusters.cluster_sizes.size + 1,)
     ((3,), True)
     """
@@ -620,7 +624,7 @@ def new_task_mixture(
     ...     offsets=np.array([0, 2]),
     ... )
     >>> settings = FitSettings(effective_rows=5.0, floor=0.2)
-    >>> clusters = fit_clusters(data, settings, None)
+    >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
     >>> mixture = new_task_mixture(clusters, np.array([[0], [0]]), data.offsets, settings)
     >>> mixture.shape == (clusters.cluster_sizes.size + 1,), round(float(mixture.sum()), 12)
     (True, 1.0)
