@@ -53,6 +53,11 @@ def one_hot_design(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_rows, offsets[-1] + 1)
+
+    Examples
+    --------
+    >>> one_hot_design(np.array([[0, 1], [-1, 0]]), np.array([0, 2, 4])).tolist()
+    [[1.0, 0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0, 1.0]]
     """
     design = np.zeros((codes.shape[0], int(offsets[-1]) + 1))
     rows = np.arange(codes.shape[0])
@@ -76,6 +81,15 @@ class TaskExpansions:
     gradient : ndarray of shape (n_tasks, d)
     hessian : ndarray of shape (n_tasks, d, d)
         Minus the second derivative (positive semi-definite).
+
+    Examples
+    --------
+    >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
+    >>> y = np.array([1.0, 0.0, 1.0, 1.0])
+    >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
+    >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
+    >>> expansions.value.shape, expansions.hessian.shape  # two tasks, 2 values + intercept
+    ((2,), (2, 3, 3))
     """
 
     anchor: np.ndarray
@@ -87,7 +101,20 @@ class TaskExpansions:
     def at_pooled_map(
         cls, design: np.ndarray, y: np.ndarray, task_starts: np.ndarray, precision: float
     ) -> TaskExpansions:
-        """Expansions at the MAP of all rows together (one Newton fit)."""
+        """Expansions at the MAP of all rows together (one Newton fit).
+
+        Examples
+        --------
+        >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
+        >>> y = np.array([1.0, 0.0, 1.0, 1.0])
+        >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
+        >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
+        >>> bool(np.allclose(expansions.gradient.sum(axis=0), 1.0 * expansions.anchor))
+        True
+
+        At the pooled MAP the tasks' summed gradient balances the prior's pull, ``Σ_u g_u = λ w₀``
+        (every weight, the intercept too, has the prior ``N(0, λ⁻¹)``).
+        """
         anchor = fit_laplace(design, y, precision=precision).coef
         margin = design @ anchor
         row_value = np.where(y > 0, log_expit(margin), log_expit(-margin))
@@ -106,7 +133,19 @@ class TaskExpansions:
         return cls(anchor, value, gradient, hessian)
 
     def log_marginal(self, members: list[int], precision: float) -> float:
-        """The closed-form Gaussian integral of the members' summed expansions."""
+        """The closed-form Gaussian integral of the members' summed expansions.
+
+        Examples
+        --------
+        >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
+        >>> y = np.array([1.0, 0.0, 1.0, 1.0])
+        >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
+        >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
+        >>> both = expansions.log_marginal([0, 1], precision=1.0)
+        >>> from clusterednb.inference.laplace import fit_laplace
+        >>> bool(np.isclose(both, fit_laplace(design, y, precision=1.0).log_marginal))
+        True
+        """
         d = self.anchor.size
         a = self.hessian[members].sum(axis=0) + precision * np.eye(d)
         b = self.gradient[members].sum(axis=0) - precision * self.anchor
@@ -139,6 +178,18 @@ class JointLogisticBlocks:
         ``λ``, the logistic weights' prior precision (the one the expansions were made with).
     task_weights : ndarray of shape (n_tasks,)
         ``τ_u`` in ``(0, 1]``.
+
+    Examples
+    --------
+    >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
+    >>> y = np.array([1.0, 0.0, 1.0, 1.0])
+    >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
+    >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
+    >>> blocks = JointLogisticBlocks(np.array([[1, 1], [1, 1]]), np.array([0, 2]), expansions)
+    >>> pair = frozenset({0, 1})
+    >>> bool(np.isclose(blocks.log_block(pair),
+    ...                 blocks.log_features(np.array([2, 2])) + blocks.log_labels(pair)))
+    True
     """
 
     def __init__(
@@ -165,20 +216,65 @@ class JointLogisticBlocks:
 
     @property
     def n_tasks(self) -> int:
-        """The number of tasks."""
+        """The number of tasks.
+
+        Examples
+        --------
+        >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
+        >>> y = np.array([1.0, 0.0, 1.0, 1.0])
+        >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
+        >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
+        >>> blocks = JointLogisticBlocks(np.array([[1, 1], [1, 1]]), np.array([0, 2]), expansions)
+        >>> blocks.n_tasks
+        2
+        """
         return self.value_counts.shape[0]
 
     def log_features(self, counts: np.ndarray) -> np.ndarray:
-        """``log P(X)`` of feature-value counts, shape (..., n_values_total) -> (...)."""
+        """``log P(X)`` of feature-value counts, shape (..., n_values_total) -> (...).
+
+        Examples
+        --------
+        >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
+        >>> y = np.array([1.0, 0.0, 1.0, 1.0])
+        >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
+        >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
+        >>> blocks = JointLogisticBlocks(np.array([[1, 1], [1, 1]]), np.array([0, 2]), expansions)
+        >>> round(float(np.exp(blocks.log_features(np.array([1, 1])))), 12)  # 1/2 · 1/3
+        0.166666666667
+        """
         return log_dirichlet_multinomial(counts, np.full(counts.shape[-1], self.beta), self.offsets)
 
     def log_labels(self, members: frozenset[int]) -> float:
-        """``log P(y_S | X_S)`` (the anchored Laplace approximation of the module)."""
+        """``log P(y_S | X_S)`` (the anchored Laplace approximation of the module).
+
+        Examples
+        --------
+        >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
+        >>> y = np.array([1.0, 0.0, 1.0, 1.0])
+        >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
+        >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
+        >>> blocks = JointLogisticBlocks(np.array([[1, 1], [1, 1]]), np.array([0, 2]), expansions)
+        >>> bool(blocks.log_labels(frozenset({0})) < 0)
+        True
+        """
         return self.expansions.log_marginal(sorted(members), self.precision)
 
     def log_block(self, members: frozenset[int], near: frozenset[int] | None = None) -> float:
         """``log B(S)`` of a non-empty set of task positions (cached; ``near`` is unused here,
-        accepted for engines that pass a neighbouring set)."""
+        accepted for engines that pass a neighbouring set).
+
+        Examples
+        --------
+        >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
+        >>> y = np.array([1.0, 0.0, 1.0, 1.0])
+        >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
+        >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
+        >>> blocks = JointLogisticBlocks(np.array([[1, 1], [1, 1]]), np.array([0, 2]), expansions)
+        >>> first = blocks.log_block(frozenset({0}))
+        >>> first == blocks.log_block(frozenset({0}))  # cached
+        True
+        """
         if members in self._scores:
             return self._scores[members]
         counts = self.value_counts[sorted(members)].sum(axis=0)
