@@ -37,6 +37,14 @@ class Chunk:
         Codes of the rows whose label is missing (-1: a missing value).
     unlabelled_task : ndarray of shape (n_unlabelled,)
         Their task's position in ``task_ids``.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"room": ["a", "b", "a"]})
+    >>> first = rows_chunk(frame, [1, 0, None], ["u", "u", "v"], Context(None, None, None),
+    ...                    "warn", "demo")
+    >>> first.task_ids.tolist(), first.counts.label_counts.tolist(), first.unlabelled_task.tolist()
+    (['u', 'v'], [[1, 1], [0, 0]], [1])
     """
 
     schema: FeatureSchema
@@ -62,6 +70,11 @@ class Context:
         The estimator's ``schema`` parameter.
     classes : sequence or None
         Declared labels.
+
+    Examples
+    --------
+    >>> Context(held=None, fixed_schema=None, classes=["no", "yes"]).classes
+    ['no', 'yes']
     """
 
     held: Held | None
@@ -70,7 +83,15 @@ class Context:
 
 
 def split_tasks(X: Any, tasks: Any, task_column: str | None) -> tuple[Any, Any]:
-    """``(X, tasks)``, taking the tasks from ``X[task_column]`` when not passed."""
+    """``(X, tasks)``, taking the tasks from ``X[task_column]`` when not passed.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"room": ["a", "b"], "user": ["u", "v"]})
+    >>> X, tasks = split_tasks(frame, None, "user")
+    >>> list(X.columns), tasks.tolist()
+    (['room'], ['u', 'v'])
+    """
     if tasks is not None:
         return X, tasks
     if task_column is None:
@@ -81,7 +102,17 @@ def split_tasks(X: Any, tasks: Any, task_column: str | None) -> tuple[Any, Any]:
 
 
 def check_labels(schema: FeatureSchema, codes: np.ndarray, fitted: bool) -> None:
-    """At least two classes, and some labelled row in a first fit."""
+    """At least two classes, and some labelled row in a first fit.
+
+    Examples
+    --------
+    >>> from clusterednb.data.schema import FeatureSchema
+    >>> try:
+    ...     check_labels(FeatureSchema(("a",), ((0,),), ("yes",)), np.array([0]), fitted=False)
+    ... except SchemaError as error:
+    ...     print(error)
+    the labels have only one class ['yes']; declare the others with classes=[...]
+    """
     if schema.n_classes < 2:
         raise SchemaError(
             f"the labels have only one class {list(schema.classes)}; declare the others "
@@ -106,6 +137,14 @@ def rows_chunk(
     handle_unknown : {"warn", "error", "ignore"}
     who : str
         The estimator's name, for messages.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"room": ["a", "b", "a"]})
+    >>> first = rows_chunk(frame, [1, 0, None], ["u", "u", "v"], Context(None, None, None),
+    ...                    "warn", "demo")
+    >>> first.schema.categories, first.unlabelled_X.tolist()
+    ((('a', 'b'),), [[0]])
     """
     held, classes = context.held, context.classes
     if context.fixed_schema is not None:
@@ -150,6 +189,15 @@ def documents_chunk(
     Unlabelled documents are counted in no class: semi-supervised learning is not available
     for documents, so they are refused unless ``semi_supervised`` is False or "auto".
     ``n_words`` is the fitted vocabulary size (None on a first fit).
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> X = sparse.csr_matrix([[2, 0], [0, 1]])
+    >>> chunk = documents_chunk(X, [1, 0], ["u", "u"], Context(None, None, None), "multinomial",
+    ...                         None, False)
+    >>> chunk.schema.feature_names, chunk.counts.value_counts[0].tolist()
+    (('tokens',), [[0, 1], [2, 0]])
     """
     words = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
     matrix = as_document_term(X, n_words)
@@ -185,7 +233,19 @@ def documents_chunk(
 
 
 def merge(held: Held | None, chunk: Chunk) -> tuple[Held, np.ndarray]:
-    """Add ``chunk`` to ``held``; return the result and the chunk's tasks' positions in it."""
+    """Add ``chunk`` to ``held``; return the result and the chunk's tasks' positions in it.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"room": ["a", "b", "a"]})
+    >>> first = rows_chunk(frame, [1, 0, None], ["u", "u", "v"], Context(None, None, None),
+    ...                    "warn", "demo")
+    >>> more = rows_chunk(pd.DataFrame({"room": ["c"]}), [1], ["w"],
+    ...                   Context(first, None, None), "warn", "demo")
+    >>> held, position = merge(first, more)
+    >>> held.task_ids.tolist(), position.tolist(), held.schema.categories
+    (['u', 'v', 'w'], [2], (('a', 'b', 'c'),))
+    """
     if held is None:
         position = np.arange(chunk.task_ids.size)
         return (
@@ -226,7 +286,18 @@ def prediction_inputs(
     X: Any, tasks: Any, held: Held, observation: str, n_words: int, handle_unknown: str, who: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Encode rows to predict: feature codes (or a document–term matrix), each row's task
-    position (-1: a task never seen) and, for unseen tasks, a group index per distinct task."""
+    position (-1: a task never seen) and, for unseen tasks, a group index per distinct task.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"room": ["a", "b", "a"]})
+    >>> first = rows_chunk(frame, [1, 0, None], ["u", "u", "v"], Context(None, None, None),
+    ...                    "warn", "demo")
+    >>> codes, task, cold = prediction_inputs(pd.DataFrame({"room": ["b", "a"]}), ["v", "new"],
+    ...                                       first, "categorical", 0, "warn", "demo")
+    >>> codes.tolist(), task.tolist(), cold.tolist()
+    ([[1], [0]], [1, -1], [-1, 0])
+    """
     if observation != "categorical":
         X_codes = as_document_term(X, n_words)
     else:
@@ -244,7 +315,16 @@ def prediction_inputs(
 
 
 def counts_chunk(counts: Counts, task_ids: Any, schema: FeatureSchema) -> Chunk:
-    """A :class:`Chunk` of per-task counts computed elsewhere (checked against the schema)."""
+    """A :class:`Chunk` of per-task counts computed elsewhere (checked against the schema).
+
+    Examples
+    --------
+    >>> from clusterednb.data.schema import FeatureSchema
+    >>> schema = FeatureSchema(("room",), (("a", "b"),), (0, 1))
+    >>> counts = Counts(np.array([[1, 0]]), np.array([[[1, 0], [0, 0]]]))
+    >>> counts_chunk(counts, ["u"], schema).task_ids.tolist()
+    ['u']
+    """
     ids = np.empty(len(task_ids), dtype=object)
     ids[:] = list(task_ids)
     expected = (ids.size, schema.n_classes, schema.n_values_total)
