@@ -32,6 +32,22 @@ def read_calendar(source: str | Path | bytes) -> icalendar.Calendar:
     Returns
     -------
     icalendar.Calendar
+
+    Examples
+    --------
+    >>> lines = [
+    ...     "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//example//EN", "METHOD:REQUEST",
+    ...     "BEGIN:VEVENT", "UID:budget-1@example.org", "DTSTAMP:20261123T090000Z",
+    ...     "DTSTART;TZID=Europe/Berlin:20261124T140000",
+    ...     "DTEND;TZID=Europe/Berlin:20261124T150000", "SEQUENCE:2",
+    ...     "ORGANIZER:mailto:Boss@Example.org",
+    ...     "ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:ana@example.org", "SUMMARY:Budget",
+    ...     "END:VEVENT", "END:VCALENDAR",
+    ... ]
+    >>> invitation = "".join(line + chr(13) + chr(10) for line in lines).encode()  # CRLF
+    >>> event = request_event(read_calendar(invitation), "ana@example.org")
+    >>> str(event["SUMMARY"])
+    'Budget'
     """
     name = "the calendar data" if isinstance(source, bytes) else str(source)
     try:
@@ -45,18 +61,60 @@ def read_calendar(source: str | Path | bytes) -> icalendar.Calendar:
 
 
 def calendar_address(value: object) -> str:
-    """An ``ORGANIZER``/``ATTENDEE`` value as a lower-case address without ``mailto:``."""
+    """An ``ORGANIZER``/``ATTENDEE`` value as a lower-case address without ``mailto:``.
+
+    Examples
+    --------
+    >>> calendar_address("MAILTO:Ana@Example.org ")
+    'ana@example.org'
+    """
     return str(value).strip().lower().removeprefix("mailto:")
 
 
 def attendee_properties(event: icalendar.Event) -> list[icalendar.vCalAddress]:
-    """Every ``ATTENDEE`` of ``event`` (a list even when there is one)."""
+    """Every ``ATTENDEE`` of ``event`` (a list even when there is one).
+
+    Examples
+    --------
+    >>> lines = [
+    ...     "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//example//EN", "METHOD:REQUEST",
+    ...     "BEGIN:VEVENT", "UID:budget-1@example.org", "DTSTAMP:20261123T090000Z",
+    ...     "DTSTART;TZID=Europe/Berlin:20261124T140000",
+    ...     "DTEND;TZID=Europe/Berlin:20261124T150000", "SEQUENCE:2",
+    ...     "ORGANIZER:mailto:Boss@Example.org",
+    ...     "ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:ana@example.org", "SUMMARY:Budget",
+    ...     "END:VEVENT", "END:VCALENDAR",
+    ... ]
+    >>> invitation = "".join(line + chr(13) + chr(10) for line in lines).encode()  # CRLF
+    >>> event = request_event(read_calendar(invitation), "ana@example.org")
+    >>> [calendar_address(a) for a in attendee_properties(event)]
+    ['ana@example.org']
+    """
     found = event.get("ATTENDEE", [])
     return list(found) if isinstance(found, list) else [found]
 
 
 def find_attendee(event: icalendar.Event, email: str) -> icalendar.vCalAddress | None:
-    """The ``ATTENDEE`` property of ``email`` in ``event`` (case-insensitive), or None."""
+    """The ``ATTENDEE`` property of ``email`` in ``event`` (case-insensitive), or None.
+
+    Examples
+    --------
+    >>> lines = [
+    ...     "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//example//EN", "METHOD:REQUEST",
+    ...     "BEGIN:VEVENT", "UID:budget-1@example.org", "DTSTAMP:20261123T090000Z",
+    ...     "DTSTART;TZID=Europe/Berlin:20261124T140000",
+    ...     "DTEND;TZID=Europe/Berlin:20261124T150000", "SEQUENCE:2",
+    ...     "ORGANIZER:mailto:Boss@Example.org",
+    ...     "ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:ana@example.org", "SUMMARY:Budget",
+    ...     "END:VEVENT", "END:VCALENDAR",
+    ... ]
+    >>> invitation = "".join(line + chr(13) + chr(10) for line in lines).encode()  # CRLF
+    >>> event = request_event(read_calendar(invitation), "ana@example.org")
+    >>> str(find_attendee(event, "ANA@example.org").params["PARTSTAT"])
+    'NEEDS-ACTION'
+    >>> find_attendee(event, "ben@example.org") is None
+    True
+    """
     wanted = calendar_address(email)
     for attendee in attendee_properties(event):
         if calendar_address(attendee) == wanted:
@@ -71,12 +129,46 @@ def _parse_errors(event: icalendar.Event) -> None:
 
 
 def recurrence_key(event: icalendar.Event) -> str:
-    """``RECURRENCE-ID`` as written (with its zone), or "" for a whole event or series."""
+    """``RECURRENCE-ID`` as written (with its zone), or "" for a whole event or series.
+
+    Examples
+    --------
+    >>> lines = [
+    ...     "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//example//EN", "METHOD:REQUEST",
+    ...     "BEGIN:VEVENT", "UID:budget-1@example.org", "DTSTAMP:20261123T090000Z",
+    ...     "DTSTART;TZID=Europe/Berlin:20261124T140000",
+    ...     "DTEND;TZID=Europe/Berlin:20261124T150000", "SEQUENCE:2",
+    ...     "ORGANIZER:mailto:Boss@Example.org",
+    ...     "ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:ana@example.org", "SUMMARY:Budget",
+    ...     "END:VEVENT", "END:VCALENDAR",
+    ... ]
+    >>> invitation = "".join(line + chr(13) + chr(10) for line in lines).encode()  # CRLF
+    >>> event = request_event(read_calendar(invitation), "ana@example.org")
+    >>> recurrence_key(event)  # a whole event
+    ''
+    """
     return event["RECURRENCE-ID"].to_ical().decode() if "RECURRENCE-ID" in event else ""
 
 
 def sequence_number(event: icalendar.Event) -> int:
-    """``SEQUENCE`` (0 when absent); :class:`MeetingError` unless a non-negative integer."""
+    """``SEQUENCE`` (0 when absent); :class:`MeetingError` unless a non-negative integer.
+
+    Examples
+    --------
+    >>> lines = [
+    ...     "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//example//EN", "METHOD:REQUEST",
+    ...     "BEGIN:VEVENT", "UID:budget-1@example.org", "DTSTAMP:20261123T090000Z",
+    ...     "DTSTART;TZID=Europe/Berlin:20261124T140000",
+    ...     "DTEND;TZID=Europe/Berlin:20261124T150000", "SEQUENCE:2",
+    ...     "ORGANIZER:mailto:Boss@Example.org",
+    ...     "ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:ana@example.org", "SUMMARY:Budget",
+    ...     "END:VEVENT", "END:VCALENDAR",
+    ... ]
+    >>> invitation = "".join(line + chr(13) + chr(10) for line in lines).encode()  # CRLF
+    >>> event = request_event(read_calendar(invitation), "ana@example.org")
+    >>> sequence_number(event)
+    2
+    """
     raw = event.get("SEQUENCE", 0)
     try:
         value = int(str(raw))
@@ -105,6 +197,22 @@ def request_event(request: icalendar.Calendar, attendee: str | None = None) -> i
     ------
     MeetingError
         Naming the rule the invitation breaks (see the module's docstring).
+
+    Examples
+    --------
+    >>> lines = [
+    ...     "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//example//EN", "METHOD:REQUEST",
+    ...     "BEGIN:VEVENT", "UID:budget-1@example.org", "DTSTAMP:20261123T090000Z",
+    ...     "DTSTART;TZID=Europe/Berlin:20261124T140000",
+    ...     "DTEND;TZID=Europe/Berlin:20261124T150000", "SEQUENCE:2",
+    ...     "ORGANIZER:mailto:Boss@Example.org",
+    ...     "ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:ana@example.org", "SUMMARY:Budget",
+    ...     "END:VEVENT", "END:VCALENDAR",
+    ... ]
+    >>> invitation = "".join(line + chr(13) + chr(10) for line in lines).encode()  # CRLF
+    >>> event = request_event(read_calendar(invitation), "ana@example.org")
+    >>> str(event["UID"])
+    'budget-1@example.org'
     """
     method = str(request.get("METHOD", "")).upper()
     if method and method != "REQUEST":
@@ -142,6 +250,22 @@ def unknown_time_zones(event: icalendar.Event) -> dict[str, str]:
     -------
     dict
         Property name → unresolved ``TZID``.
+
+    Examples
+    --------
+    >>> lines = [
+    ...     "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//example//EN", "METHOD:REQUEST",
+    ...     "BEGIN:VEVENT", "UID:budget-1@example.org", "DTSTAMP:20261123T090000Z",
+    ...     "DTSTART;TZID=Europe/Berlin:20261124T140000",
+    ...     "DTEND;TZID=Europe/Berlin:20261124T150000", "SEQUENCE:2",
+    ...     "ORGANIZER:mailto:Boss@Example.org",
+    ...     "ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:ana@example.org", "SUMMARY:Budget",
+    ...     "END:VEVENT", "END:VCALENDAR",
+    ... ]
+    >>> invitation = "".join(line + chr(13) + chr(10) for line in lines).encode()  # CRLF
+    >>> event = request_event(read_calendar(invitation), "ana@example.org")
+    >>> unknown_time_zones(event)  # Europe/Berlin is an IANA zone
+    {}
     """
     unknown = {}
     for name in TIME_PROPERTIES:
@@ -174,6 +298,24 @@ def event_times(
     ------
     MeetingError
         No ``DTSTART``, a value that cannot be decoded, or an end before the start.
+
+    Examples
+    --------
+    >>> lines = [
+    ...     "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//example//EN", "METHOD:REQUEST",
+    ...     "BEGIN:VEVENT", "UID:budget-1@example.org", "DTSTAMP:20261123T090000Z",
+    ...     "DTSTART;TZID=Europe/Berlin:20261124T140000",
+    ...     "DTEND;TZID=Europe/Berlin:20261124T150000", "SEQUENCE:2",
+    ...     "ORGANIZER:mailto:Boss@Example.org",
+    ...     "ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:ana@example.org", "SUMMARY:Budget",
+    ...     "END:VEVENT", "END:VCALENDAR",
+    ... ]
+    >>> invitation = "".join(line + chr(13) + chr(10) for line in lines).encode()  # CRLF
+    >>> event = request_event(read_calendar(invitation), "ana@example.org")
+    >>> import zoneinfo
+    >>> start, end = event_times(event, zoneinfo.ZoneInfo("UTC"))
+    >>> start.isoformat(), end.isoformat()
+    ('2026-11-24T13:00:00+00:00', '2026-11-24T14:00:00+00:00')
     """
     uid = component.get("UID", "(no UID)")
     if "DTSTART" not in component:
