@@ -26,14 +26,8 @@ from clusterednb.data.values import as_feature_input, as_vector
 from clusterednb.decisions_mixin import BayesDecisions
 from clusterednb.exceptions import CNBError, NotFittedError
 from clusterednb.inference.cluster_weighted import sparse_design
-from clusterednb.logistic_fit import (
-    AUTO,
-    FitSettings,
-    JointData,
-    LogisticClusters,
-    fit_clusters,
-    new_task_mixture,
-)
+from clusterednb.logistic_clusters import LogisticClusters, fit_clusters, new_task_mixture
+from clusterednb.logistic_fit import AUTO, FitSettings, JointData
 from clusterednb.logistic_tuning import choose_settings
 from clusterednb.model_state import ModelRecord
 from clusterednb.persistence import register_estimator, save_model

@@ -16,14 +16,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import log_loss
 
-from clusterednb.logistic_fit import (
-    AUTO,
-    FitSettings,
-    JointData,
-    assemble,
-    partition_posterior,
-    task_tempering,
-)
+from clusterednb.logistic_clusters import assemble, partition_posterior
+from clusterednb.logistic_fit import AUTO, FitSettings, JointData, task_tempering
 
 EFFECTIVE_ROWS = (np.inf, 100.0, 50.0, 30.0, 15.0, 5.0)
 FLOORS = (0.05, 0.2, 0.5, 1.0)

@@ -1,0 +1,263 @@
+"""The fitting steps of :class:`~clusterednb.ClusteredLogisticRegression`, on encoded rows.
+
+:func:`fit_clusters` runs the partition posterior and the cluster-weighted regressions;
+:class:`LogisticClusters` is what a fitted model keeps (plain arrays, saved as they are);
+:func:`new_task_mixture` places a task never seen in training.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.exceptions import CNBError
+from clusterednb.inference.block_partitions import BlockClustering, enumerate_blocks, gibbs_blocks
+from clusterednb.inference.cluster_weighted import (
+    WeightedRegressions,
+    fit_weighted_regressions,
+    membership,
+)
+from clusterednb.logistic_fit import (
+    AUTO,
+    MAX_ENUMERATED_TASKS,
+    FitSettings,
+    JointData,
+    task_tempering,
+    task_value_counts,
+)
+from clusterednb.special import log_dirichlet_multinomial
+
+
+@dataclass(frozen=True)
+class LogisticClusters:
+    """A fitted clustering and its regressions (everything prediction reads).
+
+    Attributes
+    ----------
+    partition : ndarray of shape (n_tasks,)
+    coclustering : ndarray of shape (n_tasks, n_tasks)
+    n_clusters_probability : ndarray of shape (n_tasks + 1,)
+    membership : ndarray of shape (n_tasks, K + 1)
+        Each task's mixture over the regressions (the last, pooled one: 0 for known tasks).
+    cluster_value_counts : ndarray of shape (K, n_values_total)
+        Tempered feature-value counts of the MAP clusters (``Σ_u τ_u n_u``, for new tasks'
+        choice of cluster).
+    cluster_sizes : ndarray of shape (K,)
+    coef : ndarray of shape (K + 1, n_values_total + n_tasks + n_numeric)
+    intercept : ndarray of shape (K + 1,)
+    log_joint : float
+        ``log P(z, D)`` of the partition (tempered block scores plus the CRP prior).
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+    >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
+    >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
+    >>> int(clusters.cluster_sizes.sum()), clusters.membership.shape[1] == clusters.coef.shape[0]
+    (3, True)
+    """
+
+    partition: np.ndarray
+    coclustering: np.ndarray
+    n_clusters_probability: np.ndarray
+    membership: np.ndarray
+    cluster_value_counts: np.ndarray
+    cluster_sizes: np.ndarray
+    coef: np.ndarray
+    intercept: np.ndarray
+    log_joint: float
+
+    def proba(self, design, mixture: np.ndarray) -> np.ndarray:
+        """``P(y = 1)`` of rows under their mixtures.
+
+        Parameters
+        ----------
+        design : sparse matrix of shape (n_rows, n_columns)
+            :meth:`JointData.design` of the rows (task position -1: a new task).
+        mixture : ndarray of shape (n_rows, K + 1)
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
+        >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
+        >>> rows = np.array([0, 1])
+        >>> p1 = clusters.proba(data.design(rows), clusters.membership[data.task[rows]])
+        >>> bool(p1[0] > p1[1])  # value 0 came with label 1 in task 0
+        True
+        """
+        return WeightedRegressions(self.coef, self.intercept).proba(design, mixture)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        arrays: dict[str, np.ndarray],
+        log_joint: float,
+        n_tasks: int,
+        schema: FeatureSchema,
+        n_numeric: int = 0,
+    ) -> LogisticClusters:
+        """Rebuild from saved arrays, refusing any whose shape contradicts the others.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> from clusterednb.data.schema import FeatureSchema
+        >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
+        >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
+        >>> arrays = {name: getattr(clusters, name) for name in (
+        ...     "partition", "coclustering", "n_clusters_probability", "membership",
+        ...     "cluster_value_counts", "cluster_sizes", "coef", "intercept")}
+        >>> schema = FeatureSchema(("f",), ((0, 1),), (0, 1))
+        >>> again = LogisticClusters.from_arrays(arrays, clusters.log_joint, 3, schema)
+        >>> bool(np.array_equal(again.coef, clusters.coef))
+        True
+        """
+        n_clusters = arrays["cluster_sizes"].shape[0]
+        expected = {
+            "partition": (n_tasks,),
+            "coclustering": (n_tasks, n_tasks),
+            "n_clusters_probability": (n_tasks + 1,),
+            "membership": (n_tasks, n_clusters + 1),
+            "cluster_value_counts": (n_clusters, schema.n_values_total),
+            "cluster_sizes": (n_clusters,),
+            "coef": (n_clusters + 1, schema.n_values_total + n_tasks + n_numeric),
+            "intercept": (n_clusters + 1,),
+        }
+        for name, shape in expected.items():
+            if arrays[name].shape != shape:
+                raise CNBError(f"array {name!r} has shape {arrays[name].shape}, expected {shape}")
+            if not np.isfinite(arrays[name]).all():
+                raise CNBError(f"array {name!r} holds values that are not finite")
+        if n_tasks and (arrays["partition"].min() < 0 or arrays["partition"].max() >= n_clusters):
+            raise CNBError("array 'partition' names clusters that do not exist")
+        return cls(**arrays, log_joint=log_joint)
+
+
+def partition_posterior(
+    data: JointData, settings: FitSettings, rng: np.random.Generator
+) -> BlockClustering:
+    """The partition posterior of ``data`` (enumerated for few tasks, else sampled).
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+    >>> settings = FitSettings(effective_rows=5.0)
+    >>> clustering = partition_posterior(data, settings, np.random.default_rng(0))
+    >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
+    ((3, 3), 1.0)
+    """
+    log_block = data.blocks(settings).log_block
+    exact = settings.inference == "exact" or (
+        settings.inference == AUTO and data.n_tasks <= MAX_ENUMERATED_TASKS
+    )
+    if exact:
+        return enumerate_blocks(data.n_tasks, log_block, settings.gamma)
+    return gibbs_blocks(
+        data.n_tasks, log_block, settings.gamma, rng, settings.n_sweeps, settings.burn_in
+    )
+
+
+def assemble(
+    data: JointData, clustering: BlockClustering, settings: FitSettings
+) -> LogisticClusters:
+    """The cluster-weighted regressions of a clustering, and what prediction needs of it.
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+    >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
+    >>> clustering = partition_posterior(data, settings, np.random.default_rng(0))
+    >>> clusters = assemble(data, clustering, settings)
+    >>> clusters.coef.shape[1], clusters.membership.sum(axis=1).round(12).tolist()
+    (5, [1.0, 1.0, 1.0])
+    """
+    q = membership(clustering.coclustering, clustering.partition)
+    rows = data.labelled
+    regressions = fit_weighted_regressions(
+        data.design(rows),
+        data.y[rows],
+        data.task[rows],
+        q,
+        float(settings.floor),
+        settings.C,
+    )
+    n_clusters = q.shape[1]
+    indicator = np.eye(n_clusters, dtype=np.int64)[clustering.partition]
+    return LogisticClusters(
+        partition=clustering.partition,
+        coclustering=clustering.coclustering,
+        n_clusters_probability=clustering.n_clusters_probability,
+        membership=np.column_stack([q / q.sum(axis=1, keepdims=True), np.zeros(data.n_tasks)]),
+        cluster_value_counts=indicator.T
+        @ (
+            data.value_counts
+            * task_tempering(data.rows_per_task, float(settings.effective_rows))[:, None]
+        ),
+        cluster_sizes=indicator.sum(axis=0),
+        coef=regressions.coef,
+        intercept=regressions.intercept,
+        log_joint=clustering.log_joint,
+    )
+
+
+def fit_clusters(
+    data: JointData, settings: FitSettings, rng: np.random.Generator
+) -> LogisticClusters:
+    """Partition posterior, then the regressions (``effective_rows`` and ``floor`` fixed).
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+    >>> settings = FitSettings(effective_rows=5.0, floor=0.2)
+    >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
+    >>> clusters.partition.shape, clusters.intercept.shape == (clusters.cluster_sizes.size + 1,)
+    ((3,), True)
+    """
+    return assemble(data, partition_posterior(data, settings, rng), settings)
+
+
+def new_task_mixture(
+    clusters: LogisticClusters, codes: np.ndarray, offsets: np.ndarray, settings: FitSettings
+) -> np.ndarray:
+    """A new task's weights over the regressions, from its rows' features.
+
+    ``w_c ∝ |c| · P(τ n_X | N_c) `` for the MAP clusters and ``γ · P(τ n_X)`` for a new
+    cluster (predicted by the pooled regression), with the task's counts ``n_X`` tempered
+    like a training task's (``τ = min(1, R / rows)``) and ``N_c`` the clusters' tempered counts.
+
+    Returns
+    -------
+    ndarray of shape (K + 1,)
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+    >>> settings = FitSettings(effective_rows=5.0, floor=0.2)
+    >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
+    >>> mixture = new_task_mixture(clusters, np.array([[0], [0]]), data.offsets, settings)
+    >>> mixture.shape == (clusters.cluster_sizes.size + 1,), round(float(mixture.sum()), 12)
+    (True, 1.0)
+    """
+    tau = float(task_tempering(np.array([codes.shape[0]]), float(settings.effective_rows))[0])
+    counts = tau * task_value_counts(codes, np.zeros(codes.shape[0], dtype=np.int64), 1, offsets)[0]
+    prior = np.full(counts.size, settings.beta)
+    joined = log_dirichlet_multinomial(clusters.cluster_value_counts + counts, prior, offsets)
+    alone = log_dirichlet_multinomial(clusters.cluster_value_counts, prior, offsets)
+    log_weights = np.concatenate(
+        [
+            np.log(clusters.cluster_sizes) + joined - alone,
+            [np.log(settings.gamma) + log_dirichlet_multinomial(counts, prior, offsets)],
+        ]
+    )
+    return np.exp(log_weights - logsumexp(log_weights))
