@@ -77,7 +77,8 @@ class LogisticClusters:
         Parameters
         ----------
         design : sparse matrix of shape (n_rows, n_columns)
-            :meth:`JointData.design` of the rows (task position -1: a new task).
+            :meth:`~clusterednb.logistic_fit.JointData.design` of the rows
+            (task position -1: a new task).
         mixture : ndarray of shape (n_rows, K + 1)
 
         Examples
