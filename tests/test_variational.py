@@ -100,7 +100,8 @@ def test_the_sequential_start_is_the_greedy_pass_of_the_collapsed_model():
     checked against the Dirichlet–multinomial marginals computed densely."""
     from scipy import sparse
 
-    from clusterednb.inference.variational import _Problem, sequential_partition
+    from clusterednb.inference.variational import _Problem
+    from clusterednb.inference.variational_seeds import sequential_partition
 
     population = make_planted_population(
         np.random.default_rng(5), group_sizes=(4, 3, 3), rows_per_task=30

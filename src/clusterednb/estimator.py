@@ -18,10 +18,11 @@ from sklearn.base import BaseEstimator
 from clusterednb import semi_supervised, training_data
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.decisions_mixin import BayesDecisions
+from clusterednb.document_events import OBSERVATIONS
 from clusterednb.exceptions import CNBError, NotFittedError
 from clusterednb.inference.posterior import Posterior
 from clusterednb.model_state import ModelRecord, base_state, restore_base
-from clusterednb.observation import OBSERVATIONS, DirichletNB
+from clusterednb.observation import DirichletNB
 from clusterednb.persistence import register_estimator, save_model
 from clusterednb.seeding import as_generator
 from clusterednb.stats import Counts

@@ -16,15 +16,14 @@ bound (ELBO), which is computed right after the cluster factors are refreshed, w
 and ``θ`` terms collapse to ``Σ_k Σ_{y,f} [log B(β + N_kyf) − log B(β)]``. The task label
 terms ``Σ_u log DM(m_u; α)`` do not depend on the clustering and are added exactly. The result
 is the best of ``n_init`` restarts. Restart ``i`` seeds ``⌈K / 4^i⌉`` clusters with the counts
-of as many distinct random tasks and leaves the others empty (an empty component can still take
-tasks, so clusters are born where the data want them): mean-field updates cannot merge
-clusters, so a start with every cluster seeded over-splits a small population, and a start
-with few seeds under-splits a large one; the ELBO arbitrates. Up to
-``sequential_start_tasks`` tasks one more restart starts from a greedy sequential pass of the
-collapsed model, which finds modes that no seeded start reaches when a few tasks hold many rows
-each. The winner's ELBO is a lower
-bound on the log evidence of the truncated model (``evidence_kind = "lower_bound"``; tested
-below the exact Dirichlet-process evidence on small problems).
+of as many distinct random tasks and leaves the others empty (they can still take tasks, so
+clusters are born where the data want them); mean-field updates cannot merge clusters, so a
+start with every cluster seeded over-splits a small population and one with few seeds
+under-splits a large one. Up to ``sequential_start_tasks`` tasks one more restart starts from a
+greedy sequential pass of the collapsed model, which finds modes no seeded start reaches when
+a few tasks hold many rows each. The winner's ELBO is a lower bound on the log evidence of the
+truncated model (``evidence_kind = "lower_bound"``; tested below the exact Dirichlet-process
+evidence on small problems).
 
 Each iteration is one compiled pass over every task's non-zero cells (its scores, softmax
 and the expected counts of the components it keeps: responsibilities below ``1e-10`` of a
@@ -44,12 +43,17 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.special import digamma, gammaln, xlogy
+from scipy.special import digamma, gammaln
 
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
 from clusterednb.inference.variational_kernels import assign_chunk
-from clusterednb.inference.variational_seeds import spread_seeds
+from clusterednb.inference.variational_merges import (
+    closest_pairs,
+    merge_entropy,
+    merged_components,
+)
+from clusterednb.inference.variational_seeds import sequential_partition, spread_seeds
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
 from clusterednb.stats import Counts
@@ -83,18 +87,15 @@ class VariationalSettings:
         many (kept in their stick order, so new clusters can still be born); the truncation
         shrinks as the fit settles and each iteration costs less.
     sequential_start_tasks : int
-        Up to this many tasks one more restart starts from a greedy sequential pass of the
-        collapsed model (:func:`sequential_partition`); it costs ``O(U · K · nnz)`` in
-        Python-level steps, so it is left out above.
+        Up to this many tasks a restart also starts from :func:`sequential_partition`
+        (``O(U · K · nnz)`` Python-level steps, so left out above).
     n_jobs : int
         Threads for the assignment step (chunks of tasks; the compiled step releases the GIL).
     merge_pairs : int or None
-        Merge moves per iteration: the pairs of components with the closest count profiles
-        are merged when that raises the ELBO (0: none). ``None``: 20 above
-        ``max_restart_tasks`` tasks (where restarts are not run and a fit must settle in a
-        few passes), none below. On landmine (29 tasks) merging raised the ELBO but lowered
-        the transfer AUC at k = 16 from 0.82 to 0.66 (12 targets): a higher bound on the
-        evidence of the features is not a better predictor of the labels.
+        Merge moves per iteration on the pairs with the closest count profiles, kept when
+        the ELBO rises (0: none). ``None``: 20 above ``max_restart_tasks`` tasks, none below
+        (on landmine, 29 tasks, merging raised the ELBO but lowered the transfer AUC at
+        k = 16 from 0.82 to 0.66: a better bound on the features is not a better predictor).
     """
 
     n_components: int = 100
@@ -241,50 +242,19 @@ def _merge_pass(
     """
     cluster_counts, sizes, entropy, elbo = state
     touched: set[int] = set()
-    for a, b in _closest_pairs(cluster_counts, sizes, max_pairs):
+    for a, b in closest_pairs(cluster_counts, sizes, max_pairs):
         if a in touched or b in touched:
             continue
         rows = np.flatnonzero((r[:, a] > 0) | (r[:, b] > 0))
         r_a, r_b = r[rows, a], r[rows, b]
-        new_entropy = entropy + _merge_entropy(r_a, r_b)
-        new_counts, new_sizes = _merged(cluster_counts, sizes, a, b)
+        new_entropy = entropy + merge_entropy(r_a, r_b)
+        new_counts, new_sizes = merged_components(cluster_counts, sizes, a, b)
         new_elbo, _ = _elbo_of(problem, new_counts, new_sizes, new_entropy, gamma)
         if new_elbo > elbo:
             r[rows, a], r[rows, b] = r_a + r_b, 0.0
             cluster_counts, sizes, entropy, elbo = new_counts, new_sizes, new_entropy, new_elbo
             touched.update((int(a), int(b)))
     return cluster_counts, sizes, entropy, elbo
-
-
-def _closest_pairs(counts: np.ndarray, sizes: np.ndarray, max_pairs: int) -> np.ndarray:
-    """Up to ``max_pairs`` pairs (n, 2) of occupied components, closest count profiles
-    (expected counts (K, CV) over sizes (K,)) first."""
-    occupied = np.flatnonzero(sizes > 0)
-    if occupied.size < 2 or max_pairs == 0:
-        return np.zeros((0, 2), dtype=np.int64)
-    profiles = counts[occupied] / sizes[occupied, None]
-    distance = np.abs(profiles[:, None, :] - profiles[None, :, :]).sum(axis=2)
-    first, second = np.triu_indices(occupied.size, k=1)
-    closest = np.argsort(distance[first, second], kind="stable")[:max_pairs]
-    return np.column_stack([occupied[first[closest]], occupied[second[closest]]])
-
-
-def _merged(counts: np.ndarray, sizes: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
-    """Copies of the expected counts (K, CV) and sizes (K,) with component ``b`` added into
-    ``a`` (``b`` left empty)."""
-    counts, sizes = counts.copy(), sizes.copy()
-    counts[a] += counts[b]
-    counts[b] = 0.0
-    sizes[a] += sizes[b]
-    sizes[b] = 0.0
-    return counts, sizes
-
-
-def _merge_entropy(r_a: np.ndarray, r_b: np.ndarray) -> float:
-    """Change of ``−Σ r log r`` when the responsibilities ``r_a`` and ``r_b`` (same tasks)
-    become one component's ``r_a + r_b``."""
-    together = r_a + r_b
-    return -float(xlogy(together, together).sum() - xlogy(r_a, r_a).sum() - xlogy(r_b, r_b).sum())
 
 
 def _kept(sizes: np.ndarray, spare: int) -> np.ndarray:
@@ -333,50 +303,6 @@ def _sequential_restart(
     _, log_pi = _elbo_of(problem, cluster_counts, sizes, 0.0, gamma)
     log_pi[n_start:] = -np.inf
     return _coordinate_ascent(problem, gamma, cluster_counts, log_pi, settings, pool)
-
-
-def sequential_partition(problem: _Problem, gamma: float) -> np.ndarray:
-    """A greedy pass of the collapsed model: each task in turn joins the cluster that scores
-    best given the tasks before it, ``|k| · P(n_u | N_k)``, or a new one, ``γ · P(n_u)``
-    (Dirichlet–multinomial predictives of its counts).
-
-    Mean-field updates can neither split nor merge clusters, and a start from a few seeded
-    tasks settles in a coarse mode: on landmine (29 fields) every seeded start ends with 8
-    clusters, this start with 12 and an ELBO about 500 nats higher (Gibbs' MAP has 13-14).
-    Each task costs ``O(K · nnz)`` (only its non-zero cells and their segments).
-
-    Returns
-    -------
-    ndarray of shape (n_tasks,)
-        Cluster of each task, numbered by first appearance.
-    """
-    counts = problem.task_counts
-    beta, segment_of = problem.beta, problem.segment_of
-    beta_totals = np.add.reduceat(beta, problem.segment_starts)
-    pseudo = np.zeros((0, beta.size))
-    totals = np.zeros((0, beta_totals.size))
-    sizes: list[float] = []
-    partition = np.zeros(problem.n_tasks, dtype=np.int64)
-    for task in range(problem.n_tasks):
-        row = slice(counts.indptr[task], counts.indptr[task + 1])
-        cells, values = counts.indices[row], counts.data[row]
-        segments, where = np.unique(segment_of[cells], return_inverse=True)
-        segment_values = np.bincount(where, weights=values, minlength=segments.size)
-        candidates = np.vstack([pseudo[:, cells], beta[cells][None, :]])
-        candidate_totals = np.vstack([totals[:, segments], beta_totals[segments][None, :]])
-        gain = (gammaln(candidates + values) - gammaln(candidates)).sum(axis=1) - (
-            gammaln(candidate_totals + segment_values) - gammaln(candidate_totals)
-        ).sum(axis=1)
-        choice = int(np.argmax(np.log(np.append(sizes, gamma)) + gain))
-        if choice == len(sizes):
-            pseudo = np.vstack([pseudo, beta[None, :]])
-            totals = np.vstack([totals, beta_totals[None, :]])
-            sizes.append(0.0)
-        pseudo[choice, cells] += values
-        totals[choice, segments] += segment_values
-        sizes[choice] += 1.0
-        partition[task] = choice
-    return partition
 
 
 def _coordinate_ascent(

@@ -31,15 +31,17 @@ from clusterednb.inference.result import require_conjugate
 from clusterednb.inference.variational import (
     WEIGHT_FLOOR,
     VariationalSettings,
-    _closest_pairs,
     _elbo_of,
     _kept,
-    _merge_entropy,
-    _merged,
     _Problem,
     _stick_expectations,
 )
 from clusterednb.inference.variational_kernels import assign_chunk
+from clusterednb.inference.variational_merges import (
+    closest_pairs,
+    merge_entropy,
+    merged_components,
+)
 from clusterednb.inference.variational_seeds import spread_seeds
 from clusterednb.observation import DirichletNB
 
@@ -205,7 +207,7 @@ def fit_variational_stream(
         trace.append(elbo)
         if converged:
             break
-        pairs = _closest_pairs(global_counts, global_sizes, merge_pairs)
+        pairs = closest_pairs(global_counts, global_sizes, merge_pairs)
     return StreamFit(
         partition=np.concatenate([top for top, _ in tops]),
         top_weight=np.concatenate([weight for _, weight in tops]),
@@ -270,8 +272,8 @@ def _visit(
         counts,
         sizes,
     )
-    merge_entropy = np.array([_merge_entropy(r[:, a], r[:, b]) for a, b in pairs])
-    return _Summary(counts, sizes, float(entropy), merge_entropy), r
+    entropy_changes = np.array([merge_entropy(r[:, a], r[:, b]) for a, b in pairs])
+    return _Summary(counts, sizes, float(entropy), entropy_changes), r
 
 
 def _merge(
@@ -292,7 +294,7 @@ def _merge(
     for i, (a, b) in enumerate(pairs):
         if a in touched or b in touched:
             continue
-        new_counts, new_sizes = _merged(counts, sizes, a, b)
+        new_counts, new_sizes = merged_components(counts, sizes, a, b)
         new_entropy = entropy + sum(s.merge_entropy[i] for s in summaries)
         new_elbo = _elbo_of(problem, new_counts, new_sizes, new_entropy, gamma)[0] + log_labels
         if new_elbo <= elbo:
