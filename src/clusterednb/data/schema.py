@@ -107,38 +107,17 @@ class FeatureSchema:
     # ------------------------------------------------------------------ shape facts
     @property
     def n_features(self) -> int:
-        """Number of features ``F``.
-
-        Examples
-        --------
-        >>> schema = FeatureSchema(("room", "slot"), (("a", "b", "c"), ("am", "pm")), ("no", "yes"))
-        >>> schema.n_features
-        2
-        """
+        """Number of features ``F``."""
         return len(self.feature_names)
 
     @property
     def n_classes(self) -> int:
-        """Number of label values ``C``.
-
-        Examples
-        --------
-        >>> schema = FeatureSchema(("room", "slot"), (("a", "b", "c"), ("am", "pm")), ("no", "yes"))
-        >>> schema.n_classes
-        2
-        """
+        """Number of label values ``C``."""
         return len(self.classes)
 
     @property
     def n_values(self) -> np.ndarray:
-        """ndarray of shape (n_features,): the number of categories ``V_f`` of each feature.
-
-        Examples
-        --------
-        >>> schema = FeatureSchema(("room", "slot"), (("a", "b", "c"), ("am", "pm")), ("no", "yes"))
-        >>> schema.n_values.tolist()
-        [3, 2]
-        """
+        """ndarray of shape (n_features,): the number of categories ``V_f`` of each feature."""
         return np.array([len(c) for c in self.categories], dtype=np.int64)
 
     @property
@@ -155,26 +134,12 @@ class FeatureSchema:
 
     @property
     def n_values_total(self) -> int:
-        """Length ``V = Σ_f V_f`` of the flat value axis.
-
-        Examples
-        --------
-        >>> schema = FeatureSchema(("room", "slot"), (("a", "b", "c"), ("am", "pm")), ("no", "yes"))
-        >>> schema.n_values_total
-        5
-        """
+        """Length ``V = Σ_f V_f`` of the flat value axis."""
         return int(self.n_values.sum())
 
     @property
     def value_feature(self) -> np.ndarray:
-        """ndarray of shape (n_values_total,): the feature index of each flat value.
-
-        Examples
-        --------
-        >>> schema = FeatureSchema(("room", "slot"), (("a", "b", "c"), ("am", "pm")), ("no", "yes"))
-        >>> schema.value_feature.tolist()
-        [0, 0, 0, 1, 1]
-        """
+        """ndarray of shape (n_values_total,): the feature index of each flat value."""
         return np.repeat(np.arange(self.n_features), self.n_values)
 
     # ------------------------------------------------------------------ construction
@@ -198,14 +163,6 @@ class FeatureSchema:
         classes : sequence, optional
             Declared label values (overrides ``labels``); use it when some class has no
             example yet.
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> frame = pd.DataFrame({"room": ["b", "a", "b"], "slot": ["am", None, "pm"]})
-        >>> schema = FeatureSchema.infer(frame, ["yes", "no", "yes"])
-        >>> schema.categories, schema.classes  # sorted; a missing value is not a category
-        ((('a', 'b'), ('am', 'pm')), ('no', 'yes'))
         """
         names = feature_names_of(features)
         categories = _integer_array_categories(features)
@@ -245,14 +202,6 @@ class FeatureSchema:
         labels : array-like of shape (n_rows,), optional
         classes : sequence, optional
             Declared label values; when given, ``labels`` adds no class.
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> schema = FeatureSchema(("room",), (("a", "b"),), (0, 1))
-        >>> grown = schema.extended(pd.DataFrame({"room": ["c", "a"]}), [1, 2])
-        >>> grown.categories, grown.classes
-        ((('a', 'b', 'c'),), (0, 1, 2))
         """
         if isinstance(features, pd.DataFrame):
             self.check_columns(features.columns)
@@ -277,15 +226,6 @@ class FeatureSchema:
         -------
         class_map : ndarray of shape (old.n_classes,)
         value_map : ndarray of shape (old.n_values_total,)
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> old = FeatureSchema(("room", "slot"), (("a", "b"), ("am",)), (0, 1))
-        >>> new = old.extended(pd.DataFrame({"room": ["c"], "slot": ["pm"]}), [1])
-        >>> class_map, value_map = new.index_maps(old)
-        >>> class_map.tolist(), value_map.tolist()
-        ([0, 1], [0, 1, 3])
         """
         if old.feature_names != self.feature_names:
             raise SchemaError(f"features differ: {old.feature_names} versus {self.feature_names}")
@@ -329,18 +269,7 @@ class FeatureSchema:
         return encode.encode_labels(self, labels, column)
 
     def check_input(self, features: FeatureInput) -> None:
-        """Raise unless ``features`` has exactly the schema's feature columns.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> schema = FeatureSchema(("room", "slot"), (("a",), ("am",)), (0, 1))
-        >>> try:
-        ...     schema.check_input(np.zeros((4, 3)))
-        ... except SchemaError as error:
-        ...     print(error)
-        X has shape (4, 3) but the schema has 2 features ['room', 'slot']
-        """
+        """Raise unless ``features`` has exactly the schema's feature columns."""
         if isinstance(features, np.ndarray):
             if features.ndim != 2 or features.shape[1] != self.n_features:
                 raise SchemaError(
@@ -351,13 +280,7 @@ class FeatureSchema:
         self.check_columns(features.columns)
 
     def check_columns(self, columns: Iterable[Any]) -> None:
-        """Raise :class:`SchemaError` unless ``columns`` are exactly the schema's features.
-
-        Examples
-        --------
-        >>> schema = FeatureSchema(("room", "slot"), (("a",), ("am",)), (0, 1))
-        >>> schema.check_columns(["room", "slot"])  # exactly the features: nothing to say
-        """
+        """Raise :class:`SchemaError` unless ``columns`` are exactly the schema's features."""
         given = [str(c) for c in columns]
         missing = [n for n in self.feature_names if n not in given]
         extra = [c for c in given if c not in self.feature_names]
@@ -395,14 +318,7 @@ class FeatureSchema:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FeatureSchema:
-        """Inverse of :meth:`to_dict`.
-
-        Examples
-        --------
-        >>> schema = FeatureSchema(("room",), (("a", "b"),), ("no", "yes"))
-        >>> FeatureSchema.from_dict(schema.to_dict()) == schema
-        True
-        """
+        """Inverse of :meth:`to_dict`."""
         try:
             return cls(
                 tuple(data["feature_names"]),
