@@ -304,7 +304,7 @@ def _prepare_service(
         )
         for user in users:
             entry = directory.user(user)
-            token = store.add_user(user, entry.email, 1.0, 4.0)
+            token = store.add_user(user, entry.email, cost_false_accept=1.0, cost_false_decline=4.0)
             lines.append(f"{user}\t{token}")
             store.set_calendar(user, (world / "calendars" / f"{user}.ics").read_bytes())
             who = store.authenticate(token)

@@ -44,11 +44,13 @@ class BernoulliDirichletNB(DirichletNB):
 
         Examples
         --------
-        >>> from scipy import sparse
+        A word counted twice is present once; under the prior alone, present has odds 1:1.
+
         >>> from clusterednb import FeatureSchema
         >>> model = BernoulliDirichletNB(FeatureSchema(("cake",), ((0, 1),), (0, 1)))
         >>> table = model.log_feature_table(np.zeros((1, 2, 2)))
-        >>> rows = model.log_likelihood_rows(sparse.csr_matrix([[2]]), table, np.array([0]))
+        >>> twice = np.array([[2]])  # a dense array works too
+        >>> rows = model.log_likelihood_rows(twice, table, np.array([0]))
         >>> np.exp(rows).tolist()
         [[0.5, 0.5]]
         """
@@ -93,8 +95,8 @@ class MultinomialDirichletNB(DirichletNB):
 
         Examples
         --------
-        >>> from clusterednb import FeatureSchema
-        >>> model = MultinomialDirichletNB(FeatureSchema(("tokens",), (("cake", "tea"),), (0, 1)))
+        >>> from clusterednb import toy
+        >>> model = toy.tokens_model()  # the class's example
         >>> np.exp(model.log_feature_table(np.array([[[3, 0], [0, 1]]]))[0]).round(12).tolist()
         [[4.0, 1.0, 5.0], [1.0, 2.0, 3.0]]
         """
@@ -112,8 +114,8 @@ class MultinomialDirichletNB(DirichletNB):
         Examples
         --------
         >>> from scipy import sparse
-        >>> from clusterednb import FeatureSchema
-        >>> model = MultinomialDirichletNB(FeatureSchema(("tokens",), (("cake", "tea"),), (0, 1)))
+        >>> from clusterednb import toy
+        >>> model = toy.tokens_model()  # the class's example
         >>> table = model.log_feature_table(np.array([[[3, 0], [0, 1]]]))
         >>> rows = model.log_likelihood_rows(sparse.csr_matrix([[1, 0]]), table, np.array([0]))
         >>> np.exp(rows).round(4).tolist()  # one "cake": 4/5 for class 0, 1/3 for class 1

@@ -83,10 +83,8 @@ class LogisticClusters:
 
         Examples
         --------
-        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
-        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
-        >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
-        >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
+        >>> from clusterednb import toy
+        >>> data, clusters = toy.joint_data(), toy.fitted_clusters(floor=1.0)  # the fit above
         >>> rows = np.array([0, 1])
         >>> p1 = clusters.proba(data.design(rows), clusters.membership[data.task[rows]])
         >>> bool(p1[0] > p1[1])  # value 0 came with label 1 in task 0
@@ -107,15 +105,12 @@ class LogisticClusters:
 
         Examples
         --------
-        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
-        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
-        >>> from clusterednb.data.schema import FeatureSchema
-        >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
-        >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
+        >>> from clusterednb import toy
+        >>> clusters = toy.fitted_clusters()  # the fit above
         >>> arrays = {name: getattr(clusters, name) for name in (
         ...     "partition", "coclustering", "n_clusters_probability", "membership",
         ...     "cluster_value_counts", "cluster_sizes", "coef", "intercept")}
-        >>> schema = FeatureSchema(("f",), ((0, 1),), (0, 1))
+        >>> schema = FeatureSchema(("f",), ((0, 1),), (0, 1))  # one feature of two values
         >>> again = LogisticClusters.from_arrays(arrays, clusters.log_joint, 3, schema)
         >>> bool(np.array_equal(again.coef, clusters.coef))
         True
@@ -148,8 +143,8 @@ def partition_posterior(
 
     Examples
     --------
-    >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
-    ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+    >>> from clusterednb import toy
+    >>> data = toy.joint_data()  # 3 tasks of 2 rows, one unlabelled
     >>> settings = FitSettings(effective_rows=5.0)
     >>> clustering = partition_posterior(data, settings, np.random.default_rng(0))
     >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
@@ -173,8 +168,8 @@ def assemble(
 
     Examples
     --------
-    >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
-    ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+    >>> from clusterednb import toy
+    >>> data = toy.joint_data()  # 3 tasks of 2 rows, one unlabelled
     >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
     >>> clustering = partition_posterior(data, settings, np.random.default_rng(0))
     >>> clusters = assemble(data, clustering, settings)
@@ -190,6 +185,7 @@ def assemble(
         q,
         float(settings.floor),
         settings.C,
+        task_columns=slice(int(data.offsets[-1]), int(data.offsets[-1]) + data.n_tasks),
     )
     n_clusters = q.shape[1]
     indicator = np.eye(n_clusters, dtype=np.int64)[clustering.partition]
@@ -217,10 +213,9 @@ def fit_clusters(
 
     Examples
     --------
-    >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
-    ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
-    >>> settings = FitSettings(effective_rows=5.0, floor=0.2)
-    >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
+    >>> from clusterednb import toy
+    >>> clusters = fit_clusters(toy.joint_data(), FitSettings(effective_rows=5.0, floor=0.2),
+    ...                         np.random.default_rng(0))
     >>> clusters.partition.shape, clusters.intercept.shape == (clusters.cluster_sizes.size + 1,)
     ((3,), True)
     """
@@ -242,10 +237,9 @@ def new_task_mixture(
 
     Examples
     --------
-    >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
-    ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
-    >>> settings = FitSettings(effective_rows=5.0, floor=0.2)
-    >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
+    >>> from clusterednb import toy
+    >>> data, clusters = toy.joint_data(), toy.fitted_clusters(floor=0.2)
+    >>> settings = FitSettings(effective_rows=5.0, floor=0.2)  # the fit's settings
     >>> mixture = new_task_mixture(clusters, np.array([[0], [0]]), data.offsets, settings)
     >>> mixture.shape == (clusters.cluster_sizes.size + 1,), round(float(mixture.sum()), 12)
     (True, 1.0)

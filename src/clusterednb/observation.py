@@ -263,10 +263,8 @@ class DirichletNB:
 
         Examples
         --------
-        >>> from clusterednb import Counts, FeatureSchema
-        >>> schema = FeatureSchema(("colour",), (("red", "blue"),), (0, 1))
-        >>> model = DirichletNB(schema)
-        >>> one_red_zero = Counts(np.array([[1, 0]]), np.array([[[1, 0], [0, 0]]]))
+        >>> from clusterednb import toy
+        >>> model, one_red_zero = toy.colour_model(), toy.one_row_counts()
         >>> np.exp(model.log_feature_table(one_red_zero.value_counts)[0]).round(4).tolist()
         [[0.6667, 0.3333, 1.0], [0.5, 0.5, 1.0]]
         """
@@ -292,10 +290,8 @@ class DirichletNB:
 
         Examples
         --------
-        >>> from clusterednb import Counts, FeatureSchema
-        >>> schema = FeatureSchema(("colour",), (("red", "blue"),), (0, 1))
-        >>> model = DirichletNB(schema)
-        >>> one_red_zero = Counts(np.array([[1, 0]]), np.array([[[1, 0], [0, 0]]]))
+        >>> from clusterednb import toy
+        >>> model, one_red_zero = toy.colour_model(), toy.one_row_counts()
         >>> proba = np.exp(model.log_predictive(np.array([[0], [-1]]), one_red_zero))
         >>> proba.round(4).tolist()  # red: 2/3 · 2/3 against 1/3 · 1/2; missing: label prior
         [[0.7273, 0.2727], [0.6667, 0.3333]]
@@ -335,10 +331,8 @@ class DirichletNB:
 
         Examples
         --------
-        >>> from clusterednb import Counts, FeatureSchema
-        >>> schema = FeatureSchema(("colour",), (("red", "blue"),), (0, 1))
-        >>> model = DirichletNB(schema)
-        >>> one_red_zero = Counts(np.array([[1, 0]]), np.array([[[1, 0], [0, 0]]]))
+        >>> from clusterednb import toy
+        >>> model, one_red_zero = toy.colour_model(), toy.one_row_counts()
         >>> table = model.log_feature_table(one_red_zero.value_counts)
         >>> prior = model.log_label_prior(one_red_zero.label_counts)
         >>> log_joint = model.log_joint(np.array([[1]]), prior, table, np.array([0]))
@@ -354,10 +348,8 @@ class DirichletNB:
 
         Examples
         --------
-        >>> from clusterednb import Counts, FeatureSchema
-        >>> schema = FeatureSchema(("colour",), (("red", "blue"),), (0, 1))
-        >>> model = DirichletNB(schema)
-        >>> one_red_zero = Counts(np.array([[1, 0]]), np.array([[[1, 0], [0, 0]]]))
+        >>> from clusterednb import toy
+        >>> model, one_red_zero = toy.colour_model(), toy.one_row_counts()
         >>> table = model.log_feature_table(one_red_zero.value_counts)
         >>> rows = model.log_likelihood_rows(np.array([[0]]), table, np.array([0]))
         >>> np.exp(rows).round(4).tolist()

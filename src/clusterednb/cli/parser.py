@@ -187,10 +187,7 @@ def _evaluate(commands: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument("--bins", type=int, help="quantile bins per continuous feature")
     evaluate.add_argument(
-        "--temperatures",
-        type=int,
-        default=0,
-        help="evidence protocol: AIS temperatures for log P(Y|X) (0: skip)",
+        "--temperatures", type=int, default=0, help="evidence: AIS steps for log P(Y|X) (0: skip)"
     )
     add_output(evaluate, "output folder", old="--out")
     add_image_format(evaluate)

@@ -123,11 +123,8 @@ class Posterior:
 
         Examples
         --------
-        >>> from clusterednb import Counts, FeatureSchema
-        >>> from clusterednb.observation import DirichletNB
-        >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
-        >>> counts = Counts(np.array([[2, 0], [2, 0], [0, 2]]),
-        ...                 np.array([[[2, 0], [0, 0]], [[2, 0], [0, 0]], [[0, 0], [0, 2]]]))
+        >>> from clusterednb import toy
+        >>> model, counts = toy.colour_model(), toy.three_task_counts()  # the class's example
         >>> posterior = Posterior.of_partition(counts, np.array([0, 0, 1]), gamma=1.0)
         >>> np.exp(posterior.cold_log_weights).round(4).tolist()  # |k| / (U + γ), then γ / (U + γ)
         [0.5, 0.25, 0.25]
@@ -164,11 +161,8 @@ class Posterior:
 
         Examples
         --------
-        >>> from clusterednb import Counts, FeatureSchema
-        >>> from clusterednb.observation import DirichletNB
-        >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
-        >>> counts = Counts(np.array([[2, 0], [2, 0], [0, 2]]),
-        ...                 np.array([[[2, 0], [0, 0]], [[2, 0], [0, 0]], [[0, 0], [0, 2]]]))
+        >>> from clusterednb import toy
+        >>> model, counts = toy.colour_model(), toy.three_task_counts()  # the class's example
         >>> together = Posterior.of_partition(counts, np.array([0, 0, 0]), gamma=1.0)
         >>> apart = Posterior.of_partition(counts, np.array([0, 1, 2]), gamma=1.0)
         >>> both = Posterior.average([together, apart])
@@ -239,11 +233,8 @@ class Posterior:
 
         Examples
         --------
-        >>> from clusterednb import Counts, FeatureSchema
-        >>> from clusterednb.observation import DirichletNB
-        >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
-        >>> counts = Counts(np.array([[2, 0], [2, 0], [0, 2]]),
-        ...                 np.array([[[2, 0], [0, 0]], [[2, 0], [0, 0]], [[0, 0], [0, 2]]]))
+        >>> from clusterednb import toy
+        >>> model, counts = toy.colour_model(), toy.three_task_counts()  # the class's example
         >>> posterior = Posterior.of_partition(counts, np.array([0, 0, 1]), gamma=1.0)
         >>> red_rows, tasks = np.array([[0], [0]]), np.array([0, 2])
         >>> proba = np.exp(posterior.predict_log_proba(model, red_rows, tasks))

@@ -91,6 +91,7 @@ def search_partition(
     counts: Counts,
     gamma: float,
     rng: np.random.Generator,
+    *,
     n_starts: int = 5,
     max_rounds: int = 100,
 ) -> tuple[np.ndarray, float]:
@@ -128,7 +129,7 @@ def fit_search(
 ) -> ClusteringResult:
     """Engine ``"search"``: the best partition found, its clusters' predictive, the bound."""
     require_conjugate(model, "search")
-    partition, log_joint = search_partition(model, counts, gamma, rng, n_starts)
+    partition, log_joint = search_partition(model, counts, gamma, rng, n_starts=n_starts)
     n_clusters = int(partition.max()) + 1
     n_tasks = counts.n_groups
     posterior = Posterior.of_partition(counts, partition, gamma)

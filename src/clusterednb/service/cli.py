@@ -17,10 +17,7 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--directory", type=Path, help="the organisation's directory.json")
     serve.add_argument("--model", type=Path, help="the organisation's model file (the base)")
     serve.add_argument(
-        "--ask-band",
-        type=float,
-        default=0.2,
-        help="ask instead of deciding when the expected losses differ by less (default 0.2)",
+        "--ask-band", type=float, default=0.2, help="ask if losses are closer (%(default)s)"
     )
     serve.set_defaults(run=f"{COMMANDS}:serve")
 

@@ -25,7 +25,10 @@ def add_user(args: argparse.Namespace) -> None:
     meeting_loss(args.cost_false_accept, args.cost_false_decline)  # checks the costs
     with ServiceStore(args.store) as store:
         token = store.add_user(
-            args.user, args.email, args.cost_false_accept, args.cost_false_decline
+            args.user,
+            args.email,
+            cost_false_accept=args.cost_false_accept,
+            cost_false_decline=args.cost_false_decline,
         )
     print(token)
 

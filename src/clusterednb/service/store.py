@@ -154,6 +154,7 @@ class ServiceStore(SQLiteFile):
         self,
         user: str,
         email: str,
+        *,
         cost_false_accept: float = 1.0,
         cost_false_decline: float = 1.0,
     ) -> str:
