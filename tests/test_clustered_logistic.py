@@ -16,6 +16,7 @@ import clusterednb
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.data.synthetic import make_logistic_population
 from clusterednb.exceptions import CNBError, ModelFileError, NotFittedError
+from clusterednb.inference import joint_blocks
 from clusterednb.inference.block_partitions import enumerate_blocks, gibbs_blocks
 from clusterednb.inference.cluster_weighted import sparse_design
 from clusterednb.inference.joint_blocks import one_hot_design
@@ -138,6 +139,22 @@ def test_gibbs_samples_the_enumerated_posterior():
     np.testing.assert_allclose(
         sampled.n_clusters_probability, exact.n_clusters_probability, atol=0.04
     )
+
+
+def test_sums_moved_one_task_at_a_time_equal_sums_from_scratch(monkeypatch):
+    """The Gibbs sampler's scores come from cached sums updated by one task's move; each
+    must equal the score summed afresh, also when the cache is small enough to evict."""
+    monkeypatch.setattr(joint_blocks, "SUMS_CACHE_BYTES", 0)  # keeps 64 sets
+    n_tasks = 9
+    data, blocks = toy_blocks(n_tasks, effective_rows=2.0)
+    gibbs_blocks(n_tasks, blocks.log_block, 1.0, np.random.default_rng(0), n_sweeps=40, burn_in=5)
+    assert len(blocks._scores) > 64  # more sets met than the cache keeps
+    fresh = data.blocks(FitSettings(effective_rows=2.0))
+    for members, score in blocks._scores.items():
+        assert score == pytest.approx(fresh.log_block(members), rel=1e-12, abs=1e-9)
+    moved = blocks.block_sums(frozenset({0, 1, 2}), near=frozenset({0, 1}))
+    direct = fresh.block_sums(frozenset({0, 1, 2}))
+    np.testing.assert_allclose(moved.hessian, direct.hessian, rtol=1e-12, atol=1e-12)
 
 
 def fit(population, **params) -> ClusteredLogisticRegression:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg import cho_factor, cho_solve
-from scipy.special import expit, log_expit, logit
+from scipy.special import expit
+
+from clusterednb.inference.weighted_newton import fit_weighted_logistic
 
 
 def sparse_design(
@@ -141,50 +142,6 @@ class WeightedRegressions:
         return np.einsum("rk,rk->r", per_model, mixture)
 
 
-def _penalised_loss(
-    design, y: np.ndarray, weights: np.ndarray, coef: np.ndarray, penalty: np.ndarray
-) -> float:
-    margin = design @ coef
-    log_likelihood = weights @ np.where(y > 0, log_expit(margin), log_expit(-margin))
-    return float(-log_likelihood + 0.5 * penalty @ (coef * coef))
-
-
-def _fit_one(
-    design, y: np.ndarray, weights: np.ndarray, C: float, start: np.ndarray | None = None
-) -> tuple[np.ndarray, float]:
-    """Weighted L2 logistic regression by Newton's method (the intercept unpenalised, as in
-    scikit-learn's ``LogisticRegression(C=C)``: minimise ``C Σ m_i loss_i + ½ |w|²``).
-
-    Returns the weights, shape (n_columns,), and the intercept.
-    """
-    if np.unique(y).size < 2:
-        # One class only: no weights to learn; the add-one frequency as the intercept.
-        frequency = (weights @ y + 1.0) / (weights.sum() + 2.0)
-        return np.zeros(design.shape[1]), float(logit(frequency))
-    with_bias = sparse.hstack([design, np.ones((design.shape[0], 1))]).tocsr()
-    penalty = np.append(np.full(design.shape[1], 1.0 / C), 0.0)
-    coef = np.zeros(with_bias.shape[1]) if start is None else start.copy()
-    loss = _penalised_loss(with_bias, y, weights, coef, penalty)
-    for _ in range(100):
-        probability = expit(with_bias @ coef)
-        gradient = with_bias.T @ (weights * (y - probability)) - penalty * coef
-        scaled = with_bias.multiply((weights * probability * (1.0 - probability))[:, None])
-        hessian = (with_bias.T @ scaled).toarray() + np.diag(penalty)
-        direction = cho_solve(cho_factor(hessian), gradient)
-        decrement = 0.5 * float(gradient @ direction)
-        size = 1.0
-        while True:
-            candidate = coef + size * direction
-            candidate_loss = _penalised_loss(with_bias, y, weights, candidate, penalty)
-            if candidate_loss <= loss + 1e-12 or size < 1e-8:
-                break
-            size *= 0.5
-        coef, loss = candidate, candidate_loss
-        if decrement < 1e-8:
-            break
-    return coef[:-1], float(coef[-1])
-
-
 def fit_weighted_regressions(
     design,
     y: np.ndarray,
@@ -192,6 +149,7 @@ def fit_weighted_regressions(
     cluster_membership: np.ndarray,
     floor: float,
     C: float = 1.0,
+    task_columns: slice | None = None,
 ) -> WeightedRegressions:
     """Fit each cluster's weighted pooled regression and the unweighted one.
 
@@ -210,6 +168,9 @@ def fit_weighted_regressions(
     C : float
         Inverse L2 penalty, as in scikit-learn's :class:`~sklearn.linear_model.LogisticRegression`
         (the intercept unpenalised); each regression starts Newton's method from the pooled one.
+    task_columns : slice, optional
+        The design's one-hot of the task, solved by its diagonal block
+        (:func:`~clusterednb.inference.weighted_newton.fit_weighted_logistic`).
 
     Examples
     --------
@@ -228,12 +189,16 @@ def fit_weighted_regressions(
     """
     n_clusters = cluster_membership.shape[1]
     coefs, intercepts = [], []
-    pooled = _fit_one(design, y, np.ones(y.size), C)
+    pooled = fit_weighted_logistic(design, y, np.ones(y.size), C, task_columns=task_columns)
     start = np.append(*pooled)
     for cluster in range(n_clusters):
         weights = floor + (1.0 - floor) * cluster_membership[row_task, cluster]
         same = np.allclose(weights, 1.0)
-        coef, intercept = pooled if same else _fit_one(design, y, weights, C, start)
+        coef, intercept = (
+            pooled
+            if same
+            else fit_weighted_logistic(design, y, weights, C, start, task_columns=task_columns)
+        )
         coefs.append(coef)
         intercepts.append(intercept)
     coefs.append(pooled[0])

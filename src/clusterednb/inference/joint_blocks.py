@@ -31,12 +31,14 @@ candidate cluster made one landmine fit take minutes).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg.lapack import dpotrf, dpotrs
 from scipy.special import expit, log_expit
 
+from clusterednb.exceptions import CNBError
 from clusterednb.inference.laplace import fit_laplace
 from clusterednb.special import log_dirichlet_multinomial
 
@@ -105,10 +107,8 @@ class TaskExpansions:
 
         Examples
         --------
-        >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
-        >>> y = np.array([1.0, 0.0, 1.0, 1.0])
-        >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
-        >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
+        >>> from clusterednb import toy
+        >>> expansions = toy.task_expansions()  # the class's example
         >>> bool(np.allclose(expansions.gradient.sum(axis=0), 1.0 * expansions.anchor))
         True
 
@@ -137,27 +137,82 @@ class TaskExpansions:
 
         Examples
         --------
-        >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
-        >>> y = np.array([1.0, 0.0, 1.0, 1.0])
-        >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
+        >>> from clusterednb import toy
+        >>> design, y, starts = toy.logistic_rows()  # the class's example
         >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
         >>> both = expansions.log_marginal([0, 1], precision=1.0)
         >>> from clusterednb.inference.laplace import fit_laplace
         >>> bool(np.isclose(both, fit_laplace(design, y, precision=1.0).log_marginal))
         True
         """
+        return self.log_marginal_of_sums(
+            float(self.value[members].sum()),
+            self.gradient[members].sum(axis=0),
+            self.hessian[members].sum(axis=0),
+            precision,
+        )
+
+    def log_marginal_of_sums(
+        self, value: float, gradient: np.ndarray, hessian: np.ndarray, precision: float
+    ) -> float:
+        """The Gaussian integral of summed expansions ``(L, G, H)``, G of shape (d,), H (d, d).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> expansions = toy.task_expansions()  # the class's example
+        >>> sums = expansions.value[0], expansions.gradient[0], expansions.hessian[0]
+        >>> bool(np.isclose(expansions.log_marginal_of_sums(*sums, precision=1.0),
+        ...                 expansions.log_marginal([0], precision=1.0)))
+        True
+        """
         d = self.anchor.size
-        a = self.hessian[members].sum(axis=0) + precision * np.eye(d)
-        b = self.gradient[members].sum(axis=0) - precision * self.anchor
-        factor = cho_factor(a)
-        log_det = 2.0 * float(np.log(np.diag(factor[0])).sum())
+        # LAPACK directly: scipy's cho_factor checks cost more than the factorisation at d ≈ 50.
+        factor, info = dpotrf(hessian + precision * np.eye(d), lower=1, clean=0)
+        if info != 0:
+            raise CNBError(f"the block's precision matrix is not positive definite (LAPACK {info})")
+        b = gradient - precision * self.anchor
+        solved, _ = dpotrs(factor, b, lower=1)
+        log_det = 2.0 * float(np.log(np.diag(factor)).sum())
         return float(
-            self.value[members].sum()
-            + 0.5 * b @ cho_solve(factor, b)
+            value
+            + 0.5 * b @ solved
             - 0.5 * precision * self.anchor @ self.anchor
             + 0.5 * d * np.log(precision)
             - 0.5 * log_det
         )
+
+
+SUMS_CACHE_BYTES = 256 * 2**20
+"""The memory the most recently used block sums may take (one Hessian each)."""
+
+
+@dataclass(frozen=True)
+class BlockSums:
+    """A set of tasks' summed sufficient statistics.
+
+    Attributes
+    ----------
+    counts : ndarray of shape (n_values_total,)
+        Tempered feature-value counts.
+    value : float
+        ``L``, the summed label log-likelihoods at the anchor.
+    gradient : ndarray of shape (d,)
+        ``G``.
+    hessian : ndarray of shape (d, d)
+        ``H``.
+
+    Examples
+    --------
+    >>> sums = BlockSums(np.array([1.0, 1.0]), -1.4, np.zeros(3), np.eye(3))
+    >>> sums.hessian.shape
+    (3, 3)
+    """
+
+    counts: np.ndarray
+    value: float
+    gradient: np.ndarray
+    hessian: np.ndarray
 
 
 class JointLogisticBlocks:
@@ -181,10 +236,8 @@ class JointLogisticBlocks:
 
     Examples
     --------
-    >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
-    >>> y = np.array([1.0, 0.0, 1.0, 1.0])
-    >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
-    >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
+    >>> from clusterednb import toy
+    >>> expansions = toy.task_expansions()  # two tasks; each saw both values once
     >>> blocks = JointLogisticBlocks(np.array([[1, 1], [1, 1]]), np.array([0, 2]), expansions)
     >>> pair = frozenset({0, 1})
     >>> bool(np.isclose(blocks.log_block(pair),
@@ -213,6 +266,9 @@ class JointLogisticBlocks:
             expansions.hessian * weights[:, None, None],
         )
         self._scores: dict[frozenset[int], float] = {}
+        self._sums: OrderedDict[frozenset[int], BlockSums] = OrderedDict()
+        d = expansions.anchor.size
+        self._max_sums = max(64, SUMS_CACHE_BYTES // (8 * (d * d + d + value_counts.shape[1])))
 
     @property
     def n_tasks(self) -> int:
@@ -220,11 +276,8 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
-        >>> y = np.array([1.0, 0.0, 1.0, 1.0])
-        >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
-        >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
-        >>> blocks = JointLogisticBlocks(np.array([[1, 1], [1, 1]]), np.array([0, 2]), expansions)
+        >>> from clusterednb import toy
+        >>> blocks = toy.joint_blocks()  # the class's example
         >>> blocks.n_tasks
         2
         """
@@ -235,11 +288,8 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
-        >>> y = np.array([1.0, 0.0, 1.0, 1.0])
-        >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
-        >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
-        >>> blocks = JointLogisticBlocks(np.array([[1, 1], [1, 1]]), np.array([0, 2]), expansions)
+        >>> from clusterednb import toy
+        >>> blocks = toy.joint_blocks()  # the class's example
         >>> round(float(np.exp(blocks.log_features(np.array([1, 1])))), 12)  # 1/2 · 1/3
         0.166666666667
         """
@@ -250,11 +300,8 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
-        >>> y = np.array([1.0, 0.0, 1.0, 1.0])
-        >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
-        >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
-        >>> blocks = JointLogisticBlocks(np.array([[1, 1], [1, 1]]), np.array([0, 2]), expansions)
+        >>> from clusterednb import toy
+        >>> blocks = toy.joint_blocks()  # the class's example
         >>> bool(blocks.log_labels(frozenset({0})) < 0)
         True
         """
@@ -266,18 +313,64 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
-        >>> y = np.array([1.0, 0.0, 1.0, 1.0])
-        >>> starts = np.array([0, 2, 4])  # task 0: rows 0-1, task 1: rows 2-3
-        >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
-        >>> blocks = JointLogisticBlocks(np.array([[1, 1], [1, 1]]), np.array([0, 2]), expansions)
+        >>> from clusterednb import toy
+        >>> blocks = toy.joint_blocks()  # the class's example
         >>> first = blocks.log_block(frozenset({0}))
         >>> first == blocks.log_block(frozenset({0}))  # cached
         True
         """
         if members in self._scores:
             return self._scores[members]
-        counts = self.value_counts[sorted(members)].sum(axis=0)
-        score = float(self.log_features(counts)) + self.log_labels(members)
+        sums = self.block_sums(members, near)
+        score = float(self.log_features(sums.counts)) + self.expansions.log_marginal_of_sums(
+            sums.value, sums.gradient, sums.hessian, self.precision
+        )
         self._scores[members] = score
         return score
+
+    def block_sums(self, members: frozenset[int], near: frozenset[int] | None = None) -> BlockSums:
+        """The members' summed statistics, from ``near``'s by one task's move when cached.
+
+        A Gibbs step scores each cluster with and without the moving task, so ``near`` is
+        almost always a set met a moment ago: adding or removing one task's statistics costs
+        ``O(d²)`` where summing the members' would cost ``O(|S| d²)``. The most recently used
+        sums are kept (up to :data:`SUMS_CACHE_BYTES`); the drift of repeated moves is
+        rounding, ``O(moves · ε)`` relative.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> blocks = toy.joint_blocks()  # the class's example
+        >>> direct = blocks.block_sums(frozenset({0, 1}))
+        >>> moved = blocks.block_sums(frozenset({0}), near=frozenset({0, 1}))  # 1 removed
+        >>> bool(np.allclose(moved.hessian, blocks.expansions.hessian[0]))
+        True
+        """
+        sums = self._sums.get(members)
+        if sums is not None:
+            self._sums.move_to_end(members)
+            return sums
+        base = self._sums.get(near) if near is not None else None
+        moved = members ^ near if base is not None else frozenset()
+        if base is not None and len(moved) == 1:
+            self._sums.move_to_end(near)
+            (task,) = moved
+            sign = 1.0 if task in members else -1.0
+            sums = BlockSums(
+                base.counts + sign * self.value_counts[task],
+                base.value + sign * float(self.expansions.value[task]),
+                base.gradient + sign * self.expansions.gradient[task],
+                base.hessian + sign * self.expansions.hessian[task],
+            )
+        else:
+            rows = sorted(members)
+            sums = BlockSums(
+                self.value_counts[rows].sum(axis=0),
+                float(self.expansions.value[rows].sum()),
+                self.expansions.gradient[rows].sum(axis=0),
+                self.expansions.hessian[rows].sum(axis=0),
+            )
+        self._sums[members] = sums
+        if len(self._sums) > self._max_sums:
+            self._sums.popitem(last=False)
+        return sums

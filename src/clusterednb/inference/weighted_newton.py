@@ -1,0 +1,170 @@
+"""Weighted L2-penalised logistic regression by Newton's method, fast when a block of columns
+is a one-hot of the task.
+
+The objective is scikit-learn's ``LogisticRegression(C=C)`` with sample weights ``m_i`` (the
+intercept unpenalised):
+
+    minimise  C Σ_i m_i loss_i(w) + ½ |w|²   ⇔   Σ_i m_i loss_i(w) + ½ (1/C) |w|².
+
+Each Newton step solves ``H δ = g`` with ``H = Zᵀ S Z + P`` (``S`` the rows' weighted
+curvatures, ``P`` the penalty). When the design holds a one-hot of the task (each task its own
+intercept, :func:`~clusterednb.inference.cluster_weighted.sparse_design`), those ``U`` columns
+make ``H`` large but its task block diagonal: split the columns into the rest ``f`` and the
+tasks ``t``,
+
+    H = [[A, B], [Bᵀ, D]],   D diagonal,   (A − B D⁻¹ Bᵀ) δ_f = g_f − B D⁻¹ g_t,
+    δ_t = D⁻¹ (g_t − Bᵀ δ_f),
+
+so a step costs ``O(n d_f² + U d_f²)`` instead of the sparse product ``ZᵀSZ`` over all
+columns and a dense ``O((d_f + U)³)`` factorisation: the difference between minutes and
+seconds for a thousand users. The solution is the same (tested against the plain step).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+from scipy.linalg import cho_factor, cho_solve
+from scipy.special import expit, log_expit, logit
+
+MAX_DENSE_COLUMNS = 256
+"""Up to this many non-task columns, ``Zᵀ S Z`` is a dense BLAS product."""
+
+
+def penalised_loss(
+    design, y: np.ndarray, weights: np.ndarray, coef: np.ndarray, penalty: np.ndarray
+) -> float:
+    """``Σ m_i loss_i + ½ Σ_j P_j w_j²`` of coefficients (the intercept a column of ``design``).
+
+    Examples
+    --------
+    >>> design = np.array([[1.0], [1.0]])
+    >>> round(penalised_loss(design, np.array([1, 0]), np.ones(2), np.zeros(1), np.ones(1)), 4)
+    1.3863
+    """
+    margin = design @ coef
+    log_likelihood = weights @ np.where(y > 0, log_expit(margin), log_expit(-margin))
+    return float(-log_likelihood + 0.5 * penalty @ (coef * coef))
+
+
+def _dense(matrix) -> np.ndarray:
+    return matrix.toarray() if sparse.issparse(matrix) else np.asarray(matrix)
+
+
+class _TaskBlockSolver:
+    """Solves Newton systems whose task columns form a diagonal block (see the module)."""
+
+    def __init__(self, with_bias: sparse.csr_matrix, task_columns: slice, penalty: np.ndarray):
+        n_columns = with_bias.shape[1]
+        self.task_index = np.arange(n_columns)[task_columns]
+        self.rest_index = np.setdiff1d(np.arange(n_columns), self.task_index)
+        rest = with_bias[:, self.rest_index]
+        self.rest = rest.toarray() if rest.shape[1] <= MAX_DENSE_COLUMNS else rest.tocsr()
+        self.tasks = with_bias[:, self.task_index].tocsr()
+        row_task = np.full(with_bias.shape[0], -1)
+        nonzero = self.tasks.nonzero()
+        row_task[nonzero[0]] = nonzero[1]
+        self.row_task = row_task
+        self.penalty_rest = penalty[self.rest_index]
+        self.penalty_tasks = penalty[self.task_index]
+
+    @staticmethod
+    def applies(with_bias: sparse.csr_matrix, task_columns: slice) -> bool:
+        """Whether every row has at most one task column set, to 1."""
+        tasks = with_bias[:, task_columns].tocsr()
+        return bool(np.all(np.diff(tasks.indptr) <= 1) and np.all(tasks.data == 1.0))
+
+    def solve(self, curvature: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+        """``H⁻¹ g`` for rows' curvatures ``s`` (shape (n_rows,)) and ``g`` (n_columns,)."""
+        if sparse.issparse(self.rest):
+            scaled = self.rest.multiply(curvature[:, None]).tocsr()
+        else:
+            scaled = self.rest * curvature[:, None]
+        a = _dense(self.rest.T @ scaled) + np.diag(self.penalty_rest)
+        b = _dense(self.tasks.T @ scaled).T  # (d_f, U)
+        d = self.penalty_tasks + np.bincount(
+            self.row_task[self.row_task >= 0],
+            weights=curvature[self.row_task >= 0],
+            minlength=self.task_index.size,
+        )
+        g_rest, g_tasks = gradient[self.rest_index], gradient[self.task_index]
+        schur = a - (b / d) @ b.T
+        step_rest = cho_solve(cho_factor(schur), g_rest - b @ (g_tasks / d))
+        step = np.empty_like(gradient)
+        step[self.rest_index] = step_rest
+        step[self.task_index] = (g_tasks - b.T @ step_rest) / d
+        return step
+
+
+def fit_weighted_logistic(
+    design,
+    y: np.ndarray,
+    weights: np.ndarray,
+    C: float,
+    start: np.ndarray | None = None,
+    task_columns: slice | None = None,
+) -> tuple[np.ndarray, float]:
+    """Weighted L2 logistic regression by Newton's method with a backtracking line search.
+
+    Parameters
+    ----------
+    design : sparse matrix of shape (n_rows, n_columns)
+    y : ndarray of shape (n_rows,)
+        Labels in {0, 1}.
+    weights : ndarray of shape (n_rows,)
+        The rows' weights ``m_i ≥ 0``.
+    C : float
+        Inverse penalty of every column but the intercept.
+    start : ndarray of shape (n_columns + 1,), optional
+        Weights then intercept to start from (zeros by default).
+    task_columns : slice, optional
+        Columns that one-hot encode the task: solved by their diagonal block when every row
+        sets at most one of them (else the plain step is taken).
+
+    Returns
+    -------
+    coef : ndarray of shape (n_columns,)
+    intercept : float
+
+    Examples
+    --------
+    One class only: no weights to learn, the add-one frequency as the intercept.
+
+    >>> from scipy import sparse
+    >>> coef, intercept = fit_weighted_logistic(sparse.csr_matrix(np.eye(2)), np.array([1, 1]),
+    ...                                         np.ones(2), C=1.0)
+    >>> coef.tolist(), round(float(1 / (1 + np.exp(-intercept))), 4)  # (2 + 1) / (2 + 2)
+    ([0.0, 0.0], 0.75)
+    """
+    if np.unique(y).size < 2:
+        frequency = (weights @ y + 1.0) / (weights.sum() + 2.0)
+        return np.zeros(design.shape[1]), float(logit(frequency))
+    with_bias = sparse.hstack([design, np.ones((design.shape[0], 1))]).tocsr()
+    penalty = np.append(np.full(design.shape[1], 1.0 / C), 0.0)
+    solver = None
+    if task_columns is not None and _TaskBlockSolver.applies(with_bias, task_columns):
+        solver = _TaskBlockSolver(with_bias, task_columns, penalty)
+    coef = np.zeros(with_bias.shape[1]) if start is None else start.copy()
+    loss = penalised_loss(with_bias, y, weights, coef, penalty)
+    for _ in range(100):
+        probability = expit(with_bias @ coef)
+        gradient = with_bias.T @ (weights * (y - probability)) - penalty * coef
+        curvature = weights * probability * (1.0 - probability)
+        if solver is not None:
+            direction = solver.solve(curvature, gradient)
+        else:
+            scaled = with_bias.multiply(curvature[:, None])
+            hessian = (with_bias.T @ scaled).toarray() + np.diag(penalty)
+            direction = cho_solve(cho_factor(hessian), gradient)
+        decrement = 0.5 * float(gradient @ direction)
+        size = 1.0
+        while True:
+            candidate = coef + size * direction
+            candidate_loss = penalised_loss(with_bias, y, weights, candidate, penalty)
+            if candidate_loss <= loss + 1e-12 or size < 1e-8:
+                break
+            size *= 0.5
+        coef, loss = candidate, candidate_loss
+        if decrement < 1e-8:
+            break
+    return coef[:-1], float(coef[-1])

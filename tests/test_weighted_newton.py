@@ -1,0 +1,69 @@
+"""The weighted Newton fit: the task block's Schur-complement step is the plain step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from clusterednb.inference import weighted_newton
+from clusterednb.inference.cluster_weighted import sparse_design
+from clusterednb.inference.weighted_newton import fit_weighted_logistic
+
+
+def problem(seed: int = 0, n_rows: int = 300, n_tasks: int = 7):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 3, size=(n_rows, 4))
+    codes[rng.random(codes.shape) < 0.1] = -1  # missing values: no column set
+    task = rng.integers(0, n_tasks, size=n_rows)
+    numeric = rng.normal(size=(n_rows, 1))
+    offsets = np.arange(0, 13, 3)
+    design = sparse_design(codes, offsets, task, n_tasks, numeric)
+    margin = 0.8 * (codes[:, 0] == 1) - 0.5 * numeric[:, 0] + 0.3 * (task % 3 - 1)
+    y = (rng.random(n_rows) < 1 / (1 + np.exp(-margin))).astype(float)
+    weights = rng.uniform(0.1, 1.0, size=n_rows)
+    return design, y, weights, slice(12, 12 + n_tasks)
+
+
+@pytest.mark.parametrize("dense_limit", [256, 0])  # the rest dense, then sparse
+def test_the_task_block_step_finds_the_plain_steps_optimum(monkeypatch, dense_limit):
+    monkeypatch.setattr(weighted_newton, "MAX_DENSE_COLUMNS", dense_limit)
+    design, y, weights, tasks = problem()
+    plain = fit_weighted_logistic(design, y, weights, C=0.7)
+    blocked = fit_weighted_logistic(design, y, weights, C=0.7, task_columns=tasks)
+    np.testing.assert_allclose(blocked[0], plain[0], atol=1e-8)
+    assert blocked[1] == pytest.approx(plain[1], abs=1e-8)
+
+
+def test_it_is_scikit_learns_weighted_regression():
+    design, y, weights, tasks = problem(seed=1)
+    coef, intercept = fit_weighted_logistic(design, y, weights, C=0.7, task_columns=tasks)
+    reference = LogisticRegression(C=0.7, tol=1e-12, max_iter=10_000)
+    reference.fit(design.toarray(), y, sample_weight=weights)
+    np.testing.assert_allclose(coef, reference.coef_[0], atol=1e-5)
+    assert intercept == pytest.approx(reference.intercept_[0], abs=1e-5)
+
+
+def test_a_design_whose_task_columns_are_not_one_hot_takes_the_plain_step():
+    design, y, weights, tasks = problem(seed=2)
+    design = design.tolil()
+    design[0, tasks.start] = 2.0  # no longer an indicator
+    design = design.tocsr()
+    with_bias = weighted_newton.sparse.hstack([design, np.ones((design.shape[0], 1))]).tocsr()
+    assert not weighted_newton._TaskBlockSolver.applies(with_bias, tasks)
+    plain = fit_weighted_logistic(design, y, weights, C=0.7)
+    asked = fit_weighted_logistic(design, y, weights, C=0.7, task_columns=tasks)
+    np.testing.assert_allclose(asked[0], plain[0], atol=1e-12)
+
+
+def test_one_task_block_step_solves_the_full_newton_system():
+    design, _, weights, tasks = problem(seed=3)
+    with_bias = weighted_newton.sparse.hstack([design, np.ones((design.shape[0], 1))]).tocsr()
+    penalty = np.append(np.full(design.shape[1], 1 / 0.7), 0.0)
+    curvature = weights * np.random.default_rng(4).uniform(0.05, 0.25, size=weights.size)
+    gradient = np.random.default_rng(5).normal(size=with_bias.shape[1])
+    hessian = (with_bias.T @ with_bias.multiply(curvature[:, None])).toarray() + np.diag(penalty)
+    solver = weighted_newton._TaskBlockSolver(with_bias, tasks, penalty)
+    np.testing.assert_allclose(
+        solver.solve(curvature, gradient), np.linalg.solve(hessian, gradient), rtol=1e-10
+    )
