@@ -161,6 +161,13 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
             Categorical features (missing values allowed).
         y : array-like of shape (n_rows,)
         tasks : array-like of shape (n_rows,), optional
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> model = ClusteredLogisticRegression(random_state=0).fit(*toy.colour_rows())
+        >>> model.partition_.tolist()  # ann and bob like red; cy likes blue
+        [0, 0, 1]
         """
         settings = self._settings()
         settings.check()
@@ -220,6 +227,14 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
         A task seen in training is predicted by its clusters' regressions; a new task's rows
         first choose among the clusters by their features (the CRP predictive, tempered as a
         training task of as many rows; a new cluster means the pooled regression).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> model = ClusteredLogisticRegression(random_state=0).fit(*toy.colour_rows())
+        >>> proba = model.predict_proba([["red"], ["red"]], ["ann", "cy"])  # no, yes
+        >>> bool(proba[0, 1] > proba[1, 1])  # red is liked more by ann than by cy
+        True
         """
         if not hasattr(self, "clusters_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
@@ -256,7 +271,20 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> None:
-        """Save the fitted model as a zip of JSON metadata and NPZ arrays (no pickle)."""
+        """Save the fitted model as a zip of JSON metadata and NPZ arrays (no pickle).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from clusterednb import load, toy
+        >>> X, y, tasks = toy.colour_rows()
+        >>> model = ClusteredLogisticRegression(random_state=0).fit(X, y, tasks)
+        >>> path = Path(tempfile.mkdtemp()) / "colours.cnb"
+        >>> model.save(path)
+        >>> bool(np.array_equal(load(path).predict_proba(X, tasks), model.predict_proba(X, tasks)))
+        True
+        """
         save_model(self, path)
 
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

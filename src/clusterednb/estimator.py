@@ -111,6 +111,13 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEst
         Returns
         -------
         self
+
+        Examples
+        --------
+        >>> from clusterednb import NoSharingNB, toy
+        >>> model = NoSharingNB().fit(*toy.colour_rows())
+        >>> model.classes_.tolist(), model.task_ids_.tolist()
+        (['no', 'yes'], ['ann', 'bob', 'cy'])
         """
         self._forget_fit()
         return self.partial_fit(X, y, tasks)
@@ -124,6 +131,16 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEst
         """Add rows (of known or new tasks); counts add, so chunks ≡ one fit.
 
         ``classes`` declares the label values on the first call (as in scikit-learn).
+
+        Examples
+        --------
+        >>> from clusterednb import CompleteSharingNB, toy
+        >>> X, y, tasks = toy.colour_rows()
+        >>> chunks = CompleteSharingNB().partial_fit(X[:4], y[:4], tasks[:4])
+        >>> chunks = chunks.partial_fit(X[4:], y[4:], tasks[4:])
+        >>> whole = CompleteSharingNB().fit(X, y, tasks)
+        >>> bool(np.allclose(chunks.predict_proba(X, tasks), whole.predict_proba(X, tasks)))
+        True
         """
         X, tasks = training_data.split_tasks(X, tasks, self.task_column)
         held = self._held()
@@ -144,7 +161,16 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEst
 
     def fit_counts(self, counts: Counts, task_ids: Any, schema: FeatureSchema) -> TaskNaiveBayes:
         """Fit from per-task counts computed elsewhere (e.g. by a distributed engine);
-        equivalent to :meth:`fit` on the labelled rows the counts came from."""
+        equivalent to :meth:`fit` on the labelled rows the counts came from.
+
+        Examples
+        --------
+        >>> from clusterednb import NoSharingNB, toy
+        >>> model = NoSharingNB().fit_counts(toy.three_task_counts(), ["a", "b", "c"],
+        ...                                  toy.colour_schema())
+        >>> model.predict_proba([["red"]], ["c"]).round(12).tolist()  # 1/4·1/2 : 3/4·1/4
+        [[0.4, 0.6]]
+        """
         self._forget_fit()
         chunk = training_data.counts_chunk(counts, task_ids, schema)
         self._keep(training_data.merge(None, chunk)[0])
@@ -200,12 +226,30 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEst
     # ------------------------------------------------------------------ prediction
     def predict_log_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
         """Log posterior predictive ``log P(y | x, D)``: shape (n_rows, n_classes) in
-        ``classes_`` order; a task never seen in training gets the cold-start predictive."""
+        ``classes_`` order; a task never seen in training gets the cold-start predictive.
+
+        Examples
+        --------
+        >>> from clusterednb import NoSharingNB, toy
+        >>> model = NoSharingNB().fit(*toy.colour_rows())
+        >>> log_proba = model.predict_log_proba([["red"]], ["ann"])
+        >>> bool(np.isclose(np.logaddexp.reduce(log_proba[0]), 0.0))
+        True
+        """
         X_codes, task_index, cold_group = self._encode_for_prediction(X, tasks)
         return self.posterior_.predict_log_proba(self.observation_, X_codes, task_index, cold_group)
 
     def predict_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
-        """Posterior predictive ``P(y | x, D)``; shape (n_rows, n_classes), rows sum to 1."""
+        """Posterior predictive ``P(y | x, D)``; shape (n_rows, n_classes), rows sum to 1.
+
+        Examples
+        --------
+        >>> from clusterednb import NoSharingNB, toy
+        >>> model = NoSharingNB().fit(*toy.colour_rows())
+        >>> proba = model.predict_proba([["red"], ["red"]], ["ann", "cy"])  # columns: no, yes
+        >>> proba.round(3).tolist()  # ann: 2/5·1/3 : 3/5·3/4; cy: 2/5·2/3 : 3/5·1/4
+        [[0.229, 0.771], [0.64, 0.36]]
+        """
         return np.exp(self.predict_log_proba(X, tasks))
 
     def _encode_for_prediction(
@@ -227,7 +271,20 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEst
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> None:
-        """Save the fitted model as a zip of JSON metadata and NPZ arrays (no pickle)."""
+        """Save the fitted model as a zip of JSON metadata and NPZ arrays (no pickle).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from clusterednb import NoSharingNB, load, toy
+        >>> X, y, tasks = toy.colour_rows()
+        >>> model = NoSharingNB().fit(X, y, tasks)
+        >>> path = Path(tempfile.mkdtemp()) / "colours.cnb"
+        >>> model.save(path)
+        >>> bool(np.array_equal(load(path).predict_proba(X, tasks), model.predict_proba(X, tasks)))
+        True
+        """
         save_model(self, path)
 
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

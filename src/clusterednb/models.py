@@ -13,7 +13,15 @@ __all__ = ["CompleteSharingNB", "NoSharingNB", "own_counts_posterior"]
 
 
 def own_counts_posterior(counts: Counts) -> Posterior:
-    """Every task predicts from its own counts; a new task from none (the prior)."""
+    """Every task predicts from its own counts; a new task from none (the prior).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> posterior = own_counts_posterior(toy.three_task_counts())
+    >>> posterior.components.tolist(), posterior.component_counts.shape  # 3 tasks + the prior
+    ([0, 1, 2], (4, 2, 2))
+    """
     n_tasks = counts.n_groups
     empty = np.zeros((1, *counts.value_counts.shape[1:]), dtype=np.int64)
     return Posterior.single(
@@ -108,12 +116,30 @@ class CompleteSharingNB(TaskNaiveBayes):
 
     @property
     def feature_log_prob_(self) -> list[np.ndarray]:
-        """Predictive log P(x_f | y) per feature, each of shape (n_classes, V_f)."""
+        """Predictive log P(x_f | y) per feature, each of shape (n_classes, V_f).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> model = CompleteSharingNB().fit(*toy.colour_rows())
+        >>> model.schema_.categories[0], np.exp(model.feature_log_prob_[0]).round(3).tolist()
+        (('blue', 'red'), [[0.667, 0.333], [0.429, 0.571]])
+
+        Row "no": 3 of its 4 rows blue, so (3 + 1) / (4 + 2); row "yes": 2 of 5, (2 + 1) / (5 + 2).
+        """
         table = self.observation_.log_feature_table(self.posterior_.component_counts[0])
         offsets = self.schema_.offsets
         return [table[:, offsets[f] : offsets[f + 1]] for f in range(self.schema_.n_features)]
 
     @property
     def class_log_prior_(self) -> np.ndarray:
-        """Predictive log P(y) from the pooled label counts, shape (n_classes,)."""
+        """Predictive log P(y) from the pooled label counts, shape (n_classes,).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> model = CompleteSharingNB().fit(*toy.colour_rows())
+        >>> np.exp(model.class_log_prior_).round(4).tolist()  # (4 + 1) / 11, (5 + 1) / 11
+        [0.4545, 0.5455]
+        """
         return self.observation_.log_label_prior(self.posterior_.cold_label_counts)

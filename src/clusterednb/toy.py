@@ -179,6 +179,30 @@ def fitted_clusters(floor: float = 1.0) -> LogisticClusters:
     return fit_clusters(joint_data(), settings, np.random.default_rng(0))
 
 
+def colour_rows() -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """Nine labelled rows of three users: ``ann`` and ``bob`` like red, ``cy`` likes blue.
+
+    Returns
+    -------
+    X : DataFrame of shape (9, 1)
+        The column ``colour``.
+    y : ndarray of shape (9,)
+        ``"yes"`` or ``"no"``.
+    tasks : ndarray of shape (9,)
+        The user of each row.
+
+    Examples
+    --------
+    >>> X, y, tasks = colour_rows()
+    >>> tasks[:3].tolist(), X["colour"][:3].tolist(), y[:3].tolist()
+    (['ann', 'ann', 'ann'], ['red', 'red', 'blue'], ['yes', 'yes', 'no'])
+    """
+    colour = ["red", "red", "blue", "red", "blue", "blue", "red", "blue", "blue"]
+    y = ["yes", "yes", "no", "yes", "no", "no", "no", "yes", "yes"]
+    tasks = ["ann"] * 3 + ["bob"] * 3 + ["cy"] * 3
+    return pd.DataFrame({"colour": colour}), np.array(y), np.array(tasks)
+
+
 def auc_rows() -> pd.DataFrame:
     """Protocol-T rows of two models on three targets at ``k = 1``: ``lr-pooled`` and ``cnb``.
 
