@@ -16,7 +16,6 @@ import clusterednb
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.data.synthetic import make_logistic_population
 from clusterednb.exceptions import CNBError, ModelFileError, NotFittedError
-from clusterednb.inference import joint_blocks
 from clusterednb.inference.block_partitions import enumerate_blocks, gibbs_blocks
 from clusterednb.inference.cluster_weighted import sparse_design
 from clusterednb.inference.joint_blocks import one_hot_design
@@ -141,20 +140,34 @@ def test_gibbs_samples_the_enumerated_posterior():
     )
 
 
-def test_sums_moved_one_task_at_a_time_equal_sums_from_scratch(monkeypatch):
-    """The Gibbs sampler's scores come from cached sums updated by one task's move; each
-    must equal the score summed afresh, also when the cache is small enough to evict."""
-    monkeypatch.setattr(joint_blocks, "SUMS_CACHE_BYTES", 0)  # keeps 64 sets
+def test_gibbs_on_sums_samples_what_gibbs_on_cached_set_scores_samples():
+    """Moving one task's statistics at a time is the same chain as scoring every set afresh:
+    same seed, same partitions (the scores agree to rounding)."""
     n_tasks = 9
     data, blocks = toy_blocks(n_tasks, effective_rows=2.0)
-    gibbs_blocks(n_tasks, blocks.log_block, 1.0, np.random.default_rng(0), n_sweeps=40, burn_in=5)
-    assert len(blocks._scores) > 64  # more sets met than the cache keeps
     fresh = data.blocks(FitSettings(effective_rows=2.0))
-    for members, score in blocks._scores.items():
-        assert score == pytest.approx(fresh.log_block(members), rel=1e-12, abs=1e-9)
-    moved = blocks.block_sums(frozenset({0, 1, 2}), near=frozenset({0, 1}))
-    direct = fresh.block_sums(frozenset({0, 1, 2}))
-    np.testing.assert_allclose(moved.hessian, direct.hessian, rtol=1e-12, atol=1e-12)
+    on_sums = gibbs_blocks(n_tasks, blocks, 1.0, np.random.default_rng(0), n_sweeps=60, burn_in=5)
+    on_sets = gibbs_blocks(
+        n_tasks, fresh.log_block, 1.0, np.random.default_rng(0), n_sweeps=60, burn_in=5
+    )
+    np.testing.assert_array_equal(on_sums.partition, on_sets.partition)
+    np.testing.assert_array_equal(on_sums.coclustering, on_sets.coclustering)
+    assert on_sums.log_joint == pytest.approx(on_sets.log_joint, rel=1e-12)
+    assert 0.0 < on_sums.coclustering[0, 8] < 1.0  # the chain moved
+
+
+def test_added_and_removed_sums_equal_sums_from_scratch():
+    _, blocks = toy_blocks(6)
+    stats = blocks.of_members([0])
+    for task in (3, 5, 1):
+        stats = blocks.added(stats, task)
+    stats = blocks.removed(stats, 5)
+    direct = blocks.of_members([0, 1, 3])
+    np.testing.assert_allclose(stats.hessian, direct.hessian, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(stats.counts, direct.counts, rtol=1e-12)
+    assert blocks.log_score(stats) == pytest.approx(
+        blocks.log_block(frozenset({0, 1, 3})), rel=1e-12
+    )
 
 
 def fit(population, **params) -> ClusteredLogisticRegression:

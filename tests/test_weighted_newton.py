@@ -67,3 +67,21 @@ def test_one_task_block_step_solves_the_full_newton_system():
     np.testing.assert_allclose(
         solver.solve(curvature, gradient), np.linalg.solve(hessian, gradient), rtol=1e-10
     )
+
+
+def test_repeated_rows_are_summed_once_and_solve_the_same_system():
+    rng = np.random.default_rng(6)
+    n_rows, n_tasks = 2000, 5
+    codes = rng.integers(0, 3, size=(n_rows, 2))  # 9 distinct feature rows
+    task = rng.integers(0, n_tasks, size=n_rows)
+    design = sparse_design(codes, np.array([0, 3, 6]), task, n_tasks)
+    with_bias = weighted_newton.sparse.hstack([design, np.ones((n_rows, 1))]).tocsr()
+    penalty = np.append(np.full(design.shape[1], 1.0), 0.0)
+    solver = weighted_newton._TaskBlockSolver(with_bias, slice(6, 6 + n_tasks), penalty)
+    assert solver.patterns is not None and solver.patterns.shape[0] == 9
+    curvature = rng.uniform(0.05, 0.25, size=n_rows)
+    gradient = rng.normal(size=with_bias.shape[1])
+    hessian = (with_bias.T @ with_bias.multiply(curvature[:, None])).toarray() + np.diag(penalty)
+    np.testing.assert_allclose(
+        solver.solve(curvature, gradient), np.linalg.solve(hessian, gradient), rtol=1e-10
+    )

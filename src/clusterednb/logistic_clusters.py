@@ -150,14 +150,14 @@ def partition_posterior(
     >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
     ((3, 3), 1.0)
     """
-    log_block = data.blocks(settings).log_block
+    blocks = data.blocks(settings)
     exact = settings.inference == "exact" or (
         settings.inference == AUTO and data.n_tasks <= MAX_ENUMERATED_TASKS
     )
     if exact:
-        return enumerate_blocks(data.n_tasks, log_block, settings.gamma)
+        return enumerate_blocks(data.n_tasks, blocks.log_block, settings.gamma)
     return gibbs_blocks(
-        data.n_tasks, log_block, settings.gamma, rng, settings.n_sweeps, settings.burn_in
+        data.n_tasks, blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in
     )
 
 

@@ -8,13 +8,15 @@ Dirichlet-process prior without sufficient statistics. The posterior over partit
     log P(z | D) = const + K log γ + Σ_k lgamma(|S_k|) + Σ_k log B(S_k).
 
 :func:`enumerate_blocks` sums it over every partition (U ≤ 10); :func:`gibbs_blocks` samples
-it one task at a time (Neal 2000, algorithm 3, with the block scores cached per set).
+it one task at a time (Neal 2000, algorithm 3: with statistics that add, a move costs one
+addition per cluster; otherwise the block scores are cached per set).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
@@ -24,8 +26,94 @@ from clusterednb.inference.exact import MAX_EXACT_TASKS, enumerate_partitions
 from clusterednb.priors import canonical_partition
 from clusterednb.special import log_rising_factorial
 
-BlockScore = Callable[..., float]
-"""``log_block(members: frozenset[int], near: frozenset[int] | None = None) -> float``."""
+BlockScore = Callable[[frozenset[int]], float]
+"""``log_block(members: frozenset[int]) -> float``."""
+
+
+class BlockAlgebra(Protocol):
+    """Block scores from statistics that follow one task's move cheaply.
+
+    A Gibbs step scores every cluster with the moving task added; with statistics that add
+    (sums of counts, gradients and Hessians) that costs one addition per cluster instead of a
+    pass over the cluster's members.
+    :class:`~clusterednb.inference.joint_blocks.JointLogisticBlocks` is one;
+    :class:`SetAlgebra` makes one of any :data:`BlockScore`.
+    """
+
+    def of_members(self, members: Iterable[int]) -> Any:
+        """The statistics of a set of task positions."""
+
+    def added(self, stats: Any, task: int) -> Any:
+        """``stats`` with ``task`` added."""
+
+    def removed(self, stats: Any, task: int) -> Any:
+        """``stats`` with ``task`` removed."""
+
+    def log_score(self, stats: Any) -> float:
+        """``log B(S)``."""
+
+
+class SetAlgebra:
+    """A :class:`BlockAlgebra` whose statistics are the member sets themselves.
+
+    Parameters
+    ----------
+    log_block : callable
+        :data:`BlockScore`; it is called once per distinct set (its scores are cached here).
+
+    Examples
+    --------
+    >>> algebra = SetAlgebra(lambda members: float(len(members)))
+    >>> pair = algebra.added(algebra.of_members([0]), 1)
+    >>> sorted(pair), algebra.log_score(pair)
+    ([0, 1], 2.0)
+    """
+
+    def __init__(self, log_block: BlockScore) -> None:
+        self.log_block = log_block
+        self._scores: dict[frozenset[int], float] = {}
+
+    def of_members(self, members: Iterable[int]) -> frozenset[int]:
+        """The set of the members.
+
+        Examples
+        --------
+        >>> SetAlgebra(lambda members: 0.0).of_members([2, 0]) == frozenset({0, 2})
+        True
+        """
+        return frozenset(members)
+
+    def added(self, stats: frozenset[int], task: int) -> frozenset[int]:
+        """The set with ``task``.
+
+        Examples
+        --------
+        >>> sorted(SetAlgebra(lambda members: 0.0).added(frozenset({0}), 3))
+        [0, 3]
+        """
+        return stats | {task}
+
+    def removed(self, stats: frozenset[int], task: int) -> frozenset[int]:
+        """The set without ``task``.
+
+        Examples
+        --------
+        >>> sorted(SetAlgebra(lambda members: 0.0).removed(frozenset({0, 3}), 3))
+        [0]
+        """
+        return stats - {task}
+
+    def log_score(self, stats: frozenset[int]) -> float:
+        """``log_block(stats)``, computed once per set.
+
+        Examples
+        --------
+        >>> SetAlgebra(lambda members: -1.5).log_score(frozenset({4}))
+        -1.5
+        """
+        if stats not in self._scores:
+            self._scores[stats] = self.log_block(stats)
+        return self._scores[stats]
 
 
 @dataclass(frozen=True)
@@ -45,7 +133,7 @@ class BlockClustering:
 
     Examples
     --------
-    >>> clustering = enumerate_blocks(2, lambda members, near=None: 0.0, gamma=1.0)
+    >>> clustering = enumerate_blocks(2, lambda members: 0.0, gamma=1.0)
     >>> clustering.partition.tolist(), clustering.n_clusters_probability.tolist()
     ([0, 0], [0.0, 0.5, 0.5])
     """
@@ -64,7 +152,7 @@ def partition_log_joint(partition: np.ndarray, log_block: BlockScore, gamma: flo
     With every block scoring 0 only the CRP prior remains: ``P([0, 0, 1]) = 1 / 6`` for γ = 1.
 
     >>> import numpy as np
-    >>> flat = lambda members, near=None: 0.0
+    >>> flat = lambda members: 0.0
     >>> bool(np.isclose(partition_log_joint(np.array([0, 0, 1]), flat, 1.0), np.log(1 / 6)))
     True
     """
@@ -82,7 +170,7 @@ def enumerate_blocks(n_tasks: int, log_block: BlockScore, gamma: float) -> Block
     --------
     Under the CRP prior alone (γ = 1) two of three tasks share a cluster with probability 1/2:
 
-    >>> result = enumerate_blocks(3, lambda members, near=None: 0.0, gamma=1.0)
+    >>> result = enumerate_blocks(3, lambda members: 0.0, gamma=1.0)
     >>> result.n_clusters_probability.round(4).tolist()
     [0.0, 0.3333, 0.5, 0.1667]
     >>> float(result.coclustering[0, 1])
@@ -106,46 +194,79 @@ def enumerate_blocks(n_tasks: int, log_block: BlockScore, gamma: float) -> Block
     )
 
 
+class _Clusters:
+    """The sampler's clusters: members, statistics and scores, by label."""
+
+    def __init__(self, algebra: BlockAlgebra, n_tasks: int) -> None:
+        self.algebra = algebra
+        self.assignment = np.full(n_tasks, -1, dtype=np.int64)
+        self.members: dict[int, set[int]] = {}
+        self.stats: dict[int, Any] = {}
+        self.scores: dict[int, float] = {}
+        self.alone = np.array([algebra.log_score(algebra.of_members([u])) for u in range(n_tasks)])
+
+    def refresh(self) -> None:
+        """Statistics from the members afresh (the rounding of many moves does not pile up)."""
+        for label, members in self.members.items():
+            self.stats[label] = self.algebra.of_members(members)
+            self.scores[label] = self.algebra.log_score(self.stats[label])
+
+    def take_out(self, task: int) -> None:
+        old = int(self.assignment[task])
+        if old < 0:
+            return
+        self.members[old].discard(task)
+        if not self.members[old]:
+            del self.members[old], self.stats[old], self.scores[old]
+        else:
+            self.stats[old] = self.algebra.removed(self.stats[old], task)
+            self.scores[old] = self.algebra.log_score(self.stats[old])
+
+    def put(self, task: int, label: int | None, stats: Any, score: float) -> None:
+        if label is None:
+            label = max(self.members, default=-1) + 1
+            self.members[label] = set()
+        self.members[label].add(task)
+        self.stats[label], self.scores[label] = stats, score
+        self.assignment[task] = label
+
+    def log_joint(self, gamma: float) -> float:
+        """``log P(z, D)`` of the current partition."""
+        sizes = np.array([len(m) for m in self.members.values()])
+        log_prior = sizes.size * np.log(gamma) + gammaln(sizes).sum()
+        log_prior -= log_rising_factorial(gamma, self.assignment.size)
+        return float(log_prior + sum(self.scores.values()))
+
+
 def _gibbs_step(
-    task: int,
-    assignment: np.ndarray,
-    clusters: dict[int, set[int]],
-    log_block: BlockScore,
-    log_gamma: float,
-    rng: np.random.Generator,
-    greedy: bool,
+    task: int, clusters: _Clusters, log_gamma: float, rng: np.random.Generator, greedy: bool
 ) -> None:
     """Reassign one task given the others (in place)."""
-    old = int(assignment[task])
-    if old >= 0:
-        clusters[old].discard(task)
-        if not clusters[old]:
-            del clusters[old]
-    labels = list(clusters)
+    algebra = clusters.algebra
+    clusters.take_out(task)
+    labels = list(clusters.members)
+    joined = [algebra.added(clusters.stats[label], task) for label in labels]
+    joined_scores = np.array([algebra.log_score(stats) for stats in joined])
     scores = np.empty(len(labels) + 1)
-    for i, label in enumerate(labels):
-        members = frozenset(clusters[label])
-        joined = members | {task}
-        scores[i] = (
-            np.log(len(members)) + log_block(joined, near=members) - log_block(members, near=joined)
-        )
-    scores[-1] = log_gamma + log_block(frozenset((task,)))
+    scores[:-1] = (
+        np.log([len(clusters.members[label]) for label in labels])
+        + joined_scores
+        - np.array([clusters.scores[label] for label in labels])
+    )
+    scores[-1] = log_gamma + clusters.alone[task]
     if greedy:
         choice = int(np.argmax(scores))
     else:
         choice = int(np.argmax(scores + rng.gumbel(size=scores.size)))
     if choice == len(labels):
-        label = max(clusters, default=-1) + 1
-        clusters[label] = set()
+        clusters.put(task, None, algebra.of_members([task]), float(clusters.alone[task]))
     else:
-        label = labels[choice]
-    clusters[label].add(task)
-    assignment[task] = label
+        clusters.put(task, labels[choice], joined[choice], float(joined_scores[choice]))
 
 
 def gibbs_blocks(
     n_tasks: int,
-    log_block: BlockScore,
+    blocks: BlockScore | BlockAlgebra,
     gamma: float,
     rng: np.random.Generator,
     n_sweeps: int = 30,
@@ -160,8 +281,9 @@ def gibbs_blocks(
     Parameters
     ----------
     n_tasks : int
-    log_block : callable
-        ``log B(S)``, see :data:`BlockScore`.
+    blocks : callable or BlockAlgebra
+        ``log B(S)`` (:data:`BlockScore`), or statistics that follow one task's move
+        (:class:`BlockAlgebra`: a step then costs one addition per cluster).
     gamma : float
         The Dirichlet-process concentration.
     rng : numpy.random.Generator
@@ -173,31 +295,33 @@ def gibbs_blocks(
     The sampler's co-clustering approaches the enumerated 1/2 of the CRP prior:
 
     >>> import numpy as np
-    >>> flat = lambda members, near=None: 0.0
+    >>> flat = lambda members: 0.0
     >>> sampled = gibbs_blocks(3, flat, 1.0, np.random.default_rng(0), n_sweeps=4000, burn_in=10)
     >>> round(float(sampled.coclustering[0, 1]), 1)
     0.5
     """
     if not 0 <= burn_in < n_sweeps:
         raise CNBError(f"need 0 <= burn_in < n_sweeps, got {burn_in} and {n_sweeps}")
+    algebra = blocks if hasattr(blocks, "log_score") else SetAlgebra(blocks)
     log_gamma = float(np.log(gamma))
-    assignment = np.full(n_tasks, -1, dtype=np.int64)
-    clusters: dict[int, set[int]] = {}
+    clusters = _Clusters(algebra, n_tasks)
     for task in range(n_tasks):
-        _gibbs_step(task, assignment, clusters, log_block, log_gamma, rng, greedy=True)
-    best = canonical_partition(assignment)
-    best_log_joint = partition_log_joint(best, log_block, gamma)
+        _gibbs_step(task, clusters, log_gamma, rng, greedy=True)
+    best = canonical_partition(clusters.assignment)
+    best_log_joint = clusters.log_joint(gamma)
     together = np.zeros((n_tasks, n_tasks))
     n_clusters = np.zeros(n_tasks + 1)
     for sweep in range(n_sweeps):
+        clusters.refresh()
         for task in rng.permutation(n_tasks):
-            _gibbs_step(int(task), assignment, clusters, log_block, log_gamma, rng, greedy=False)
-        log_joint = partition_log_joint(assignment, log_block, gamma)
+            _gibbs_step(int(task), clusters, log_gamma, rng, greedy=False)
+        log_joint = clusters.log_joint(gamma)
         if log_joint > best_log_joint:
-            best, best_log_joint = canonical_partition(assignment), log_joint
+            best, best_log_joint = canonical_partition(clusters.assignment), log_joint
         if sweep >= burn_in:
+            assignment = clusters.assignment
             together += assignment[:, None] == assignment[None, :]
-            n_clusters[len(clusters)] += 1
+            n_clusters[len(clusters.members)] += 1
     n_kept = n_sweeps - burn_in
     return BlockClustering(
         partition=best,

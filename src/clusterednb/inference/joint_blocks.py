@@ -31,16 +31,15 @@ candidate cluster made one landmine fit take minutes).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg.lapack import dpotrf, dpotrs
-from scipy.special import expit, log_expit
+from scipy.special import expit, gammaln, log_expit
 
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.laplace import fit_laplace
-from clusterednb.special import log_dirichlet_multinomial
+from clusterednb.special import log_dirichlet_norm
 
 
 def one_hot_design(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -183,10 +182,6 @@ class TaskExpansions:
         )
 
 
-SUMS_CACHE_BYTES = 256 * 2**20
-"""The memory the most recently used block sums may take (one Hessian each)."""
-
-
 @dataclass(frozen=True)
 class BlockSums:
     """A set of tasks' summed sufficient statistics.
@@ -266,9 +261,10 @@ class JointLogisticBlocks:
             expansions.hessian * weights[:, None, None],
         )
         self._scores: dict[frozenset[int], float] = {}
-        self._sums: OrderedDict[frozenset[int], BlockSums] = OrderedDict()
-        d = expansions.anchor.size
-        self._max_sums = max(64, SUMS_CACHE_BYTES // (8 * (d * d + d + value_counts.shape[1])))
+        self._starts = offsets[:-1]
+        self._log_norm_prior = float(
+            log_dirichlet_norm(np.full(value_counts.shape[1], beta), offsets).sum()
+        )
 
     @property
     def n_tasks(self) -> int:
@@ -293,7 +289,11 @@ class JointLogisticBlocks:
         >>> round(float(np.exp(blocks.log_features(np.array([1, 1])))), 12)  # 1/2 · 1/3
         0.166666666667
         """
-        return log_dirichlet_multinomial(counts, np.full(counts.shape[-1], self.beta), self.offsets)
+        pseudo = counts + self.beta
+        log_norm = gammaln(pseudo).sum(axis=-1) - gammaln(
+            np.add.reduceat(pseudo, self._starts, axis=-1)
+        ).sum(axis=-1)
+        return log_norm - self._log_norm_prior
 
     def log_labels(self, members: frozenset[int]) -> float:
         """``log P(y_S | X_S)`` (the anchored Laplace approximation of the module).
@@ -307,9 +307,8 @@ class JointLogisticBlocks:
         """
         return self.expansions.log_marginal(sorted(members), self.precision)
 
-    def log_block(self, members: frozenset[int], near: frozenset[int] | None = None) -> float:
-        """``log B(S)`` of a non-empty set of task positions (cached; ``near`` is unused here,
-        accepted for engines that pass a neighbouring set).
+    def log_block(self, members: frozenset[int]) -> float:
+        """``log B(S)`` of a non-empty set of task positions (cached per set).
 
         Examples
         --------
@@ -319,58 +318,74 @@ class JointLogisticBlocks:
         >>> first == blocks.log_block(frozenset({0}))  # cached
         True
         """
-        if members in self._scores:
-            return self._scores[members]
-        sums = self.block_sums(members, near)
-        score = float(self.log_features(sums.counts)) + self.expansions.log_marginal_of_sums(
-            sums.value, sums.gradient, sums.hessian, self.precision
-        )
-        self._scores[members] = score
-        return score
+        if members not in self._scores:
+            self._scores[members] = self.log_score(self.of_members(members))
+        return self._scores[members]
 
-    def block_sums(self, members: frozenset[int], near: frozenset[int] | None = None) -> BlockSums:
-        """The members' summed statistics, from ``near``'s by one task's move when cached.
-
-        A Gibbs step scores each cluster with and without the moving task, so ``near`` is
-        almost always a set met a moment ago: adding or removing one task's statistics costs
-        ``O(d²)`` where summing the members' would cost ``O(|S| d²)``. The most recently used
-        sums are kept (up to :data:`SUMS_CACHE_BYTES`); the drift of repeated moves is
-        rounding, ``O(moves · ε)`` relative.
+    # ------------------------------------------------ sums, for samplers that move one task
+    def of_members(self, members) -> BlockSums:
+        """The summed statistics of a set of task positions.
 
         Examples
         --------
         >>> from clusterednb import toy
         >>> blocks = toy.joint_blocks()  # the class's example
-        >>> direct = blocks.block_sums(frozenset({0, 1}))
-        >>> moved = blocks.block_sums(frozenset({0}), near=frozenset({0, 1}))  # 1 removed
-        >>> bool(np.allclose(moved.hessian, blocks.expansions.hessian[0]))
+        >>> blocks.of_members([0, 1]).counts.tolist()  # each task saw each value once
+        [2.0, 2.0]
+        """
+        rows = sorted(members)
+        return BlockSums(
+            self.value_counts[rows].sum(axis=0),
+            float(self.expansions.value[rows].sum()),
+            self.expansions.gradient[rows].sum(axis=0),
+            self.expansions.hessian[rows].sum(axis=0),
+        )
+
+    def added(self, sums: BlockSums, task: int) -> BlockSums:
+        """``sums`` with one more task's statistics (``O(d²)``, not ``O(|S| d²)``).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> blocks = toy.joint_blocks()  # the class's example
+        >>> both = blocks.added(blocks.of_members([0]), 1)
+        >>> bool(np.allclose(both.hessian, blocks.of_members([0, 1]).hessian))
         True
         """
-        sums = self._sums.get(members)
-        if sums is not None:
-            self._sums.move_to_end(members)
-            return sums
-        base = self._sums.get(near) if near is not None else None
-        moved = members ^ near if base is not None else frozenset()
-        if base is not None and len(moved) == 1:
-            self._sums.move_to_end(near)
-            (task,) = moved
-            sign = 1.0 if task in members else -1.0
-            sums = BlockSums(
-                base.counts + sign * self.value_counts[task],
-                base.value + sign * float(self.expansions.value[task]),
-                base.gradient + sign * self.expansions.gradient[task],
-                base.hessian + sign * self.expansions.hessian[task],
-            )
-        else:
-            rows = sorted(members)
-            sums = BlockSums(
-                self.value_counts[rows].sum(axis=0),
-                float(self.expansions.value[rows].sum()),
-                self.expansions.gradient[rows].sum(axis=0),
-                self.expansions.hessian[rows].sum(axis=0),
-            )
-        self._sums[members] = sums
-        if len(self._sums) > self._max_sums:
-            self._sums.popitem(last=False)
-        return sums
+        return self._moved(sums, task, 1.0)
+
+    def removed(self, sums: BlockSums, task: int) -> BlockSums:
+        """``sums`` without one of its tasks' statistics.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> blocks = toy.joint_blocks()  # the class's example
+        >>> first = blocks.removed(blocks.of_members([0, 1]), 1)
+        >>> bool(np.isclose(blocks.log_score(first), blocks.log_block(frozenset({0}))))
+        True
+        """
+        return self._moved(sums, task, -1.0)
+
+    def _moved(self, sums: BlockSums, task: int, sign: float) -> BlockSums:
+        return BlockSums(
+            sums.counts + sign * self.value_counts[task],
+            sums.value + sign * float(self.expansions.value[task]),
+            sums.gradient + sign * self.expansions.gradient[task],
+            sums.hessian + sign * self.expansions.hessian[task],
+        )
+
+    def log_score(self, sums: BlockSums) -> float:
+        """``log B(S)`` from the set's summed statistics.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> blocks = toy.joint_blocks()  # the class's example
+        >>> pair = blocks.of_members([0, 1])
+        >>> bool(np.isclose(blocks.log_score(pair), blocks.log_block(frozenset({0, 1}))))
+        True
+        """
+        return float(self.log_features(sums.counts)) + self.expansions.log_marginal_of_sums(
+            sums.value, sums.gradient, sums.hessian, self.precision
+        )

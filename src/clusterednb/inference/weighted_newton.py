@@ -51,6 +51,25 @@ def _dense(matrix) -> np.ndarray:
     return matrix.toarray() if sparse.issparse(matrix) else np.asarray(matrix)
 
 
+def _distinct_rows(rest) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The distinct rows of a dense matrix and each row's index among them, when there are at
+    most half as many (one-hot features repeat: a thousand films rated 100 000 times).
+
+    Rows are grouped by a random projection, then checked equal to their group's first row,
+    so the grouping is exact (on a collision, or too few repeats, ``(None, None)``).
+    """
+    if sparse.issparse(rest) or rest.shape[0] < 2:
+        return None, None
+    key = rest @ np.random.default_rng(0).normal(size=rest.shape[1])
+    _, first, pattern_of_row = np.unique(key, return_index=True, return_inverse=True)
+    if first.size > rest.shape[0] // 2:
+        return None, None
+    patterns = rest[first]
+    if not np.array_equal(patterns[pattern_of_row], rest):
+        return None, None
+    return patterns, pattern_of_row
+
+
 class _TaskBlockSolver:
     """Solves Newton systems whose task columns form a diagonal block (see the module)."""
 
@@ -67,6 +86,7 @@ class _TaskBlockSolver:
         self.row_task = row_task
         self.penalty_rest = penalty[self.rest_index]
         self.penalty_tasks = penalty[self.task_index]
+        self.patterns, self.pattern_of_row = _distinct_rows(self.rest)
 
     @staticmethod
     def applies(with_bias: sparse.csr_matrix, task_columns: slice) -> bool:
@@ -80,7 +100,11 @@ class _TaskBlockSolver:
             scaled = self.rest.multiply(curvature[:, None]).tocsr()
         else:
             scaled = self.rest * curvature[:, None]
-        a = _dense(self.rest.T @ scaled) + np.diag(self.penalty_rest)
+        if self.patterns is not None:  # ZᵀSZ over distinct rows, their curvatures summed
+            summed = np.bincount(self.pattern_of_row, curvature, self.patterns.shape[0])
+            a = self.patterns.T @ (self.patterns * summed[:, None]) + np.diag(self.penalty_rest)
+        else:
+            a = _dense(self.rest.T @ scaled) + np.diag(self.penalty_rest)
         b = _dense(self.tasks.T @ scaled).T  # (d_f, U)
         d = self.penalty_tasks + np.bincount(
             self.row_task[self.row_task >= 0],
