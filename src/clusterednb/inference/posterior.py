@@ -94,7 +94,18 @@ class Posterior:
         cold_label_counts: np.ndarray,
         cold_component: int,
     ) -> Posterior:
-        """A posterior in which every task (and the cold start) uses exactly one component."""
+        """A posterior in which every task (and the cold start) uses exactly one component.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> counts = toy.three_task_counts()
+        >>> pooled = counts.value_counts.sum(axis=0, keepdims=True)  # one component for all
+        >>> posterior = Posterior.single(pooled, counts.label_counts, np.zeros(3, int),
+        ...                              counts.label_counts.sum(axis=0), cold_component=0)
+        >>> posterior.components.tolist(), posterior.log_weights.tolist()
+        ([0, 0, 0], [0.0, 0.0, 0.0])
+        """
         n_tasks = task_label_counts.shape[0]
         return cls(
             component_counts=component_counts,
@@ -203,7 +214,14 @@ class Posterior:
 
     @property
     def n_tasks(self) -> int:
-        """Number of known tasks."""
+        """Number of known tasks.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> toy.three_task_posterior().n_tasks
+        3
+        """
         return int(self.task_label_counts.shape[0])
 
     def predict_log_proba(
@@ -276,7 +294,16 @@ class Posterior:
 
     # ------------------------------------------------------------------ plain data
     def to_arrays(self) -> dict[str, np.ndarray]:
-        """The posterior as named arrays (for NPZ)."""
+        """The posterior as named arrays (for NPZ).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> posterior = toy.three_task_posterior()
+        >>> again = Posterior.from_arrays(posterior.to_arrays())  # what a model file holds
+        >>> bool(np.array_equal(again.component_counts, posterior.component_counts))
+        True
+        """
         return {
             name: np.asarray(getattr(self, name))
             for name in self.__dataclass_fields__
@@ -285,7 +312,14 @@ class Posterior:
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Posterior:
-        """Inverse of :meth:`to_arrays`."""
+        """Inverse of :meth:`to_arrays`.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> Posterior.from_arrays(toy.three_task_posterior().to_arrays()).components.tolist()
+        [0, 0, 1]
+        """
         fields = {name: arrays[name] for name in cls.__dataclass_fields__ if name in arrays}
         if "mix_joint" in fields:
             fields["mix_joint"] = bool(fields["mix_joint"])
