@@ -125,12 +125,26 @@ class TaskDataset:
 
     @property
     def n_rows(self) -> int:
-        """Number of rows."""
+        """Number of rows.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> TaskDataset.from_arrays(*toy.colour_rows()).n_rows
+        9
+        """
         return int(self.X.shape[0])
 
     @property
     def n_tasks(self) -> int:
-        """Number of distinct tasks."""
+        """Number of distinct tasks.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> TaskDataset.from_arrays(*toy.colour_rows()).n_tasks
+        3
+        """
         return int(self.task_ids.shape[0])
 
     # ------------------------------------------------------------------ constructors
@@ -166,6 +180,14 @@ class TaskDataset:
             Declared label values when the schema is inferred.
         handle_unknown : {"warn", "error", "ignore"}
             What to do with a category the given schema does not know (treated as missing).
+
+        Examples
+        --------
+        >>> frame = pd.DataFrame({"user": ["ann", "ann", "bob"], "colour": ["red", "blue", None],
+        ...                       "liked": ["yes", "no", None]})  # bob's row: unlabelled
+        >>> data = TaskDataset.from_frame(frame, task="user", label="liked")
+        >>> data.X.tolist(), data.y.tolist(), data.task_ids.tolist()
+        ([[1], [0], [-1]], [1, 0, -1], ['ann', 'bob'])
         """
         if not isinstance(frame, pd.DataFrame):
             raise DataError(f"expected a pandas DataFrame, got {type(frame).__name__}")
@@ -200,7 +222,18 @@ class TaskDataset:
 
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> TaskDataset:
-        """Build from a CSV or Parquet file; keyword arguments as :meth:`from_frame`."""
+        """Build from a CSV or Parquet file; keyword arguments as :meth:`from_frame`.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> path = Path(tempfile.mkdtemp()) / "likes.csv"
+        >>> pd.DataFrame({"user": ["ann", "bob"], "colour": ["red", "blue"],
+        ...               "liked": ["yes", "no"]}).to_csv(path, index=False)
+        >>> TaskDataset.from_file(path, task="user", label="liked").schema.feature_names
+        ('colour',)
+        """
         return cls.from_frame(read_table(path), **kwargs)
 
     from_csv = from_file
@@ -233,6 +266,13 @@ class TaskDataset:
             Encode against this schema instead of inferring one.
         feature_names : sequence of str, optional
             Names for the columns of an array ``X``.
+
+        Examples
+        --------
+        >>> data = TaskDataset.from_arrays([["red"], ["blue"]], ["yes", None], ["ann", "ann"],
+        ...                                feature_names=["colour"])
+        >>> data.schema.classes, data.y.tolist()  # the second row is unlabelled
+        (('yes',), [0, -1])
         """
         frame = as_feature_input(X, schema.n_features if schema is not None else None)
         if feature_names is not None and isinstance(frame, np.ndarray):

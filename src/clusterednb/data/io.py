@@ -22,6 +22,18 @@ def read_table(path: str | Path) -> pd.DataFrame:
     ------
     DataError
         If the file does not exist, has an unknown suffix, or cannot be parsed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "likes.csv.gz"
+    >>> pd.DataFrame({"user": ["ann"], "liked": ["yes"]}).to_csv(path, index=False)
+    >>> read_table(path).to_dict("list")
+    {'user': ['ann'], 'liked': ['yes']}
+    >>> read_table(path.with_suffix(".xlsx"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.DataError: no such file: ...likes.csv.xlsx
     """
     path = Path(path)
     if not path.exists():
@@ -40,7 +52,16 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 
 def check_columns_exist(frame: pd.DataFrame, columns: Sequence[str], role: str) -> None:
-    """Raise :class:`DataError` naming any of ``columns`` absent from ``frame``."""
+    """Raise :class:`DataError` naming any of ``columns`` absent from ``frame``.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"user": ["ann"], "colour": ["red"]})
+    >>> check_columns_exist(frame, ["user", "size"], "feature")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.DataError: feature column(s) ['size'] not found; the data have ...
+    """
     absent = [c for c in columns if c not in frame.columns]
     if absent:
         raise DataError(

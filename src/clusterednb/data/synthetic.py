@@ -20,6 +20,12 @@ class PlantedPopulation:
     true_group : dict
         Task id → index of the group whose parameters generated it.
     feature_names : list of str
+
+    Examples
+    --------
+    >>> population = make_planted_population(np.random.default_rng(0), group_sizes=(2, 3))
+    >>> len(population.true_group), population.feature_names[:2]
+    (5, ['f0', 'f1'])
     """
 
     frame: pd.DataFrame
@@ -29,7 +35,14 @@ class PlantedPopulation:
     label_column: str = "label"
 
     def labels_for(self, task_ids: Sequence[str]) -> np.ndarray:
-        """True group of each task in ``task_ids`` order, shape (n_tasks,)."""
+        """True group of each task in ``task_ids`` order, shape (n_tasks,).
+
+        Examples
+        --------
+        >>> population = make_planted_population(np.random.default_rng(0), group_sizes=(2, 3))
+        >>> population.labels_for(sorted(population.true_group)).tolist()
+        [0, 0, 1, 1, 1]
+        """
         return np.array([self.true_group[t] for t in task_ids], dtype=np.int64)
 
 
