@@ -148,14 +148,10 @@ class ClusteredNB(TaskNaiveBayes):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from clusterednb.data.synthetic import make_planted_population
-    >>> population = make_planted_population(np.random.default_rng(0), group_sizes=(3, 3))
-    >>> frame = population.frame
-    >>> model = ClusteredNB(inference="exact").fit(
-    ...     frame[population.feature_names], frame["label"], frame["task"])
-    >>> model.partition_.tolist()
-    [0, 0, 0, 1, 1, 1]
+    >>> from clusterednb import toy
+    >>> model = ClusteredNB(inference="exact").fit(*toy.colour_rows())
+    >>> model.partition_.tolist()  # ann and bob like red, cy likes blue
+    [0, 0, 1]
     """
 
     def __init__(
@@ -246,7 +242,15 @@ class ClusteredNB(TaskNaiveBayes):
 
     def predict_log_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
         """Log posterior predictive, shape (n_rows, n_classes); with ``transductive="select"``
-        a task's unlabelled training rows choose its clusters (:mod:`clusterednb.transductive`)."""
+        a task's unlabelled training rows choose its clusters (:mod:`clusterednb.transductive`).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> model = ClusteredNB(inference="exact").fit(*toy.colour_rows())
+        >>> np.exp(model.predict_log_proba([["red"]], ["cy"])).round(3).tolist()  # no, yes
+        [[0.576, 0.424]]
+        """
         log_proba = super().predict_log_proba(X, tasks)
         if self.transductive != "select" or self.unlabelled_X_.shape[0] == 0:
             return log_proba
@@ -266,7 +270,14 @@ class ClusteredNB(TaskNaiveBayes):
 
     @property
     def coclustering_(self) -> np.ndarray:
-        """ndarray of shape (n_tasks, n_tasks): P(two tasks share a cluster | D)."""
+        """ndarray of shape (n_tasks, n_tasks): P(two tasks share a cluster | D).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> ClusteredNB(inference="exact").fit(*toy.colour_rows()).coclustering_.round(2)[0]
+        array([1.  , 0.64, 0.14])
+        """
         if not hasattr(self, "result_"):
             raise AttributeError("coclustering_ is available after fit")
         if self.task_ids_.size > _COCLUSTERING_LIMIT:
