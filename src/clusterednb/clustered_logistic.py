@@ -275,14 +275,13 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
 
         Examples
         --------
-        >>> import tempfile
-        >>> from pathlib import Path
         >>> from clusterednb import load, toy
         >>> X, y, tasks = toy.colour_rows()
         >>> model = ClusteredLogisticRegression(random_state=0).fit(X, y, tasks)
-        >>> path = Path(tempfile.mkdtemp()) / "colours.cnb"
+        >>> path = toy.scratch_file("colours.cnb")
         >>> model.save(path)
-        >>> bool(np.array_equal(load(path).predict_proba(X, tasks), model.predict_proba(X, tasks)))
+        >>> dee = ["dee"] * len(X)  # a user the model has not seen
+        >>> bool(np.array_equal(load(path).predict_proba(X, dee), model.predict_proba(X, dee)))
         True
         """
         save_model(self, path)

@@ -275,12 +275,10 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEst
 
         Examples
         --------
-        >>> import tempfile
-        >>> from pathlib import Path
         >>> from clusterednb import NoSharingNB, load, toy
         >>> X, y, tasks = toy.colour_rows()
         >>> model = NoSharingNB().fit(X, y, tasks)
-        >>> path = Path(tempfile.mkdtemp()) / "colours.cnb"
+        >>> path = toy.scratch_file("colours.cnb")
         >>> model.save(path)
         >>> bool(np.array_equal(load(path).predict_proba(X, tasks), model.predict_proba(X, tasks)))
         True

@@ -42,11 +42,10 @@ def load(path: str | Path) -> Any:
 
     Examples
     --------
-    >>> import tempfile, pathlib
     >>> import numpy as np
-    >>> from clusterednb import NoSharingNB
+    >>> from clusterednb import NoSharingNB, toy
     >>> model = NoSharingNB().fit([[0], [1], [1]], [0, 1, 1], ["u", "u", "v"])
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.cnb"
+    >>> path = toy.scratch_file("model.cnb")
     >>> model.save(path)
     >>> np.array_equal(load(path).predict_proba([[1]], ["u"]), model.predict_proba([[1]], ["u"]))
     True

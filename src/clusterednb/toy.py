@@ -15,6 +15,9 @@ Examples
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -219,3 +222,15 @@ def auc_rows() -> pd.DataFrame:
             for target, auc in enumerate(values)
         ]
     )
+
+
+def scratch_file(name: str) -> Path:
+    """A path called ``name`` in a new, empty temporary folder, for examples that write files.
+
+    Examples
+    --------
+    >>> path = scratch_file("model.cnb")
+    >>> (path.name, path.exists(), path.parent.is_dir())
+    ('model.cnb', False, True)
+    """
+    return Path(tempfile.mkdtemp(prefix="clusterednb-")) / name
