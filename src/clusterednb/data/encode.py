@@ -27,7 +27,7 @@ from clusterednb.exceptions import SchemaError, UnknownCategoryWarning
 from clusterednb.kernels import integer_codes
 
 
-class FeatureSchema(Protocol):
+class _SchemaView(Protocol):
     """What encoding reads of a :class:`clusterednb.data.schema.FeatureSchema`."""
 
     feature_names: tuple[str, ...]
@@ -52,7 +52,7 @@ def _check_handle_unknown(handle_unknown: str) -> None:
         raise SchemaError(f"handle_unknown must be one of {HANDLE_UNKNOWN}, got {handle_unknown!r}")
 
 
-def _is_integer_range(schema: FeatureSchema, features: FeatureInput) -> bool:
+def _is_integer_range(schema: _SchemaView, features: FeatureInput) -> bool:
     """Whether ``features`` is an integer array whose categories are ``0 .. V_f - 1``."""
     return (
         isinstance(features, np.ndarray)
@@ -62,9 +62,7 @@ def _is_integer_range(schema: FeatureSchema, features: FeatureInput) -> bool:
     )
 
 
-def encode_column(
-    schema: FeatureSchema, f: int, column: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def encode_column(schema: _SchemaView, f: int, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes of feature ``f``'s values and the mask of values present but unknown.
 
     Parameters
@@ -102,7 +100,7 @@ def encode_column(
 
 
 def _unknown_report(
-    schema: FeatureSchema, f: int, column: np.ndarray, unknown: np.ndarray, handle_unknown: str
+    schema: _SchemaView, f: int, column: np.ndarray, unknown: np.ndarray, handle_unknown: str
 ) -> str | None:
     """Raise for ``"error"``; otherwise a phrase naming the column's unknown values."""
     if not unknown.any():
@@ -119,7 +117,7 @@ def _unknown_report(
 
 
 def encode_features(
-    schema: FeatureSchema, features: FeatureInput, handle_unknown: str = "warn"
+    schema: _SchemaView, features: FeatureInput, handle_unknown: str = "warn"
 ) -> np.ndarray:
     """Encode feature columns as integer codes, reporting unknown categories in the same pass.
 
@@ -166,7 +164,7 @@ def encode_features(
 
 
 def encode_labels(
-    schema: FeatureSchema, labels: Sequence[Any] | np.ndarray, column: str = "label"
+    schema: _SchemaView, labels: Sequence[Any] | np.ndarray, column: str = "label"
 ) -> np.ndarray:
     """Encode label values as class codes.
 

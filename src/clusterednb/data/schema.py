@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.data import encode
+from clusterednb.data.schema_rules import check_same_columns, check_schema_parts
 from clusterednb.data.values import (
     FeatureInput,
     as_vector,
@@ -75,49 +76,40 @@ class FeatureSchema:
             "bin_edges",
             {str(k): tuple(float(e) for e in v) for k, v in self.bin_edges.items()},
         )
-        if len(self.feature_names) != len(self.categories):
-            raise SchemaError(
-                f"{len(self.feature_names)} feature names but {len(self.categories)} category lists"
-            )
-        if len(set(self.feature_names)) != len(self.feature_names):
-            raise SchemaError(f"duplicate feature names in {self.feature_names}")
-        if not self.feature_names:
-            raise SchemaError("a schema needs at least one feature")
-        for name, cats in zip(self.feature_names, self.categories, strict=True):
-            if not cats:
-                raise SchemaError(
-                    f"feature {name!r} has no categories (is the column entirely missing?)"
-                )
-            if len(set(cats)) != len(cats):
-                raise SchemaError(f"feature {name!r} has duplicate categories {cats}")
-        if not self.classes:
-            raise SchemaError("a schema needs at least one class")
-        if len(set(self.classes)) != len(self.classes):
-            raise SchemaError(f"duplicate classes {self.classes}")
-        for name, edges in self.bin_edges.items():
-            if name not in self.feature_names:
-                raise SchemaError(f"bin edges given for unknown feature {name!r}")
-            n_bins = len(self.categories[self.feature_names.index(name)])
-            if len(edges) != n_bins - 1 or any(np.diff(edges) <= 0):
-                raise SchemaError(
-                    f"feature {name!r}: {n_bins} bins need {n_bins - 1} increasing edges, "
-                    f"got {edges}"
-                )
+        check_schema_parts(self.feature_names, self.categories, self.classes, self.bin_edges)
 
-    # ------------------------------------------------------------------ shape facts
     @property
     def n_features(self) -> int:
-        """Number of features ``F``."""
+        """Number of features ``F``.
+
+        Examples
+        --------
+        >>> FeatureSchema(("colour", "size"), (("red", "blue"), (1, 2, 3)), (0, 1)).n_features
+        2
+        """
         return len(self.feature_names)
 
     @property
     def n_classes(self) -> int:
-        """Number of label values ``C``."""
+        """Number of label values ``C``.
+
+        Examples
+        --------
+        >>> FeatureSchema(("colour",), (("red", "blue"),), ("no", "maybe", "yes")).n_classes
+        3
+        """
         return len(self.classes)
 
     @property
     def n_values(self) -> np.ndarray:
-        """ndarray of shape (n_features,): the number of categories ``V_f`` of each feature."""
+        """ndarray of shape (n_features,): the number of categories ``V_f`` of each feature.
+
+        Examples
+        --------
+        >>> schema = FeatureSchema(("colour", "size"), (("red", "blue"), (1, 2, 3)), (0, 1))
+        >>> schema.n_values.tolist(), schema.n_values_total
+        ([2, 3], 5)
+        """
         return np.array([len(c) for c in self.categories], dtype=np.int64)
 
     @property
@@ -134,15 +126,20 @@ class FeatureSchema:
 
     @property
     def n_values_total(self) -> int:
-        """Length ``V = Σ_f V_f`` of the flat value axis."""
+        """Length ``V = Σ_f V_f`` of the flat value axis (examples: :attr:`n_values`)."""
         return int(self.n_values.sum())
 
     @property
     def value_feature(self) -> np.ndarray:
-        """ndarray of shape (n_values_total,): the feature index of each flat value."""
+        """ndarray of shape (n_values_total,): the feature index of each flat value.
+
+        Examples
+        --------
+        >>> FeatureSchema(("colour", "size"), (("red", "blue"), (1, 2)), (0, 1)).value_feature
+        array([0, 0, 1, 1])
+        """
         return np.repeat(np.arange(self.n_features), self.n_values)
 
-    # ------------------------------------------------------------------ construction
     @classmethod
     def infer(
         cls,
@@ -163,25 +160,23 @@ class FeatureSchema:
         classes : sequence, optional
             Declared label values (overrides ``labels``); use it when some class has no
             example yet.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"colour": ["red", "blue", None], "size": [3, 1, 3]})
+        >>> schema = FeatureSchema.infer(rows, ["yes", None, "no"])
+        >>> schema.categories, schema.classes  # sorted; missing values are not categories
+        ((('blue', 'red'), (1, 3)), ('no', 'yes'))
         """
         names = feature_names_of(features)
-        categories = _integer_array_categories(features)
-        if categories is None:
-            categories = tuple(
-                ordered_unique(feature_column(features, j, name)) for j, name in enumerate(names)
-            )
-        for name, cats in zip(names, categories, strict=True):
-            if not cats:
-                raise SchemaError(f"feature column {name!r} has no non-missing value")
-        if classes is not None:
-            inferred_classes = tuple(to_python_scalar(c) for c in classes)
-        elif labels is not None:
-            inferred_classes = ordered_unique(as_vector(labels))
-            if not inferred_classes:
-                raise SchemaError("every label is missing: there is nothing to learn from")
-        else:
+        categories = _observed_categories(features, names)
+        found = _class_values(labels, classes)
+        if found is None:
             raise SchemaError("labels or classes are needed to infer a schema")
-        return cls(tuple(names), categories, inferred_classes)
+        if not found:
+            raise SchemaError("every label is missing: there is nothing to learn from")
+        return cls(tuple(names), categories, found)
 
     def extended(
         self,
@@ -202,6 +197,13 @@ class FeatureSchema:
         labels : array-like of shape (n_rows,), optional
         classes : sequence, optional
             Declared label values; when given, ``labels`` adds no class.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> schema = FeatureSchema(("colour",), (("blue", "red"),), ("no", "yes"))
+        >>> schema.extended(pd.DataFrame({"colour": ["green"]}), ["maybe"]).categories
+        (('blue', 'green', 'red'),)
         """
         if isinstance(features, pd.DataFrame):
             self.check_columns(features.columns)
@@ -211,12 +213,7 @@ class FeatureSchema:
             else merge_ordered(cats, ordered_unique(feature_column(features, f, name)))
             for f, (name, cats) in enumerate(zip(self.feature_names, self.categories, strict=True))
         )
-        if classes is not None:  # declared classes are fixed, as in :meth:`infer`
-            new_classes = merge_ordered(self.classes, tuple(to_python_scalar(c) for c in classes))
-        elif labels is not None:
-            new_classes = merge_ordered(self.classes, ordered_unique(as_vector(labels)))
-        else:
-            new_classes = self.classes
+        new_classes = merge_ordered(self.classes, _class_values(labels, classes) or ())
         return FeatureSchema(self.feature_names, categories, new_classes, self.bin_edges)
 
     def index_maps(self, old: FeatureSchema) -> tuple[np.ndarray, np.ndarray]:
@@ -226,18 +223,16 @@ class FeatureSchema:
         -------
         class_map : ndarray of shape (old.n_classes,)
         value_map : ndarray of shape (old.n_values_total,)
-        """
-        if old.feature_names != self.feature_names:
-            raise SchemaError(f"features differ: {old.feature_names} versus {self.feature_names}")
-        class_pos = {c: i for i, c in enumerate(self.classes)}
-        class_map = np.array([class_pos[c] for c in old.classes], dtype=np.int64)
-        value_map = []
-        for f, (old_cats, new_cats) in enumerate(zip(old.categories, self.categories, strict=True)):
-            pos = {c: i for i, c in enumerate(new_cats)}
-            value_map.extend(int(self.offsets[f]) + pos[c] for c in old_cats)
-        return class_map, np.array(value_map, dtype=np.int64)
 
-    # ------------------------------------------------------------------ encoding
+        Examples
+        --------
+        >>> old = FeatureSchema(("colour",), (("blue", "red"),), ("no", "yes"))
+        >>> new = FeatureSchema(("colour",), (("blue", "green", "red"),), ("maybe", "no", "yes"))
+        >>> [m.tolist() for m in new.index_maps(old)]
+        [[1, 2], [0, 2]]
+        """
+        return _index_maps(old, self)
+
     def encode_features(
         self, features: FeatureInput, handle_unknown: HandleUnknown = "warn"
     ) -> np.ndarray:
@@ -269,7 +264,18 @@ class FeatureSchema:
         return encode.encode_labels(self, labels, column)
 
     def check_input(self, features: FeatureInput) -> None:
-        """Raise unless ``features`` has exactly the schema's feature columns."""
+        """Raise :class:`SchemaError` unless ``features`` has exactly the schema's columns.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> schema = FeatureSchema(("colour", "size"), (("red", "blue"), (1, 2)), (0, 1))
+        >>> schema.check_input(np.zeros((4, 2), dtype=int))  # two columns: accepted
+        >>> schema.check_input(np.zeros((4, 3), dtype=int))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        clusterednb.exceptions.SchemaError: X has shape (4, 3) but the schema has 2 features ...
+        """
         if isinstance(features, np.ndarray):
             if features.ndim != 2 or features.shape[1] != self.n_features:
                 raise SchemaError(
@@ -280,23 +286,15 @@ class FeatureSchema:
         self.check_columns(features.columns)
 
     def check_columns(self, columns: Iterable[Any]) -> None:
-        """Raise :class:`SchemaError` unless ``columns`` are exactly the schema's features."""
-        given = [str(c) for c in columns]
-        missing = [n for n in self.feature_names if n not in given]
-        extra = [c for c in given if c not in self.feature_names]
-        if missing or extra:
-            parts = []
-            if missing:
-                parts.append(f"missing feature columns {missing}")
-            if extra:
-                parts.append(f"unexpected columns {extra}")
-            raise SchemaError(
-                "data do not match the schema: "
-                + "; ".join(parts)
-                + f" (the schema's features are {list(self.feature_names)})"
-            )
+        """Raise :class:`SchemaError` unless ``columns`` are exactly the schema's features.
 
-    # ------------------------------------------------------------------ plain data
+        Examples
+        --------
+        >>> schema = FeatureSchema(("colour", "size"), (("red", "blue"), (1, 2)), (0, 1))
+        >>> schema.check_columns(["size", "colour"])  # any order
+        """
+        check_same_columns(self.feature_names, columns)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready representation; see :meth:`from_dict`.
 
@@ -318,7 +316,15 @@ class FeatureSchema:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FeatureSchema:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict`; a malformed record raises :class:`SchemaError`.
+
+        Examples
+        --------
+        >>> FeatureSchema.from_dict({"feature_names": ["colour"], "classes": [0, 1]})
+        Traceback (most recent call last):
+        ...
+        clusterednb.exceptions.SchemaError: malformed schema record: 'categories'
+        """
         try:
             return cls(
                 tuple(data["feature_names"]),
@@ -328,6 +334,41 @@ class FeatureSchema:
             )
         except (KeyError, TypeError) as exc:
             raise SchemaError(f"malformed schema record: {exc}") from exc
+
+
+def _observed_categories(features: FeatureInput, names: list[str]) -> tuple[tuple[Any, ...], ...]:
+    """The sorted non-missing values of each feature column; an empty column raises."""
+    categories = _integer_array_categories(features)
+    if categories is None:
+        categories = tuple(
+            ordered_unique(feature_column(features, j, name)) for j, name in enumerate(names)
+        )
+    for name, cats in zip(names, categories, strict=True):
+        if not cats:
+            raise SchemaError(f"feature column {name!r} has no non-missing value")
+    return categories
+
+
+def _class_values(labels: Any, classes: Sequence[Any] | None) -> tuple[Any, ...] | None:
+    """Declared ``classes`` if given (they fix the classes), else the labels' sorted values."""
+    if classes is not None:
+        return tuple(to_python_scalar(c) for c in classes)
+    if labels is not None:
+        return ordered_unique(as_vector(labels))
+    return None
+
+
+def _index_maps(old: FeatureSchema, new: FeatureSchema) -> tuple[np.ndarray, np.ndarray]:
+    """Where each class and flat value of ``old`` sits in ``new`` (same features)."""
+    if old.feature_names != new.feature_names:
+        raise SchemaError(f"features differ: {old.feature_names} versus {new.feature_names}")
+    class_pos = {c: i for i, c in enumerate(new.classes)}
+    class_map = np.array([class_pos[c] for c in old.classes], dtype=np.int64)
+    value_map = []
+    for f, (old_cats, new_cats) in enumerate(zip(old.categories, new.categories, strict=True)):
+        pos = {c: i for i, c in enumerate(new_cats)}
+        value_map.extend(int(new.offsets[f]) + pos[c] for c in old_cats)
+    return class_map, np.array(value_map, dtype=np.int64)
 
 
 def _integer_array_categories(features: FeatureInput) -> tuple[tuple[int, ...], ...] | None:

@@ -38,6 +38,7 @@ KNOWN_MODELS = (
     "lr-hier-fixed",
     "user-knn",
     "als",
+    "cnb-gibbs-reseeded",
 )
 
 

@@ -1,0 +1,99 @@
+"""The rules a feature schema's parts obey, checked in one place with errors that name the part.
+
+:class:`clusterednb.data.schema.FeatureSchema` calls :func:`check_schema_parts` when it is
+built and :func:`check_same_columns` when data arrive, so a schema that exists is valid and
+data that reach the encoder have exactly its columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from clusterednb.exceptions import SchemaError
+
+
+def check_schema_parts(
+    feature_names: tuple[str, ...],
+    categories: tuple[tuple[Any, ...], ...],
+    classes: tuple[Any, ...],
+    bin_edges: Mapping[str, tuple[float, ...]],
+) -> None:
+    """Raise :class:`SchemaError` unless the parts make a schema.
+
+    The rules: at least one feature and one class; one category list per feature name; no
+    duplicate names, categories or classes; no empty category list; bin edges only for
+    known features, increasing, one fewer than the feature's bins.
+
+    Parameters
+    ----------
+    feature_names : tuple of str, length n_features
+    categories : tuple of tuples, length n_features
+    classes : tuple, length n_classes
+    bin_edges : mapping of str to tuple of float
+
+    Examples
+    --------
+    >>> check_schema_parts(("size",), ((1, 2, 3),), ("no", "yes"), {})
+    >>> check_schema_parts(("size",), ((1, 2, 3),), ("no", "yes"), {"size": (2.5, 1.5)})
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.SchemaError: feature 'size': 3 bins need 2 increasing edges, got ...
+    """
+    if len(feature_names) != len(categories):
+        raise SchemaError(
+            f"{len(feature_names)} feature names but {len(categories)} category lists"
+        )
+    if len(set(feature_names)) != len(feature_names):
+        raise SchemaError(f"duplicate feature names in {feature_names}")
+    if not feature_names:
+        raise SchemaError("a schema needs at least one feature")
+    for name, cats in zip(feature_names, categories, strict=True):
+        if not cats:
+            raise SchemaError(
+                f"feature {name!r} has no categories (is the column entirely missing?)"
+            )
+        if len(set(cats)) != len(cats):
+            raise SchemaError(f"feature {name!r} has duplicate categories {cats}")
+    if not classes:
+        raise SchemaError("a schema needs at least one class")
+    if len(set(classes)) != len(classes):
+        raise SchemaError(f"duplicate classes {classes}")
+    for name, edges in bin_edges.items():
+        if name not in feature_names:
+            raise SchemaError(f"bin edges given for unknown feature {name!r}")
+        n_bins = len(categories[feature_names.index(name)])
+        if len(edges) != n_bins - 1 or any(np.diff(edges) <= 0):
+            raise SchemaError(
+                f"feature {name!r}: {n_bins} bins need {n_bins - 1} increasing edges, got {edges}"
+            )
+
+
+def check_same_columns(feature_names: tuple[str, ...], columns: Iterable[Any]) -> None:
+    """Raise :class:`SchemaError` unless ``columns`` are exactly ``feature_names`` (any order).
+
+    Examples
+    --------
+    >>> check_same_columns(("colour", "size"), ["size", "colour"])
+    >>> check_same_columns(("colour", "size"), ["colour", "weight"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.SchemaError: ... missing feature columns ['size']; unexpected ...
+    """
+    given = [str(c) for c in columns]
+    missing = [n for n in feature_names if n not in given]
+    extra = [c for c in given if c not in feature_names]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing feature columns {missing}")
+        if extra:
+            parts.append(f"unexpected columns {extra}")
+        raise SchemaError(
+            "data do not match the schema: "
+            + "; ".join(parts)
+            + f" (the schema's features are {list(feature_names)})"
+        )
