@@ -100,8 +100,8 @@ def test_the_sequential_start_is_the_greedy_pass_of_the_collapsed_model():
     checked against the Dirichlet–multinomial marginals computed densely."""
     from scipy import sparse
 
-    from clusterednb.inference.variational import _Problem
-    from clusterednb.inference.variational_seeds import sequential_partition
+    from clusterednb.inference.variational_collapsed import sequential_partition
+    from clusterednb.inference.variational_problem import VariationalProblem
 
     population = make_planted_population(
         np.random.default_rng(5), group_sizes=(4, 3, 3), rows_per_task=30
@@ -110,7 +110,7 @@ def test_the_sequential_start_is_the_greedy_pass_of_the_collapsed_model():
     counts = model.counts_
     n_tasks = counts.value_counts.shape[0]
     dense = counts.value_counts.reshape(n_tasks, -1).astype(float)
-    problem = _Problem(model.observation_, sparse.csr_matrix(dense), counts.label_counts)
+    problem = VariationalProblem(model.observation_, sparse.csr_matrix(dense), counts.label_counts)
     gamma = 0.7
     partition = sequential_partition(problem, gamma)
 
@@ -152,3 +152,65 @@ def test_the_sequential_restart_wins_when_few_tasks_hold_many_rows():
     truth = population.labels_for(model.task_ids_)
     assert adjusted_rand_score(truth, fits[0].partition) < 0.5
     assert adjusted_rand_score(truth, fits[2000].partition) == pytest.approx(1.0)
+
+
+def _problem_of(model):
+    from scipy import sparse
+
+    from clusterednb.inference.variational_problem import VariationalProblem
+
+    counts = model.counts_
+    dense = counts.value_counts.reshape(counts.value_counts.shape[0], -1).astype(float)
+    return VariationalProblem(model.observation_, sparse.csr_matrix(dense), counts.label_counts)
+
+
+def test_the_collapsed_polish_step_is_the_gibbs_conditional_of_a_hard_partition():
+    """From one-hot responsibilities the first task's update is the collapsed Gibbs
+    conditional ``P(z_0 = k | z_{-0}) ∝ |k|^{-0} P(n_0 | N_k^{-0})`` (``γ P(n_0)`` for a new
+    cluster), checked against Dirichlet–multinomial marginals of dense sums."""
+    from clusterednb.inference.variational_collapsed import collapsed_polish
+
+    population = make_planted_population(
+        np.random.default_rng(8), group_sizes=(3, 3, 2), rows_per_task=6, n_features=3
+    )
+    model = fit(population, "bhc")
+    problem = _problem_of(model)
+    dense = problem.task_counts.toarray()
+    partition = population.labels_for(model.task_ids_)
+    r = np.eye(partition.max() + 1)[partition]
+    gamma = 0.8
+    polished = collapsed_polish(problem, r, gamma, max_passes=1, floor=0.0)
+
+    def log_features(row: np.ndarray) -> float:
+        return problem.log_features(row[None, :])
+
+    scores = []
+    for k in range(r.shape[1]):
+        members = np.flatnonzero(partition[1:] == k) + 1
+        total = dense[members].sum(axis=0)
+        scores.append(
+            np.log(members.size) + log_features(total + dense[0]) - log_features(total)
+            if members.size
+            else -np.inf
+        )
+    scores.append(np.log(gamma) + log_features(dense[0]))
+    expected = np.exp(np.array(scores) - max(scores))
+    np.testing.assert_allclose(polished[0], expected / expected.sum(), rtol=1e-9, atol=1e-12)
+
+
+def test_a_task_alone_in_a_component_made_of_itself_rejoins_its_group():
+    """Mean field keeps a task in a component of its own (the component fits it perfectly);
+    the leave-one-out polish scores it against the other tasks and moves it to its group."""
+    from clusterednb.inference.variational_collapsed import collapsed_polish
+
+    population = make_planted_population(
+        np.random.default_rng(9), group_sizes=(4, 3, 3), rows_per_task=30
+    )
+    model = fit(population, "bhc")
+    problem = _problem_of(model)
+    truth = population.labels_for(model.task_ids_)
+    n_groups = truth.max() + 1
+    start = np.eye(n_groups + 1)[np.where(np.arange(truth.size) == 0, n_groups, truth)]
+    polished = collapsed_polish(problem, start, 1.0, max_passes=5)
+    assert polished[0].argmax() == truth[0]
+    assert adjusted_rand_score(truth, polished.argmax(axis=1)) == pytest.approx(1.0)

@@ -47,13 +47,15 @@ from scipy.special import digamma, gammaln
 
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
+from clusterednb.inference.variational_collapsed import collapsed_polish, sequential_partition
 from clusterednb.inference.variational_kernels import assign_chunk
 from clusterednb.inference.variational_merges import (
     closest_pairs,
     merge_entropy,
     merged_components,
 )
-from clusterednb.inference.variational_seeds import sequential_partition, spread_seeds
+from clusterednb.inference.variational_problem import VariationalProblem
+from clusterednb.inference.variational_seeds import spread_seeds
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
 from clusterednb.stats import Counts
@@ -91,6 +93,12 @@ class VariationalSettings:
         (``O(U · K · nnz)`` Python-level steps, so left out above).
     n_jobs : int
         Threads for the assignment step (chunks of tasks; the compiled step releases the GIL).
+    collapsed_passes : int
+        Up to ``sequential_start_tasks`` tasks, the winning restart's responsibilities are
+        finished by at most this many leave-one-out passes
+        (:func:`~clusterednb.inference.variational_collapsed.collapsed_polish`), so that no
+        task keeps a component of its own only because that component is made of it
+        (0: off).
     merge_pairs : int or None
         Merge moves per iteration on the pairs with the closest count profiles, kept when
         the ELBO rises (0: none). ``None``: 20 above ``max_restart_tasks`` tasks, none below
@@ -106,6 +114,7 @@ class VariationalSettings:
     spare_components: int = 8
     sequential_start_tasks: int = 2000
     n_jobs: int = 1
+    collapsed_passes: int = 20
     merge_pairs: int | None = None
 
 
@@ -114,45 +123,6 @@ class _Fit:
     responsibilities: np.ndarray  # (U, K)
     elbo: float
     trace: np.ndarray  # ELBO after each iteration
-
-
-class _Problem:
-    """The flat, sparse view of the counts the updates read."""
-
-    def __init__(
-        self, model: DirichletNB, task_counts: sparse.csr_matrix, label_counts: np.ndarray
-    ) -> None:
-        n_tasks = task_counts.shape[0]
-        n_classes = label_counts.shape[1]
-        n_values = task_counts.shape[1] // n_classes
-        self.n_tasks = n_tasks
-        self.shape = (n_classes, n_values)
-        self.task_counts = sparse.csr_matrix(task_counts, dtype=np.float64)
-        self.beta = np.asarray(model.beta, dtype=np.float64).reshape(-1)
-        # Segment (class, feature) of each flat (class, value) cell, and segment starts.
-        offsets = np.asarray(model.offsets)
-        starts = (np.arange(n_classes)[:, None] * n_values + offsets[None, :-1]).reshape(-1)
-        self.segment_starts = starts
-        self.segment_of = np.repeat(
-            np.arange(starts.size), np.diff(np.append(starts, n_values * n_classes))
-        )
-        self.log_beta_norm = self._log_norm(self.beta[None, :])[0]
-        self.log_labels = float(model.log_marginal_labels(label_counts).sum())
-
-    def _log_norm(self, pseudo: np.ndarray) -> np.ndarray:
-        """``Σ_{y,f} log B(pseudo[y, f])`` per row of pseudo-counts, shape (K, CV) -> (K,)."""
-        totals = np.add.reduceat(pseudo, self.segment_starts, axis=1)
-        return gammaln(pseudo).sum(axis=1) - gammaln(totals).sum(axis=1)
-
-    def expected_log_theta(self, cluster_counts: np.ndarray) -> np.ndarray:
-        """``E[log θ_kyv]``, shape (K, CV)."""
-        pseudo = self.beta + cluster_counts
-        totals = np.add.reduceat(pseudo, self.segment_starts, axis=1)
-        return digamma(pseudo) - digamma(totals)[:, self.segment_of]
-
-    def log_features(self, cluster_counts: np.ndarray) -> float:
-        """``Σ_k Σ_{y,f} [log B(β + N_kyf) − log B(β)]``."""
-        return float((self._log_norm(self.beta + cluster_counts) - self.log_beta_norm).sum())
 
 
 def _stick_expectations(sizes: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray, float]:
@@ -171,7 +141,11 @@ def _stick_expectations(sizes: np.ndarray, gamma: float) -> tuple[np.ndarray, np
 
 
 def _elbo_of(
-    problem: _Problem, cluster_counts: np.ndarray, sizes: np.ndarray, entropy: float, gamma: float
+    problem: VariationalProblem,
+    cluster_counts: np.ndarray,
+    sizes: np.ndarray,
+    entropy: float,
+    gamma: float,
 ) -> tuple[float, np.ndarray]:
     """ELBO from the expected counts (K, CV) and sizes (K,) of the responsibilities; also
     ``E[log π]``."""
@@ -187,7 +161,7 @@ def _elbo_of(
 
 
 def _assign(
-    problem: _Problem,
+    problem: VariationalProblem,
     log_theta: np.ndarray,
     log_pi: np.ndarray,
     n_chunks: int,
@@ -226,7 +200,7 @@ def _assign(
 
 
 def _merge_pass(
-    problem: _Problem,
+    problem: VariationalProblem,
     r: np.ndarray,
     state: tuple[np.ndarray, np.ndarray, float, float],
     gamma: float,
@@ -265,7 +239,7 @@ def _kept(sizes: np.ndarray, spare: int) -> np.ndarray:
 
 
 def _one_restart(
-    problem: _Problem,
+    problem: VariationalProblem,
     gamma: float,
     n_components: int,
     settings: VariationalSettings,
@@ -283,7 +257,7 @@ def _one_restart(
 
 
 def _sequential_restart(
-    problem: _Problem,
+    problem: VariationalProblem,
     gamma: float,
     n_components: int,
     settings: VariationalSettings,
@@ -306,7 +280,7 @@ def _sequential_restart(
 
 
 def _coordinate_ascent(
-    problem: _Problem,
+    problem: VariationalProblem,
     gamma: float,
     cluster_counts: np.ndarray,
     log_pi: np.ndarray,
@@ -336,6 +310,16 @@ def _coordinate_ascent(
         if converged:
             break
     return _Fit(r[:, keep], trace[-1], np.array(trace))
+
+
+def _elbo_of_responsibilities(problem: VariationalProblem, r: np.ndarray, gamma: float) -> float:
+    """The ELBO of responsibilities (U, K) with ``q(θ)`` and ``q(V)`` at their optimum, the
+    truncation cut to the components that hold mass."""
+    r = r[:, r.max(axis=0) > 0]
+    counts = np.asarray((problem.task_counts.T @ r).T)
+    positive = r[r > 0]
+    entropy = -float(positive @ np.log(positive))
+    return _elbo_of(problem, counts, r.sum(axis=0), entropy, gamma)[0]
 
 
 def _n_clusters_probability(r: np.ndarray, n_tasks: int) -> np.ndarray:
@@ -392,7 +376,7 @@ def fit_variational_sparse(
     settings : VariationalSettings
     """
     require_conjugate(model, "variational")
-    problem = _Problem(model, task_counts, label_counts)
+    problem = VariationalProblem(model, task_counts, label_counts)
     n_tasks = problem.n_tasks
     n_components = max(1, min(settings.n_components, n_tasks))
     with ExitStack() as stack:
@@ -410,7 +394,10 @@ def fit_variational_sparse(
         if n_tasks <= settings.sequential_start_tasks:
             restarts.append(_sequential_restart(problem, gamma, n_components, settings, pool))
     best = max(restarts, key=lambda fit: fit.elbo)
-    r = best.responsibilities  # rows sum to 1; entries are 0 or above the floor
+    r, elbo = best.responsibilities, best.elbo  # rows sum to 1; entries 0 or above the floor
+    if settings.collapsed_passes and n_tasks <= settings.sequential_start_tasks:
+        r = collapsed_polish(problem, r, gamma, settings.collapsed_passes, floor=WEIGHT_FLOOR)
+        elbo = _elbo_of_responsibilities(problem, r, gamma)
     used = np.flatnonzero(r.max(axis=0) > 0)
     r = np.ascontiguousarray(r[:, used])
     rows, columns = np.nonzero(r)
@@ -440,7 +427,7 @@ def fit_variational_sparse(
         extras["coclustering"] = together
     return ClusteringResult(
         posterior=posterior,
-        log_evidence=best.elbo,
+        log_evidence=elbo,
         evidence_kind="lower_bound",
         partition=partition,
         n_clusters_probability=_n_clusters_probability(r, n_tasks),

@@ -1,5 +1,5 @@
-"""Starts of the variational engine: seed tasks far apart, chosen k-means++ style, and a
-greedy sequential pass of the collapsed model (:func:`sequential_partition`).
+"""Seeded starts of the variational engine: seed tasks far apart, chosen k-means++ style
+(the greedy sequential start is in :mod:`clusterednb.inference.variational_collapsed`).
 
 The divergence is the naive-Bayes log-likelihood: a task is far from the seeds when the best
 seed explains its counts much worse than the task explains itself.
@@ -8,11 +8,9 @@ seed explains its counts much worse than the task explains itself.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from scipy import sparse
-from scipy.special import gammaln
 
 SEEDING_SAMPLE = 20_000
 
@@ -61,47 +59,3 @@ def _self_scores(counts: sparse.csr_matrix, log_theta: LogTheta) -> np.ndarray:
         explained = block.multiply(log_theta(block.toarray())).sum(axis=1)
         out[start : start + block.shape[0]] = np.asarray(explained).ravel()
     return out
-
-
-def sequential_partition(problem: Any, gamma: float) -> np.ndarray:
-    """A greedy pass of the collapsed model: each task in turn joins the cluster that scores
-    best given the tasks before it, ``|k| · P(n_u | N_k)``, or a new one, ``γ · P(n_u)``
-    (Dirichlet–multinomial predictives of its counts).
-
-    Mean-field updates can neither split nor merge clusters, and a start from a few seeded
-    tasks settles in a coarse mode: on landmine (29 fields) every seeded start ends with 8
-    clusters, this start with 12 and an ELBO about 500 nats higher (Gibbs' MAP has 13-14).
-    Each task costs ``O(K · nnz)`` (only its non-zero cells and their segments).
-
-    Returns
-    -------
-    ndarray of shape (n_tasks,)
-        Cluster of each task, numbered by first appearance.
-    """
-    counts = problem.task_counts
-    beta, segment_of = problem.beta, problem.segment_of
-    beta_totals = np.add.reduceat(beta, problem.segment_starts)
-    pseudo = np.zeros((0, beta.size))
-    totals = np.zeros((0, beta_totals.size))
-    sizes: list[float] = []
-    partition = np.zeros(problem.n_tasks, dtype=np.int64)
-    for task in range(problem.n_tasks):
-        row = slice(counts.indptr[task], counts.indptr[task + 1])
-        cells, values = counts.indices[row], counts.data[row]
-        segments, where = np.unique(segment_of[cells], return_inverse=True)
-        segment_values = np.bincount(where, weights=values, minlength=segments.size)
-        candidates = np.vstack([pseudo[:, cells], beta[cells][None, :]])
-        candidate_totals = np.vstack([totals[:, segments], beta_totals[segments][None, :]])
-        gain = (gammaln(candidates + values) - gammaln(candidates)).sum(axis=1) - (
-            gammaln(candidate_totals + segment_values) - gammaln(candidate_totals)
-        ).sum(axis=1)
-        choice = int(np.argmax(np.log(np.append(sizes, gamma)) + gain))
-        if choice == len(sizes):
-            pseudo = np.vstack([pseudo, beta[None, :]])
-            totals = np.vstack([totals, beta_totals[None, :]])
-            sizes.append(0.0)
-        pseudo[choice, cells] += values
-        totals[choice, segments] += segment_values
-        sizes[choice] += 1.0
-        partition[task] = choice
-    return partition

@@ -33,7 +33,6 @@ from clusterednb.inference.variational import (
     VariationalSettings,
     _elbo_of,
     _kept,
-    _Problem,
     _stick_expectations,
 )
 from clusterednb.inference.variational_kernels import assign_chunk
@@ -42,6 +41,7 @@ from clusterednb.inference.variational_merges import (
     merge_entropy,
     merged_components,
 )
+from clusterednb.inference.variational_problem import VariationalProblem
 from clusterednb.inference.variational_seeds import spread_seeds
 from clusterednb.observation import DirichletNB
 
@@ -155,7 +155,7 @@ def fit_variational_stream(
     settings = settings or VariationalSettings()
     n_classes = model.schema.n_classes
     width = n_classes * model.schema.n_values_total
-    problem = _Problem(model, sparse.csr_matrix((0, width)), np.zeros((0, n_classes)))
+    problem = VariationalProblem(model, sparse.csr_matrix((0, width)), np.zeros((0, n_classes)))
     merge_pairs = 20 if settings.merge_pairs is None else settings.merge_pairs
     summaries: list[_Summary] = []
     tops: list[tuple[np.ndarray, np.ndarray]] = []
@@ -236,7 +236,10 @@ def _checked(b: int, cells: sparse.csr_matrix, labels: np.ndarray, width: int) -
 
 
 def _seeded(
-    problem: _Problem, cells: sparse.csr_matrix, n_components: int, rng: np.random.Generator
+    problem: VariationalProblem,
+    cells: sparse.csr_matrix,
+    n_components: int,
+    rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``E[log θ]`` (K, CV) and ``E[log π]`` (K,) of the start: up to ``n_components`` seed
     tasks of the first batch (spread k-means++ style), and empty components for the rest
@@ -277,7 +280,7 @@ def _visit(
 
 
 def _merge(
-    problem: _Problem,
+    problem: VariationalProblem,
     summaries: list[_Summary],
     tops: list[tuple[np.ndarray, np.ndarray]],
     pairs: np.ndarray,
