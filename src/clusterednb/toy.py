@@ -206,6 +206,25 @@ def colour_rows() -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     return pd.DataFrame({"colour": colour}), np.array(y), np.array(tasks)
 
 
+def transfer_split() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A protocol-T split of :func:`colour_rows` with target ``ann`` and ``k = 1``.
+
+    Columns ``task``, ``label`` (1 for ``yes``) and ``colour``. The training frame holds
+    every row of ``bob`` and ``cy`` and ann's first row (red, liked); the test frame holds
+    ann's other two rows: red (liked) and blue (not liked).
+
+    Examples
+    --------
+    >>> train, test = transfer_split()
+    >>> len(train), test[["colour", "label"]].values.tolist()
+    (7, [['red', 1], ['blue', 0]])
+    """
+    X, y, tasks = colour_rows()
+    frame = X.assign(task=tasks, label=(y == "yes").astype(int))[["task", "label", "colour"]]
+    test = frame.index.isin([1, 2])
+    return frame[~test].reset_index(drop=True), frame[test].reset_index(drop=True)
+
+
 def auc_rows() -> pd.DataFrame:
     """Protocol-T rows of two models on three targets at ``k = 1``: ``lr-pooled`` and ``cnb``.
 

@@ -33,6 +33,12 @@ class EvalDataset:
     text : str, optional
         A column of documents: the models then see a bag of words built from each split's
         training documents only (``features`` is empty).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"task": ["ann", "bob"], "label": [1, 0], "colour": ["red", "blue"]})
+    >>> EvalDataset("colours", frame, ["colour"]).features
+    ['colour']
     """
 
     name: str
@@ -50,14 +56,42 @@ def _require(path: Path) -> Path:
 
 
 def load_landmine(data_dir: Path) -> EvalDataset:
-    """Landmine detection: 29 fields (tasks), 9 continuous radar features, 6 % positive."""
+    """Landmine detection: 29 fields (tasks), 9 continuous radar features, 6 % positive.
+
+    Examples
+    --------
+    The file it reads, ``landmine/landmine.csv.gz``, has columns ``task``, ``label`` and
+    ``f1`` … ``f9``:
+
+    >>> from clusterednb import toy
+    >>> folder = toy.scratch_file("data")
+    >>> (folder / "landmine").mkdir(parents=True)
+    >>> radar = {f"f{i}": [0.5, 0.7] for i in range(1, 10)}
+    >>> pd.DataFrame({"task": [1, 1], "label": [0, 1], **radar}).to_csv(
+    ...     folder / "landmine" / "landmine.csv.gz", index=False)
+    >>> dataset = load_landmine(folder)
+    >>> dataset.continuous == dataset.features, dataset.frame.shape
+    (True, (2, 11))
+    """
     frame = pd.read_csv(_require(data_dir / "landmine" / "landmine.csv.gz"))
     features = [f"f{i}" for i in range(1, 10)]
     return EvalDataset("landmine", frame[["task", "label", *features]], features, features)
 
 
 def load_computer_survey(data_dir: Path) -> EvalDataset:
-    """Computer survey: 180 people, 13 binary attributes, like = rating ≥ 5."""
+    """Computer survey: 180 people, 13 binary attributes, like = rating ≥ 5.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> folder = toy.scratch_file("data")
+    >>> (folder / "computer-survey").mkdir(parents=True)
+    >>> names = ["TE", "RAM", "SC", "CPU", "HD", "CD", "CA", "CO", "AV", "WA", "SW", "GU", "PR"]
+    >>> pd.DataFrame({"person": [7, 7], "rating": [9, 2], **{n: [1, -1] for n in names}}).to_csv(
+    ...     folder / "computer-survey" / "computer_survey.csv.gz", index=False)
+    >>> load_computer_survey(folder).frame[["task", "label", "RAM"]].values.tolist()
+    [[7, 1, 1], [7, 0, -1]]
+    """
     raw = pd.read_csv(_require(data_dir / "computer-survey" / "computer_survey.csv.gz"))
     features = ["TE", "RAM", "SC", "CPU", "HD", "CD", "CA", "CO", "AV", "WA", "SW", "GU", "PR"]
     frame = raw[features].copy()
@@ -71,6 +105,13 @@ def load_movielens(data_dir: Path) -> EvalDataset:
 
     Popularity is the item's number of ratings in the whole file, in four quartile buckets
     (a property of the catalogue, not of the user being predicted).
+
+    Examples
+    --------
+    >>> load_movielens(Path("no-such-folder"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.DataError: data file not found: no-such-folder/movielens-100k/...
     """
     folder = data_dir / "movielens-100k"
     ratings = pd.read_csv(
@@ -112,6 +153,18 @@ def load_enron_spam(data_dir: Path) -> EvalDataset:
 
     The ``file`` and ``date`` columns are never read: they leak the label (file names say
     ham/spam; ham and spam come from different years).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> folder = toy.scratch_file("data")
+    >>> (folder / "enron-spam").mkdir(parents=True)
+    >>> pd.DataFrame({"user": ["kaminski"], "label": [1], "text": ["cheap pills"],
+    ...               "file": ["0001.spam.txt"], "date": ["2005"]}).to_csv(
+    ...     folder / "enron-spam" / "enron_spam.csv.gz", index=False)
+    >>> dataset = load_enron_spam(folder)
+    >>> list(dataset.frame.columns), dataset.text  # no file name, no date
+    (['task', 'label', 'text'], 'text')
     """
     raw = pd.read_csv(
         _require(data_dir / "enron-spam" / "enron_spam.csv.gz"),
@@ -127,6 +180,17 @@ def load_multidomain_sentiment(data_dir: Path) -> EvalDataset:
 
     The documents are the title and the review body; ``rating`` defines the label and is
     never read.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> folder = toy.scratch_file("data")
+    >>> (folder / "multidomain-sentiment").mkdir(parents=True)
+    >>> pd.DataFrame({"domain": ["books"], "label": [1], "rating": [5], "title": ["Great"],
+    ...               "review_text": ["Read it twice."]}).to_csv(
+    ...     folder / "multidomain-sentiment" / "reviews.csv.gz", index=False)
+    >>> [text.splitlines() for text in load_multidomain_sentiment(folder).frame["text"]]
+    [['Great', 'Read it twice.']]
     """
     raw = pd.read_csv(
         _require(data_dir / "multidomain-sentiment" / "reviews.csv.gz"),
@@ -153,7 +217,15 @@ LOADERS = {
 
 
 def load_dataset(name: str, data_dir: str | Path) -> EvalDataset:
-    """Load a real data set by name from ``data_dir`` (the folder holding the data sets)."""
+    """Load a real data set by name from ``data_dir`` (the folder holding the data sets).
+
+    Examples
+    --------
+    >>> load_dataset("iris", "../shared/data")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.DataError: unknown data set 'iris'; known: ['computer-survey', ...]
+    """
     if name not in LOADERS:
         raise DataError(f"unknown data set {name!r}; known: {sorted(LOADERS)}")
     return LOADERS[name](Path(data_dir))
@@ -170,7 +242,16 @@ def from_frame(
 ) -> EvalDataset:
     """An :class:`EvalDataset` from any long-format frame with a binary label.
 
-    With ``text``, that column holds documents and is the only input of the models.
+    With ``text``, that column holds documents and is the only input of the models. The
+    label becomes 0/1: 1 for the larger of its two values (in sorted order).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"user": ["ann", "ann", "bob"], "liked": ["yes", "no", None],
+    ...                       "colour": ["red", "blue", "red"]})
+    >>> dataset = from_frame(frame, task="user", label="liked")
+    >>> dataset.features, dataset.frame["label"].tolist()
+    (['colour'], [1.0, 0.0, nan])
     """
     if text is not None:
         if text not in frame.columns:

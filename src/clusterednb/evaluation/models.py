@@ -90,26 +90,58 @@ MODEL_NAMES = (*GENERATIVE, *BASELINES)
 
 
 def make_generative(name: str, seed: int) -> TaskNaiveBayes:
-    """The unfitted generative model ``name`` with binary classes declared."""
+    """The unfitted generative model ``name`` with binary classes declared.
+
+    Examples
+    --------
+    >>> model = make_generative("cnb-variational", seed=3)
+    >>> model.get_params()["classes"], model.get_params()["random_state"]
+    ([0, 1], 3)
+    """
     return GENERATIVE[name](seed).set_params(classes=[0, 1])
 
 
 def fit_generative(
     name: str, train: pd.DataFrame, features: list[str], seed: int
 ) -> TaskNaiveBayes:
-    """Fit generative model ``name`` on ``train`` (a missing label marks an unlabelled row)."""
+    """Fit generative model ``name`` on ``train`` (a missing label marks an unlabelled row).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> train, _ = toy.transfer_split()
+    >>> fit_generative("ns", train, ["colour"], seed=0).task_ids_.tolist()
+    ['ann', 'bob', 'cy']
+    """
     return make_generative(name, seed).fit(
         train[features], train["label"].to_numpy(dtype=float), train["task"].to_numpy()
     )
 
 
 def with_unlabelled(train: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
-    """The training rows followed by the test rows with their labels hidden (transductive)."""
+    """The training rows followed by the test rows with their labels hidden (transductive).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> train, test = toy.transfer_split()
+    >>> with_unlabelled(train, test)["label"].tolist()[-3:]
+    [1.0, nan, nan]
+    """
     return pd.concat([train, test.assign(label=np.nan)], ignore_index=True)
 
 
 def check_models(names: tuple[str, ...]) -> None:
-    """Raise :class:`CNBError` naming any unknown model."""
+    """Raise :class:`CNBError` naming any unknown model.
+
+    Examples
+    --------
+    >>> check_models(("lr-pooled", "cnb-gibbs"))
+    >>> check_models(("lr-pooled", "random-forest"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: unknown model(s) ['random-forest']; known: ['ns', ...]
+    """
     unknown = [n for n in names if n not in MODEL_NAMES]
     if unknown:
         raise CNBError(f"unknown model(s) {unknown}; known: {list(MODEL_NAMES)}")
@@ -149,6 +181,16 @@ def fit_predict(
     Returns
     -------
     ndarray of shape (len(test),)
+
+    Examples
+    --------
+    Target ``ann`` has one training row (red, liked); her test rows are red and blue:
+
+    >>> from clusterednb import toy
+    >>> train, test = toy.transfer_split()
+    >>> p_red, p_blue = fit_predict("cs", train, test, ["colour"], seed=0)
+    >>> bool(p_red > p_blue)
+    True
     """
     if text is not None:
         if transductive:
@@ -205,6 +247,14 @@ def document_matrices(train: pd.DataFrame, test: pd.DataFrame, text: str) -> tup
     """Word counts of the training and test documents over the TRAINING documents' words.
 
     Words in at least 2 training documents, the 20 000 most frequent.
+
+    Examples
+    --------
+    >>> train = pd.DataFrame({"text": ["cheap pills now", "cheap flights", "team meeting"]})
+    >>> test = pd.DataFrame({"text": ["cheap meeting room"]})
+    >>> X_train, X_test = document_matrices(train, test, "text")
+    >>> X_train.shape, X_test.toarray().tolist()  # "cheap" is the only word in two documents
+    ((3, 1), [[1]])
     """
     vocabulary = Vocabulary(**DOCUMENT_VOCABULARY).fit(train[text].tolist())
     return vocabulary.transform(train[text].tolist()), vocabulary.transform(test[text].tolist())
@@ -223,6 +273,15 @@ def fit_predict_documents(
     Generative models use the multinomial event model; the logistic regressions see the same
     word counts (plus the user one-hot for ``lr-pooled``; augmented per user for
     ``lr-hier``).
+
+    Examples
+    --------
+    >>> train = pd.DataFrame({"task": ["ann", "ann", "bob", "bob"], "label": [1, 0, 1, 0],
+    ...                       "text": ["cheap pills", "team lunch", "cheap pills", "team"]})
+    >>> test = pd.DataFrame({"task": ["ann", "ann"], "text": ["cheap pills", "team"]})
+    >>> p_spam, p_ham = fit_predict_documents("ns", train, test, "text", seed=0)
+    >>> bool(p_spam > 0.5 > p_ham)
+    True
     """
     X_train, X_test = documents or document_matrices(train, test, text)
     y_train = train["label"].to_numpy(dtype=int)
@@ -262,7 +321,16 @@ def select_transductive(
     """Transductive prediction by selection: the clustered model ``name`` with
     ``transductive="select"`` (:mod:`clusterednb.transductive`), fitted on the training rows
     and the test rows unlabelled; the clusters come from the labelled rows, and each target's
-    unlabelled test rows choose among them. Returns ``P(y = 1)`` of each test row."""
+    unlabelled test rows choose among them. Returns ``P(y = 1)`` of each test row.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> train, test = toy.transfer_split()
+    >>> p_red, p_blue = select_transductive("cnb-exact", train, test, ["colour"], seed=0)
+    >>> bool(p_red > p_blue)
+    True
+    """
     model = make_generative(name, seed).set_params(transductive="select")
     both = with_unlabelled(train, test)
     model.fit(both[features], both["label"].to_numpy(dtype=float), both["task"].to_numpy())
@@ -286,6 +354,14 @@ def cluster_weighted_logistic(
     regression's (correlated features are counted twice), but its clustering carries what a
     pooled model ignores: whose data to trust. A task never seen in training gets the
     unweighted pooled model. Returns ``P(y = 1)`` of each test row, shape (len(test),).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> train, test = toy.transfer_split()
+    >>> p_red, p_blue = cluster_weighted_logistic(train, test, ["colour"], seed=0)
+    >>> bool(p_red > p_blue)
+    True
     """
     y_train = train["label"].to_numpy()
     if (constant := class_frequency(y_train, len(test))) is not None:
@@ -324,7 +400,16 @@ def clustered_logistic(
     help choose their task's cluster. A discretised feature whose raw values are kept
     (:func:`raw_column`) is passed raw, as a numeric column that the model bins into
     ``n_bins`` training quantiles and its regressions also read as a number. Returns
-    ``P(y = 1)`` of each test row."""
+    ``P(y = 1)`` of each test row.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> train, test = toy.transfer_split()
+    >>> p_red, p_blue = clustered_logistic(train, test, ["colour"], seed=0)
+    >>> bool(p_red > p_blue)
+    True
+    """
     if transductive:
         train = with_unlabelled(train, test)
     numeric = [f for f in features if raw_column(f) in train.columns]
