@@ -46,6 +46,15 @@ class Decision:
         The log-odds with dependent features grouped (one fact, one reason).
     expected_loss : dict of str to float
         Posterior expected loss of ``"accept"`` and of ``"decline"`` under the user's costs.
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> folder, directory = toy.world()
+    >>> decision = decide(toy.fitted_model(), folder / "pending/user00/request-0.ics", "user00",
+    ...                   folder / "calendars/user00.ics", directory, cost_false_accept=3.0)
+    >>> decision.threshold, decision.accept == (decision.probability > 0.75)
+    (0.75, True)
     """
 
     accept: bool
@@ -62,6 +71,16 @@ class Decision:
 
         Probabilities are printed with the digits they need (never "1.000" unless exactly
         1). Dependent features (a conflict, its importance and its frequency) are one reason.
+
+        Examples
+        --------
+        >>> from clusterednb.meeting import toy
+        >>> folder, directory = toy.world()
+        >>> decision = decide(toy.fitted_model(), folder / "pending/user02/request-1.ics",
+        ...                   "user02", folder / "calendars/user02.ics", directory)
+        >>> lines = decision.summary(top=2).splitlines()
+        >>> lines[0].startswith("decision: "), len(lines)
+        (True, 4)
         """
         lines = [
             f"decision: {'ACCEPT' if self.accept else 'DECLINE'} "
@@ -81,6 +100,11 @@ def meeting_loss(cost_false_accept: float, cost_false_decline: float) -> LossMat
     ------
     MeetingError
         A cost that is negative or not finite, or both costs zero (no decision is better).
+
+    Examples
+    --------
+    >>> meeting_loss(cost_false_accept=3.0, cost_false_decline=1.0).matrix.tolist()
+    [[0.0, 3.0], [1.0, 0.0]]
     """
     for name, cost in (("false accept", cost_false_accept), ("false decline", cost_false_decline)):
         if not math.isfinite(cost) or cost < 0:
@@ -107,7 +131,21 @@ def decide(
     cost_false_decline: float = 1.0,
     stamp: dt.datetime | None = None,
 ) -> Decision:
-    """Decide one request for ``user`` with a fitted model (labels ``decline``/``accept``)."""
+    """Decide one request for ``user`` with a fitted model (labels ``decline``/``accept``).
+
+    The request's 15 features are computed against the user's calendar and the directory;
+    the decision minimises the posterior expected loss under the two costs, and the reply
+    is the RFC 5546 ``REPLY`` the user would send.
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> folder, directory = toy.world()
+    >>> decision = decide(toy.fitted_model(), folder / "pending/user00/request-0.ics", "user00",
+    ...                   folder / "calendars/user00.ics", directory)
+    >>> b"METHOD:REPLY" in decision.reply, sorted(decision.expected_loss)
+    (True, ['accept', 'decline'])
+    """
     if list(model.classes_) != list(LABELS):
         found = [str(c) for c in model.classes_]
         raise MeetingError(f"the model's classes are {found}, expected {list(LABELS)}")
@@ -145,7 +183,19 @@ def learn(
     directory: Directory,
     model: TaskNaiveBayes | None = None,
 ) -> dict[str, str]:
-    """Record the user's real answer; update ``model`` with it (``partial_fit``) if given."""
+    """Record the user's real answer; update ``model`` with it (``partial_fit``) if given.
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting.store import FeedbackStore
+    >>> folder, directory = toy.world()
+    >>> with FeedbackStore(folder / "answers.sqlite") as store:
+    ...     features = learn(store, folder / "pending/user01/request-2.ics", "user01", True,
+    ...                      folder / "calendars/user01.ics", directory)
+    ...     store.frame()[["user", "accepted"]].values.tolist()
+    [['user01', 'accept']]
+    """
     request = read_calendar(request_path)
     features = extract_features(request, read_calendar(calendar_path), directory, user)
     uid = str(request_event(request, directory.user(user).email)["UID"])
@@ -156,7 +206,18 @@ def learn(
 
 
 def add_answer(model: TaskNaiveBayes, features: dict[str, str], user: str, accepted: bool) -> None:
-    """Update a fitted model with one answer (``partial_fit`` on one row)."""
+    """Update a fitted model with one answer (``partial_fit`` on one row).
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> model = toy.fitted_model()
+    >>> features = toy.organisation().requests.iloc[0].drop(["user", "accepted"]).to_dict()
+    >>> before = model.counts_.label_counts.sum()
+    >>> add_answer(model, features, "user03", accepted=False)
+    >>> int(model.counts_.label_counts.sum() - before)
+    1
+    """
     row = pd.DataFrame([features], columns=list(FEATURE_NAMES))
     model.partial_fit(row, np.array([LABELS[int(accepted)]]), np.array([user], dtype=object))
 
@@ -164,7 +225,19 @@ def add_answer(model: TaskNaiveBayes, features: dict[str, str], user: str, accep
 def add_answer_to_file(
     path: str | Path, features: dict[str, str], user: str, accepted: bool
 ) -> None:
-    """Load, update and save a model file under its update lock: concurrent answers all count."""
+    """Load, update and save a model file under its update lock: concurrent answers all count.
+
+    Examples
+    --------
+    >>> from clusterednb import toy as core_toy
+    >>> from clusterednb.meeting import toy
+    >>> path = core_toy.scratch_file("meeting.cnb")
+    >>> toy.fitted_model().save(path)
+    >>> features = toy.organisation().requests.iloc[0].drop(["user", "accepted"]).to_dict()
+    >>> add_answer_to_file(path, features, "user00", accepted=True)
+    >>> int(load(path).counts_.label_counts.sum() - toy.fitted_model().counts_.label_counts.sum())
+    1
+    """
     with update_lock(path):
         model = load(path)
         add_answer(model, features, user, accepted)
@@ -174,7 +247,18 @@ def add_answer_to_file(
 def fit_from_frames(
     frames: list[pd.DataFrame], inference: str = "bhc", seed: int = 0
 ) -> ClusteredNB:
-    """Clustered NB over the meeting schema from frames of ``user``, ``accepted``, features."""
+    """Clustered NB over the meeting schema from frames of ``user``, ``accepted``, features.
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> fit_from_frames([toy.organisation().requests]).partition_.tolist()
+    [0, 0, 1, 1]
+    >>> fit_from_frames([toy.organisation().requests.iloc[:0]])
+    Traceback (most recent call last):
+    ...
+    clusterednb.meeting.errors.MeetingError: there are no recorded decisions to learn from
+    """
     data = pd.concat(frames, ignore_index=True)
     if data.empty:
         raise MeetingError("there are no recorded decisions to learn from")

@@ -172,8 +172,19 @@ def write_world(
     roles: list[str],
     n_pending: int = 3,
 ) -> Directory:
-    """Write ``directory.json``, ``calendars/USER.ics`` and ``pending/USER/*.ics``."""
+    """Write ``directory.json``, ``calendars/USER.ics`` and ``pending/USER/*.ics`` into
+    ``folder`` (created if absent) and return the directory.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> folder = toy.scratch_file("world")
+    >>> directory = write_world(np.random.default_rng(0), folder, ["ann"], ["academic"], 1)
+    >>> sorted(str(p.relative_to(folder)) for p in folder.rglob("*.*"))
+    ['calendars/ann.ics', 'directory.json', 'pending/ann/request-0.ics']
+    """
     folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     directory = make_directory(rng, users, roles)
     directory.to_json(folder / "directory.json")
     (folder / "calendars").mkdir(parents=True, exist_ok=True)
