@@ -200,7 +200,9 @@ def test_the_collapsed_polish_step_is_the_gibbs_conditional_of_a_hard_partition(
 
 def test_a_task_alone_in_a_component_made_of_itself_rejoins_its_group():
     """Mean field keeps a task in a component of its own (the component fits it perfectly);
-    the leave-one-out polish scores it against the other tasks and moves it to its group."""
+    the leave-one-out polish scores it against the other tasks and moves it to its group.
+    Soft responsibilities are polished from their most probable components (one-hot): a
+    little of another task's mass left in a singleton's component must not keep it alive."""
     from clusterednb.inference.variational_collapsed import collapsed_polish
 
     population = make_planted_population(
@@ -214,3 +216,9 @@ def test_a_task_alone_in_a_component_made_of_itself_rejoins_its_group():
     polished = collapsed_polish(problem, start, 1.0, max_passes=5)
     assert polished[0].argmax() == truth[0]
     assert adjusted_rand_score(truth, polished.argmax(axis=1)) == pytest.approx(1.0)
+    soft = start.copy()
+    soft[1] = 0.9 * start[1] + 0.1 * start[0]
+    np.testing.assert_array_equal(
+        collapsed_polish(problem, soft, 1.0, max_passes=1, floor=0.0),
+        collapsed_polish(problem, start, 1.0, max_passes=1, floor=0.0),
+    )

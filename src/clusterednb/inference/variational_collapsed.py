@@ -134,7 +134,11 @@ def collapsed_polish(
     ----------
     problem : clusterednb.inference.variational_problem.VariationalProblem
     r : ndarray of shape (n_tasks, K)
-        Responsibilities to start from (rows sum to 1).
+        Responsibilities; the passes start from each task's most probable component, one-hot.
+        (Started from the soft responsibilities, a task that mean field left alone keeps a
+        little of the others' mass in its component and can stay there: on landmine a target
+        with 16 labelled rows did, where from the hard start it joins the three tasks Gibbs
+        always puts it with.)
     gamma : float
         Concentration of the Dirichlet process.
     max_passes : int
@@ -150,7 +154,7 @@ def collapsed_polish(
         stay empty).
     """
     n_tasks = r.shape[0]
-    r = np.hstack([r, np.zeros((n_tasks, 1))])
+    r = np.hstack([np.eye(r.shape[1])[np.argmax(r, axis=1)], np.zeros((n_tasks, 1))])
     beta = problem.beta
     beta_totals = np.add.reduceat(beta, problem.segment_starts)
     counts = (problem.task_counts.T @ r).T  # (K + 1, CV) expected counts
