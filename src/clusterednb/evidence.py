@@ -35,7 +35,17 @@ Kind = Literal["exact", "lower_bound", "estimate"]
 
 
 class AISWarning(UserWarning):
-    """An annealed importance sampling estimate looks unreliable."""
+    """An annealed importance sampling estimate looks unreliable.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warnings.warn("log P(Y | X) = +0.3 > 0: lengthen the schedule", AISWarning)
+    >>> caught[0].category.__name__
+    'AISWarning'
+    """
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,11 @@ class Evidence:
 
     ``kind`` is ``"exact"``, ``"lower_bound"`` (the true value is at least ``value``) or
     ``"estimate"`` (Monte Carlo; ``stderr`` is its standard error).
+
+    Examples
+    --------
+    >>> Evidence(-14.23, 0.0, "exact").kind
+    'exact'
     """
 
     value: float
@@ -86,6 +101,12 @@ class AISOptions(TypedDict, total=False):
     random_state : int, numpy.random.Generator or None
     on_step : callable, optional
         Called after each annealing of the Prototype evidence (for progress).
+
+    Examples
+    --------
+    >>> options: AISOptions = {"n_temperatures": 200, "n_runs": 4, "random_state": 0}
+    >>> sorted(options)
+    ['n_runs', 'n_temperatures', 'random_state']
     """
 
     n_temperatures: int
@@ -111,6 +132,18 @@ def marginal_evidence(
     annealed importance sampling estimate (one annealing per (class, feature) pair from the
     prior of ``(K, θ̄)``; the :class:`AISOptions` are used only there, ``on_step`` after each
     of its :func:`prototype_evidence_steps` pairs).
+
+    Examples
+    --------
+    Complete sharing on :func:`clusterednb.toy.colour_rows` (5 yes: red 3, blue 2; 4 no: red
+    1, blue 3; uniform priors) by hand: ``P(y) = 5! 4! / 10!``, ``P(x | yes) = 3! 2! / 6!``,
+    ``P(x | no) = 1! 3! / 5!``:
+
+    >>> import math
+    >>> from clusterednb import CompleteSharingNB, toy
+    >>> evidence = marginal_evidence(CompleteSharingNB(), *toy.colour_rows())
+    >>> evidence.kind, round(evidence.value, 9) == round(math.log(1 / 1260 / 60 / 20), 9)
+    ('exact', True)
     """
     n_temperatures, n_runs, rng = _schedule(ais)
     fitted = _labelled_fit(model, X, y, tasks)
@@ -130,7 +163,14 @@ def marginal_evidence(
 
 
 def prototype_evidence_steps(schema: FeatureSchema) -> int:
-    """How many annealings (one per (class, feature) pair) the Prototype evidence runs."""
+    """How many annealings (one per (class, feature) pair) the Prototype evidence runs.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> prototype_evidence_steps(toy.colour_schema())  # two classes, one feature
+    2
+    """
     return schema.n_classes * schema.n_features
 
 
@@ -161,6 +201,14 @@ def conditional_evidence(
     Returns
     -------
     Evidence with ``kind="estimate"``
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> evidence = conditional_evidence(NoSharingNB(), *toy.colour_rows(), n_temperatures=200,
+    ...                                 n_runs=4, random_state=0)
+    >>> evidence.kind, bool(-7.0 < evidence.value < -5.0), bool(0 < evidence.stderr < 0.2)
+    ('estimate', True, True)
     """
     n_temperatures, n_runs, rng = _schedule(ais)
     fitted = _labelled_fit(model, X, y, tasks)
@@ -239,6 +287,15 @@ def compare_models(
         ``posterior_probability`` (from the marginal evidence and the prior; when some
         numbers are lower bounds it is only indicative), and with ``conditional``:
         ``log_conditional``, ``conditional_stderr``.
+
+    Examples
+    --------
+    >>> from clusterednb import ClusteredNB, CompleteSharingNB, NoSharingNB, toy
+    >>> models = {"ns": NoSharingNB(), "cs": CompleteSharingNB(),
+    ...           "cnb": ClusteredNB(inference="exact")}
+    >>> table = compare_models(*toy.colour_rows(), models)
+    >>> table[["model", "kind", "log_bf"]].round(3).values.tolist()
+    [['ns', 'exact', 0.0], ['cs', 'exact', -1.399], ['cnb', 'exact', -0.391]]
     """
     names = list(models)
     prior_weights = np.array([1.0 if prior is None else prior[name] for name in names])
