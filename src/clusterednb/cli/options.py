@@ -10,12 +10,26 @@ from typing import Any
 
 
 def comma_list(text: str) -> list[str]:
-    """``"a,b, c"`` → ``["a", "b", "c"]`` (empty items dropped)."""
+    """``"a,b, c"`` → ``["a", "b", "c"]`` (empty items dropped).
+
+    Examples
+    --------
+    >>> comma_list("lr-pooled, cnb-gibbs,,")
+    ['lr-pooled', 'cnb-gibbs']
+    """
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
 class CommaList(argparse.Action):
-    """Collect values given as ``a,b,c`` or as ``a b c`` (or both) into one list."""
+    """Collect values given as ``a,b,c`` or as ``a b c`` (or both) into one list.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = parser.add_argument("--kind", nargs="+", action=CommaList)
+    >>> parser.parse_args(["--kind", "ns,cs", "cnb-bhc"]).kind
+    ['ns', 'cs', 'cnb-bhc']
+    """
 
     def __call__(
         self,
@@ -34,6 +48,17 @@ def renamed(old: dict[str, str], base: type[argparse.Action] = argparse._StoreAc
     The old strings are listed among the argument's own, so a required option stays required
     by argparse whichever spelling is used (``old`` maps each to its replacement; the key
     ``"*"`` stands for every spelling of an option kept only as an old one).
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = parser.add_argument("--task", "--user", action=renamed({"--user": "--task"}))
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     parser.parse_args(["--user", "ann"]).task
+    'ann'
+    >>> err.getvalue().strip()
+    'cnb: warning: --user is deprecated and will be removed in the next release; use --task'
     """
 
     class Renamed(base):  # type: ignore[misc, valid-type]
@@ -58,7 +83,19 @@ def renamed(old: dict[str, str], base: type[argparse.Action] = argparse._StoreAc
 
 def deprecated(new: str, base: type[argparse.Action] = argparse._StoreAction) -> type:
     """An action for an option kept only as an old spelling: every use warns that ``new``
-    replaces it (the option itself is hidden from ``--help``)."""
+    replaces it (the option itself is hidden from ``--help``).
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = parser.add_argument("--out", action=deprecated("-o/--output"), help=argparse.SUPPRESS)
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     parser.parse_args(["--out", "results"]).out
+    'results'
+    >>> "use -o/--output" in err.getvalue()
+    True
+    """
 
     return renamed({"*": new}, base)
 
@@ -74,6 +111,13 @@ def add_output(
     """``-o/--output PATH`` (``-`` writes to standard output where the output is text).
 
     ``old`` is a deprecated spelling still accepted (e.g. ``--out``).
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> add_output(parser, "the model file")
+    >>> parser.parse_args(["-o", "model.cnb"]).output
+    PosixPath('model.cnb')
     """
     names = ["-o", "--output", *([old] if old else [])]
     parser.add_argument(
@@ -89,7 +133,15 @@ def add_output(
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
-    """``--json``: one JSON document on standard output and nothing else there."""
+    """``--json``: one JSON document on standard output and nothing else there.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> add_json(parser)
+    >>> parser.parse_args(["--json"]).json, parser.parse_args([]).json
+    (True, False)
+    """
     parser.add_argument(
         "--json",
         action="store_true",

@@ -13,12 +13,24 @@ import numpy as np
 
 
 def to_stdout(path: Path | None) -> bool:
-    """Whether ``-o`` named standard output."""
+    """Whether ``-o`` named standard output.
+
+    Examples
+    --------
+    >>> to_stdout(Path("-")), to_stdout(Path("model.cnb")), to_stdout(None)
+    (True, False, False)
+    """
     return path is not None and str(path) == "-"
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path``, or to standard output for ``-``."""
+    """Write ``text`` to ``path``, or to standard output for ``-``.
+
+    Examples
+    --------
+    >>> write_text(Path("-"), "task,p_accept")
+    task,p_accept
+    """
     if to_stdout(path):
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -27,7 +39,16 @@ def write_text(path: Path, text: str) -> None:
 
 
 def write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path``, or to standard output for ``-``."""
+    """Write ``data`` to ``path``, or to standard output's bytes for ``-``.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> path = toy.scratch_file("reply.ics")
+    >>> write_bytes(path, b"BEGIN:VCALENDAR")
+    >>> path.read_bytes()
+    b'BEGIN:VCALENDAR'
+    """
     if to_stdout(path):
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
@@ -36,13 +57,26 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 
 def say(message: str, args: argparse.Namespace) -> None:
-    """A message for the person: on standard output, unless that carries the data."""
+    """A message for the person: on standard output, unless that carries the data.
+
+    Examples
+    --------
+    >>> say("fitted 3 users", argparse.Namespace(json=False, output=Path("model.cnb")))
+    fitted 3 users
+    >>> say("fitted 3 users", argparse.Namespace(json=True))  # to standard error instead
+    """
     quiet_stdout = getattr(args, "json", False) or to_stdout(getattr(args, "output", None))
     print(message, file=sys.stderr if quiet_stdout else sys.stdout)
 
 
 def plain(value: Any) -> Any:
-    """``value`` as JSON: numpy scalars and arrays as Python ones, NaN and infinities null."""
+    """``value`` as JSON: numpy scalars and arrays as Python ones, NaN and infinities null.
+
+    Examples
+    --------
+    >>> plain({"auc": np.float64(0.75), "partition": np.array([0, 0, 1]), "loss": float("nan")})
+    {'auc': 0.75, 'partition': [0, 0, 1], 'loss': None}
+    """
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -59,5 +93,16 @@ def plain(value: Any) -> Any:
 
 
 def emit_json(document: Any) -> None:
-    """Print one JSON document on standard output."""
+    """Print one JSON document on standard output.
+
+    Examples
+    --------
+    >>> emit_json({"partition": np.array([0, 1])})
+    {
+     "partition": [
+      0,
+      1
+     ]
+    }
+    """
     print(json.dumps(plain(document), indent=1, allow_nan=False))
