@@ -26,6 +26,13 @@ class UserEntry:
         Email → relation to this user (``MEETING_FEATURES["invitee_relation"]`` values).
     topics : dict of str to str
         Keyword → importance to this user (``IMPORTANCE`` values).
+
+    Examples
+    --------
+    >>> ann = UserEntry("ann@org.example", "Europe/London", "Campus",
+    ...                 relations={"bob@org.example": "supervisor"}, topics={"budget": "critical"})
+    >>> ann.relations["bob@org.example"]
+    'supervisor'
     """
 
     email: str
@@ -41,6 +48,13 @@ class Directory:
 
     The JSON form is ``{"people": {email: {"job": ...}}, "users": {user_id: {"email",
     "timezone", "site", "relations": {email: relation}, "topics": {keyword: importance}}}}``.
+
+    Examples
+    --------
+    >>> ann = UserEntry("ann@org.example", "Europe/London", "Campus")
+    >>> directory = Directory({"bob@org.example": "faculty"}, {"ann": ann})
+    >>> directory.jobs["bob@org.example"], directory.user("ann").site
+    ('faculty', 'Campus')
     """
 
     jobs: dict[str, str]
@@ -48,7 +62,23 @@ class Directory:
 
     @classmethod
     def from_json(cls, path: str | Path) -> Directory:
-        """Read and validate a directory file (a :class:`MeetingError` names any bad entry)."""
+        """Read and validate a directory file (a :class:`MeetingError` names any bad entry).
+
+        Emails are compared case-insensitively (stored in lower case).
+
+        Examples
+        --------
+        >>> import json
+        >>> from clusterednb import toy
+        >>> path = toy.scratch_file("directory.json")
+        >>> _ = path.write_text(json.dumps({"people": {"Bob@Org.Example": {"job": "faculty"}},
+        ...     "users": {"ann": {"email": "ann@org.example", "timezone": "Mars/Olympus",
+        ...                       "site": "Campus"}}}))
+        >>> Directory.from_json(path)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        clusterednb.meeting.errors.MeetingError: directory: user ann has unknown time zone ...
+        """
         try:
             raw = json.loads(Path(path).read_text())
         except (OSError, json.JSONDecodeError) as error:
@@ -72,7 +102,17 @@ class Directory:
         return directory
 
     def to_json(self, path: str | Path) -> None:
-        """Write the directory as JSON."""
+        """Write the directory as JSON (read back by :meth:`from_json`).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> path = toy.scratch_file("directory.json")
+        >>> directory = Directory({}, {"ann": UserEntry("ann@org.example", "UTC", "Campus")})
+        >>> directory.to_json(path)
+        >>> Directory.from_json(path) == directory
+        True
+        """
         users = {
             user: {
                 "email": entry.email,
@@ -87,7 +127,15 @@ class Directory:
         Path(path).write_text(json.dumps({"people": people, "users": users}, indent=1))
 
     def validate(self) -> None:
-        """Raise :class:`MeetingError` naming any value outside the features' value sets."""
+        """Raise :class:`MeetingError` naming any value outside the features' value sets.
+
+        Examples
+        --------
+        >>> Directory({"bob@org.example": "wizard"}, {}).validate()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        clusterednb.meeting.errors.MeetingError: directory: job 'wizard' of bob@org.example ...
+        """
         jobs = MEETING_FEATURES["invitee_job"]
         for email, job in self.jobs.items():
             if job not in jobs:
@@ -114,7 +162,15 @@ class Directory:
                     )
 
     def user(self, user: str) -> UserEntry:
-        """The entry of ``user``; :class:`MeetingError` if absent."""
+        """The entry of ``user``; :class:`MeetingError` if absent.
+
+        Examples
+        --------
+        >>> Directory({}, {}).user("ann")
+        Traceback (most recent call last):
+        ...
+        clusterednb.meeting.errors.MeetingError: user 'ann' is not in the directory
+        """
         if user not in self.users:
             raise MeetingError(f"user {user!r} is not in the directory")
         return self.users[user]
