@@ -31,6 +31,14 @@ class ModelRecord:
     meta : dict
         JSON state (e.g. ``log_evidence``).
     arrays : dict of str to ndarray
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> model = NoSharingNB().fit(*toy.colour_rows())
+    >>> record = ModelRecord(model.schema_, model.task_ids_, *base_state(model))
+    >>> record.task_ids.tolist(), record.arrays["value_counts"].shape
+    (['ann', 'bob', 'cy'], (3, 2, 2))
     """
 
     schema: FeatureSchema
@@ -40,7 +48,15 @@ class ModelRecord:
 
 
 def base_state(estimator: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The JSON metadata and arrays every fitted estimator saves."""
+    """The JSON metadata and arrays every fitted estimator saves.
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> meta, arrays = base_state(NoSharingNB().fit(*toy.colour_rows()))
+    >>> sorted(meta), arrays["label_counts"].tolist()  # (no, yes) counts of ann, bob, cy
+    (['log_evidence'], [[1, 2], [2, 1], [1, 2]])
+    """
     arrays = {
         "label_counts": estimator.counts_.label_counts,
         "value_counts": estimator.counts_.value_counts,
@@ -55,7 +71,18 @@ def base_state(estimator: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
 
 
 def check_shapes(record: ModelRecord) -> None:
-    """Raise :class:`CNBError` naming the first array that contradicts the schema or ids."""
+    """Raise :class:`CNBError` naming the first array that contradicts the schema or ids.
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> model = NoSharingNB().fit(*toy.colour_rows())
+    >>> record = ModelRecord(model.schema_, model.task_ids_[:2], *base_state(model))
+    >>> check_shapes(record)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: array label_counts has shape (3, 2), expected (2, 2) ...
+    """
     schema, arrays = record.schema, record.arrays
     n_tasks, n_classes, n_values = record.task_ids.size, schema.n_classes, schema.n_values_total
     expected = {
@@ -84,6 +111,17 @@ def check_posterior_shapes(
     ----------
     n_tasks, n_classes, n_values_total : int
         The sizes the estimator's schema and task ids give.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> posterior = toy.three_task_posterior()
+    >>> check_posterior_shapes(posterior, n_tasks=3, n_classes=2, n_values_total=2)
+    >>> check_posterior_shapes(posterior, n_tasks=4, n_classes=2, n_values_total=2)
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: posterior array task_label_counts has shape (3, 2), ...
     """
     n_components = posterior.component_counts.shape[0]
     expected = {
@@ -108,7 +146,16 @@ def check_posterior_shapes(
 
 
 def restored_posterior(record: ModelRecord) -> Posterior:
-    """The posterior of a record, checked against its sizes."""
+    """The posterior of a record, checked against its sizes.
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> model = NoSharingNB().fit(*toy.colour_rows())
+    >>> record = ModelRecord(model.schema_, model.task_ids_, *base_state(model))
+    >>> restored_posterior(record).n_tasks
+    3
+    """
     posterior = Posterior.from_arrays(
         {k[len(_POSTERIOR) :]: v for k, v in record.arrays.items() if k.startswith(_POSTERIOR)}
     )
@@ -118,7 +165,18 @@ def restored_posterior(record: ModelRecord) -> Posterior:
 
 
 def restore_base(estimator: Any, record: ModelRecord) -> None:
-    """Set the fitted attributes every estimator has from a checked record."""
+    """Set the fitted attributes every estimator has from a checked record.
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> X, y, tasks = toy.colour_rows()
+    >>> model = NoSharingNB().fit(X, y, tasks)
+    >>> copy = NoSharingNB()
+    >>> restore_base(copy, ModelRecord(model.schema_, model.task_ids_, *base_state(model)))
+    >>> bool((copy.counts_.value_counts == model.counts_.value_counts).all())
+    True
+    """
     check_shapes(record)
     arrays = record.arrays
     estimator.schema_, estimator.task_ids_ = record.schema, record.task_ids
