@@ -36,6 +36,14 @@ class Completed:
         EM responsibilities, or Gibbs marginals averaged over sweeps.
     em_objective : ndarray of shape (n_iterations + 1,) or None
         The EM log posterior density after each iteration.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> completed = complete_by_em(toy.colour_model(), toy.three_task_counts(),
+    ...                            toy.unlabelled_rows(), max_iter=50)
+    >>> completed.unlabelled_proba.shape, bool(np.all(np.diff(completed.em_objective) >= 0))
+    ((2, 2), True)
     """
 
     posterior: Posterior
@@ -57,6 +65,13 @@ class Unlabelled:
         Label group and feature group of every task.
     predictive : callable
         ``predictive(counts, feature_group)`` → the estimator's Posterior.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> unlabelled = toy.unlabelled_rows()  # red in task 0, blue in task 2
+    >>> unlabelled.rows.shape, unlabelled.groups[1].tolist()
+    ((2, 1), [0, 1, 2])
     """
 
     rows: np.ndarray
@@ -66,7 +81,13 @@ class Unlabelled:
 
 
 def mode(semi_supervised: bool | str, n_unlabelled: int) -> str | None:
-    """``"gibbs"``, ``"em"`` or None (unlabelled rows unused, or none there)."""
+    """``"gibbs"``, ``"em"`` or None (unlabelled rows unused, or none there).
+
+    Examples
+    --------
+    >>> mode("auto", 10), mode("em", 10), mode(True, 0), mode(False, 10)
+    ('gibbs', 'em', None, None)
+    """
     if semi_supervised is False or n_unlabelled == 0:
         return None
     return "em" if semi_supervised == "em" else "gibbs"
@@ -75,7 +96,19 @@ def mode(semi_supervised: bool | str, n_unlabelled: int) -> str | None:
 def complete_by_em(
     model: DirichletNB, counts: Counts, unlabelled: Unlabelled, max_iter: int
 ) -> Completed:
-    """MAP fit by expectation–maximisation over the missing labels."""
+    """MAP fit by expectation–maximisation over the missing labels.
+
+    Examples
+    --------
+    Task 0 saw red labelled 0 twice, task 2 blue labelled 1 twice; their unlabelled red and
+    blue rows are imputed accordingly:
+
+    >>> from clusterednb import toy
+    >>> completed = complete_by_em(toy.colour_model(), toy.three_task_counts(),
+    ...                            toy.unlabelled_rows(), max_iter=50)
+    >>> completed.unlabelled_proba.argmax(axis=1).tolist()
+    [0, 1]
+    """
     label_group, feature_group = unlabelled.groups
     result = fit_em(
         model,
@@ -101,7 +134,16 @@ def complete_by_gibbs(
     n_iter: int,
 ) -> Completed:
     """Average the predictive over ``n_iter`` Gibbs sweeps of the missing labels (after
-    ``n_iter // 4`` burn-in sweeps)."""
+    ``n_iter // 4`` burn-in sweeps).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> completed = complete_by_gibbs(np.random.default_rng(0), toy.colour_model(),
+    ...                               toy.three_task_counts(), toy.unlabelled_rows(), n_iter=200)
+    >>> completed.unlabelled_proba.argmax(axis=1).tolist(), completed.em_objective
+    ([0, 1], None)
+    """
     label_group, feature_group = unlabelled.groups
     rows, task, predictive = unlabelled.rows, unlabelled.task, unlabelled.predictive
     sampler = LabelSampler.start(counts, model.offsets, rows, task, label_group, feature_group)
@@ -123,6 +165,14 @@ class UsesUnlabelledRows:
 
     A subclass sets the grouping (:meth:`_groups`) and the predictive of completed counts
     (:meth:`_grouped_posterior`); the default is every task alone.
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB
+    >>> model = NoSharingNB(semi_supervised="em").fit(
+    ...     [[0], [0], [1], [0]], [0.0, 0.0, 1.0, np.nan], ["u", "u", "u", "u"])
+    >>> isinstance(model, UsesUnlabelledRows), model.unlabelled_proba_.shape
+    (True, (1, 2))
     """
 
     unlabelled_X_: np.ndarray

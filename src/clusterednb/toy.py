@@ -28,6 +28,7 @@ from clusterednb.inference.posterior import Posterior
 from clusterednb.logistic_clusters import LogisticClusters, fit_clusters
 from clusterednb.logistic_fit import FitSettings, JointData
 from clusterednb.observation import DirichletNB
+from clusterednb.semi_supervised import Unlabelled
 from clusterednb.stats import Counts
 
 
@@ -77,6 +78,34 @@ def three_task_counts() -> Counts:
         np.array([[2, 0], [2, 0], [0, 2]]),
         np.array([[[2, 0], [0, 0]], [[2, 0], [0, 0]], [[0, 0], [0, 2]]]),
     )
+
+
+def own_tables(counts: Counts, feature_group: np.ndarray) -> Posterior:
+    """The predictive in which every task keeps its own counts (No-Sharing's), for
+    :func:`unlabelled_rows`; ``feature_group`` is unused.
+
+    Examples
+    --------
+    >>> own_tables(three_task_counts(), np.arange(3)).components.tolist()
+    [0, 1, 2]
+    """
+    n_tasks = counts.n_groups
+    return Posterior.single(
+        counts.value_counts, counts.label_counts, np.arange(n_tasks), np.zeros(2), 0
+    )
+
+
+def unlabelled_rows() -> Unlabelled:
+    """Two unlabelled rows for :func:`three_task_counts`: ``red`` in task 0, ``blue`` in
+    task 2; every task its own label and feature group; predictive :func:`own_tables`.
+
+    Examples
+    --------
+    >>> unlabelled_rows().rows.tolist(), unlabelled_rows().task.tolist()
+    ([[0], [1]], [0, 2])
+    """
+    alone = np.arange(3)
+    return Unlabelled(np.array([[0], [1]]), np.array([0, 2]), (alone, alone), own_tables)
 
 
 def three_task_posterior() -> Posterior:
