@@ -164,10 +164,28 @@ def _problem_of(model):
     return VariationalProblem(model.observation_, sparse.csr_matrix(dense), counts.label_counts)
 
 
-def test_the_collapsed_polish_step_is_the_gibbs_conditional_of_a_hard_partition():
-    """From one-hot responsibilities the first task's update is the collapsed Gibbs
-    conditional ``P(z_0 = k | z_{-0}) ∝ |k|^{-0} P(n_0 | N_k^{-0})`` (``γ P(n_0)`` for a new
-    cluster), checked against Dirichlet–multinomial marginals of dense sums."""
+def _log_joint(problem, partition: np.ndarray, gamma: float) -> float:
+    """``log P(z, D)`` of the collapsed model: the CRP prior and each cluster's marginal."""
+    from scipy.special import gammaln
+
+    dense = problem.task_counts.toarray()
+    sizes = np.bincount(partition)
+    sizes = sizes[sizes > 0]
+    n_tasks = partition.size
+    log_crp = (
+        sizes.size * np.log(gamma)
+        + gammaln(sizes).sum()
+        + gammaln(gamma)
+        - gammaln(gamma + n_tasks)
+    )
+    sums = np.array([dense[partition == k].sum(axis=0) for k in np.unique(partition)])
+    return float(log_crp + problem.log_features(sums))
+
+
+def test_the_polish_gives_each_task_its_collapsed_gibbs_conditional():
+    """With no search pass, row ``u`` is ``P(z_u = k | z_{-u}) ∝ |k|^{-u} P(n_u | N_k^{-u})``
+    (``γ P(n_u)`` for a new cluster), checked against Dirichlet–multinomial marginals of dense
+    sums, for every task."""
     from clusterednb.inference.variational_collapsed import collapsed_polish
 
     population = make_planted_population(
@@ -177,32 +195,38 @@ def test_the_collapsed_polish_step_is_the_gibbs_conditional_of_a_hard_partition(
     problem = _problem_of(model)
     dense = problem.task_counts.toarray()
     partition = population.labels_for(model.task_ids_)
-    r = np.eye(partition.max() + 1)[partition]
     gamma = 0.8
-    polished = collapsed_polish(problem, r, gamma, max_passes=1, floor=0.0)
+    polished = collapsed_polish(problem, np.eye(partition.max() + 1)[partition], gamma, 0, 0.0)
 
     def log_features(row: np.ndarray) -> float:
         return problem.log_features(row[None, :])
 
-    scores = []
-    for k in range(r.shape[1]):
-        members = np.flatnonzero(partition[1:] == k) + 1
-        total = dense[members].sum(axis=0)
-        scores.append(
-            np.log(members.size) + log_features(total + dense[0]) - log_features(total)
-            if members.size
-            else -np.inf
+    for task in range(partition.size):
+        scores = []
+        for k in range(partition.max() + 1):
+            members = np.flatnonzero((partition == k) & (np.arange(partition.size) != task))
+            total = dense[members].sum(axis=0)
+            scores.append(
+                np.log(members.size) + log_features(total + dense[task]) - log_features(total)
+                if members.size
+                else -np.inf
+            )
+        new_cluster = np.log(gamma) + log_features(dense[task])
+        if np.isinf(scores).any():  # the task's own singleton is the new cluster's slot
+            scores[int(np.argmax(np.isinf(scores)))] = new_cluster
+            scores.append(-np.inf)
+        else:
+            scores.append(new_cluster)
+        expected = np.exp(np.array(scores) - max(scores))
+        np.testing.assert_allclose(
+            polished[task, : len(scores)], expected / expected.sum(), rtol=1e-9, atol=1e-12
         )
-    scores.append(np.log(gamma) + log_features(dense[0]))
-    expected = np.exp(np.array(scores) - max(scores))
-    np.testing.assert_allclose(polished[0], expected / expected.sum(), rtol=1e-9, atol=1e-12)
 
 
 def test_a_task_alone_in_a_component_made_of_itself_rejoins_its_group():
     """Mean field keeps a task in a component of its own (the component fits it perfectly);
-    the leave-one-out polish scores it against the other tasks and moves it to its group.
-    Soft responsibilities are polished from their most probable components (one-hot): a
-    little of another task's mass left in a singleton's component must not keep it alive."""
+    the polish scores it against the other tasks and moves it to its group. The search
+    starts from the most probable components (one-hot), and never lowers ``log P(z, D)``."""
     from clusterednb.inference.variational_collapsed import collapsed_polish
 
     population = make_planted_population(
@@ -216,6 +240,8 @@ def test_a_task_alone_in_a_component_made_of_itself_rejoins_its_group():
     polished = collapsed_polish(problem, start, 1.0, max_passes=5)
     assert polished[0].argmax() == truth[0]
     assert adjusted_rand_score(truth, polished.argmax(axis=1)) == pytest.approx(1.0)
+    mode = polished.argmax(axis=1)
+    assert _log_joint(problem, mode, 1.0) > _log_joint(problem, start.argmax(axis=1), 1.0)
     soft = start.copy()
     soft[1] = 0.9 * start[1] + 0.1 * start[0]
     np.testing.assert_array_equal(
