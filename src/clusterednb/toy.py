@@ -20,11 +20,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.document_events import MultinomialDirichletNB
 from clusterednb.inference.joint_blocks import JointLogisticBlocks, TaskExpansions, one_hot_design
 from clusterednb.inference.posterior import Posterior
+from clusterednb.inference.variational_problem import VariationalProblem
 from clusterednb.logistic_clusters import LogisticClusters, fit_clusters
 from clusterednb.logistic_fit import FitSettings, JointData
 from clusterednb.observation import DirichletNB
@@ -118,6 +120,21 @@ def three_task_posterior() -> Posterior:
     ([0, 0, 1], [0.5, 0.25, 0.25])
     """
     return Posterior.of_partition(three_task_counts(), np.array([0, 0, 1]), gamma=1.0)
+
+
+def variational_problem() -> VariationalProblem:
+    """The three tasks of :func:`three_task_counts` as the variational engine's problem.
+
+    Examples
+    --------
+    >>> problem = variational_problem()
+    >>> problem.shape  # (classes, values)
+    (2, 2)
+    """
+    counts = three_task_counts()
+    n_tasks = counts.value_counts.shape[0]
+    flat = sparse.csr_matrix(counts.value_counts.reshape(n_tasks, -1))
+    return VariationalProblem(colour_model(), flat, counts.label_counts)
 
 
 def tokens_model() -> MultinomialDirichletNB:

@@ -47,21 +47,16 @@ def check_schema_parts(
         raise SchemaError(
             f"{len(feature_names)} feature names but {len(categories)} category lists"
         )
-    if len(set(feature_names)) != len(feature_names):
-        raise SchemaError(f"duplicate feature names in {feature_names}")
-    if not feature_names:
-        raise SchemaError("a schema needs at least one feature")
+    _require_distinct_and_some(
+        feature_names, "duplicate feature names", "a schema needs at least one feature"
+    )
+    _require_distinct_and_some(classes, "duplicate classes", "a schema needs at least one class")
     for name, cats in zip(feature_names, categories, strict=True):
-        if not cats:
-            raise SchemaError(
-                f"feature {name!r} has no categories (is the column entirely missing?)"
-            )
-        if len(set(cats)) != len(cats):
-            raise SchemaError(f"feature {name!r} has duplicate categories {cats}")
-    if not classes:
-        raise SchemaError("a schema needs at least one class")
-    if len(set(classes)) != len(classes):
-        raise SchemaError(f"duplicate classes {classes}")
+        _require_distinct_and_some(
+            cats,
+            f"feature {name!r} has duplicate categories",
+            f"feature {name!r} has no categories (is the column entirely missing?)",
+        )
     for name, edges in bin_edges.items():
         if name not in feature_names:
             raise SchemaError(f"bin edges given for unknown feature {name!r}")
@@ -70,6 +65,25 @@ def check_schema_parts(
             raise SchemaError(
                 f"feature {name!r}: {n_bins} bins need {n_bins - 1} increasing edges, got {edges}"
             )
+
+
+def _require_distinct_and_some(
+    values: tuple[Any, ...], when_repeated: str, when_empty: str
+) -> None:
+    """Raise :class:`SchemaError` with ``when_empty`` if ``values`` is empty, or with
+    ``when_repeated`` (followed by the values) if it holds a value twice.
+
+    Examples
+    --------
+    >>> _require_distinct_and_some(("no", "no"), "duplicate classes", "no class")
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.SchemaError: duplicate classes ('no', 'no')
+    """
+    if not values:
+        raise SchemaError(when_empty)
+    if len(set(values)) != len(values):
+        raise SchemaError(f"{when_repeated} {values}")
 
 
 def check_same_columns(feature_names: tuple[str, ...], columns: Iterable[Any]) -> None:

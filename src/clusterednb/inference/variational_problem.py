@@ -60,10 +60,8 @@ class VariationalProblem:
         Examples
         --------
         >>> import numpy as np
-        >>> from scipy import sparse
         >>> from clusterednb import toy
-        >>> problem = VariationalProblem(toy.colour_model(), sparse.csr_matrix((0, 4)),
-        ...                              np.zeros((0, 2)))
+        >>> problem = toy.variational_problem()
         >>> problem.log_norm(np.ones((1, 4))).round(6).tolist()  # B(1, 1) = 1 per segment
         [0.0]
         """
@@ -76,10 +74,8 @@ class VariationalProblem:
         Examples
         --------
         >>> import numpy as np
-        >>> from scipy import sparse
         >>> from clusterednb import toy
-        >>> problem = VariationalProblem(toy.colour_model(), sparse.csr_matrix((0, 4)),
-        ...                              np.zeros((0, 2)))
+        >>> problem = toy.variational_problem()
         >>> problem.expected_log_theta(np.zeros((1, 4))).round(4).tolist()  # ψ(1) − ψ(2) = −1
         [[-1.0, -1.0, -1.0, -1.0]]
         """
@@ -94,10 +90,8 @@ class VariationalProblem:
         Examples
         --------
         >>> import numpy as np
-        >>> from scipy import sparse
         >>> from clusterednb import toy
-        >>> problem = VariationalProblem(toy.colour_model(), sparse.csr_matrix((0, 4)),
-        ...                              np.zeros((0, 2)))
+        >>> problem = toy.variational_problem()
         >>> round(problem.log_features(np.array([[1.0, 0.0, 0.0, 0.0]])), 6)  # P(red | y=0)
         -0.693147
         """
