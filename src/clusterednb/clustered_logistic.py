@@ -12,7 +12,6 @@ chosen on the training tasks alone (:mod:`clusterednb.logistic_tuning`).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,7 @@ from clusterednb.logistic_clusters import LogisticClusters, fit_clusters, new_ta
 from clusterednb.logistic_fit import AUTO, FitSettings, JointData
 from clusterednb.logistic_tuning import choose_settings
 from clusterednb.model_state import ModelRecord
-from clusterednb.persistence import register_estimator, save_model
+from clusterednb.saving import SavesAsPlainData
 from clusterednb.seeding import as_generator
 from clusterednb.training_data import check_labels, split_tasks
 
@@ -47,7 +46,7 @@ _ARRAYS = (
 _NUMERIC_ARRAYS = ("numeric_centre", "numeric_scale")
 
 
-class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
+class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimator):
     """Multi-task logistic regression that shares rows between tasks of the same cluster.
 
     Parameters
@@ -270,22 +269,6 @@ class ClusteredLogisticRegression(BayesDecisions, BaseEstimator):
         return self._settings().with_chosen(self.effective_rows_, self.floor_)
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path: str | Path) -> None:
-        """Save the fitted model as a zip of JSON metadata and NPZ arrays (no pickle).
-
-        Examples
-        --------
-        >>> from clusterednb import load, toy
-        >>> X, y, tasks = toy.colour_rows()
-        >>> model = ClusteredLogisticRegression(random_state=0).fit(X, y, tasks)
-        >>> path = toy.scratch_file("colours.cnb")
-        >>> model.save(path)
-        >>> dee = ["dee"] * len(X)  # a user the model has not seen
-        >>> bool(np.array_equal(load(path).predict_proba(X, dee), model.predict_proba(X, dee)))
-        True
-        """
-        save_model(self, path)
-
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         clusters = self.clusters_
         arrays = {name: np.asarray(getattr(clusters, name)) for name in _ARRAYS}
@@ -330,6 +313,3 @@ def _restored_numeric(record: ModelRecord) -> NumericColumns:
     if len(names) and not (arrays[1] > 0).all():
         raise CNBError("array 'numeric_scale' holds a scale that is not positive")
     return NumericColumns(names, *arrays)
-
-
-register_estimator(ClusteredLogisticRegression)

@@ -2,14 +2,13 @@
 
 ``fit`` = validate and encode the rows (:mod:`clusterednb.training_data`) → per-task
 :class:`~clusterednb.stats.Counts` → the subclass's engine (``_infer``) → a
-:class:`~clusterednb.inference.posterior.Posterior`; ``predict_*`` = encode → the Posterior.
-Unlabelled rows go through :mod:`clusterednb.semi_supervised`; the saved state through
-:mod:`clusterednb.model_state`. Everything model-specific lives in the subclass.
-"""
+:class:`~clusterednb.inference.posterior.Posterior`; ``predict_*`` = encode → the Posterior
+(:mod:`clusterednb.posterior_predictions`). Unlabelled rows go through
+:mod:`clusterednb.semi_supervised`; ``save`` through :mod:`clusterednb.saving` and the saved
+state through :mod:`clusterednb.model_state`. Everything model-specific lives in the subclass."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -19,18 +18,25 @@ from clusterednb import semi_supervised, training_data
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.decisions_mixin import BayesDecisions
 from clusterednb.document_events import OBSERVATIONS
-from clusterednb.exceptions import CNBError, NotFittedError
+from clusterednb.exceptions import CNBError
 from clusterednb.inference.posterior import Posterior
 from clusterednb.model_state import ModelRecord, base_state, restore_base
 from clusterednb.observation import DirichletNB
-from clusterednb.persistence import register_estimator, save_model
+from clusterednb.posterior_predictions import PredictsFromPosterior
+from clusterednb.saving import SavesAsPlainData
 from clusterednb.seeding import as_generator
 from clusterednb.stats import Counts
 
 _FITTED_DATA = ("schema_", "task_ids_", "counts_", "unlabelled_X_", "unlabelled_task_")
 
 
-class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEstimator):
+class TaskNaiveBayes(
+    PredictsFromPosterior,
+    SavesAsPlainData,
+    semi_supervised.UsesUnlabelledRows,
+    BayesDecisions,
+    BaseEstimator,
+):
     """Shared machinery of the multi-task naive-Bayes estimators.
 
     Subclasses implement :meth:`_infer`, turning per-task counts into a
@@ -68,10 +74,6 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEst
     """
 
     evidence_kind_: ClassVar[str] = "exact"
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        register_estimator(cls)
 
     def __init__(
         self,
@@ -223,70 +225,8 @@ class TaskNaiveBayes(semi_supervised.UsesUnlabelledRows, BayesDecisions, BaseEst
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         raise NotImplementedError
 
-    # ------------------------------------------------------------------ prediction
-    def predict_log_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
-        """Log posterior predictive ``log P(y | x, D)``: shape (n_rows, n_classes) in
-        ``classes_`` order; a task never seen in training gets the cold-start predictive.
-
-        Examples
-        --------
-        >>> from clusterednb import NoSharingNB, toy
-        >>> model = NoSharingNB().fit(*toy.colour_rows())
-        >>> log_proba = model.predict_log_proba([["red"]], ["ann"])
-        >>> bool(np.isclose(np.logaddexp.reduce(log_proba[0]), 0.0))
-        True
-        """
-        X_codes, task_index, cold_group = self._encode_for_prediction(X, tasks)
-        return self.posterior_.predict_log_proba(self.observation_, X_codes, task_index, cold_group)
-
-    def predict_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
-        """Posterior predictive ``P(y | x, D)``; shape (n_rows, n_classes), rows sum to 1.
-
-        Examples
-        --------
-        >>> from clusterednb import NoSharingNB, toy
-        >>> model = NoSharingNB().fit(*toy.colour_rows())
-        >>> proba = model.predict_proba([["red"], ["red"]], ["ann", "cy"])  # columns: no, yes
-        >>> proba.round(3).tolist()  # ann: 2/5·1/3 : 3/5·3/4; cy: 2/5·2/3 : 3/5·1/4
-        [[0.229, 0.771], [0.64, 0.36]]
-        """
-        return np.exp(self.predict_log_proba(X, tasks))
-
-    def _encode_for_prediction(
-        self, X: Any, tasks: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if not hasattr(self, "posterior_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
-        X, tasks = training_data.split_tasks(X, tasks, self.task_column)
-        n_words = self.n_words_ if self.observation != "categorical" else 0
-        return training_data.prediction_inputs(
-            X,
-            tasks,
-            self._held(),
-            self.observation,
-            n_words,
-            self.handle_unknown,
-            type(self).__name__,
-        )
-
     # ------------------------------------------------------------------ persistence
-    def save(self, path: str | Path) -> None:
-        """Save the fitted model as a zip of JSON metadata and NPZ arrays (no pickle).
-
-        Examples
-        --------
-        >>> from clusterednb import NoSharingNB, load, toy
-        >>> X, y, tasks = toy.colour_rows()
-        >>> model = NoSharingNB().fit(X, y, tasks)
-        >>> path = toy.scratch_file("colours.cnb")
-        >>> model.save(path)
-        >>> bool(np.array_equal(load(path).predict_proba(X, tasks), model.predict_proba(X, tasks)))
-        True
-        """
-        save_model(self, path)
-
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """JSON metadata and arrays that restore the fitted state."""
         return base_state(self)
 
     def _restore(self, record: ModelRecord) -> None:

@@ -8,8 +8,9 @@ constraints and every array against the schema and the task ids.
 
 Format versions: 1 (release 0.1: array checksums only) loads; 2 is written.
 
-The estimator classes register themselves (:func:`register_estimator`, called by
-``TaskNaiveBayes.__init_subclass__``), so this module never imports them;
+The estimator classes register themselves (:func:`register_estimator`, called when a
+subclass of :class:`clusterednb.saving.SavesAsPlainData` is defined), so this module never
+imports them;
 :func:`clusterednb.load` sits above the estimators and imports them before reading.
 """
 
