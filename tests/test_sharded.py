@@ -15,7 +15,8 @@ from clusterednb import ClusteredNB, FeatureSchema
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.gibbs import fit_gibbs
-from clusterednb.inference.gibbs_state import GibbsSettings, SparseTaskCounts
+from clusterednb.inference.gibbs_data import SparseTaskCounts
+from clusterednb.inference.gibbs_state import GibbsSettings
 from clusterednb.inference.sharded import ShardedSweep
 
 NO_ROWS = np.zeros((0, 3), dtype=np.int64)

@@ -17,8 +17,9 @@ import pytest
 from clusterednb import DirichletNB, FeatureSchema
 from clusterednb.exceptions import DataError
 from clusterednb.inference.gibbs import _distinct, fit_gibbs, fit_gibbs_sparse
+from clusterednb.inference.gibbs_data import LogGammaTables
 from clusterednb.inference.gibbs_kernels import move_task, sample_index, task_log_score
-from clusterednb.inference.gibbs_state import GibbsSettings, LogGammaTables, initial_state, prepare
+from clusterednb.inference.gibbs_state import GibbsSettings, initial_state, prepare
 from clusterednb.inference.sweep_kernel import (
     STEPS,
     _fill_column,

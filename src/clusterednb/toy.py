@@ -24,6 +24,8 @@ from scipy import sparse
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.document_events import MultinomialDirichletNB
+from clusterednb.inference.gibbs_data import GibbsData
+from clusterednb.inference.gibbs_state import GibbsState, initial_state, prepare
 from clusterednb.inference.joint_blocks import JointLogisticBlocks, TaskExpansions, one_hot_design
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.variational_problem import VariationalProblem
@@ -135,6 +137,22 @@ def variational_problem() -> VariationalProblem:
     n_tasks = counts.value_counts.shape[0]
     flat = sparse.csr_matrix(counts.value_counts.reshape(n_tasks, -1))
     return VariationalProblem(colour_model(), flat, counts.label_counts)
+
+
+def gibbs_start() -> tuple[GibbsData, GibbsState]:
+    """The sampler's data for :func:`three_task_counts` and a state with tasks 0 and 1 in one
+    cluster (slot 0) and task 2 in another (slot 1), ``γ = 1``.
+
+    Examples
+    --------
+    >>> data, state = gibbs_start()
+    >>> data.n_tasks, state.n_clusters
+    (3, 2)
+    """
+    no_rows = np.zeros((0, 1), dtype=np.int64)
+    data = prepare(colour_model(), three_task_counts(), no_rows, np.zeros(0, dtype=np.int64))
+    start = np.array([0, 0, 1])
+    return data, initial_state(np.random.default_rng(0), data, 1.0, start)
 
 
 def tokens_model() -> MultinomialDirichletNB:

@@ -25,14 +25,9 @@ from typing import Literal
 import numpy as np
 from scipy.special import logsumexp
 
+from clusterednb.inference.gibbs_data import GibbsData
 from clusterednb.inference.gibbs_moves import resample_unlabelled
-from clusterednb.inference.gibbs_state import (
-    GibbsData,
-    GibbsState,
-    feature_log_ml,
-    initial_state,
-    prepare,
-)
+from clusterednb.inference.gibbs_state import GibbsState, feature_log_ml, initial_state, prepare
 from clusterednb.inference.labels import LabelSampler
 from clusterednb.inference.prototype_pairs import (
     Pair,

@@ -13,7 +13,7 @@ import numpy as np
 
 from clusterednb.inference.bhc_kernels import assign_to_sides, greedy_bhc, tree_quantities
 from clusterednb.inference.flat_merge import merge_clusters
-from clusterednb.inference.gibbs_state import LogGammaTables
+from clusterednb.inference.gibbs_data import LogGammaTables
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
 from clusterednb.observation import DirichletNB

@@ -53,7 +53,7 @@ def merge_clusters(
     Two tasks with the same counts in two clusters are joined:
 
     >>> import numpy as np
-    >>> from clusterednb.inference.gibbs_state import LogGammaTables
+    >>> from clusterednb.inference.gibbs_data import LogGammaTables
     >>> cells = np.array([[5, 0, 0, 5], [5, 0, 0, 5]])
     >>> totals = np.array([[5, 5], [5, 5]])
     >>> tables = LogGammaTables.build(np.ones(4), np.full(2, 2.0), 20).packed()

@@ -17,9 +17,9 @@ import numpy as np
 from scipy import sparse
 
 from clusterednb.exceptions import DataError
+from clusterednb.inference.gibbs_data import GibbsData
 from clusterednb.inference.gibbs_moves import AssignmentSweep, gibbs_step, sequential_sweep
 from clusterednb.inference.gibbs_state import (
-    GibbsData,
     GibbsSettings,
     GibbsState,
     feature_log_ml,

@@ -15,17 +15,14 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import gammaln
 
+from clusterednb.inference.gibbs_data import GibbsData
 from clusterednb.inference.gibbs_kernels import (
     merged_log_ml,
     move_task,
     resample_labels,
     restricted_scan,
 )
-from clusterednb.inference.gibbs_state import (
-    GibbsData,
-    GibbsSettings,
-    GibbsState,
-)
+from clusterednb.inference.gibbs_state import GibbsSettings, GibbsState
 
 _INTERMEDIATE_SCANS = 3  # restricted Gibbs scans that build a split–merge launch state
 

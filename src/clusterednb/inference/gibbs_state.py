@@ -1,35 +1,48 @@
-"""The collapsed Gibbs sampler's data and state: sparse task counts, lgamma tables, clusters.
+"""The collapsed Gibbs sampler's data and state: what a fit reads, what its moves change.
 
-:class:`GibbsData` holds what does not change during a fit (each task's non-zero counts,
-look-up tables of ``log Γ``); :class:`GibbsState` what the moves change (assignments,
-cluster statistics, free cluster slots). :func:`prepare` and :func:`initial_state` build
-them; :func:`feature_log_ml` is the state's feature log marginal likelihood.
+:class:`GibbsData` holds what does not change during a fit (each task's non-zero counts and
+the look-up tables of ``log Γ`` from :mod:`.gibbs_tables`); :class:`GibbsState` what the
+moves change (assignments, cluster statistics, free cluster slots). :func:`prepare` and
+:func:`initial_state` build them; :func:`feature_log_ml` is the state's feature log marginal
+likelihood.
+
+Examples
+--------
+The three tasks of :func:`clusterednb.toy.three_task_counts`, tasks 0 and 1 together:
+
+>>> from clusterednb import toy
+>>> data, state = toy.gibbs_start()
+>>> state.assignment.tolist(), state.sizes[state.active_slots()].tolist()
+([0, 0, 1], [2, 1])
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.special import gammaln
 
-from clusterednb.data.schema import FeatureSchema
-from clusterednb.exceptions import DataError
-from clusterednb.inference.gibbs_kernels import merged_log_ml, new_cluster_scores
+from clusterednb.inference.gibbs_data import GibbsData, LogGammaTables
+from clusterednb.inference.gibbs_kernels import merged_log_ml
 from clusterednb.inference.sweep_kernel import sweep_assignments
-from clusterednb.kernels import csr_task_counts
 from clusterednb.observation import DirichletNB
 from clusterednb.special import segment_sum
-from clusterednb.stats import Counts, sparse_value_counts
+from clusterednb.stats import Counts
 
-_TABLE_ENTRIES = 1 << 24  # cap on the size of each lgamma look-up table
 _INITIAL_SLOTS = 64  # cluster slots of a new state (more are added as needed)
 
 
 @dataclass(frozen=True)
 class GibbsSettings:
-    """Sampler settings (see :class:`clusterednb.ClusteredNB` for their meaning)."""
+    """Sampler settings (see :class:`clusterednb.ClusteredNB` for their meaning).
+
+    Examples
+    --------
+    >>> settings = GibbsSettings(n_sweeps=20, burn_in=5)
+    >>> (settings.n_sweeps - settings.burn_in) // settings.thin  # sweeps kept
+    15
+    """
 
     n_sweeps: int = 200
     burn_in: int = 50
@@ -42,179 +55,18 @@ class GibbsSettings:
 
 
 @dataclass
-class SparseTaskCounts:
-    """Non-zero value cells and feature totals of each task, in CSR form.
-
-    ``cell_key`` indexes ``c * V + v``; ``total_key`` indexes ``c * F + f``.
-    """
-
-    cell_ptr: np.ndarray
-    cell_key: np.ndarray
-    cell_count: np.ndarray
-    total_ptr: np.ndarray
-    total_key: np.ndarray
-    total_count: np.ndarray
-
-    @classmethod
-    def from_csr(cls, cells: sparse.csr_matrix, schema: FeatureSchema) -> SparseTaskCounts:
-        """From value counts of shape (n_tasks, n_classes * n_values_total), sparse, with
-        non-negative integer entries; the feature totals are summed from them. Keys and
-        counts take the smallest integer type that holds every key and every task's largest
-        total (int16 for most data: a quarter of the memory of int64).
-
-        Examples
-        --------
-        Two tasks; features ``a`` (2 values) and ``b`` (3), two classes, so 10 cells:
-
-        >>> from clusterednb import FeatureSchema
-        >>> schema = FeatureSchema(("a", "b"), ((0, 1), (0, 1, 2)), ("no", "yes"))
-        >>> cells = sparse.csr_matrix([[2, 0, 1, 1, 0, 0, 0, 0, 0, 0],
-        ...                            [0, 0, 0, 0, 0, 0, 1, 1, 0, 0]])
-        >>> counts = SparseTaskCounts.from_csr(cells, schema)
-        >>> counts.cell_key.tolist(), counts.cell_count.tolist()
-        ([0, 2, 3, 6, 7], [2, 1, 1, 1, 1])
-        >>> counts.total_key.tolist(), counts.total_count.tolist()  # (class, feature) totals
-        ([0, 1, 2, 3], [2, 2, 1, 1])
-        """
-        cells = sparse.csr_matrix(cells)
-        n_features = schema.n_features
-        feature = np.repeat(np.arange(n_features), np.diff(schema.offsets))
-        total_of_key = (np.arange(schema.n_classes)[:, None] * n_features + feature).ravel()
-        largest = max(cells.shape[1], int(np.asarray(cells.sum(axis=1)).max(initial=0)))
-        dtype = next(t for t in (np.int16, np.int32, np.int64) if largest < np.iinfo(t).max)
-        try:
-            parts = csr_task_counts(
-                cells.indptr.astype(np.int64),
-                cells.indices,
-                cells.data,
-                total_of_key,
-                schema.n_classes * n_features,
-                dtype,
-            )
-        except ValueError as error:
-            raise DataError(str(error)) from None
-        return cls(*parts)
-
-    def take(self, tasks: np.ndarray) -> SparseTaskCounts:
-        """The counts of ``tasks`` (int array of shape (n,)), renumbered ``0 .. n-1``."""
-        parts: list[np.ndarray] = []
-        for ptr, key, count in (
-            (self.cell_ptr, self.cell_key, self.cell_count),
-            (self.total_ptr, self.total_key, self.total_count),
-        ):
-            lengths = ptr[tasks + 1] - ptr[tasks]
-            starts = np.repeat(ptr[tasks] - np.cumsum(lengths) + lengths, lengths)
-            entries = starts + np.arange(lengths.sum())
-            parts += [np.concatenate([[0], np.cumsum(lengths)]), key[entries], count[entries]]
-        return SparseTaskCounts(*parts)
-
-    def packed(self) -> tuple[np.ndarray, ...]:
-        """The ``tasks`` tuple the kernels take (see :mod:`.gibbs_kernels`)."""
-        return (
-            self.cell_ptr,
-            self.cell_key,
-            self.cell_count,
-            self.total_ptr,
-            self.total_key,
-            self.total_count,
-        )
-
-
-@dataclass
-class LogGammaTables:
-    """``lgamma(base + count)`` tables, one row per distinct prior value."""
-
-    cell_row: np.ndarray
-    cell_table: np.ndarray
-    cell_base: np.ndarray
-    total_row: np.ndarray
-    total_table: np.ndarray
-    total_base: np.ndarray
-    cell_log: np.ndarray = field(init=False)
-
-    def __post_init__(self) -> None:
-        # log(b + N) = lgamma(b + N + 1) − lgamma(b + N), computed directly (no cancellation).
-        width = self.cell_table.shape[1] - 1
-        self.cell_log = np.log(self.cell_base[:, None] + np.arange(width))
-
-    @classmethod
-    def build(
-        cls, cell_prior: np.ndarray, total_prior: np.ndarray, max_count: int
-    ) -> LogGammaTables:
-        """Tables for counts ``0 .. max_count`` (capped; larger counts call lgamma).
-
-        Examples
-        --------
-        >>> tables = LogGammaTables.build(np.ones(4), np.full(2, 2.0), 3)
-        >>> tables.cell_table.round(4).tolist()  # lgamma(1 + n), n = 0 .. 3
-        [[0.0, 0.0, 0.6931, 1.7918]]
-        >>> tables.cell_log.round(4).tolist()  # log(1 + n), n = 0 .. 2
-        [[0.0, 0.6931, 1.0986]]
-        """
-        parts = []
-        for prior in (cell_prior, total_prior):
-            base, row = np.unique(prior, return_inverse=True)
-            length = int(min(max_count + 1, max(_TABLE_ENTRIES // base.size, 1)))
-            parts += [row.astype(np.int64), gammaln(base[:, None] + np.arange(length)), base]
-        return cls(*parts)
-
-    def packed(self) -> tuple[np.ndarray, ...]:
-        """The ``tables`` tuple the kernels take (see :mod:`.gibbs_kernels`)."""
-        return (
-            self.cell_row,
-            self.cell_table,
-            self.cell_base,
-            self.total_row,
-            self.total_table,
-            self.total_base,
-            self.cell_log,
-        )
-
-
-@dataclass
-class GibbsData:
-    """Everything a step reads but does not change (except the rebuilt task counts)."""
-
-    model: DirichletNB
-    labelled_cells: sparse.csr_matrix  # (U, C * V) value counts of the labelled rows
-    labelled_label_counts: np.ndarray  # (U, C)
-    unlabelled_X: np.ndarray  # (R, F) codes
-    unlabelled_task: np.ndarray  # (R,)
-    cell_prior: np.ndarray  # (C * V,)
-    total_prior: np.ndarray  # (C * F,)
-    tables: LogGammaTables
-    tasks: SparseTaskCounts = field(init=False)
-    new_score: np.ndarray = field(init=False)
-
-    @property
-    def n_tasks(self) -> int:
-        return int(self.labelled_label_counts.shape[0])
-
-    @property
-    def all_tasks(self) -> np.ndarray:
-        """Every task in index order (the visiting order of a sequential sweep)."""
-        return np.arange(self.n_tasks, dtype=np.int64)
-
-    def refresh(self, labels: np.ndarray) -> np.ndarray:
-        """Rebuild the tasks' counts with the unlabelled rows at ``labels``; return label counts."""
-        schema = self.model.schema
-        cells, label_counts = self.labelled_cells, self.labelled_label_counts.copy()
-        if labels.size:
-            cells = cells + sparse_value_counts(
-                self.unlabelled_X, labels, self.unlabelled_task, self.n_tasks, schema
-            )
-            np.add.at(label_counts, (self.unlabelled_task, labels), 1)
-        self.tasks = SparseTaskCounts.from_csr(cells, schema)
-        self.new_score = new_cluster_scores(self.tasks.packed(), self.tables.packed())
-        return label_counts
-
-
-@dataclass
 class GibbsState:
     """The sampler's state; :func:`gibbs_step` updates it in place and returns it.
 
     Cluster slots number ``K`` (the capacity), not one per task: :meth:`grow` adds slots when
     the free ones run out, so memory follows the number of clusters.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> _, state = toy.gibbs_start()
+    >>> state.cluster_cells[:2].tolist()  # (class, value) cells: no·red, no·blue, yes·red, yes·blue
+    [[4, 0, 0, 0], [0, 0, 0, 2]]
     """
 
     assignment: np.ndarray  # (U,) cluster slot of each task, -1 = not yet placed
@@ -230,22 +82,63 @@ class GibbsState:
     gamma: float
 
     def kernel_state(self) -> tuple[np.ndarray, ...]:
-        """The ``state`` tuple of :func:`.gibbs_kernels.sweep_assignments` (views, not copies)."""
+        """The ``state`` tuple of :func:`.gibbs_kernels.sweep_assignments` (views, not copies).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> _, state = toy.gibbs_start()
+        >>> state.kernel_state()[0] is state.assignment
+        True
+        """
         return (self.assignment, self.sizes, self.active, self.position, self.free, self.counters)
 
     @property
     def n_clusters(self) -> int:
+        """How many clusters hold at least one task.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> toy.gibbs_start()[1].n_clusters
+        2
+        """
         return int(self.counters[0])
 
     def active_slots(self) -> np.ndarray:
+        """The slots of the occupied clusters, shape (n_clusters,), in no particular order.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> sorted(toy.gibbs_start()[1].active_slots().tolist())
+        [0, 1]
+        """
         return self.active[: self.counters[0]]
 
     @property
     def capacity(self) -> int:
+        """How many cluster slots the arrays hold, occupied or free.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> toy.gibbs_start()[1].capacity  # at most one slot per task to start with
+        3
+        """
         return int(self.sizes.size)
 
     def grow(self) -> None:
-        """Double the cluster slots (at most one per task); the new slots are free."""
+        """Double the cluster slots (at most one per task); the new slots are free.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> _, state = toy.gibbs_start()
+        >>> state.grow()
+        >>> state.capacity, state.n_clusters, state.cluster_cells.shape
+        (4, 2, (4, 4))
+        """
         old = self.capacity
         new = max(min(2 * old, self.assignment.size), old + 1)
         n_free = int(self.counters[1])
@@ -271,7 +164,18 @@ class GibbsState:
         temperature: float = 1.0,
     ) -> None:
         """One compiled sweep (:func:`.sweep_kernel.sweep_assignments`, same arguments) over
-        the tasks in ``order``, adding slots whenever the kernel stops for want of one."""
+        the tasks in ``order``, adding slots whenever the kernel stops for want of one.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> data, state = toy.gibbs_start()
+        >>> uniforms = np.random.default_rng(0).random(data.n_tasks)
+        >>> state.sweep(data.all_tasks, data.new_score, 0.0, uniforms, data.tasks.packed(),
+        ...             data.tables.packed())
+        >>> int(state.sizes.sum()), state.cluster_cells.sum(axis=0).tolist()  # nothing lost
+        (3, [4, 0, 0, 2])
+        """
         done = 0
         while done < order.size:
             done += sweep_assignments(
@@ -290,6 +194,15 @@ class GibbsState:
                 self.grow()
 
     def take_free_slot(self) -> int:
+        """Open an empty cluster in a free slot (growing the slots if none is free); return it.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> _, state = toy.gibbs_start()
+        >>> state.take_free_slot(), state.n_clusters
+        (2, 3)
+        """
         if self.counters[1] == 0:
             self.grow()
         self.counters[1] -= 1
@@ -300,7 +213,16 @@ class GibbsState:
         return slot
 
     def merge_into(self, source: int, target: int) -> None:
-        """Move every task of cluster ``source`` to cluster ``target`` and free ``source``."""
+        """Move every task of cluster ``source`` to cluster ``target`` and free ``source``.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> _, state = toy.gibbs_start()
+        >>> state.merge_into(1, 0)
+        >>> state.assignment.tolist(), state.cluster_cells[0].tolist(), state.n_clusters
+        ([0, 0, 0], [4, 0, 0, 2], 1)
+        """
         self.assignment[self.assignment == source] = target
         self.cluster_cells[target] += self.cluster_cells[source]
         self.cluster_totals[target] += self.cluster_totals[source]
@@ -311,6 +233,16 @@ class GibbsState:
         self.release_slot(source)
 
     def release_slot(self, slot: int) -> None:
+        """Mark the (emptied) cluster ``slot`` free; the occupied slots stay packed.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> _, state = toy.gibbs_start()
+        >>> state.release_slot(0)
+        >>> state.active_slots().tolist(), int(state.counters[1])  # one more free slot
+        ([1], 2)
+        """
         last = self.active[self.counters[0] - 1]
         self.active[self.position[slot]] = last
         self.position[last] = self.position[slot]
@@ -322,7 +254,17 @@ class GibbsState:
 def prepare(
     model: DirichletNB, counts: Counts, unlabelled_X: np.ndarray, unlabelled_task: np.ndarray
 ) -> GibbsData:
-    """Sampler inputs from per-task labelled counts and the unlabelled rows."""
+    """Sampler inputs from per-task labelled counts and the unlabelled rows (codes of shape
+    (R, n_features) and their tasks, (R,)).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> data = prepare(toy.colour_model(), toy.three_task_counts(), np.zeros((0, 1), int),
+    ...                np.zeros(0, int))
+    >>> data.labelled_cells.toarray().tolist()
+    [[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]]
+    """
     n_tasks = counts.n_groups
     cells = sparse.csr_matrix(counts.value_counts.reshape(n_tasks, -1))
     return prepare_sparse(model, cells, counts.label_counts, unlabelled_X, unlabelled_task)
@@ -337,7 +279,18 @@ def prepare_sparse(
 ) -> GibbsData:
     """:func:`prepare` from sparse value counts of shape (n_tasks, n_classes * n_values_total)
     (``counts.value_counts[u].ravel()`` in row ``u``) and label counts (n_tasks, n_classes):
-    nothing dense per task but the label counts."""
+    nothing dense per task but the label counts.
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> from clusterednb import toy
+    >>> cells = sparse.csr_matrix([[2, 0, 0, 0], [0, 0, 0, 2]])
+    >>> data = prepare_sparse(toy.colour_model(), cells, [[2, 0], [0, 2]], np.zeros((0, 1), int),
+    ...                       np.zeros(0, int))
+    >>> data.n_tasks, data.cell_prior.tolist(), data.total_prior.tolist()  # β; Σ_v β per feature
+    (2, [1.0, 1.0, 1.0, 1.0], [2.0, 2.0])
+    """
     schema = model.schema
     cell_prior = model.beta.ravel()
     total_prior = segment_sum(model.beta, schema.offsets).ravel()
@@ -361,6 +314,16 @@ def initial_state(
     """A state with unlabelled rows' labels drawn uniformly and tasks placed per ``assignment``.
 
     Tasks with ``assignment == -1`` (all of them by default) are placed by the first sweep.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> data, _ = toy.gibbs_start()
+    >>> rng = np.random.default_rng(0)
+    >>> initial_state(rng, data, 1.0).n_clusters  # nothing placed yet
+    0
+    >>> initial_state(rng, data, 1.0, np.array([5, -1, 5])).sizes.tolist()
+    [2, 0, 0]
     """
     schema = data.model.schema
     n_tasks = data.n_tasks
@@ -403,7 +366,18 @@ def _move(state: GibbsState, data: GibbsData, task: int, slot: int, sign: int) -
 
 
 def feature_log_ml(state: GibbsState, data: GibbsData) -> float:
-    """``Σ_k Σ_{y,f} log DM(N[k, y, f]; β)`` over the occupied clusters of ``state``."""
+    """``Σ_k Σ_{y,f} log DM(N[k, y, f]; β)`` over the occupied clusters of ``state``.
+
+    Examples
+    --------
+    With ``β = 1``: cluster {0, 1} saw red four times under "no", ``log(4! 1! / 5!) =
+    log(1/5)``; cluster {2} blue twice under "yes", ``log(2! 1! / 3!) = log(1/3)``:
+
+    >>> from clusterednb import toy
+    >>> data, state = toy.gibbs_start()
+    >>> bool(np.isclose(feature_log_ml(state, data), np.log(1 / 15)))
+    True
+    """
     tables = data.tables.packed()
     return float(
         sum(

@@ -14,14 +14,9 @@ from math import lgamma
 import numpy as np
 
 from clusterednb.inference.ais import crp_draw
+from clusterednb.inference.gibbs_data import GibbsData
 from clusterednb.inference.gibbs_kernels import merged_log_ml, move_task, task_log_score
-from clusterednb.inference.gibbs_state import (
-    GibbsData,
-    GibbsState,
-    feature_log_ml,
-    initial_state,
-    prepare,
-)
+from clusterednb.inference.gibbs_state import GibbsState, feature_log_ml, initial_state, prepare
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
 from clusterednb.observation import DirichletNB

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from clusterednb.inference.gibbs_data import GibbsData, LogGammaTables
 from clusterednb.inference.gibbs_moves import log_split_ratio
-from clusterednb.inference.gibbs_state import GibbsData, GibbsState, LogGammaTables
+from clusterednb.inference.gibbs_state import GibbsState
 
 _NEW_SLOTS = 64  # a shard's first slots for new clusters (more are added as needed)
 
