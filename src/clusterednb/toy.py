@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,7 @@ from clusterednb.logistic_clusters import LogisticClusters, fit_clusters
 from clusterednb.logistic_fit import FitSettings, JointData
 from clusterednb.observation import DirichletNB
 from clusterednb.semi_supervised import Unlabelled
+from clusterednb.service.store import ServiceStore
 from clusterednb.stats import Counts
 
 
@@ -317,3 +319,46 @@ def scratch_file(name: str) -> Path:
     ('model.cnb', False, True)
     """
     return Path(tempfile.mkdtemp(prefix="clusterednb-")) / name
+
+
+def service_store() -> tuple[ServiceStore, str]:
+    """A new service store in a scratch file with two accounts, ``ann`` (a wrong decline
+    costs her 5) and ``bob``; returns the store and ann's API token.
+
+    Examples
+    --------
+    >>> store, token = service_store()
+    >>> [account.user for account in store.users()], token.startswith("ann.")
+    (['ann', 'bob'], True)
+    """
+    store = ServiceStore(scratch_file("service.db"))
+    token = store.add_user("ann", "ann@example.org", cost_false_decline=5.0)
+    store.add_user("bob", "bob@example.org")
+    return store, token
+
+
+def request_record(uid: str = "m1@example.org") -> dict[str, Any]:
+    """A decided invitation as :meth:`ServiceStore.add_request` stores it: a 10:00 meeting
+    from carol, accepted with P(accept) = 0.8.
+
+    Examples
+    --------
+    >>> request_record()["decision"]
+    'accept'
+    """
+    return {
+        "uid": uid,
+        "recurrence_id": "",
+        "sequence": 0,
+        "ics": b"BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n",
+        "summary": "Planning",
+        "organizer": "carol@example.org",
+        "starts_at": "2026-11-24T10:00:00+00:00",
+        "features": {"hour": "10"},
+        "missing": [],
+        "decision": "accept",
+        "p_accept": 0.8,
+        "loss_accept": 0.2,
+        "loss_decline": 4.0,
+        "reasons": [],
+    }

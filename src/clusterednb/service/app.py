@@ -24,9 +24,10 @@ from clusterednb.meeting.deciding import ASK_BAND
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.reply import make_reply
+from clusterednb.service.accounts import Account
 from clusterednb.service.intake import receive_invitation
 from clusterednb.service.learning import Learner
-from clusterednb.service.store import Account, ServiceStore
+from clusterednb.service.store import ServiceStore
 
 log = logging.getLogger("clusterednb.service")
 MAX_REQUEST_BYTES = 1 << 20

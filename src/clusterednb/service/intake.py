@@ -17,7 +17,8 @@ from clusterednb.meeting.invitation import (
     request_event,
     sequence_number,
 )
-from clusterednb.service.store import Account, ServiceStore
+from clusterednb.service.accounts import Account
+from clusterednb.service.store import ServiceStore
 
 
 @lru_cache(maxsize=16)  # a few users at a time; calendars are at most 16 MiB each

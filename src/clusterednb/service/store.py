@@ -11,17 +11,13 @@ its user, so one user's rows are never returned to another.
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
-import hmac
 import json
-import secrets
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.sqlite_file import SQLiteFile
+from clusterednb.service.accounts import AccountTables, utc_now
 
 SCHEMA_VERSION = 2
 MIGRATIONS = {
@@ -75,38 +71,9 @@ CREATE TABLE IF NOT EXISTS sessions (
     expires_at TEXT NOT NULL
 );
 """
-SESSION_HOURS = 12
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat()
-
-
-def _hash_token(token: str, salt: bytes) -> bytes:
-    return hashlib.scrypt(token.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32)
-
-
-@dataclass(frozen=True)
-class Account:
-    """One user of the service.
-
-    Attributes
-    ----------
-    user : str
-    email : str
-    cost_false_accept, cost_false_decline : float
-        The user's costs of a wrong accept and a wrong decline.
-    revoked : bool
-    """
-
-    user: str
-    email: str
-    cost_false_accept: float
-    cost_false_decline: float
-    revoked: bool = False
-
-
-class ServiceStore(SQLiteFile):
+class ServiceStore(AccountTables, SQLiteFile):
     """The service's SQLite store.
 
     Parameters
@@ -115,6 +82,13 @@ class ServiceStore(SQLiteFile):
         Created with its tables when absent.
     timeout : float, default=30.0
         Seconds a write waits for another writer before the store is reported busy.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> store, _ = toy.service_store()
+    >>> store.counts()
+    {'users': 2, 'requests': 0, 'answers': 0}
     """
 
     kind = "service store"
@@ -149,111 +123,20 @@ class ServiceStore(SQLiteFile):
             raise
         connection.execute("COMMIT")
 
-    # ------------------------------------------------------------------ accounts
-    def add_user(
-        self,
-        user: str,
-        email: str,
-        *,
-        cost_false_accept: float = 1.0,
-        cost_false_decline: float = 1.0,
-    ) -> str:
-        """Create an account (or give a revoked one a new token); return its API token.
-
-        The token is printed once and stored only as a salted scrypt hash.
-        """
-        if not user or not email or "@" not in email:
-            raise MeetingError(f"a user needs an id and an email address, got {user!r}, {email!r}")
-        token = secrets.token_urlsafe(32)
-        salt = secrets.token_bytes(16)
-        with self._transaction() as connection:
-            existing = connection.execute(
-                "SELECT revoked FROM users WHERE user = ?", (user,)
-            ).fetchone()
-            if existing is not None and not existing["revoked"]:
-                raise MeetingError(f"user {user!r} exists; revoke the account first")
-            connection.execute(
-                "INSERT OR REPLACE INTO users (user, email, token_salt, token_hash, created_at, "
-                "revoked, cost_false_accept, cost_false_decline) VALUES (?, ?, ?, ?, ?, 0, ?, ?)",
-                (
-                    user,
-                    email.lower(),
-                    salt,
-                    _hash_token(token, salt),
-                    _now(),
-                    cost_false_accept,
-                    cost_false_decline,
-                ),
-            )
-        return f"{user}.{token}"
-
-    def revoke(self, user: str) -> None:
-        """Revoke a user's token (and end their browser sessions)."""
-        with self._transaction() as connection:
-            changed = connection.execute(
-                "UPDATE users SET revoked = 1 WHERE user = ?", (user,)
-            ).rowcount
-            connection.execute("DELETE FROM sessions WHERE user = ?", (user,))
-        if not changed:
-            raise MeetingError(f"no user {user!r} in {self.path}")
-
-    def users(self) -> list[Account]:
-        """Every account."""
-        rows = self._all(
-            "SELECT user, email, cost_false_accept, cost_false_decline, revoked FROM users "
-            "ORDER BY user"
-        )
-        return [Account(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
-
-    def authenticate(self, token: str) -> Account | None:
-        """The account of a valid, unrevoked token (``USER.SECRET``), else None."""
-        user, _, secret = token.partition(".")
-        row = self._one("SELECT * FROM users WHERE user = ?", (user,))
-        if row is None or row["revoked"] or not secret:
-            return None
-        if not hmac.compare_digest(_hash_token(secret, row["token_salt"]), row["token_hash"]):
-            return None
-        return Account(
-            row["user"], row["email"], row["cost_false_accept"], row["cost_false_decline"]
-        )
-
-    # ------------------------------------------------------------------ sessions
-    def open_session(self, user: str) -> tuple[str, str]:
-        """A new browser session of ``user``: ``(session id, CSRF token)``."""
-        session, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
-        expires = dt.datetime.now(dt.UTC) + dt.timedelta(hours=SESSION_HOURS)
-        with self._transaction() as connection:
-            connection.execute(
-                "INSERT INTO sessions VALUES (?, ?, ?, ?)",
-                (hashlib.sha256(session.encode()).digest(), user, csrf, expires.isoformat()),
-            )
-        return session, csrf
-
-    def session(self, session: str) -> tuple[Account, str] | None:
-        """The account and CSRF token of a live session, else None."""
-        row = self._one(
-            "SELECT s.csrf, s.expires_at, u.* FROM sessions s JOIN users u USING (user) "
-            "WHERE s.session_hash = ?",
-            (hashlib.sha256(session.encode()).digest(),),
-        )
-        if row is None or row["revoked"] or row["expires_at"] < _now():
-            return None
-        account = Account(
-            row["user"], row["email"], row["cost_false_accept"], row["cost_false_decline"]
-        )
-        return account, row["csrf"]
-
-    def close_session(self, session: str) -> None:
-        """End a browser session."""
-        with self._transaction() as connection:
-            connection.execute(
-                "DELETE FROM sessions WHERE session_hash = ?",
-                (hashlib.sha256(session.encode()).digest(),),
-            )
-
     # ------------------------------------------------------------------ requests
     def find_request(self, user: str, uid: str, recurrence_id: str, sequence: int) -> dict | None:
-        """The stored record of this invitation of ``user``, if any."""
+        """The stored record of this invitation of ``user``, if any.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> _ = store.add_request("ann", toy.request_record("m1@example.org"))
+        >>> store.find_request("ann", "m1@example.org", "", 0)["summary"]
+        'Planning'
+        >>> store.find_request("bob", "m1@example.org", "", 0) is None  # not bob's
+        True
+        """
         row = self._one(
             "SELECT * FROM requests WHERE user = ? AND uid = ? AND recurrence_id = ? "
             "AND sequence = ?",
@@ -262,7 +145,17 @@ class ServiceStore(SQLiteFile):
         return _record(row)
 
     def add_request(self, user: str, record: dict[str, Any]) -> tuple[dict, bool]:
-        """Store a decided invitation; ``(record, created)`` — an existing one is returned."""
+        """Store a decided invitation; ``(record, created)`` — an existing one is returned.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> first, created = store.add_request("ann", toy.request_record())
+        >>> again, created_again = store.add_request("ann", toy.request_record())
+        >>> created, created_again, first["id"] == again["id"], first["features"]
+        (True, False, True, {'hour': '10'})
+        """
         columns = (
             "uid",
             "recurrence_id",
@@ -294,7 +187,7 @@ class ServiceStore(SQLiteFile):
             cursor = connection.execute(
                 f"INSERT INTO requests (user, received_at, {', '.join(columns)}) "
                 f"VALUES (?, ?, {', '.join('?' for _ in columns)})",
-                (user, _now(), *values),
+                (user, utc_now(), *values),
             )
             row = connection.execute(
                 "SELECT * FROM requests WHERE id = ?", (cursor.lastrowid,)
@@ -302,7 +195,17 @@ class ServiceStore(SQLiteFile):
         return _record(row), True
 
     def requests(self, user: str) -> list[dict]:
-        """``user``'s requests, newest first."""
+        """``user``'s requests, newest first.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> for uid in ("m1", "m2"):
+        ...     _ = store.add_request("ann", toy.request_record(uid))
+        >>> [r["uid"] for r in store.requests("ann")], store.requests("bob")
+        (['m2', 'm1'], [])
+        """
         rows = self._all(
             "SELECT * FROM requests WHERE user = ? AND origin = 'invitation' ORDER BY id DESC",
             (user,),
@@ -310,24 +213,54 @@ class ServiceStore(SQLiteFile):
         return [_record(row) for row in rows]
 
     def request(self, user: str, request_id: int) -> dict | None:
-        """One of ``user``'s requests (None for another user's or an unknown id)."""
+        """One of ``user``'s requests (None for another user's or an unknown id).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> record, _ = store.add_request("ann", toy.request_record())
+        >>> store.request("ann", record["id"])["uid"], store.request("bob", record["id"])
+        ('m1@example.org', None)
+        """
         row = self._one("SELECT * FROM requests WHERE user = ? AND id = ?", (user, request_id))
         return _record(row)
 
     def answer(self, user: str, request_id: int, accepted: bool) -> dict | None:
-        """Record the person's answer to one of their requests (None: not theirs)."""
+        """Record the person's answer to one of their requests (None: not theirs).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> record, _ = store.add_request("ann", toy.request_record())
+        >>> store.answer("ann", record["id"], accepted=False)["answer"]
+        'decline'
+        >>> store.answer("bob", record["id"], accepted=True) is None
+        True
+        """
         with self._transaction() as connection:
             changed = connection.execute(
                 "UPDATE requests SET answer = ?, answered_at = ? WHERE user = ? AND id = ? "
                 "AND origin = 'invitation'",
-                ("accept" if accepted else "decline", _now(), user, request_id),
+                ("accept" if accepted else "decline", utc_now(), user, request_id),
             ).rowcount
         return self.request(user, request_id) if changed else None
 
     def import_history(self, rows: list[tuple[str, dict[str, str], bool]]) -> int:
         """Store earlier answers ``(user, features, accepted)`` as learning data (one
-        transaction; rows of origin "history", never listed as requests). Returns how many."""
-        stamp = _now()
+        transaction; rows of origin "history", never listed as requests). Returns how many.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> store.import_history([("ann", {"hour": "9"}, True), ("bob", {"hour": "17"}, False)])
+        2
+        >>> store.requests("ann"), [r["answer"] for r in store.answered()]
+        ([], ['accept', 'decline'])
+        """
+        stamp = utc_now()
         with self._transaction() as connection:
             start = connection.execute(
                 "SELECT count(*) FROM requests WHERE origin = 'history'"
@@ -353,12 +286,32 @@ class ServiceStore(SQLiteFile):
         return len(rows)
 
     def answered(self) -> list[dict]:
-        """Every answered request (the learning data), oldest first."""
+        """Every answered request (the learning data), oldest first.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> record, _ = store.add_request("ann", toy.request_record())
+        >>> _ = store.answer("ann", record["id"], accepted=True)
+        >>> [(r["user"], r["answer"]) for r in store.answered()]
+        [('ann', 'accept')]
+        """
         rows = self._all("SELECT * FROM requests WHERE answer IS NOT NULL ORDER BY answered_at, id")
         return [_record(row) for row in rows]
 
     def counts(self) -> dict[str, int]:
-        """Users, requests and answers in the store."""
+        """Users (not revoked), requests and answers in the store.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> store.revoke("bob")
+        >>> _ = store.add_request("ann", toy.request_record())
+        >>> store.counts()
+        {'users': 1, 'requests': 1, 'answers': 0}
+        """
         return {
             "users": self._one("SELECT count(*) FROM users WHERE revoked = 0")[0],
             "requests": self._one("SELECT count(*) FROM requests")[0],
@@ -366,21 +319,49 @@ class ServiceStore(SQLiteFile):
         }
 
     def answers_of(self, user: str) -> int:
-        """How many requests ``user`` has answered."""
+        """How many requests ``user`` has answered.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> store.import_history([("ann", {"hour": "9"}, True)])
+        1
+        >>> store.answers_of("ann"), store.answers_of("bob")
+        (1, 0)
+        """
         return self._one(
             "SELECT count(*) FROM requests WHERE user = ? AND answer IS NOT NULL", (user,)
         )[0]
 
     # ------------------------------------------------------------------ calendars
     def set_calendar(self, user: str, ics: bytes) -> None:
-        """Store ``user``'s calendar (replacing the previous one)."""
+        """Store ``user``'s calendar (replacing the previous one).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> store.set_calendar("ann", b"first")
+        >>> store.set_calendar("ann", b"second")
+        >>> store.calendar("ann")
+        b'second'
+        """
         with self._transaction() as connection:
             connection.execute(
-                "INSERT OR REPLACE INTO calendars VALUES (?, ?, ?)", (user, ics, _now())
+                "INSERT OR REPLACE INTO calendars VALUES (?, ?, ?)", (user, ics, utc_now())
             )
 
     def calendar(self, user: str) -> bytes | None:
-        """``user``'s stored calendar, if any."""
+        """``user``'s stored calendar, if any.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> store.calendar("bob") is None
+        True
+        """
         row = self._one("SELECT ics FROM calendars WHERE user = ?", (user,))
         return None if row is None else bytes(row["ics"])
 

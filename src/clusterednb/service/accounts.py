@@ -1,0 +1,240 @@
+"""Accounts and browser sessions of the service's store: tokens kept only as salted hashes.
+
+:class:`AccountTables` is the part of :class:`~clusterednb.service.store.ServiceStore` that
+reads and writes the ``users`` and ``sessions`` tables. An API token (``USER.SECRET``) is
+shown once, when the account is made, and stored as a salted scrypt hash; a browser session
+id is stored as its SHA-256 hash beside its CSRF token and expiry.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+from clusterednb.meeting.errors import MeetingError
+
+SESSION_HOURS = 12
+
+
+def utc_now() -> str:
+    """The current time in UTC as ISO 8601 text (the store's timestamps sort as text).
+
+    Examples
+    --------
+    >>> utc_now().endswith("+00:00")
+    True
+    """
+    return dt.datetime.now(dt.UTC).isoformat()
+
+
+def _hash_token(token: str, salt: bytes) -> bytes:
+    return hashlib.scrypt(token.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32)
+
+
+@dataclass(frozen=True)
+class Account:
+    """One user of the service.
+
+    Attributes
+    ----------
+    user : str
+    email : str
+    cost_false_accept, cost_false_decline : float
+        The user's costs of a wrong accept and a wrong decline.
+    revoked : bool
+
+    Examples
+    --------
+    >>> Account("ann", "ann@example.org", 1.0, 5.0).revoked
+    False
+    """
+
+    user: str
+    email: str
+    cost_false_accept: float
+    cost_false_decline: float
+    revoked: bool = False
+
+
+class AccountTables:
+    """Accounts and sessions; the host is a :class:`~clusterednb.meeting.sqlite_file.SQLiteFile`
+    whose schema has the ``users`` and ``sessions`` tables.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> store, token = toy.service_store()
+    >>> account = store.authenticate(token)
+    >>> account.user, account.cost_false_decline
+    ('ann', 5.0)
+    """
+
+    def add_user(
+        self,
+        user: str,
+        email: str,
+        *,
+        cost_false_accept: float = 1.0,
+        cost_false_decline: float = 1.0,
+    ) -> str:
+        """Create an account (or give a revoked one a new token); return its API token.
+
+        The token is printed once and stored only as a salted scrypt hash.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> store.add_user("cy", "Cy@Example.org").startswith("cy.")
+        True
+        >>> store.add_user("cy", "cy@example.org")
+        Traceback (most recent call last):
+        ...
+        clusterednb.meeting.errors.MeetingError: user 'cy' exists; revoke the account first
+        """
+        if not user or not email or "@" not in email:
+            raise MeetingError(f"a user needs an id and an email address, got {user!r}, {email!r}")
+        token = secrets.token_urlsafe(32)
+        salt = secrets.token_bytes(16)
+        with self._transaction() as connection:
+            existing = connection.execute(
+                "SELECT revoked FROM users WHERE user = ?", (user,)
+            ).fetchone()
+            if existing is not None and not existing["revoked"]:
+                raise MeetingError(f"user {user!r} exists; revoke the account first")
+            connection.execute(
+                "INSERT OR REPLACE INTO users (user, email, token_salt, token_hash, created_at, "
+                "revoked, cost_false_accept, cost_false_decline) VALUES (?, ?, ?, ?, ?, 0, ?, ?)",
+                (
+                    user,
+                    email.lower(),
+                    salt,
+                    _hash_token(token, salt),
+                    utc_now(),
+                    cost_false_accept,
+                    cost_false_decline,
+                ),
+            )
+        return f"{user}.{token}"
+
+    def revoke(self, user: str) -> None:
+        """Revoke a user's token (and end their browser sessions).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, token = toy.service_store()
+        >>> store.revoke("ann")
+        >>> store.authenticate(token) is None
+        True
+        """
+        with self._transaction() as connection:
+            changed = connection.execute(
+                "UPDATE users SET revoked = 1 WHERE user = ?", (user,)
+            ).rowcount
+            connection.execute("DELETE FROM sessions WHERE user = ?", (user,))
+        if not changed:
+            raise MeetingError(f"no user {user!r} in {self.path}")
+
+    def users(self) -> list[Account]:
+        """Every account, by user id.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> store.revoke("bob")
+        >>> [(account.user, account.revoked) for account in store.users()]
+        [('ann', False), ('bob', True)]
+        """
+        rows = self._all(
+            "SELECT user, email, cost_false_accept, cost_false_decline, revoked FROM users "
+            "ORDER BY user"
+        )
+        return [Account(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
+
+    def authenticate(self, token: str) -> Account | None:
+        """The account of a valid, unrevoked token (``USER.SECRET``), else None.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, token = toy.service_store()
+        >>> store.authenticate(token).email
+        'ann@example.org'
+        >>> store.authenticate("ann.not-her-secret") is None
+        True
+        """
+        user, _, secret = token.partition(".")
+        row = self._one("SELECT * FROM users WHERE user = ?", (user,))
+        if row is None or row["revoked"] or not secret:
+            return None
+        if not hmac.compare_digest(_hash_token(secret, row["token_salt"]), row["token_hash"]):
+            return None
+        return Account(
+            row["user"], row["email"], row["cost_false_accept"], row["cost_false_decline"]
+        )
+
+    def open_session(self, user: str) -> tuple[str, str]:
+        """A new browser session of ``user``: ``(session id, CSRF token)``.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> session, csrf = store.open_session("ann")
+        >>> store.session(session)[1] == csrf
+        True
+        """
+        session, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
+        expires = dt.datetime.now(dt.UTC) + dt.timedelta(hours=SESSION_HOURS)
+        with self._transaction() as connection:
+            connection.execute(
+                "INSERT INTO sessions VALUES (?, ?, ?, ?)",
+                (hashlib.sha256(session.encode()).digest(), user, csrf, expires.isoformat()),
+            )
+        return session, csrf
+
+    def session(self, session: str) -> tuple[Account, str] | None:
+        """The account and CSRF token of a live session, else None.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> session, _ = store.open_session("ann")
+        >>> store.session(session)[0].user, store.session("made-up") is None
+        ('ann', True)
+        """
+        row = self._one(
+            "SELECT s.csrf, s.expires_at, u.* FROM sessions s JOIN users u USING (user) "
+            "WHERE s.session_hash = ?",
+            (hashlib.sha256(session.encode()).digest(),),
+        )
+        if row is None or row["revoked"] or row["expires_at"] < utc_now():
+            return None
+        account = Account(
+            row["user"], row["email"], row["cost_false_accept"], row["cost_false_decline"]
+        )
+        return account, row["csrf"]
+
+    def close_session(self, session: str) -> None:
+        """End a browser session.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> session, _ = store.open_session("ann")
+        >>> store.close_session(session)
+        >>> store.session(session) is None
+        True
+        """
+        with self._transaction() as connection:
+            connection.execute(
+                "DELETE FROM sessions WHERE session_hash = ?",
+                (hashlib.sha256(session.encode()).digest(),),
+            )
