@@ -272,6 +272,23 @@ def colour_rows() -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     return pd.DataFrame({"colour": colour}), np.array(y), np.array(tasks)
 
 
+def colour_csv() -> Path:
+    """:func:`colour_rows` as a CSV file with the columns ``user``, ``colour`` and ``liked``
+    (in a new scratch folder), for examples of the command line.
+
+    Examples
+    --------
+    >>> colour_csv().read_text().splitlines()[:2]
+    ['user,colour,liked', 'ann,red,yes']
+    """
+    X, y, tasks = colour_rows()
+    path = scratch_file("colours.csv")
+    X.assign(liked=y).rename_axis(None).assign(user=tasks)[["user", "colour", "liked"]].to_csv(
+        path, index=False
+    )
+    return path
+
+
 def transfer_split() -> tuple[pd.DataFrame, pd.DataFrame]:
     """A protocol-T split of :func:`colour_rows` with target ``ann`` and ``k = 1``.
 

@@ -29,7 +29,17 @@ from clusterednb.prototype import PrototypeNB
 
 
 def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
-    """The estimator a model name stands for, with the command's hyperparameters."""
+    """The estimator a model name stands for, with the command's hyperparameters.
+
+    Examples
+    --------
+    >>> from clusterednb.cli.parser import build_parser
+    >>> args = build_parser().parse_args(["fit", "data.csv", "--task", "user", "--label",
+    ...                                   "liked", "--kind", "cnb-bhc", "-o", "model.cnb"])
+    >>> model = make_model(args.kind, args)
+    >>> type(model).__name__, model.inference, model.gamma
+    ('ClusteredNB', 'bhc', 1.0)
+    """
     common = {"alpha": args.alpha, "beta": args.beta, "random_state": args.seed}
     semi = getattr(args, "semi_supervised", None)
     if semi is not None:
@@ -55,7 +65,20 @@ def _feature_columns(
 
 
 def fit(args: argparse.Namespace) -> None:
-    """``cnb fit``."""
+    """``cnb fit``: read the table, fit the ``--kind`` of model, save it to ``-o``.
+
+    Examples
+    --------
+    >>> from clusterednb import load, toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> data = toy.colour_csv()
+    >>> path = data.with_name("model.cnb")
+    >>> fit(build_parser().parse_args(["fit", str(data), "--task", "user", "--label", "liked",
+    ...                                "--kind", "cs", "-o", str(path)]))  # doctest: +ELLIPSIS
+    fitted Complete-Sharing on 9 rows of 3 tasks; log evidence -14.2289; saved to ...
+    >>> load(path).task_ids_.tolist()
+    ['ann', 'bob', 'cy']
+    """
     if str(args.output) == "-":
         raise CNBError("a model file is binary: give -o a file name, not -")
     frame = read_table(args.data)
@@ -141,7 +164,22 @@ def _loss_from_args(args: argparse.Namespace, classes: np.ndarray) -> LossMatrix
 
 
 def predict(args: argparse.Namespace) -> None:
-    """``cnb predict``."""
+    """``cnb predict``: probabilities and decisions of a saved model for the table's rows.
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> data = toy.colour_csv()
+    >>> NoSharingNB().fit(*toy.colour_rows()).save(data.with_name("model.cnb"))
+    >>> out = data.with_name("predictions.csv")
+    >>> predict(build_parser().parse_args(["predict", str(data.with_name("model.cnb")),
+    ...                                    str(data), "--task", "user", "-o", str(out)]))
+    ... # doctest: +ELLIPSIS
+    wrote 9 predictions to .../predictions.csv
+    >>> pd.read_csv(out).columns.tolist()
+    ['user', 'p_no', 'p_yes', 'decision']
+    """
     model = load(args.model)
     frame = read_table(args.data)
     check_columns_exist(frame, [args.task], "task")
@@ -252,7 +290,22 @@ def _evidence_row(
 
 
 def evidence(args: argparse.Namespace) -> None:
-    """``cnb evidence``."""
+    """``cnb evidence``: the log evidence of each ``--kind``, and the Bayes factor against
+    the first.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> args = build_parser().parse_args(["evidence", str(toy.colour_csv()), "--task", "user",
+    ...                                   "--label", "liked", "--kind", "ns,cs"])
+    >>> evidence(args)  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
+               title log_evidence  kind stderr  log_bf posterior_probability
+          No-Sharing     -12.8300 exact 0.0000  0.0000                0.8020
+    Complete-Sharing     -14.2289 exact 0.0000 -1.3989                0.1980
+    <BLANKLINE>
+    log_bf: against No-Sharing; posterior_probability: uniform prior over the models ...
+    """
     unknown = [k for k in args.kind if k not in MODEL_TITLES]
     if unknown or not args.kind:
         raise CNBError(f"--kind: unknown model kind(s) {unknown}; known: {list(MODEL_TITLES)}")
@@ -289,7 +342,23 @@ def evidence(args: argparse.Namespace) -> None:
 
 
 def evaluate(args: argparse.Namespace) -> None:
-    """``cnb evaluate``."""
+    """``cnb evaluate``: run one protocol, write its tables, figures and ``report.html``.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> from clusterednb import toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> data = toy.colour_csv()
+    >>> out = data.with_name("evaluation")
+    >>> args = build_parser().parse_args(["evaluate", str(data), "--task", "user", "--label",
+    ...     "liked", "--protocol", "evidence", "--kind", "ns,cs", "--repeats", "1",
+    ...     "-o", str(out)])
+    >>> with contextlib.redirect_stdout(io.StringIO()):
+    ...     evaluate(args)
+    >>> sorted(p.name for p in out.iterdir() if p.suffix in (".csv", ".html"))
+    ['evidence.csv', 'evidence_splits.csv', 'report.html']
+    """
     from clusterednb import evaluation
     from clusterednb.evaluation.datasets import from_frame
 
@@ -359,14 +428,33 @@ def evaluate(args: argparse.Namespace) -> None:
 
 
 def demo(args: argparse.Namespace) -> None:
-    """``cnb demo``."""
+    """``cnb demo``: the meeting assistant on a simulated organisation
+    (:func:`clusterednb.demo.run_demo`; a few minutes).
+
+    Examples
+    --------
+    >>> from clusterednb.cli.parser import build_parser
+    >>> build_parser().parse_args(["demo", "-o", "demo-out"]).run  # the handler it dispatches to
+    'clusterednb.cli.commands:demo'
+    """
     from clusterednb.demo import run_demo
 
     run_demo(seed=args.seed, out=args.output, jobs=args.jobs, image_format=args.format)
 
 
 def warm_up(args: argparse.Namespace) -> None:
-    """``cnb warm-up``."""
+    """``cnb warm-up``: compile (or load) every engine's kernels and print the time each took.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> from clusterednb.cli.parser import build_parser
+    >>> printed = io.StringIO()
+    >>> with contextlib.redirect_stdout(printed):
+    ...     warm_up(build_parser().parse_args(["warm-up"]))
+    >>> printed.getvalue().startswith("compiled-kernel cache:")
+    True
+    """
     from clusterednb.warmup import describe, warm_up
 
     print(describe(warm_up()))

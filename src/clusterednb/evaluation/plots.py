@@ -44,7 +44,15 @@ KNOWN_MODELS = (
 
 def model_style(model: str) -> dict[str, str]:
     """The fixed colour and marker of ``model`` (by its place in :data:`KNOWN_MODELS`; an
-    unknown name gets one from a stable hash of it)."""
+    unknown name gets one from a stable hash of it).
+
+    Examples
+    --------
+    >>> model_style("lr-pooled")
+    {'color': '#0072B2', 'marker': 'o'}
+    >>> model_style("my-model") == model_style("my-model")  # stable across runs
+    True
+    """
     index = (
         KNOWN_MODELS.index(model) if model in KNOWN_MODELS else sum(map(ord, model)) % len(PALETTE)
     )
@@ -103,7 +111,23 @@ def _lines(
 
 
 def plot_transfer(summary: pd.DataFrame, path: Path, title: str = "") -> None:
-    """Mean AUC against k (log scale) with ±1 standard-error bands, one line per model."""
+    """Mean AUC against k (log scale) with ±1 standard-error bands, one line per model.
+
+    Written as PNG at ``path`` and as SVG beside it; ``summary`` has columns ``model``,
+    ``k``, ``auc_mean`` and ``auc_se``.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> summary = pd.DataFrame({"model": ["cs", "cs"], "k": [1, 4], "auc_mean": [0.7, 0.8],
+    ...                         "auc_se": [0.02, 0.01]})
+    >>> path = toy.scratch_file("transfer.png")
+    >>> plot_transfer(summary, path, "toy")
+    >>> sorted(p.name for p in path.parent.iterdir())
+    ['transfer.png', 'transfer.svg']
+    >>> "<!-- Transfer: toy -->" in path.with_suffix(".svg").read_text()  # the title
+    True
+    """
     _lines(
         summary,
         "k",
@@ -119,7 +143,20 @@ def plot_transfer(summary: pd.DataFrame, path: Path, title: str = "") -> None:
 
 def plot_reliability(table: pd.DataFrame, path: Path, title: str = "") -> None:
     """Reliability diagrams: observed frequency against mean prediction, one panel per k
-    (at most four: the smallest ks), one line per model, the diagonal for reference."""
+    (at most four: the smallest ks), one line per model, the diagonal for reference.
+
+    ``table`` has columns ``model``, ``k``, ``mean_p``, ``frequency`` and ``ece``.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> table = pd.DataFrame({"model": ["cs"] * 2, "k": [1, 1], "mean_p": [0.2, 0.8],
+    ...                       "frequency": [0.25, 0.7], "ece": [0.07, 0.07]})
+    >>> path = toy.scratch_file("reliability.png")
+    >>> plot_reliability(table, path, "toy")
+    >>> "<!-- cs (ECE 0.070) -->" in path.with_suffix(".svg").read_text()  # the legend
+    True
+    """
     plt = _pyplot()
     ks = sorted(table["k"].unique())[:4]
     fig, axes = plt.subplots(1, len(ks), figsize=(3.4 * len(ks), 3.6), squeeze=False)
@@ -143,7 +180,18 @@ def plot_reliability(table: pd.DataFrame, path: Path, title: str = "") -> None:
 
 
 def plot_loss_ratio(summary: pd.DataFrame, path: Path, title: str = "") -> None:
-    """Each model's mean realised loss under ``L_n`` divided by No-Sharing's, against n."""
+    """Each model's mean realised loss under ``L_n`` divided by No-Sharing's, against n
+    (column ``ratio_to_ns``, with the 1.0 line), or the mean loss (``loss_mean``) without it.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> summary = pd.DataFrame({"model": ["cs", "cs"], "n": [0, 3], "ratio_to_ns": [0.9, 1.1]})
+    >>> path = toy.scratch_file("loss.png")
+    >>> plot_loss_ratio(summary, path, "toy")
+    >>> "<!-- loss / No-Sharing's loss -->" in path.with_suffix(".svg").read_text()
+    True
+    """
     ratio = "ratio_to_ns" in summary
     _lines(
         summary,
@@ -164,7 +212,21 @@ def plot_learning_curves(
     title: str = "",
     max_tasks: int = 30,
 ) -> None:
-    """The mean curve of every model, and a grid of per-task curves (first ``max_tasks``)."""
+    """The mean curve of every model, and a grid of per-task curves (first ``max_tasks``),
+    as ``curves_mean.png`` and ``curves_per_task.png`` (with SVGs) in ``out_dir``.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> summary = pd.DataFrame({"model": ["ns", "ns"], "fraction": [0.1, 0.5],
+    ...                         "error_mean": [0.4, 0.2], "error_se": [0.05, 0.03]})
+    >>> per_task = summary.rename(columns={"error_mean": "error"}).assign(task="ann")
+    >>> out_dir = toy.scratch_file("curves")
+    >>> out_dir.mkdir()
+    >>> plot_learning_curves(summary, per_task, out_dir, "toy")
+    >>> sorted(p.name for p in out_dir.iterdir())
+    ['curves_mean.png', 'curves_mean.svg', 'curves_per_task.png', 'curves_per_task.svg']
+    """
     _lines(
         summary,
         "fraction",
@@ -201,7 +263,18 @@ def plot_learning_curves(
 
 
 def plot_evidence(summary: pd.DataFrame, path: Path, title: str = "") -> None:
-    """Log Bayes factor against No-Sharing, against data size (legend: evidence kind)."""
+    """Log Bayes factor against No-Sharing, against data size (legend: evidence kind).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> summary = pd.DataFrame({"model": ["cs", "cs"], "n_rows": [10, 40],
+    ...                         "log_bf_vs_ns": [2.0, -5.0], "kind": ["exact", "exact"]})
+    >>> path = toy.scratch_file("evidence.png")
+    >>> plot_evidence(summary, path, "toy")
+    >>> "<!-- cs (exact) -->" in path.with_suffix(".svg").read_text()
+    True
+    """
     _lines(
         summary,
         "n_rows",
@@ -226,7 +299,18 @@ def plot_coclustering(
     """Co-clustering heat map, task names on both axes, tasks in the order of the MAP
     partition's clusters; with a BHC ``tree`` (scipy linkage), the dendrogram is drawn beside
     it in the same order, its links coloured by MAP cluster (grey above the cut, where
-    clusters join)."""
+    clusters join).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> matrix = np.array([[1.0, 0.1, 0.9], [0.1, 1.0, 0.2], [0.9, 0.2, 1.0]])
+    >>> path = toy.scratch_file("coclustering.png")
+    >>> plot_coclustering(matrix, np.array([0, 1, 0]), path, "toy", ["ann", "bob", "cy"])
+    >>> svg = path.with_suffix(".svg").read_text()
+    >>> svg.count("<!-- cy -->")  # names on both axes, ann and cy side by side
+    2
+    """
     plt = _pyplot()
     n = matrix.shape[0]
     labels = labels if labels is not None else [str(i) for i in range(n)]
@@ -283,7 +367,18 @@ def _cluster_of_nodes(tree: np.ndarray, partition: np.ndarray) -> dict[int, int]
 
 def plot_n_clusters(table: pd.DataFrame, path: Path, title: str) -> None:
     """``P(number of clusters | data)`` as bars, one group per model (columns ``model``,
-    ``n_clusters``, ``probability``)."""
+    ``n_clusters``, ``probability``).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> table = pd.DataFrame({"model": ["cnb-gibbs"] * 2, "n_clusters": [1, 2],
+    ...                       "probability": [0.3, 0.7]})
+    >>> path = toy.scratch_file("n_clusters.png")
+    >>> plot_n_clusters(table, path, "P(number of clusters)")
+    >>> path.exists() and path.with_suffix(".svg").exists()
+    True
+    """
     plt = _pyplot()
     models = list(dict.fromkeys(table["model"]))
     width = 0.8 / max(len(models), 1)
@@ -306,7 +401,17 @@ def plot_n_clusters(table: pd.DataFrame, path: Path, title: str) -> None:
 
 
 def plot_dendrogram(linkage: np.ndarray, labels: list[str], path: Path, title: str) -> None:
-    """The BHC tree (heights are merge ranks)."""
+    """The BHC tree (heights are merge ranks).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> linkage = np.array([[0.0, 2.0, 1.0, 2.0], [1.0, 3.0, 2.0, 3.0]])  # (ann, cy), then bob
+    >>> path = toy.scratch_file("tree.png")
+    >>> plot_dendrogram(linkage, ["ann", "bob", "cy"], path, "toy")
+    >>> "<!-- bob -->" in path.with_suffix(".svg").read_text()
+    True
+    """
     from scipy.cluster.hierarchy import dendrogram
 
     plt = _pyplot()
