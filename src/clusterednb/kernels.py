@@ -23,6 +23,16 @@ def count_rows(X, y, task_index, offsets, label_counts, value_counts):  # pragma
     offsets : int array of shape (n_features + 1,)
     label_counts : int64 array of shape (n_tasks, n_classes), updated in place
     value_counts : int64 array of shape (n_tasks, n_classes, n_values_total), updated in place
+
+    Examples
+    --------
+    Two features of two values each (offsets 0, 2, 4); the second row misses its second:
+
+    >>> X, y = np.array([[0, 1], [1, -1]]), np.array([1, 0])
+    >>> labels, values = np.zeros((1, 2), np.int64), np.zeros((1, 2, 4), np.int64)
+    >>> count_rows(X, y, np.array([0, 0]), np.array([0, 2, 4]), labels, values)
+    >>> labels.tolist(), values[0].tolist()  # class 0: value 1 of f0; class 1: 0 of f0, 1 of f1
+    ([[1, 1]], [[0, 1, 0, 0], [1, 0, 0, 1]])
     """
     n_rows, n_features = X.shape
     for i in range(n_rows):
@@ -52,6 +62,15 @@ def log_joint_rows(X, offsets, log_prior_rows, log_tables, table_of_row, out):  
     log_tables : float64 array of shape (n_tables, n_classes, n_values_total + 1)
     table_of_row : int array of shape (n_rows,)
     out : float64 array of shape (n_rows, n_classes), written in place
+
+    Examples
+    --------
+    >>> log_tables = np.log([[[0.9, 0.1, 1.0], [0.2, 0.8, 1.0]]])  # one table; values 0, 1
+    >>> out = np.empty((2, 2))
+    >>> log_joint_rows(np.array([[1], [-1]]), np.array([0, 2]), np.log([[0.5, 0.5]] * 2),
+    ...                log_tables, np.array([0, 0]), out)
+    >>> np.exp(out).round(3).tolist()  # the missing value leaves the prior
+    [[0.05, 0.4], [0.5, 0.5]]
     """
     n_rows, n_features = X.shape
     n_classes = log_tables.shape[1]
@@ -73,6 +92,13 @@ def log_normalize_rows_inplace(log_values):  # pragma: no cover
     Parameters
     ----------
     log_values : float64 array of shape (n_rows, n_classes), finite
+
+    Examples
+    --------
+    >>> log_values = np.log([[1.0, 3.0]])
+    >>> log_normalize_rows_inplace(log_values)
+    >>> np.exp(log_values).round(6).tolist()
+    [[0.25, 0.75]]
     """
     n_rows, n_classes = log_values.shape
     for i in range(n_rows):
@@ -101,6 +127,14 @@ def integer_codes(X, n_values, codes):  # pragma: no cover
     -------
     int
         Number of values outside their feature's range (unknown categories).
+
+    Examples
+    --------
+    >>> codes = np.empty((2, 2), np.int32)
+    >>> integer_codes(np.array([[0, 5], [2, 1]]), np.array([3, 2]), codes)  # 5 is unknown
+    1
+    >>> codes.tolist()
+    [[0, -1], [2, 1]]
     """
     n_rows, n_features = X.shape
     n_unknown = 0
@@ -129,6 +163,14 @@ def integer_presence(X, limit):  # pragma: no cover
     presence : bool array of shape (n_features, limit)
     in_range : bool
         False if some value is negative or at least ``limit`` (``presence`` is then partial).
+
+    Examples
+    --------
+    >>> presence, in_range = integer_presence(np.array([[0, 2], [0, 1]]), 3)
+    >>> presence.tolist(), in_range
+    ([[True, False, False], [False, True, True]], True)
+    >>> integer_presence(np.array([[0, 3]]), 3)[1]
+    False
     """
     n_rows, n_features = X.shape
     presence = np.zeros((n_features, limit), dtype=np.bool_)
@@ -151,6 +193,12 @@ def log_normalize_rows(log_values: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_rows, n_classes)
+
+    Examples
+    --------
+    >>> log_values = np.array([[0.0, np.log(3.0)], [1000.0, 1000.0]])  # no overflow at 1000
+    >>> np.exp(log_normalize_rows(log_values)).round(6).tolist()
+    [[0.25, 0.75], [0.5, 0.5]]
     """
     out = np.array(log_values, dtype=np.float64, order="C")
     log_normalize_rows_inplace(out)
@@ -167,6 +215,19 @@ def csr_task_counts(
     ``total_of_key[key]`` is the (class, feature) total a cell adds to. Returns ``(cell_ptr,
     cell_key, cell_count, total_ptr, total_key, total_count)``: zero cells dropped, cells in
     the input's order, totals in increasing key order; keys and counts of ``out_dtype``.
+
+    Examples
+    --------
+    One feature of two values and one of three, two classes (cells 0–4 class 0, 5–9 class
+    1; totals 0–1 class 0, 2–3 class 1):
+
+    >>> from scipy import sparse
+    >>> cells = sparse.csr_matrix([[2, 0, 1, 1, 0, 0, 0, 0, 0, 0]])
+    >>> total_of_key = np.array([0, 0, 1, 1, 1, 2, 2, 3, 3, 3])
+    >>> parts = csr_task_counts(cells.indptr.astype(np.int64), cells.indices, cells.data,
+    ...                         total_of_key, 4, np.int16)
+    >>> [part.tolist() for part in parts]
+    [[0, 3], [0, 2, 3], [2, 1, 1], [0, 2], [0, 1], [2, 2]]
     """
     n_tasks = indptr.shape[0] - 1
     cell_ptr = np.zeros(n_tasks + 1, dtype=np.int64)
@@ -218,6 +279,16 @@ def count_rows_sparse(X, y, task_index, offsets, n_tasks, n_classes):  # pragma:
     dense buffer of one task's width and emitted in increasing key order (by scanning the
     buffer when it is narrow, by sorting the keys met when it is wide). Returns
     ``(indptr, indices, data)`` of a (n_tasks, n_classes * n_values_total) matrix.
+
+    Examples
+    --------
+    The rows of :func:`count_rows`' example, as task 1 of two tasks:
+
+    >>> X, y = np.array([[0, 1], [1, -1]]), np.array([1, 0])
+    >>> indptr, indices, data = count_rows_sparse(X, y, np.array([1, 1]), np.array([0, 2, 4]),
+    ...                                           2, 2)
+    >>> indptr.tolist(), indices.tolist(), data.tolist()  # class-major cells 1, 4 and 7
+    ([0, 0, 3], [1, 4, 7], [1, 1, 1])
     """
     n_rows, n_features = X.shape
     n_values = offsets[n_features]
