@@ -34,7 +34,17 @@ from clusterednb.jit import njit
 
 @njit(cache=True, nogil=True)
 def log_gamma_lookup(table, base, row, count):  # pragma: no cover
-    """``lgamma(base[row] + count)``, from ``table[row, count]`` when the table reaches it."""
+    """``lgamma(base[row] + count)``, from ``table[row, count]`` when the table reaches it.
+
+    Examples
+    --------
+    >>> from clusterednb.inference.gibbs_data import LogGammaTables
+    >>> tables = LogGammaTables.build(np.ones(2), np.ones(1), 3)  # counts 0 .. 3 tabulated
+    >>> round(log_gamma_lookup(tables.cell_table, tables.cell_base, 0, 3), 6)  # log 3!
+    1.791759
+    >>> round(log_gamma_lookup(tables.cell_table, tables.cell_base, 0, 10), 6)  # log 10!
+    15.104413
+    """
     if count < table.shape[1]:
         return table[row, count]
     return math.lgamma(base[row] + count)
@@ -45,6 +55,19 @@ def merged_log_ml(cells, totals, a, b, tables):  # pragma: no cover
     """Feature log evidence ``Σ_{y,f} log DM(N_a + N_b; β)`` of rows ``a`` and ``b`` pooled.
 
     Pass ``b = -1`` for row ``a`` alone.
+
+    Examples
+    --------
+    In :func:`clusterednb.toy.gibbs_start` (``β = 1``), cluster 0 saw red four times under
+    "no" (``log 1/5``) and cluster 1 blue twice under "yes" (``log 1/3``):
+
+    >>> from clusterednb import toy
+    >>> data, state = toy.gibbs_start()
+    >>> cells, totals, tables = state.cluster_cells, state.cluster_totals, data.tables.packed()
+    >>> bool(np.isclose(merged_log_ml(cells, totals, 0, -1, tables), np.log(1 / 5)))
+    True
+    >>> bool(np.isclose(merged_log_ml(cells, totals, 0, 1, tables), np.log(1 / 15)))
+    True
     """
     cell_row, cell_table, cell_base, total_row, total_table, total_base, _ = tables
     score = 0.0
@@ -67,6 +90,19 @@ def task_log_score(task, slot, tasks, cluster_cells, cluster_totals, tables):  #
 
     Cells where the task's count is 1 take one look-up in the ``log(β + N)`` table instead of
     two (the same number).
+
+    Examples
+    --------
+    Task 0 (red twice under "no") taken out of cluster 0, which keeps task 1's two reds:
+    ``P(red, red | two reds seen) = 3/4 · 4/5 = 3/5``.
+
+    >>> from clusterednb import toy
+    >>> data, state = toy.gibbs_start()
+    >>> tasks, tables = data.tasks.packed(), data.tables.packed()
+    >>> move_task(0, 0, -1, tasks, state.cluster_cells, state.cluster_totals)
+    >>> score = task_log_score(0, 0, tasks, state.cluster_cells, state.cluster_totals, tables)
+    >>> bool(np.isclose(score, np.log(3 / 5)))
+    True
     """
     cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count = tasks
     cell_row, cell_table, cell_base, total_row, total_table, total_base, cell_log = tables
@@ -98,7 +134,16 @@ def task_log_score(task, slot, tasks, cluster_cells, cluster_totals, tables):  #
 
 @njit(cache=True, nogil=True)
 def move_task(task, slot, sign, tasks, cluster_cells, cluster_totals):  # pragma: no cover
-    """Add (``sign = 1``) or remove (``sign = -1``) a task's counts to or from a cluster slot."""
+    """Add (``sign = 1``) or remove (``sign = -1``) a task's counts to or from a cluster slot.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> data, state = toy.gibbs_start()
+    >>> move_task(2, 0, 1, data.tasks.packed(), state.cluster_cells, state.cluster_totals)
+    >>> state.cluster_cells[0].tolist(), state.cluster_totals[0].tolist()  # tasks 0, 1 and 2
+    ([4, 0, 0, 2], [4, 2])
+    """
     cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count = tasks
     for j in range(cell_ptr[task], cell_ptr[task + 1]):
         cluster_cells[slot, cell_key[j]] += sign * cell_count[j]
@@ -116,6 +161,12 @@ def sample_index(log_weights, n, uniform):  # pragma: no cover
     Weights below ``exp(-50)`` of the largest are taken as 0 without calling ``exp``: the
     total (at least 1 after shifting by the largest) cannot tell them apart from 0 unless
     there are more than 10^5 candidates.
+
+    Examples
+    --------
+    >>> log_weights = np.log([0.2, 0.8])
+    >>> sample_index(log_weights, 2, 0.1), sample_index(log_weights, 2, 0.5)  # 0.1 < 0.2
+    (0, 1)
     """
     top = -np.inf
     for i in range(n):
@@ -138,7 +189,15 @@ def sample_index(log_weights, n, uniform):  # pragma: no cover
 
 @njit(cache=True, nogil=True)
 def new_cluster_scores(tasks, tables):  # pragma: no cover
-    """Each task's score against an empty cluster: ``Σ_{y,f} [log Z(β + n) − log Z(β)]``."""
+    """Each task's score against an empty cluster: ``Σ_{y,f} [log Z(β + n) − log Z(β)]``.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> data, _ = toy.gibbs_start()  # each task: one value twice, P = 1/2 · 2/3 = 1/3
+    >>> np.exp(new_cluster_scores(data.tasks.packed(), data.tables.packed())).round(6).tolist()
+    [0.333333, 0.333333, 0.333333]
+    """
     n_tasks = tasks[0].shape[0] - 1
     n_cells = tables[0].shape[0]
     n_totals = tables[3].shape[0]
@@ -180,6 +239,25 @@ def resample_labels(
     offsets : int array of shape (n_features + 1,)
     priors : tuple ``(alpha, cell_prior, total_prior)``: α (n_classes,), β on the flat cells
         (n_classes * n_values_total,), Σ_x β per (class, feature) (n_classes * n_features,)
+
+    Examples
+    --------
+    One unlabelled red row of task 2 (alone in its cluster, two blue rows under "yes"),
+    with ``α = β = 1``: "no" weighs ``1 · (1 + 0) / (2 + 0) = 1/2`` and "yes"
+    ``(1 + 2) · (1 + 0) / (2 + 2) = 3/4``, so ``P(no) = 0.4``.
+
+    >>> from clusterednb import toy
+    >>> from clusterednb.inference.gibbs_state import initial_state, prepare
+    >>> model = toy.colour_model()
+    >>> data = prepare(model, toy.three_task_counts(), np.array([[0]]), np.array([2]))
+    >>> state = initial_state(np.random.default_rng(0), data, 1.0, np.array([0, 0, 1]))
+    >>> sums = np.zeros((1, 2))
+    >>> priors = (model.alpha, data.cell_prior, data.total_prior)
+    >>> resample_labels(np.array([[0]]), np.array([2]), state.labels, model.schema.offsets,
+    ...                 state.assignment, state.task_label_counts, state.cluster_cells,
+    ...                 state.cluster_totals, priors, np.array([0.3]), sums, 1.0)
+    >>> sums.round(6).tolist(), state.labels.tolist()  # the uniform 0.3 < 0.4 draws "no"
+    ([[0.4, 0.6]], [0])
     """
     alpha, cell_prior, total_prior = priors
     n_rows, n_features = X.shape
@@ -229,6 +307,20 @@ def restricted_scan(
     ``side[k]`` is member ``k``'s current cluster. Where ``forced[k] >= 0`` the member is put
     there instead of drawing with ``uniforms[k]``. Returns the log probability of the moves
     made (Jain & Neal 2004's transition probability).
+
+    Examples
+    --------
+    Task 1 forced back to cluster 0 (task 0's two reds, weight ``1 · 3/5``) rather than
+    cluster 1 (task 2's blues, weight ``1 · 1/3``): the move has probability ``9/14``.
+
+    >>> from clusterednb import toy
+    >>> data, state = toy.gibbs_start()
+    >>> cells, totals = state.cluster_cells[:2].copy(), state.cluster_totals[:2].copy()
+    >>> log_q = restricted_scan(np.array([1]), np.array([0]), cells, totals, np.array([2, 1]),
+    ...                         np.array([0]), np.array([0.5]), data.tasks.packed(),
+    ...                         data.tables.packed())
+    >>> bool(np.isclose(log_q, np.log(9 / 14)))
+    True
     """
     log_q = 0.0
     weight = np.empty(2)
