@@ -34,7 +34,17 @@ AssignmentSweep = Callable[[np.random.Generator, GibbsState, GibbsData], dict[st
 def sequential_sweep(
     rng: np.random.Generator, state: GibbsState, data: GibbsData
 ) -> dict[str, int]:
-    """Neal's algorithm 3 over every task in index order (compiled), in place."""
+    """Neal's algorithm 3 over every task in index order (compiled), in place.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> data, state = toy.gibbs_start()
+    >>> sequential_sweep(np.random.default_rng(0), state, data)
+    {}
+    >>> int(state.sizes.sum()), state.cluster_cells.sum(axis=0).tolist()  # every task placed
+    (3, [4, 0, 0, 2])
+    """
     state.sweep(
         data.all_tasks,
         data.new_score,
@@ -60,6 +70,16 @@ def gibbs_step(
     probabilities of the unlabelled rows (overwritten). ``sweep`` moves the tasks'
     assignments (the sharded sweep of :mod:`.sharded` runs shards in parallel). Returns
     information on the step.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> from clusterednb.inference.gibbs_state import GibbsSettings
+    >>> data, state = toy.gibbs_start()
+    >>> info = gibbs_step(np.random.default_rng(0), state, data, GibbsSettings(),
+    ...                   np.zeros((0, 2)))
+    >>> sorted(info), info["n_clusters"] == state.n_clusters
+    (['accepted', 'gamma', 'n_clusters'], True)
     """
     info = sweep(rng, state, data)
     if state.labels.size:
@@ -81,7 +101,22 @@ def resample_unlabelled(
 ) -> None:
     """Resample every unlabelled row's label (likelihood raised to ``temperature``) and
     rebuild the tasks' counts; this sweep's conditional probabilities overwrite
-    ``label_probability`` (n_unlabelled, n_classes)."""
+    ``label_probability`` (n_unlabelled, n_classes).
+
+    Examples
+    --------
+    The red row of :func:`.gibbs_kernels.resample_labels`' example, whose ``P(no) = 0.4``:
+
+    >>> from clusterednb import toy
+    >>> from clusterednb.inference.gibbs_state import initial_state, prepare
+    >>> data = prepare(toy.colour_model(), toy.three_task_counts(), np.array([[0]]),
+    ...                np.array([2]))
+    >>> state = initial_state(np.random.default_rng(0), data, 1.0, np.array([0, 0, 1]))
+    >>> probability = np.zeros((1, 2))
+    >>> resample_unlabelled(np.random.default_rng(1), state, data, probability, 1.0)
+    >>> probability.round(6).tolist()
+    [[0.4, 0.6]]
+    """
     label_probability[:] = 0.0
     resample_labels(
         data.unlabelled_X,
@@ -111,6 +146,24 @@ def escobar_west_gamma(
 
     ``prior = (shape, rate)`` of a Gamma prior on ``γ``. Uses the auxiliary variable
     ``η ~ Beta(γ + 1, U)`` and a two-component Gamma mixture.
+
+    Examples
+    --------
+    The chain of draws given 3 clusters of 10 tasks averages to the posterior mean of ``γ``
+    under a Gamma(1, 1) prior and ``P(K | γ, U) ∝ γ^K Γ(γ) / Γ(γ + U)`` (by quadrature):
+
+    >>> from scipy import integrate
+    >>> from scipy.special import gammaln
+    >>> def density(g):
+    ...     return np.exp(-g + 3 * np.log(g) + gammaln(g) - gammaln(g + 10))
+    >>> norm = integrate.quad(density, 0, 60)[0]
+    >>> exact = integrate.quad(lambda g: g * density(g), 0, 60)[0] / norm
+    >>> rng, gamma, draws = np.random.default_rng(0), 1.0, []
+    >>> for _ in range(20000):
+    ...     gamma = escobar_west_gamma(rng, gamma, 3, 10, (1.0, 1.0))
+    ...     draws.append(gamma)
+    >>> bool(abs(np.mean(draws) - exact) < 0.05)
+    True
     """
     shape, rate = prior
     eta = rng.beta(gamma + 1.0, n_tasks)
@@ -127,6 +180,15 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
     state (random sides, then ``_INTERMEDIATE_SCANS`` restricted Gibbs scans). If ``i`` and
     ``j`` share a cluster, one more restricted scan proposes a split; otherwise the merge is
     proposed and the scan's probability of reproducing the current split enters the ratio.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> data, state = toy.gibbs_start()
+    >>> rng = np.random.default_rng(0)
+    >>> accepted = [split_merge_move(rng, state, data) for _ in range(20)]
+    >>> int(state.sizes.sum()), state.cluster_cells.sum(axis=0).tolist()  # nothing lost
+    (3, [4, 0, 0, 2])
     """
     n_tasks = data.n_tasks
     if n_tasks < 2:
@@ -197,7 +259,20 @@ def log_split_ratio(
     b: int,
     data: GibbsData,
 ) -> float:
-    """``log [P(split) L(split)] − log [P(merged) L(merged)]`` for clusters in rows a and b."""
+    """``log [P(split) L(split)] − log [P(merged) L(merged)]`` for clusters in rows a and b.
+
+    Examples
+    --------
+    Clusters {0, 1} and {2} of :func:`clusterednb.toy.gibbs_start` share no cell, so the
+    likelihoods cancel and the CRP's ratio ``γ Γ(2) Γ(1) / Γ(3) = 1/2`` is left (``γ = 1``):
+
+    >>> from clusterednb import toy
+    >>> data, state = toy.gibbs_start()
+    >>> ratio = log_split_ratio(1.0, np.array([2, 1]), state.cluster_cells,
+    ...                         state.cluster_totals, 0, 1, data)
+    >>> bool(np.isclose(ratio, np.log(1 / 2)))
+    True
+    """
     tables = data.tables.packed()
     log_prior = np.log(gamma) + gammaln(sizes).sum() - gammaln(sizes.sum())
     log_like = (
