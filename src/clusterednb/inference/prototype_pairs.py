@@ -34,6 +34,12 @@ class Pair(NamedTuple):
         β of the prototype's Dirichlet prior.
     k_shape, k_rate : float
         Gamma prior of the strength ``K``.
+
+    Examples
+    --------
+    >>> pair = Pair(np.array([[2, 0], [1, 1]]), np.ones(2), k_shape=2.0, k_rate=1.0)
+    >>> pair.counts.sum(axis=0).tolist()  # the pooled counts
+    [3, 1]
     """
 
     counts: np.ndarray
@@ -55,7 +61,17 @@ def _log_target(log_k: float, logits: np.ndarray, pair: Pair, temperature: float
 
 
 def pair_log_likelihood(log_k: float, logits: np.ndarray, counts: np.ndarray) -> float:
-    """``Σ_u log DM(n_u; K θ̄)`` for value counts of shape (n_tasks, V_f); −inf if underflowed."""
+    """``Σ_u log DM(n_u; K θ̄)`` for value counts of shape (n_tasks, V_f); −inf if underflowed.
+
+    Examples
+    --------
+    ``K = 2``, ``θ̄ = (1/2, 1/2)``, so the task's prior is Dir(1, 1): two of value 0 have
+    probability ``1/2 · 2/3 = 1/3``:
+
+    >>> value = pair_log_likelihood(np.log(2.0), np.zeros(2), np.array([[2, 0]]))
+    >>> bool(np.isclose(value, np.log(1 / 3)))
+    True
+    """
     log_theta = logits - logsumexp(logits)
     k = np.exp(log_k)
     a = k * np.exp(log_theta)
@@ -99,6 +115,15 @@ def mode_of_pair(pair: Pair) -> tuple[float, np.ndarray]:
     """The posterior mode of ``(K, θ̄)`` for one pair (L-BFGS in unconstrained coordinates).
 
     Returns ``(K, θ̄)`` with ``θ̄`` of shape (V_f,).
+
+    Examples
+    --------
+    Tasks that mostly show value 0 give a prototype that leans to it:
+
+    >>> pair = Pair(np.array([[5, 0], [4, 1], [5, 0]]), np.ones(2), k_shape=2.0, k_rate=1.0)
+    >>> strength, prototype = mode_of_pair(pair)
+    >>> bool(prototype[0] > 0.7), bool(strength > 0), float(prototype.sum().round(12))
+    (True, True, 1.0)
     """
     log_k, logits = start_pair(pair)
     start = np.concatenate([[log_k], logits[:-1]])
@@ -122,6 +147,18 @@ def update_pair(
     """One slice-sampling sweep over ``log K`` and the free logits (``logits`` in place).
 
     Returns the new ``log K``.
+
+    Examples
+    --------
+    At temperature 0 the target is the prior, so ``K`` draws average its Gamma(2, 1) mean 2:
+
+    >>> rng, pair = np.random.default_rng(0), Pair(np.zeros((1, 2)), np.ones(2), 2.0, 1.0)
+    >>> log_k, logits, draws = 0.0, np.zeros(2), []
+    >>> for _ in range(600):
+    ...     log_k = update_pair(rng, log_k, logits, pair, temperature=0.0)
+    ...     draws.append(np.exp(log_k))
+    >>> bool(abs(np.mean(draws) - 2.0) < 0.3)
+    True
     """
     log_k = _slice_coordinate(rng, log_k, lambda v: _log_target(v, logits, pair, temperature))
     for x in range(logits.size - 1):
@@ -136,7 +173,14 @@ def update_pair(
 
 
 def start_pair(pair: Pair) -> tuple[float, np.ndarray]:
-    """A starting point: the pooled predictive as prototype, the prior mean of ``K``."""
+    """A starting point: the pooled predictive as prototype, the prior mean of ``K``.
+
+    Examples
+    --------
+    >>> log_k, logits = start_pair(Pair(np.array([[2, 0]]), np.ones(2), 2.0, 1.0))
+    >>> round(float(np.exp(log_k)), 6), np.exp(logits).round(6).tolist()  # θ̄ ∝ (3, 1)
+    (2.0, [3.0, 1.0])
+    """
     pooled = pair.counts.sum(axis=0) + pair.prior
     logits = np.log(pooled / pooled.sum())
     return float(np.log(pair.k_shape / pair.k_rate)), logits - logits[-1]
@@ -151,6 +195,13 @@ def sample_pair(
     -------
     strength : ndarray of shape (n_samples,)
     prototype : ndarray of shape (n_samples, V_f)
+
+    Examples
+    --------
+    >>> pair = Pair(np.array([[5, 0], [4, 1], [5, 0]]), np.ones(2), k_shape=2.0, k_rate=1.0)
+    >>> strength, prototype = sample_pair(np.random.default_rng(0), pair, 200, 50)
+    >>> strength.shape, prototype.shape, bool(prototype[:, 0].mean() > 0.6)
+    ((200,), (200, 2), True)
     """
     log_k, logits = start_pair(pair)
     strength = np.empty(n_samples)
@@ -164,7 +215,14 @@ def sample_pair(
 
 
 def pairs_of(schema: FeatureSchema) -> Iterator[tuple[int, int, slice]]:
-    """Every (class, feature, flat-value slice) of the schema."""
+    """Every (class, feature, flat-value slice) of the schema.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> list(pairs_of(toy.colour_schema()))  # two classes, one feature of two values
+    [(0, 0, slice(0, 2, None)), (1, 0, slice(0, 2, None))]
+    """
     offsets = schema.offsets
     for c in range(schema.n_classes):
         for f in range(schema.n_features):
