@@ -34,6 +34,19 @@ def refit(store: ServiceStore, base_model: Path | None) -> Any:
     ----------
     store : ServiceStore
     base_model : Path or None
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> store, _ = toy.service_store()
+    >>> refit(store, None) is None  # no answers and no base model yet
+    True
+    >>> morning, late = {"start_time": "morning"}, {"start_time": "early"}
+    >>> _ = store.import_history([("ann", morning, True), ("ann", late, False),
+    ...                           ("bob", morning, True)])
+    >>> model = refit(store, None)
+    >>> model.task_ids_.tolist(), model.classes_.tolist()
+    (['ann', 'bob'], ['decline', 'accept'])
     """
     answered = store.answered()
     model = load(base_model) if base_model is not None else None
@@ -57,6 +70,14 @@ class Learner:
     base_model : Path or None
     debounce : float, default=1.0
         Seconds to wait after an answer before refitting.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> store, _ = toy.service_store()
+    >>> learner = Learner(store, None, debounce=0.0)
+    >>> learner.status()
+    {'model': False, 'model_age_seconds': None, 'clusters': None}
     """
 
     def __init__(self, store: ServiceStore, base_model: Path | None, debounce: float = 1.0) -> None:
@@ -70,23 +91,70 @@ class Learner:
         self._thread = threading.Thread(target=self._run, name="refit", daemon=True)
 
     def start(self) -> None:
-        """Fit once now, then keep refitting in the background on request."""
+        """Fit once now, then keep refitting in the background on request.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> _ = store.import_history([("ann", {"start_time": "morning"}, True)])
+        >>> learner = Learner(store, None)
+        >>> learner.start()  # the first fit is done when start returns
+        >>> learner.current().task_ids_.tolist()
+        ['ann']
+        >>> learner.stop()
+        """
         self._refit()
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop the background thread."""
+        """Stop the background thread (and wait up to 30 s for it to finish a refit).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> learner = Learner(toy.service_store()[0], None)
+        >>> learner.start()
+        >>> learner.stop()
+        >>> learner._thread.is_alive()
+        False
+        """
         self._stop.set()
         self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout=30)
 
     def request_refit(self) -> None:
-        """Ask for a refit (answers arriving within ``debounce`` seconds share one)."""
+        """Ask for a refit (answers arriving within ``debounce`` seconds share one).
+
+        Examples
+        --------
+        >>> import time
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> learner = Learner(store, None, debounce=0.0)
+        >>> learner.start()  # nothing answered yet: no model
+        >>> _ = store.import_history([("bob", {"start_time": "morning"}, True)])
+        >>> learner.request_refit()
+        >>> for _ in range(300):  # the background thread refits
+        ...     if learner.current() is not None:
+        ...         break
+        ...     time.sleep(0.1)
+        >>> learner.current().task_ids_.tolist()
+        ['bob']
+        >>> learner.stop()
+        """
         self._wake.set()
 
     def current(self) -> Any:
-        """The serving model (or None)."""
+        """The serving model (or None).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> Learner(toy.service_store()[0], None).current() is None  # not started
+        True
+        """
         with self._lock:
             return self.model
 
@@ -112,7 +180,20 @@ class Learner:
             self._refit()
 
     def status(self) -> dict[str, Any]:
-        """The model's age and its number of clusters."""
+        """The model's age and its number of clusters.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store, _ = toy.service_store()
+        >>> _ = store.import_history([("ann", {"start_time": "morning"}, True)])
+        >>> learner = Learner(store, None)
+        >>> learner.start()
+        >>> status = learner.status()
+        >>> status["model"], status["clusters"], status["model_age_seconds"] >= 0
+        (True, 1, True)
+        >>> learner.stop()
+        """
         model = self.current()
         clusters = None
         if model is not None and hasattr(model, "partition_"):
