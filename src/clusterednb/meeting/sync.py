@@ -42,14 +42,29 @@ MAX_WRITE_ATTEMPTS = 3
 
 
 class ServerUnavailable(MeetingError):
-    """The CalDAV server cannot be reached or refused the login (exit status 2)."""
+    """The CalDAV server cannot be reached or refused the login (exit status 2).
+
+    Examples
+    --------
+    >>> ServerUnavailable("cannot use the CalDAV server").exit_status
+    2
+    """
 
     exit_status = 2
 
 
 @dataclass(frozen=True)
 class SyncSettings:
-    """What one pass needs (the ``cnb meeting sync`` options)."""
+    """What one pass needs (the ``cnb meeting sync`` options).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> settings = SyncSettings("http://127.0.0.1:5232/ann/", "ann", "secret",
+    ...                         "ann@example.org", model=None, state=Path("ann.db"))
+    >>> settings.costs, settings.dry_run  # a wrong accept and a wrong decline cost the same
+    ((1.0, 1.0), False)
+    """
 
     url: str
     username: str
@@ -67,7 +82,14 @@ class SyncSettings:
 
 @dataclass
 class Outcome:
-    """What the pass did with one invitation."""
+    """What the pass did with one invitation.
+
+    Examples
+    --------
+    >>> outcome = Outcome("/ann/m1.ics", "m1", "", 0, "Planning", "accept", 0.91, "written")
+    >>> outcome.reasons
+    []
+    """
 
     href: str
     uid: str
@@ -80,7 +102,13 @@ class Outcome:
     reasons: list[dict[str, Any]] = field(default_factory=list)
 
     def line(self) -> str:
-        """One line for a person."""
+        """One line for a person.
+
+        Examples
+        --------
+        >>> Outcome("/ann/m1.ics", "m1", "", 0, "Planning", "accept", 0.91, "written").line()
+        'accept  P(accept) 0.910  written                          Planning'
+        """
         p = "  —  " if self.p_accept is None else f"{self.p_accept:.3f}"
         instance = f" [{self.recurrence_id}]" if self.recurrence_id else ""
         return f"{self.decision:7} P(accept) {p}  {self.action:32} {self.summary}{instance}"
@@ -177,6 +205,32 @@ def set_partstat(
     Returns
     -------
     {"written", "changed on the server"}
+
+    Examples
+    --------
+    A stand-in for a CalDAV client, holding one event and its ETag in memory (the tests use a
+    real Radicale server):
+
+    >>> from types import SimpleNamespace
+    >>> class OneEvent:
+    ...     def __init__(self, body):
+    ...         self.body, self.etag = body, '"1"'
+    ...     def request(self, href, method, body=None, headers=None):
+    ...         if method == "PUT":
+    ...             self.body, self.etag = body, '"2"'
+    ...         return SimpleNamespace(status=204 if method == "PUT" else 200, raw=self.body,
+    ...                                headers={"ETag": self.etag})
+    >>> server = OneEvent(chr(10).join([  # one content line per item
+    ...     "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//example//EN", "BEGIN:VEVENT",
+    ...     "UID:m1", "DTSTAMP:20261124T090000Z", "DTSTART:20261125T100000Z",
+    ...     "ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:ann@example.org", "END:VEVENT",
+    ...     "END:VCALENDAR", ""]).encode())
+    >>> set_partstat(server, "/ann/m1.ics", "m1", "", "ann@example.org", "ACCEPTED")
+    'written'
+    >>> b"PARTSTAT=ACCEPTED" in server.body
+    True
+    >>> set_partstat(server, "/ann/m1.ics", "m1", "", "ann@example.org", "DECLINED")
+    'changed on the server'
     """
     for _ in range(MAX_WRITE_ATTEMPTS):
         response = client.request(href, "GET")
@@ -209,7 +263,20 @@ def _user_key(settings: SyncSettings) -> tuple[str, UserEntry | None]:
 
 
 def sync(settings: SyncSettings) -> list[Outcome]:
-    """One pass (see the module's docstring); returns what it did with each invitation."""
+    """One pass (see the module's docstring); returns what it did with each invitation.
+
+    Examples
+    --------
+    A server that cannot be reached is one clear error (exit status 2 on the command line):
+
+    >>> from clusterednb import toy
+    >>> settings = SyncSettings("http://127.0.0.1:9/dav/", "ann", "secret", "ann@example.org",
+    ...                         model=None, state=toy.scratch_file("ann.db"))
+    >>> sync(settings)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.meeting.sync.ServerUnavailable: cannot use the CalDAV server http://127.0.0.1:9/...
+    """
     from clusterednb.service.store import ServiceStore
 
     client, calendars = _connect(settings)
