@@ -29,6 +29,15 @@ class LogProgress:
     desc : str
     stream : text file, default sys.stderr
     interval : float, default=10.0
+
+    Examples
+    --------
+    >>> import io
+    >>> stream = io.StringIO()
+    >>> with LogProgress(4, "fitting", stream, interval=0.0) as bar:  # a line at every update
+    ...     bar.update(2)
+    >>> stream.getvalue().splitlines()[0].startswith("fitting: 2/4 (50%), 00:00 elapsed")
+    True
     """
 
     def __init__(
@@ -42,7 +51,13 @@ class LogProgress:
         self.lines = 0
 
     def line(self) -> str:
-        """The current progress as one line of text."""
+        """The current progress as one line of text.
+
+        Examples
+        --------
+        >>> LogProgress(10, "transfer").line()
+        'transfer: 0/10 (0%), 00:00 elapsed'
+        """
         elapsed = time.monotonic() - self.started
         share = self.done / self.total if self.total else 1.0
         text = f"{self.desc}: {self.done}/{self.total} ({share:.0%}), {_clock(elapsed)} elapsed"
@@ -51,7 +66,17 @@ class LogProgress:
         return text
 
     def update(self, n: int = 1) -> None:
-        """Count ``n`` more steps done; write a line if ``interval`` has passed."""
+        """Count ``n`` more steps done; write a line if ``interval`` has passed.
+
+        Examples
+        --------
+        >>> import io
+        >>> stream = io.StringIO()
+        >>> bar = LogProgress(10, "transfer", stream)  # 10 s between lines
+        >>> bar.update(3)
+        >>> bar.done, stream.getvalue()  # too soon for a line
+        (3, '')
+        """
         self.done += n
         now = time.monotonic()
         if now - self.last >= self.interval:
@@ -63,7 +88,18 @@ class LogProgress:
         self.lines += 1
 
     def close(self) -> None:
-        """End the run: a last line when earlier lines were written."""
+        """End the run: a last line when earlier lines were written.
+
+        Examples
+        --------
+        >>> import io
+        >>> stream = io.StringIO()
+        >>> bar = LogProgress(2, "transfer", stream, interval=0.0)
+        >>> bar.update(2)
+        >>> bar.close()
+        >>> len(stream.getvalue().splitlines())  # the update's line and the last one
+        2
+        """
         if self.lines:
             self._write()
 
@@ -104,6 +140,14 @@ def progress(total: int, desc: str, enabled: bool = True, stream: TextIO | None 
     Returns
     -------
     tqdm on a terminal, :class:`LogProgress` elsewhere, or a silent reporter.
+
+    Examples
+    --------
+    >>> import io
+    >>> type(progress(10, "transfer", stream=io.StringIO())).__name__  # not a terminal
+    'LogProgress'
+    >>> with progress(10, "transfer", enabled=False) as bar:
+    ...     bar.update(10)
     """
     stream = stream if stream is not None else sys.stderr
     if not enabled:

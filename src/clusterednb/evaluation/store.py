@@ -28,6 +28,16 @@ class CellStore:
         JSON-ready settings of the run.
     columns : list of str
         Column order of the rows file.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> out = toy.scratch_file("run")
+    >>> store = CellStore(out, "transfer", {"seed": 0}, ["target", "k", "auc"])
+    >>> CellStore(out, "transfer", {"seed": 1}, ["target", "k", "auc"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: ... holds a transfer run with other settings ({'seed': 0}); ...
     """
 
     def __init__(
@@ -50,18 +60,45 @@ class CellStore:
             settings_path.write_text(json.dumps(record, indent=1))
 
     def rows(self) -> pd.DataFrame:
-        """Every row written so far (empty frame with the columns if none)."""
+        """Every row written so far (empty frame with the columns if none).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store = CellStore(toy.scratch_file("run"), "transfer", {}, ["target", "auc"])
+        >>> store.rows().columns.tolist(), len(store.rows())
+        (['target', 'auc'], 0)
+        """
         if not self.rows_path.exists():
             return pd.DataFrame(columns=self.columns)
         return pd.read_csv(self.rows_path)
 
     def done(self, keys: list[str]) -> set[tuple[str, ...]]:
-        """The finished cells, as tuples of the ``keys`` columns rendered as strings."""
+        """The finished cells, as tuples of the ``keys`` columns rendered as strings.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store = CellStore(toy.scratch_file("run"), "transfer", {}, ["target", "k", "auc"])
+        >>> store.append([{"target": "ann", "k": 4, "auc": 0.8}])
+        >>> store.done(["target", "k"])
+        {('ann', '4')}
+        """
         rows = self.rows()
         return set(zip(*(rows[k].astype(str) for k in keys), strict=True)) if len(rows) else set()
 
     def append(self, rows: list[dict[str, Any]]) -> None:
-        """Append one finished cell's rows."""
+        """Append one finished cell's rows (one write, then ``fsync``).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> store = CellStore(toy.scratch_file("run"), "transfer", {}, ["target", "auc"])
+        >>> store.append([{"target": "ann", "auc": 0.8}])
+        >>> store.append([{"target": "bob", "auc": 0.7}])
+        >>> store.rows_path.read_text().splitlines()  # one header
+        ['target,auc', 'ann,0.8', 'bob,0.7']
+        """
         block = pd.DataFrame(rows, columns=self.columns)
         text = block.to_csv(index=False, header=not self.rows_path.exists())
         with self.rows_path.open("a") as handle:
