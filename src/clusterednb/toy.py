@@ -24,7 +24,9 @@ import pandas as pd
 from scipy import sparse
 
 from clusterednb.data.schema import FeatureSchema
+from clusterednb.data.synthetic import make_planted_population
 from clusterednb.document_events import MultinomialDirichletNB
+from clusterednb.evaluation.datasets import EvalDataset, from_frame
 from clusterednb.inference.gibbs_data import GibbsData
 from clusterednb.inference.gibbs_state import GibbsState, initial_state, prepare
 from clusterednb.inference.joint_blocks import JointLogisticBlocks, TaskExpansions, one_hot_design
@@ -379,3 +381,20 @@ def request_record(uid: str = "m1@example.org") -> dict[str, Any]:
         "loss_decline": 4.0,
         "reasons": [],
     }
+
+
+def eval_dataset() -> EvalDataset:
+    """A planted population as an evaluation data set: two groups of three tasks (``u0`` …
+    ``u5``), 20 labelled rows each, three features of three values (seed 0).
+
+    Examples
+    --------
+    >>> dataset = eval_dataset()
+    >>> dataset.features, dataset.frame["task"].nunique(), len(dataset.frame)
+    (['f0', 'f1', 'f2'], 6, 120)
+    """
+    population = make_planted_population(
+        np.random.default_rng(0), group_sizes=(3, 3), rows_per_task=20, n_features=3, n_values=3
+    )
+    return from_frame(population.frame, "task", "label", name="planted")
+

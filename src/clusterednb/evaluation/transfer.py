@@ -69,6 +69,12 @@ class TransferSettings:
         ``k`` is capped so that at least this many test rows remain.
     n_bins : int or None
         Quantile bins per continuous feature (None: the data set's default).
+
+    Examples
+    --------
+    >>> settings = TransferSettings(models=("ns", "cs"), ks=(1, 4), repeats=2)
+    >>> settings.n_targets, settings.min_test  # 50 sampled targets, 5 test rows at least
+    (50, 5)
     """
 
     models: tuple[str, ...]
@@ -82,7 +88,17 @@ class TransferSettings:
 
 
 def choose_targets(dataset: EvalDataset, settings: TransferSettings) -> list:
-    """The target tasks: all, or a seeded sample of ``n_targets`` (in task order)."""
+    """The target tasks: all, or a seeded sample of ``n_targets`` (in task order).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> dataset = toy.eval_dataset()
+    >>> choose_targets(dataset, TransferSettings(models=("ns",), n_targets=None))
+    ['u0', 'u1', 'u2', 'u3', 'u4', 'u5']
+    >>> choose_targets(dataset, TransferSettings(models=("ns",), n_targets=2, seed=0))
+    ['u3', 'u5']
+    """
     tasks = sorted(dataset.frame["task"].unique().tolist())
     if settings.n_targets is None or settings.n_targets >= len(tasks):
         return tasks
@@ -95,7 +111,18 @@ def discretised(
     dataset: EvalDataset, train: pd.DataFrame, test: pd.DataFrame, n_bins: int | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Bin the continuous features by quantiles of the TRAINING rows only (codes 0..bins-1);
-    each raw value is kept beside its bin, in the column :func:`raw_column` names."""
+    each raw value is kept beside its bin, in the column :func:`raw_column` names.
+
+    Examples
+    --------
+    >>> from clusterednb.evaluation.datasets import from_frame
+    >>> frame = pd.DataFrame({"task": ["a"] * 4 + ["b"], "label": [0, 1, 0, 1, 1],
+    ...                       "size": [1.0, 2.0, 3.0, 4.0, 100.0]})
+    >>> dataset = from_frame(frame, "task", "label", continuous=["size"])
+    >>> train, test = discretised(dataset, frame[:4], frame[4:], n_bins=2)
+    >>> train["size"].tolist(), test["size"].tolist(), test["size__raw"].tolist()
+    ([0, 0, 1, 1], [1], [100.0])
+    """
     if not dataset.continuous:
         return train, test
     base = FeatureSchema(tuple(dataset.continuous), tuple((0,) for _ in dataset.continuous), (0, 1))
@@ -117,7 +144,18 @@ def run_cell(
     target_position: int,
     repetition: int,
 ) -> list[dict]:
-    """All ``k`` and all models for one (target, repetition); one result row each."""
+    """All ``k`` and all models for one (target, repetition); one result row each.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> settings = TransferSettings(models=("ns", "cs"), ks=(1, 4, 18), repeats=1)
+    >>> rows = run_cell(toy.eval_dataset(), settings, "u3", 3, 0)
+    >>> [(row["k"], row["model"]) for row in rows if row["skipped"]]  # 18 leaves 2 test rows
+    [(18, 'ns'), (18, 'cs')]
+    >>> rows[0]["n_test"], 0.0 <= rows[0]["auc"] <= 1.0
+    (19, True)
+    """
     frame = dataset.frame[dataset.frame["label"].notna()]
     own = frame[frame["task"] == target]
     others = frame[frame["task"] != target]
@@ -193,6 +231,17 @@ def run_transfer(
     -------
     DataFrame
         The summary table.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> out = toy.scratch_file("transfer")
+    >>> settings = TransferSettings(models=("ns", "cs"), ks=(1, 4), repeats=1, n_targets=2)
+    >>> summary = run_transfer(toy.eval_dataset(), settings, out, progress=False)
+    >>> summary[["model", "k", "n_splits"]].values.tolist()
+    [['cs', 1, 2], ['cs', 4, 2], ['ns', 1, 2], ['ns', 4, 2]]
+    >>> sorted(p.name for p in out.glob("transfer*.csv"))
+    ['transfer.csv', 'transfer_reliability.csv', 'transfer_splits.csv']
     """
     check_models(settings.models)
     out_dir = Path(out_dir)
@@ -231,6 +280,18 @@ def summarise_transfer(splits: pd.DataFrame) -> pd.DataFrame:
 
     A target's repetitions are averaged first (they share rows); the standard error is over
     targets.
+
+    Examples
+    --------
+    Target ``a``'s two repetitions average to 0.7, target ``b`` has 0.9: mean 0.8, standard
+    error ``0.1 √2 / √2 = 0.1``:
+
+    >>> splits = pd.DataFrame({"model": "ns", "k": 4, "target": ["a", "a", "b"],
+    ...                        "repetition": [0, 1, 0], "skipped": False,
+    ...                        "auc": [0.6, 0.8, 0.9], "logloss": 0.5, "accuracy": 0.7})
+    >>> row = summarise_transfer(splits).iloc[0]
+    >>> round(float(row["auc_mean"]), 6), round(float(row["auc_se"]), 6), int(row["n_splits"])
+    (0.8, 0.1, 3)
     """
     columns = [
         "model",
