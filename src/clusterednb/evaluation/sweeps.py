@@ -33,6 +33,13 @@ def per_task_training_mask(
     Returns
     -------
     ndarray of shape (n_rows,), dtype bool
+
+    Examples
+    --------
+    >>> tasks = np.array(["a"] * 10 + ["b"] * 2)
+    >>> mask = per_task_training_mask(tasks, np.random.default_rng(0), 0.5)
+    >>> int(mask[:10].sum()), int(mask[10:].sum())  # b keeps one row to test on
+    (5, 1)
     """
     mask = np.zeros(tasks.size, dtype=bool)
     for _, rows in sorted(pd.Series(tasks).groupby(tasks).indices.items()):
@@ -65,7 +72,15 @@ def _labelled(dataset: EvalDataset) -> pd.DataFrame:
 def loss_cell(
     dataset: EvalDataset, models: tuple[str, ...], seed: int, holdout: float, repetition: int
 ) -> list[dict]:
-    """Hold out ``holdout`` of every task's rows; realised ``L_n`` loss of each model and n."""
+    """Hold out ``holdout`` of every task's rows; realised ``L_n`` loss of each model and n.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> rows = loss_cell(toy.eval_dataset(), ("ns", "cs"), seed=0, holdout=0.25, repetition=0)
+    >>> len(rows), sorted({row["n"] for row in rows}) == list(EXPONENTS), rows[0]["n_test"]
+    (34, True, 30)
+    """
     frame = _labelled(dataset)
     rng = np.random.default_rng([seed, repetition, 1])
     train_mask = per_task_training_mask(frame["task"].to_numpy(), rng, 1.0 - holdout)
@@ -103,6 +118,14 @@ def run_loss_sweep(
 
     Writes ``loss_splits.csv`` (per repetition), ``loss.csv`` (``model, n, loss_mean,
     loss_se, ratio_to_ns``) and ``loss_ratio.png``.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> summary = run_loss_sweep(toy.eval_dataset(), ("ns", "cs"), toy.scratch_file("loss"),
+    ...                          repeats=2, holdout=0.25, progress=False)
+    >>> summary[summary["model"] == "ns"]["ratio_to_ns"].unique().tolist()  # ns against itself
+    [1.0]
     """
     check_models(models)
     settings = {"models": list(models), "repeats": repeats, "seed": seed, "holdout": holdout}
@@ -144,7 +167,16 @@ def curve_cell(
     repetition: int,
     step: int,
 ) -> list[dict]:
-    """Train every model on ``fraction`` of every task's rows; 0-1 error per task."""
+    """Train every model on ``fraction`` of every task's rows; 0-1 error per task.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> rows = curve_cell(toy.eval_dataset(), ("ns",), seed=0, fraction=0.5, repetition=0,
+    ...                   step=3)
+    >>> [(row["task"], row["n_train"], row["n_test"]) for row in rows][:2]
+    [('u0', 10, 10), ('u1', 10, 10)]
+    """
     frame = _labelled(dataset)
     rng = np.random.default_rng([seed, repetition, step, 2])
     train_mask = per_task_training_mask(frame["task"].to_numpy(), rng, fraction)
@@ -187,6 +219,14 @@ def run_learning_curves(
     one row and keeps at least one held out. Writes ``curves_splits.csv`` (per task),
     ``curves.csv`` (``model, fraction, error_mean, error_se`` over tasks),
     ``curves_mean.png`` and ``curves_per_task.png`` (a grid of per-task curves).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> summary = run_learning_curves(toy.eval_dataset(), ("ns",), toy.scratch_file("curves"),
+    ...                               repeats=1, steps=3, progress=False)
+    >>> summary["fraction"].tolist()  # from one row of a median task (1/20) to 95 %
+    [0.05, 0.2179, 0.95]
     """
     check_models(models)
     median_rows = float(_labelled(dataset).groupby("task").size().median())
