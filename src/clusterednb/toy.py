@@ -397,4 +397,3 @@ def eval_dataset() -> EvalDataset:
         np.random.default_rng(0), group_sizes=(3, 3), rows_per_task=20, n_features=3, n_values=3
     )
     return from_frame(population.frame, "task", "label", name="planted")
-

@@ -71,6 +71,14 @@ def evidence_cell(
 
     With ``n_temperatures > 0`` also the conditional evidence ``log P(Y | X)`` by annealed
     importance sampling (``n_runs`` runs) and its standard error.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> rows = evidence_cell(toy.eval_dataset(), ("ns", "cs"), seed=0, fraction=0.5,
+    ...                      repetition=0)
+    >>> [(row["model"], row["n_rows"], row["kind"]) for row in rows]
+    [('ns', 60, 'exact'), ('cs', 60, 'exact')]
     """
     from clusterednb.evidence import conditional_evidence
 
@@ -115,7 +123,18 @@ def run_evidence(
 ) -> pd.DataFrame:
     """Protocol E (marginal evidence): ``evidence.csv`` with ``model, fraction, n_rows,
     log_evidence_mean, log_bf_vs_ns, kind`` and ``evidence.png``; with ``n_temperatures > 0``
-    also ``log_conditional_mean`` (``log P(Y | X)`` by AIS) and its standard error."""
+    also ``log_conditional_mean`` (``log P(Y | X)`` by AIS) and its standard error.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> summary = run_evidence(toy.eval_dataset(), ("ns", "cs"), toy.scratch_file("evidence"),
+    ...                        fractions=(0.5, 1.0), repeats=1, progress=False)
+    >>> summary[summary["model"] == "ns"]["log_bf_vs_ns"].tolist()  # the baseline: 0
+    [0.0, 0.0]
+    >>> summary["n_rows"].tolist()
+    [60.0, 120.0, 60.0, 120.0]
+    """
     _categorical_only(dataset, "evidence")
     models = tuple(m for m in models if m in GENERATIVE)
     if not models:
@@ -176,7 +195,17 @@ def run_evidence(
 
 def partition_cell(dataset: EvalDataset, seed: int, k: int, out_dir: str) -> list[dict]:
     """MAP partitions of the clustered models on ``k`` rows per task (all rows of smaller
-    tasks); figures to ``out_dir``."""
+    tasks); figures to ``out_dir``.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> out = toy.scratch_file("partitions")
+    >>> out.mkdir()
+    >>> rows = partition_cell(toy.eval_dataset(), seed=0, k=8, out_dir=str(out))
+    >>> sorted({row["model"] for row in rows}) == sorted(CLUSTERED), len(rows) == 6 * len(CLUSTERED)
+    (True, True)
+    """
     frame = dataset.frame[dataset.frame["label"].notna()].reset_index(drop=True)
     rng = np.random.default_rng([seed, k, 4])
     keep = np.zeros(len(frame), dtype=bool)
@@ -230,7 +259,16 @@ def run_partitions(
     progress: bool = True,
 ) -> pd.DataFrame:
     """Protocol P: ``partitions.csv`` (number of clusters of each model at each k) plus the
-    per-task MAP clusters, the P(number of clusters) tables and the figures."""
+    per-task MAP clusters, the P(number of clusters) tables and the figures.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> out = toy.scratch_file("partitions")
+    >>> summary = run_partitions(toy.eval_dataset(), out, ks=(8,), progress=False)
+    >>> summary.columns.tolist(), (out / "partitions_nclusters_k8.csv").exists()
+    (['k', 'model', 'n_clusters_map'], True)
+    """
     _categorical_only(dataset, "partitions")
     out_dir = Path(out_dir)
     store = CellStore(out_dir, "partitions", {"ks": list(ks), "seed": seed}, PARTITION_COLUMNS)
