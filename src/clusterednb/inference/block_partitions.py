@@ -38,19 +38,52 @@ class BlockAlgebra(Protocol):
     pass over the cluster's members.
     :class:`~clusterednb.inference.joint_blocks.JointLogisticBlocks` is one;
     :class:`SetAlgebra` makes one of any :data:`BlockScore`.
+
+    Examples
+    --------
+    >>> algebra: BlockAlgebra = SetAlgebra(lambda members: -float(len(members)))
+    >>> algebra.log_score(algebra.removed(algebra.of_members([0, 1, 2]), 1))
+    -2.0
     """
 
     def of_members(self, members: Iterable[int]) -> Any:
-        """The statistics of a set of task positions."""
+        """The statistics of a set of task positions.
+
+        Examples
+        --------
+        >>> sorted(SetAlgebra(len).of_members([2, 0]))
+        [0, 2]
+        """
 
     def added(self, stats: Any, task: int) -> Any:
-        """``stats`` with ``task`` added."""
+        """``stats`` with ``task`` added.
+
+        Examples
+        --------
+        >>> algebra = SetAlgebra(len)
+        >>> sorted(algebra.added(algebra.of_members([0]), 3))
+        [0, 3]
+        """
 
     def removed(self, stats: Any, task: int) -> Any:
-        """``stats`` with ``task`` removed."""
+        """``stats`` with ``task`` removed.
+
+        Examples
+        --------
+        >>> algebra = SetAlgebra(len)
+        >>> sorted(algebra.removed(algebra.of_members([0, 3]), 3))
+        [0]
+        """
 
     def log_score(self, stats: Any) -> float:
-        """``log B(S)``."""
+        """``log B(S)``.
+
+        Examples
+        --------
+        >>> algebra = SetAlgebra(lambda members: float(sum(members)))
+        >>> algebra.log_score(algebra.of_members([1, 2]))
+        3.0
+        """
 
 
 class SetAlgebra:

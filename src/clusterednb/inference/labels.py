@@ -111,6 +111,20 @@ class LabelSampler:
     value_totals : ndarray of shape (n_feature_groups, n_classes, n_features)
     marginals : ndarray of shape (n_rows, n_classes)
         Sum over sweeps of each row's conditional label probabilities.
+
+    Examples
+    --------
+    The tasks of :func:`clusterednb.toy.three_task_counts`, each its own group, and one
+    unlabelled red row of task 2 (two blue "yes" rows): with ``α = β = 1``, "no" weighs
+    ``1 · 1/2`` and "yes" ``3 · 1/4``, so ``P(no) = 0.4``:
+
+    >>> from clusterednb import toy
+    >>> own = np.arange(3)
+    >>> sampler = LabelSampler.start(toy.three_task_counts(), np.array([0, 2]),
+    ...                              np.array([[0]]), np.array([2]), own, own)
+    >>> sweep_with_model(np.random.default_rng(0), sampler, toy.colour_model())
+    >>> sampler.marginals.round(6).tolist()
+    [[0.4, 0.6]]
     """
 
     X: np.ndarray
@@ -142,6 +156,17 @@ class LabelSampler:
         X : ndarray of shape (n_rows, n_features)
         row_task : ndarray of shape (n_rows,)
         label_group, feature_group : ndarray of shape (n_tasks,)
+
+        Examples
+        --------
+        Labels per task, features pooled in one group:
+
+        >>> from clusterednb import toy
+        >>> sampler = LabelSampler.start(toy.three_task_counts(), np.array([0, 2]),
+        ...                              np.array([[0]]), np.array([2]), np.arange(3),
+        ...                              np.zeros(3, dtype=int))
+        >>> sampler.labels.tolist(), sampler.label_counts.shape, sampler.value_counts.tolist()
+        ([-1], (3, 2), [[[4, 0], [0, 2]]])
         """
         n_label_groups = int(label_group.max()) + 1
         n_feature_groups = int(feature_group.max()) + 1
@@ -178,6 +203,19 @@ class LabelSampler:
         beta_totals : ndarray of shape (n_classes, n_features)
             Sum of ``beta`` over each feature's values.
         temperature : float
+
+        Examples
+        --------
+        At temperature 0 every label is equally likely, whatever the counts:
+
+        >>> from clusterednb import toy
+        >>> own = np.arange(3)
+        >>> sampler = LabelSampler.start(toy.three_task_counts(), np.array([0, 2]),
+        ...                              np.array([[0]]), np.array([2]), own, own)
+        >>> sampler.sweep(np.random.default_rng(0), np.ones(2), np.ones((2, 2)),
+        ...               np.full((2, 1), 2.0), temperature=0.0)
+        >>> sampler.marginals.tolist()
+        [[0.5, 0.5]]
         """
         _sweep_labels(
             self.X,
@@ -197,7 +235,18 @@ class LabelSampler:
         )
 
     def task_counts(self, labelled: Counts, row_task: np.ndarray) -> Counts:
-        """Per-task counts: the labelled rows plus the unlabelled rows' current labels."""
+        """Per-task counts: the labelled rows plus the unlabelled rows' current labels.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> counts, own = toy.three_task_counts(), np.arange(3)
+        >>> sampler = LabelSampler.start(counts, np.array([0, 2]), np.array([[0]]),
+        ...                              np.array([2]), own, own)
+        >>> sampler.labels[:] = 1  # the red row taken as a "yes"
+        >>> sampler.task_counts(counts, np.array([2])).value_counts[2].tolist()
+        [[0, 0], [1, 2]]
+        """
         label_counts = labelled.label_counts.astype(np.int64)
         value_counts = labelled.value_counts.astype(np.int64)
         imputed = Counts.from_codes(
@@ -214,7 +263,19 @@ class LabelSampler:
 def sweep_with_model(
     rng: np.random.Generator, sampler: LabelSampler, model: DirichletNB, temperature: float = 1.0
 ) -> None:
-    """A label sweep under the fixed priors ``α``, ``β`` of ``model``."""
+    """A label sweep under the fixed priors ``α``, ``β`` of ``model``.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> own = np.arange(3)
+    >>> sampler = LabelSampler.start(toy.three_task_counts(), np.array([0, 2]),
+    ...                              np.array([[0]]), np.array([2]), own, own)
+    >>> for _ in range(2):
+    ...     sweep_with_model(np.random.default_rng(0), sampler, toy.colour_model())
+    >>> int(sampler.labels[0]) in (0, 1), float(sampler.marginals.sum())  # two sweeps' sums
+    (True, 2.0)
+    """
     sampler.sweep(
         rng,
         model.alpha,
