@@ -18,7 +18,18 @@ from clusterednb.meeting.store import FeedbackStore
 
 
 def simulate(args: argparse.Namespace) -> None:
-    """``cnb meeting simulate``."""
+    """``cnb meeting simulate``: an organisation's answered requests, its directory, calendars
+    and pending invitations, written to ``-o``.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> out = toy.scratch_file("world")
+    >>> simulate(build_parser().parse_args(["meeting", "simulate", "-o", str(out)]))
+    ... # doctest: +ELLIPSIS
+    simulated 21 users, ... requests: .../requests.csv, truth.csv, directory.json, calendars/, pending/
+    """
     rng = np.random.default_rng(args.seed)
     organisation = simulate_organisation(rng)
     organisation.write(args.output, args.format)
@@ -37,7 +48,27 @@ def simulate(args: argparse.Namespace) -> None:
 
 
 def decide_request(args: argparse.Namespace) -> None:
-    """``cnb meeting decide``."""
+    """``cnb meeting decide``: accept or decline one invitation and write the iTIP reply.
+
+    Examples
+    --------
+    >>> import contextlib, io, json
+    >>> from clusterednb.cli.parser import build_parser
+    >>> from clusterednb.meeting import toy
+    >>> folder, _ = toy.world()
+    >>> toy.fitted_model().save(folder / "model.cnb")
+    >>> request = folder / "pending" / "user00" / "request-0.ics"
+    >>> args = build_parser().parse_args([
+    ...     "meeting", "decide", str(request), "--user", "user00", "--calendar",
+    ...     str(folder / "calendars" / "user00.ics"), "--directory",
+    ...     str(folder / "directory.json"), "--model", str(folder / "model.cnb"), "--json"])
+    >>> printed = io.StringIO()
+    >>> with contextlib.redirect_stdout(printed):
+    ...     decide_request(args)
+    >>> answer = json.loads(printed.getvalue())
+    >>> answer["decision"] in ("accept", "decline"), answer["reply"].endswith("request-0-reply.ics")
+    (True, True)
+    """
     if args.json and to_stdout(args.output):
         raise MeetingError("--json and -o - both write to standard output: choose one")
     model = load(args.model)
@@ -70,7 +101,21 @@ def decide_request(args: argparse.Namespace) -> None:
 
 
 def learn_answer(args: argparse.Namespace) -> None:
-    """``cnb meeting learn``."""
+    """``cnb meeting learn``: record the person's real answer to an invitation.
+
+    Examples
+    --------
+    >>> from clusterednb.cli.parser import build_parser
+    >>> from clusterednb.meeting import toy
+    >>> folder, _ = toy.world()
+    >>> args = build_parser().parse_args([
+    ...     "meeting", "learn", str(folder / "pending" / "user01" / "request-2.ics"),
+    ...     "--user", "user01", "--calendar", str(folder / "calendars" / "user01.ics"),
+    ...     "--directory", str(folder / "directory.json"), "--accepted", "yes",
+    ...     "--store", str(folder / "answers.db")])
+    >>> learn_answer(args)  # doctest: +ELLIPSIS
+    recorded user01's answer (yes) in .../answers.db
+    """
     accepted = args.accepted == "yes"
     with FeedbackStore(args.store) as store:
         features = learn(
@@ -90,7 +135,19 @@ def learn_answer(args: argparse.Namespace) -> None:
 
 
 def fit(args: argparse.Namespace) -> None:
-    """``cnb meeting fit``."""
+    """``cnb meeting fit``: Clustered NB from the recorded answers and a requests file.
+
+    Examples
+    --------
+    >>> from clusterednb.cli.parser import build_parser
+    >>> from clusterednb.meeting import toy
+    >>> folder, _ = toy.world()
+    >>> toy.organisation().write(folder)
+    >>> fit(build_parser().parse_args([
+    ...     "meeting", "fit", "--requests", str(folder / "requests.csv"), "--store",
+    ...     str(folder / "answers.db"), "-o", str(folder / "model.cnb")]))  # doctest: +ELLIPSIS
+    fitted Clustered NB (bhc) on ... decisions of 4 users: 2 clusters; saved to .../model.cnb
+    """
     frames = []
     if args.requests:
         frames.append(pd.read_csv(args.requests, dtype=str, keep_default_na=False))
@@ -109,7 +166,21 @@ def fit(args: argparse.Namespace) -> None:
 
 
 def sync_calendars(args: argparse.Namespace) -> None:
-    """``cnb meeting sync``: one pass over the user's CalDAV calendars."""
+    """``cnb meeting sync``: one pass over the user's CalDAV calendars.
+
+    Examples
+    --------
+    A malformed ``--smtp`` is refused before anything is read:
+
+    >>> from clusterednb.cli.parser import build_parser
+    >>> sync_calendars(build_parser().parse_args([
+    ...     "meeting", "sync", "--caldav", "http://127.0.0.1:5232/", "--username", "ann",
+    ...     "--password", "secret", "--user", "ann@example.org", "--model", "model.cnb",
+    ...     "--smtp", "mail.example.org"]))
+    Traceback (most recent call last):
+    ...
+    clusterednb.meeting.errors.MeetingError: --smtp takes HOST:PORT, got 'mail.example.org'
+    """
     from clusterednb.meeting.assistant import meeting_loss
     from clusterednb.meeting.sync import SyncSettings, sync
 

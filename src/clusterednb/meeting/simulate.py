@@ -56,6 +56,13 @@ class Organisation:
         ("accept"/"decline").
     truth : DataFrame
         One row per user: ``user``, ``group`` (0-based), ``role``.
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> organisation = toy.organisation()
+    >>> organisation.truth.columns.tolist(), sorted(organisation.requests["accepted"].unique())
+    (['user', 'group', 'role'], ['accept', 'decline'])
     """
 
     requests: pd.DataFrame
@@ -63,17 +70,42 @@ class Organisation:
 
     @property
     def true_partition(self) -> np.ndarray:
-        """Group of each user, in the order of ``truth``; shape (n_users,)."""
+        """Group of each user, in the order of ``truth``; shape (n_users,).
+
+        Examples
+        --------
+        >>> from clusterednb.meeting import toy
+        >>> toy.organisation().true_partition.tolist()
+        [0, 0, 1, 1]
+        """
         return self.truth["group"].to_numpy()
 
     def dataset(self) -> TaskDataset:
-        """The requests as a :class:`TaskDataset` over the fixed meeting schema."""
+        """The requests as a :class:`TaskDataset` over the fixed meeting schema.
+
+        Examples
+        --------
+        >>> from clusterednb.meeting import toy
+        >>> dataset = toy.organisation().dataset()
+        >>> dataset.schema.n_features, dataset.schema.classes
+        (15, ('decline', 'accept'))
+        """
         return TaskDataset.from_frame(
             self.requests, task="user", label="accepted", schema=meeting_schema()
         )
 
     def write(self, folder: str | Path, file_format: str = "csv") -> None:
-        """Write ``requests`` and ``truth`` (``.csv`` or ``.parquet``) into ``folder``."""
+        """Write ``requests`` and ``truth`` (``.csv`` or ``.parquet``) into ``folder``.
+
+        Examples
+        --------
+        >>> from clusterednb import toy as data_toy
+        >>> from clusterednb.meeting import toy
+        >>> folder = data_toy.scratch_file("organisation")
+        >>> toy.organisation().write(folder, "parquet")
+        >>> sorted(p.name for p in folder.iterdir())
+        ['requests.parquet', 'truth.parquet']
+        """
         if file_format not in ("csv", "parquet"):
             raise CNBError(f"file_format must be 'csv' or 'parquet', got {file_format!r}")
         folder = Path(folder)
@@ -135,6 +167,13 @@ def simulate_organisation(
     Returns
     -------
     Organisation
+
+    Examples
+    --------
+    >>> organisation = simulate_organisation(np.random.default_rng(1), group_sizes=(1, 2),
+    ...                                      requests_per_user=(20, 20))
+    >>> organisation.truth["group"].tolist(), len(organisation.requests)
+    ([0, 1, 1], 60)
     """
     if not group_sizes or min(group_sizes) < 1:
         raise CNBError(f"every group needs at least one user, got {group_sizes}")
