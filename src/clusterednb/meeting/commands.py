@@ -28,7 +28,7 @@ def simulate(args: argparse.Namespace) -> None:
     >>> out = toy.scratch_file("world")
     >>> simulate(build_parser().parse_args(["meeting", "simulate", "-o", str(out)]))
     ... # doctest: +ELLIPSIS
-    simulated 21 users, ... requests: .../requests.csv, truth.csv, directory.json, calendars/, pending/
+    simulated 21 users, ... requests: .../requests.csv, truth.csv, directory.json, ...
     """
     rng = np.random.default_rng(args.seed)
     organisation = simulate_organisation(rng)
