@@ -18,6 +18,7 @@ from clusterednb.cli.options import comma_list
 from clusterednb.cli.output import emit_json, say, write_text
 from clusterednb.cli.parser import MODEL_TITLES
 from clusterednb.clustered import ClusteredNB
+from clusterednb.data.discretize import binned_schema_of
 from clusterednb.data.io import check_columns_exist, read_table
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.decision import LossMatrix, bayes_decision
@@ -69,15 +70,13 @@ def fit(args: argparse.Namespace) -> None:
 
     Examples
     --------
-    >>> from clusterednb import load, toy
+    >>> from clusterednb import toy
     >>> from clusterednb.cli.parser import build_parser
     >>> data = toy.colour_csv()
     >>> path = data.with_name("model.cnb")
     >>> fit(build_parser().parse_args(["fit", str(data), "--task", "user", "--label", "liked",
     ...                                "--kind", "cs", "-o", str(path)]))  # doctest: +ELLIPSIS
     fitted Complete-Sharing on 9 rows of 3 tasks; log evidence -14.2289; saved to ...
-    >>> load(path).task_ids_.tolist()
-    ['ann', 'bob', 'cy']
     """
     if str(args.output) == "-":
         raise CNBError("a model file is binary: give -o a file name, not -")
@@ -99,7 +98,9 @@ def fit(args: argparse.Namespace) -> None:
     else:
         features = _feature_columns(frame, args.task, args.label, args.features)
         if args.bins:
-            model.set_params(schema=_binned_schema(frame, features, args.label, args.bins))
+            model.set_params(
+                schema=binned_schema_of(frame[features], frame[args.label].to_numpy(), args.bins)
+            )
         model.fit(frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
     model.save(args.output)
     summary = {
@@ -119,24 +120,6 @@ def fit(args: argparse.Namespace) -> None:
         f"fitted {MODEL_TITLES[args.kind]} on {len(frame)} rows of {model.task_ids_.size} "
         f"tasks; log evidence {model.log_evidence_:.4f}; saved to {args.output}"
     )
-
-
-def _binned_schema(
-    frame: pd.DataFrame, features: list[str], label: str, n_bins: int
-) -> FeatureSchema:
-    """The schema of ``frame`` with every decimal column binned by its quantiles."""
-    from clusterednb.data.discretize import discretize
-
-    if n_bins < 2:
-        raise CNBError(f"--bins must be at least 2, got {n_bins}")
-    continuous = [
-        name
-        for name in features
-        if pd.api.types.is_float_dtype(frame[name])
-        and not np.all(np.mod(frame[name].dropna().to_numpy(), 1) == 0)
-    ]
-    schema = FeatureSchema.infer(frame[features], frame[label].to_numpy())
-    return discretize(schema, frame[features], continuous, n_bins) if continuous else schema
 
 
 def _loss_from_args(args: argparse.Namespace, classes: np.ndarray) -> LossMatrix | None:
@@ -350,14 +333,12 @@ def evaluate(args: argparse.Namespace) -> None:
     >>> from clusterednb import toy
     >>> from clusterednb.cli.parser import build_parser
     >>> data = toy.colour_csv()
-    >>> out = data.with_name("evaluation")
-    >>> args = build_parser().parse_args(["evaluate", str(data), "--task", "user", "--label",
-    ...     "liked", "--protocol", "evidence", "--kind", "ns,cs", "--repeats", "1",
-    ...     "-o", str(out)])
     >>> with contextlib.redirect_stdout(io.StringIO()):
-    ...     evaluate(args)
-    >>> sorted(p.name for p in out.iterdir() if p.suffix in (".csv", ".html"))
-    ['evidence.csv', 'evidence_splits.csv', 'report.html']
+    ...     evaluate(build_parser().parse_args(["evaluate", str(data), "--task", "user",
+    ...         "--label", "liked", "--protocol", "evidence", "--kind", "ns", "--repeats", "1",
+    ...         "-o", str(data.with_name("out"))]))
+    >>> (data.with_name("out") / "report.html").exists()
+    True
     """
     from clusterednb import evaluation
     from clusterednb.evaluation.datasets import from_frame

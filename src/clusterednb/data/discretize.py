@@ -94,3 +94,26 @@ def discretize(
         categories[schema.feature_names.index(name)] = tuple(range(len(edges) + 1))
         bin_edges[name] = edges
     return FeatureSchema(schema.feature_names, tuple(categories), schema.classes, bin_edges)
+
+
+def binned_schema_of(X: pd.DataFrame, y: np.ndarray, n_bins: int) -> FeatureSchema:
+    """The schema inferred from ``X`` (n_rows, n_features) and labels ``y`` (n_rows,), with
+    every column of decimal (non-integer) numbers cut into ``n_bins`` quantile bins.
+
+    Examples
+    --------
+    >>> X = pd.DataFrame({"size": [0.5, 1.5, 2.5, 3.5], "colour": ["red", "blue", "red", "red"]})
+    >>> schema = binned_schema_of(X, np.array([0, 1, 0, 1]), n_bins=2)
+    >>> schema.bin_edges, schema.categories[1]
+    ({'size': (2.0,)}, ('blue', 'red'))
+    """
+    if n_bins < 2:
+        raise DataError(f"n_bins must be at least 2, got {n_bins}")
+    continuous = [
+        name
+        for name in X.columns
+        if pd.api.types.is_float_dtype(X[name])
+        and not np.all(np.mod(X[name].dropna().to_numpy(), 1) == 0)
+    ]
+    schema = FeatureSchema.infer(X, y)
+    return discretize(schema, X, continuous, n_bins) if continuous else schema
