@@ -60,7 +60,18 @@ def check_engine_settings(estimator: Any) -> None:
 
 
 def run_engine(estimator: Any, model: DirichletNB, counts: Counts) -> ClusteringResult:
-    """Run ``estimator.inference`` on the per-task counts with the estimator's settings."""
+    """Run ``estimator.inference`` on the per-task counts with the estimator's settings.
+
+    Examples
+    --------
+    >>> from clusterednb import ClusteredNB, toy
+    >>> estimator = ClusteredNB(inference="exact")
+    >>> result = run_engine(estimator, toy.colour_model(), toy.three_task_counts())
+    >>> fitted = estimator.fit_counts(toy.three_task_counts(), ["a", "b", "c"],
+    ...                               toy.colour_schema())
+    >>> bool(np.isclose(result.log_evidence, fitted.log_evidence_))  # what fit runs
+    True
+    """
     gamma = estimator.gamma
     engines: dict[str, Callable[[], ClusteringResult]] = {
         "exact": lambda: fit_exact(model, counts, gamma),

@@ -67,6 +67,13 @@ def cache_directory() -> Path:
         ``NUMBA_CACHE_DIR`` if set; else the package's own ``__pycache__`` folders (the
         one of this module is returned) when they are writable; else the per-user folder
         chosen at import.
+
+    Examples
+    --------
+    >>> import os
+    >>> folder = cache_directory()
+    >>> folder == Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else folder.name == "__pycache__"
+    True
     """
     if numba.config.CACHE_DIR:
         return Path(numba.config.CACHE_DIR)

@@ -47,7 +47,13 @@ class WithinTaskKFold(BaseCrossValidator):
         self.random_state = random_state
 
     def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
-        """The number of folds."""
+        """The number of folds.
+
+        Examples
+        --------
+        >>> WithinTaskKFold(n_splits=3).get_n_splits()
+        3
+        """
         return self.n_splits
 
     def _iter_test_masks(

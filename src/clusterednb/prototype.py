@@ -248,7 +248,16 @@ class PrototypeNB(TaskNaiveBayes):
         return own_counts_posterior(current), float("nan")
 
     def predict_log_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
-        """Average over posterior samples of No-Sharing's predictive with ``β = K θ̄``."""
+        """Average over posterior samples of No-Sharing's predictive with ``β = K θ̄``.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> model = PrototypeNB(n_samples=20, burn_in=5, random_state=0).fit(*toy.colour_rows())
+        >>> log_proba = model.predict_log_proba([["red"]], ["ann"])
+        >>> bool(np.isclose(np.logaddexp.reduce(log_proba[0]), 0.0))
+        True
+        """
         X_codes, task_index, cold_group = self._encode_for_prediction(X, tasks)
         return self._sample_log_proba(X_codes, task_index, cold_group)
 

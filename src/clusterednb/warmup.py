@@ -72,7 +72,16 @@ def warm_up(rng: np.random.Generator | None = None) -> dict[str, float]:
 
 
 def describe(seconds: dict[str, float]) -> str:
-    """A few lines for a terminal: the cache folder and the time of each engine."""
+    """A few lines for a terminal: the cache folder and the time of each engine.
+
+    Examples
+    --------
+    >>> print(describe({"gibbs": 1.25, "bhc": 0.5}))  # doctest: +ELLIPSIS
+    compiled-kernel cache: ...
+      gibbs             1.25 s
+      bhc               0.50 s
+      total             1.75 s
+    """
     lines = [f"compiled-kernel cache: {cache_directory()}"]
     lines += [f"  {engine:<15} {value:6.2f} s" for engine, value in seconds.items()]
     lines.append(f"  {'total':<15} {sum(seconds.values()):6.2f} s")

@@ -27,6 +27,13 @@ def quantile_edges(values: np.ndarray, n_bins: int) -> tuple[float, ...]:
     tuple of float, length n_bins_actual - 1
         Strictly increasing inner edges; value ``v`` falls in bin
         ``searchsorted(edges, v, side="right")``.
+
+    Examples
+    --------
+    >>> quantile_edges(np.array([1.0, 2.0, 3.0, 4.0, np.nan]), 2)  # NaN ignored
+    (2.5,)
+    >>> quantile_edges(np.array([1.0, 1.0, 1.0, 5.0]), 4)  # quartiles 1, 1, 2: two edges
+    (1.0, 2.0)
     """
     if n_bins < 2:
         raise DataError(f"n_bins must be at least 2, got {n_bins}")

@@ -75,6 +75,17 @@ def warn_suspicious_columns(frame: pd.DataFrame | np.ndarray, schema: FeatureSch
         Raw feature values (an array's columns are named ``x0, x1, ...``).
     schema : FeatureSchema
         The schema inferred from ``frame``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from clusterednb import FeatureSchema
+    >>> frame = pd.DataFrame({"id": [f"r{i}" for i in range(60)], "colour": ["red", "blue"] * 30})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_suspicious_columns(frame, FeatureSchema.infer(frame, [0, 1] * 30))
+    >>> any("'id'" in str(w.message) for w in caught)
+    True
     """
     n_rows = len(frame)
     for f, name in enumerate(schema.feature_names):

@@ -126,7 +126,13 @@ class FeatureSchema:
 
     @property
     def n_values_total(self) -> int:
-        """Length ``V = Σ_f V_f`` of the flat value axis (examples: :attr:`n_values`)."""
+        """Length ``V = Σ_f V_f`` of the flat value axis (examples: :attr:`n_values`).
+
+        Examples
+        --------
+        >>> FeatureSchema(("colour", "size"), (("red", "blue"), (1, 2, 3)), (0, 1)).n_values_total
+        5
+        """
         return int(self.n_values.sum())
 
     @property

@@ -72,6 +72,25 @@ class ParquetTaskBatches:
 
     @property
     def task_ids(self) -> np.ndarray:
+        """The tasks in batch order; known once a first pass has read every file.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> folder = toy.scratch_file("events")
+        >>> folder.mkdir()
+        >>> pd.DataFrame({"user": ["ann", "bob"], "label": [0, 1], "colour": ["red", "blue"]}
+        ...              ).to_parquet(folder / "part-0.parquet")
+        >>> batches = ParquetTaskBatches([folder / "part-0.parquet"], "user", "label",
+        ...                              toy.colour_schema(), folder / "cache")
+        >>> batches.task_ids
+        Traceback (most recent call last):
+        ...
+        clusterednb.exceptions.DataError: the task ids are known after a first pass over the batches
+        >>> _ = list(batches())
+        >>> batches.task_ids.tolist()
+        ['ann', 'bob']
+        """
         if len(self._ids) < len(self.paths):
             raise DataError("the task ids are known after a first pass over the batches")
         return np.concatenate(self._ids)

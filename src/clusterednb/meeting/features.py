@@ -94,7 +94,14 @@ LABELS = ("decline", "accept")
 
 
 def meeting_schema() -> FeatureSchema:
-    """The fixed schema of the task: the 15 features' values and the labels decline/accept."""
+    """The fixed schema of the task: the 15 features' values and the labels decline/accept.
+
+    Examples
+    --------
+    >>> schema = meeting_schema()
+    >>> schema.n_features, schema.classes, schema.categories[schema.feature_names.index("conflict")]
+    (15, ('decline', 'accept'), ('no', 'yes'))
+    """
     return FeatureSchema(
         FEATURE_NAMES, tuple(MEETING_FEATURES[name] for name in FEATURE_NAMES), LABELS
     )

@@ -117,7 +117,16 @@ class SQLiteFile:
             return self._execute(query, parameters).fetchall()
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> from clusterednb.service.store import ServiceStore
+        >>> with ServiceStore(toy.scratch_file("store.db")) as store:  # closed on leaving the block
+        ...     store.counts()["users"]
+        0
+        """
         self._connection.close()
 
     def __enter__(self) -> Self:
