@@ -70,9 +70,9 @@ def cache_directory() -> Path:
 
     Examples
     --------
-    >>> import os
     >>> folder = cache_directory()
-    >>> folder == Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else folder.name == "__pycache__"
+    >>> expected = numba.config.CACHE_DIR or _PACKAGE / "__pycache__"
+    >>> folder == Path(expected)
     True
     """
     if numba.config.CACHE_DIR:
