@@ -26,6 +26,7 @@ from clusterednb.evaluation.provenance import provenance
 from clusterednb.evaluation.report import write_report
 from clusterednb.evaluation.sweeps import run_loss_sweep
 from clusterednb.evaluation.transfer import TransferSettings, run_transfer
+from clusterednb.exceptions import CNBError
 from clusterednb.meeting.assistant import decide
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.explain import feature_log_odds
@@ -126,7 +127,19 @@ def run_demo(
 ) -> Path:
     """Run the demonstration and write ``OUT/report.html``; return the report's path.
 
-    ``image_format`` ("svg" or "png") is how the report embeds its figures."""
+    ``image_format`` ("svg" or "png") is how the report embeds its figures.
+
+    Examples
+    --------
+    The whole run takes a few minutes (``make demo``); a bad setting is refused before any work:
+
+    >>> run_demo(image_format="gif")
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: image_format must be 'svg' or 'png', got 'gif'
+    """
+    if image_format not in ("svg", "png"):
+        raise CNBError(f"image_format must be 'svg' or 'png', got {image_format!r}")
     started = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

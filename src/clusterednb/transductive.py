@@ -51,6 +51,22 @@ def select_log_proba_for_rows(
         The posterior predictive, returned with the selected rows replaced.
     temperature : float
         ``τ`` in ``(0, 1]``.
+
+    Examples
+    --------
+    Task 2 of :func:`clusterednb.toy.three_task_counts` has two unlabelled red rows: its row's
+    predictive is replaced; task 0's (no unlabelled rows) is left as it was:
+
+    >>> from clusterednb import toy
+    >>> before = np.log(np.full((2, 2), 0.5))
+    >>> after = select_log_proba_for_rows(
+    ...     toy.colour_model(), toy.three_task_counts(), np.array([0, 0, 1]), 1.0,
+    ...     np.array([[0], [0]]), np.array([2, 2]), np.array([[0], [0]]), np.array([0, 2]),
+    ...     before.copy(), 1.0)
+    >>> np.exp(after[0]).tolist(), bool(np.isclose(np.exp(after[1]).sum(), 1.0))
+    ([0.5, 0.5], True)
+    >>> bool(after[1, 0] != before[1, 0])
+    True
     """
     out = log_proba.copy()
     for task in np.intersect1d(np.unique(task_index[task_index >= 0]), unlabelled_task):

@@ -21,7 +21,20 @@ def _show_warning(message: Warning | str, *_: object, **__: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``cnb``; returns the exit status."""
+    """Entry point of ``cnb``; returns the exit status.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> data = toy.colour_csv()
+    >>> main(["fit", str(data), "--task", "user", "--label", "liked", "--kind", "ns", "-o",
+    ...       str(data.with_name("model.cnb"))])  # doctest: +ELLIPSIS
+    fitted No-Sharing on 9 rows of 3 tasks; log evidence -12.8300; saved to .../model.cnb
+    0
+    >>> main(["fit", str(data.with_name("absent.csv")), "--task", "user", "--label", "liked",
+    ...       "--kind", "ns", "-o", "model.cnb"])  # one line on standard error, status 1
+    1
+    """
     args = build_parser().parse_args(argv)
     module, name = args.run.split(":")
     try:

@@ -38,6 +38,18 @@ def run_cells(
 
     ``local(*cell)`` computes a cell in this process; ``remote(*cell)`` names a module-level
     function and its arguments after the data set, which each worker process holds once.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> from clusterednb.evaluation.store import CellStore
+    >>> store = CellStore(toy.scratch_file("run"), "squares", {}, ["x", "square"])
+    >>> def square(x):
+    ...     return [{"x": x, "square": x * x}]
+    >>> run_cells([(2,), (3,)], square, store, toy.eval_dataset(), jobs=1, desc="squares",
+    ...           progress=False, remote=lambda x: (square, (x,)))
+    >>> store.rows()["square"].tolist()
+    [4, 9]
     """
     bar = progress_reporter(len(cells), desc, enabled=progress)
     if jobs <= 1:

@@ -60,6 +60,21 @@ def select_log_proba(
     log_proba : ndarray of shape (n_query, C)
     log_weights : ndarray of shape (K + 1,)
         The normalised selection weights (the last: a new cluster).
+
+    Examples
+    --------
+    Two clusters of four rows, red under "no" and blue under "yes"; the task's three red
+    unlabelled rows choose the red one, and red then predicts "no":
+
+    >>> from clusterednb import toy
+    >>> clusters = np.array([[[4, 0], [0, 0]], [[0, 0], [0, 4]]])
+    >>> log_proba, log_weights = select_log_proba(
+    ...     toy.colour_model(), clusters, np.array([1, 1]), 1.0, np.zeros(2), np.zeros((2, 2)),
+    ...     np.array([[0], [0], [0]]))
+    >>> int(np.argmax(log_weights)), bool(np.isclose(np.exp(log_weights).sum(), 1.0))
+    (0, True)
+    >>> bool(np.exp(log_proba[0, 0]) > 0.5)
+    True
     """
     shape = own_value_counts.shape
     clusters = np.concatenate([cluster_counts, np.zeros((1, *shape))], axis=0)

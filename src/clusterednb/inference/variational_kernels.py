@@ -30,6 +30,18 @@ def assign_chunk(
 
     Shapes: ``log_theta_t`` (CV, K) C-contiguous, ``log_pi`` (K,), ``r`` (n_tasks, K),
     ``counts`` (K, CV), ``sizes`` (K,).
+
+    Examples
+    --------
+    One task that holds cell 0 twice; component 0 gives that cell probability 0.9, component 1
+    0.1, equal weights: ``r = (0.81, 0.01) / 0.82``:
+
+    >>> log_theta_t = np.log(np.array([[0.9, 0.1], [0.1, 0.9]]))  # (cells, components)
+    >>> r, counts, sizes = np.zeros((1, 2)), np.zeros((2, 2)), np.zeros(2)
+    >>> entropy = assign_chunk(np.array([0, 1]), np.array([0]), np.array([2.0]), 0, 1,
+    ...                        log_theta_t, np.log([0.5, 0.5]), 0.0, r, counts, sizes)
+    >>> r.round(5).tolist(), counts[:, 0].round(5).tolist()
+    ([[0.9878, 0.0122]], [1.97561, 0.02439])
     """
     n_components = log_pi.shape[0]
     score = np.empty(n_components)

@@ -30,6 +30,19 @@ def spread_seeds(
     a seed of its own (uniform seeds put two in some groups and none in others). Above
     :data:`SEEDING_SAMPLE` tasks the seeds are chosen among a random sample of that many
     (each seed costs a pass over the candidates).
+
+    Examples
+    --------
+    Two tasks that saw value 0 and two that saw value 1 (one class, two values, ``β = 1``):
+    two seeds land in different groups:
+
+    >>> from scipy.special import digamma
+    >>> def log_theta(pseudo):
+    ...     return digamma(1.0 + pseudo) - digamma((1.0 + pseudo).sum(axis=1, keepdims=True))
+    >>> counts = sparse.csr_matrix([[5, 0], [4, 0], [0, 5], [0, 4]])
+    >>> seeds = spread_seeds(counts, log_theta, 2, np.random.default_rng(0))
+    >>> sorted(int(s) // 2 for s in seeds)  # one seed per group
+    [0, 1]
     """
     n_tasks = task_counts.shape[0]
     pool = np.arange(n_tasks)

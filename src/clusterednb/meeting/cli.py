@@ -11,7 +11,15 @@ COMMANDS = "clusterednb.meeting.commands"
 
 
 def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
-    """Register ``cnb meeting ...``."""
+    """Register ``cnb meeting ...``.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser(prog="cnb")
+    >>> add_meeting_commands(parser.add_subparsers())
+    >>> parser.parse_args(["meeting", "simulate", "-o", "world"]).run
+    'clusterednb.meeting.commands:simulate'
+    """
     meeting = commands.add_parser("meeting", help="the meeting assistant")
     sub = meeting.add_subparsers(dest="meeting_command", required=True)
 

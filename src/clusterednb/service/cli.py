@@ -9,7 +9,18 @@ COMMANDS = "clusterednb.service.commands"
 
 
 def add_service_commands(commands: argparse._SubParsersAction) -> None:
-    """Register ``cnb serve`` and ``cnb users ...``."""
+    """Register ``cnb serve`` and ``cnb users ...``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="cnb")
+    >>> add_service_commands(parser.add_subparsers())
+    >>> args = parser.parse_args(["users", "add", "ann", "--email", "ann@example.org", "--store",
+    ...                           "service.db"])
+    >>> args.run, args.cost_false_decline
+    ('clusterednb.service.commands:add_user', 1.0)
+    """
     serve = commands.add_parser("serve", help="run the meeting assistant as a web service")
     serve.add_argument("--store", type=Path, required=True, help="SQLite store (created if absent)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")

@@ -60,6 +60,23 @@ def receive_invitation(
         False when it was stored before.
     notes : list of str
         Warnings met on the way (a skipped calendar event, an unknown time zone).
+
+    Examples
+    --------
+    >>> from clusterednb import toy as data_toy
+    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting.invitation import read_calendar
+    >>> folder, directory = toy.world()
+    >>> store, _ = data_toy.service_store()
+    >>> who = store.authenticate(store.add_user("user00", directory.users["user00"].email))
+    >>> data = (folder / "pending" / "user00" / "request-0.ics").read_bytes()
+    >>> record, created, notes = receive_invitation(store, toy.fitted_model(), directory, who,
+    ...                                             read_calendar(data), data)
+    >>> record["decision"] in ("accept", "decline", "ask"), created  # "ask": too close to call
+    (True, True)
+    >>> receive_invitation(store, toy.fitted_model(), directory, who, read_calendar(data),
+    ...                    data)[1]  # the same invitation again: stored once
+    False
     """
     event = request_event(calendar, who.email)
     key = (str(event["UID"]), recurrence_key(event), sequence_number(event))
