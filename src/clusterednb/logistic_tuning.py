@@ -27,7 +27,15 @@ DEFAULT_FLOOR = 0.2
 
 
 def validation_rows(data: JointData, rng: np.random.Generator) -> np.ndarray:
-    """Half of the labelled rows of every task with at least ``MIN_ROWS`` of them."""
+    """Half of the labelled rows of every task with at least ``MIN_ROWS`` of them.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> data = toy.joint_data()  # tasks of two rows: fewer than MIN_ROWS, none lends any
+    >>> validation_rows(data, np.random.default_rng(0)).tolist()
+    []
+    """
     chosen = []
     for task in range(data.n_tasks):
         rows = data.labelled[data.task_starts[task] : data.task_starts[task + 1]]
@@ -44,6 +52,13 @@ def choose_settings(
     A setting given as a number is kept; "auto" is chosen by validation (see the module).
     With no task to lend validation rows, or labels of one class only among them, "auto"
     becomes the defaults (10 effective rows, floor 0.2).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> chosen, tried = choose_settings(toy.joint_data(), FitSettings(), np.random.default_rng(0))
+    >>> chosen.effective_rows, chosen.floor, len(tried)  # no validation rows: the defaults
+    (10.0, 0.2, 0)
     """
     if AUTO not in (settings.effective_rows, settings.floor):
         return settings, pd.DataFrame()

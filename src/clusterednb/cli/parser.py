@@ -207,7 +207,15 @@ def _demo(commands: argparse._SubParsersAction) -> None:
 
 
 def add_image_format(parser: argparse.ArgumentParser) -> None:
-    """``--format svg|png``: how the HTML report embeds its figures."""
+    """``--format svg|png``: how the HTML report embeds its figures.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> add_image_format(parser)
+    >>> parser.parse_args([]).format, parser.parse_args(["--format", "png"]).format
+    ('svg', 'png')
+    """
     parser.add_argument(
         "--format",
         choices=("svg", "png"),
@@ -225,7 +233,15 @@ def _warm_up(commands: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``cnb`` (every command and option)."""
+    """The argument parser of ``cnb`` (every command and option).
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["fit", "data.csv", "--task", "user", "--label", "liked",
+    ...                                   "-o", "model.cnb"])
+    >>> args.kind, args.run  # the default model and the handler, imported only when it runs
+    ('ns', 'clusterednb.cli.commands:fit')
+    """
     from clusterednb.meeting.cli import add_meeting_commands
     from clusterednb.service.cli import add_service_commands
 

@@ -69,6 +69,17 @@ def counts_from_parquet(
     -------
     (ShardCounts, FeatureSchema)
         Task ids (sorted when comparable), their counts and the number of events; the schema.
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> X, y, tasks = toy.colour_rows()
+    >>> path = toy.scratch_file("events.parquet")
+    >>> X.assign(task=tasks, label=y).to_parquet(path)
+    >>> shards, schema = counts_from_parquet(str(path), "task", "label", ["colour"])
+    >>> single = NoSharingNB().fit(X, y, tasks)  # the same counts in one process
+    >>> bool((shards.counts.value_counts == single.counts_.value_counts).all())
+    True
     """
     columns = [task, label, *features]
     frame = dd.read_parquet(path, columns=columns, storage_options=storage_options)
@@ -97,6 +108,28 @@ def dask_sharded_sweep(n_shards: int | None = None) -> Iterator[ShardedSweep]:
     and each sweep only the assignments and the clusters' statistics. Uses the
     current ``dask.distributed`` client, or a 2-worker ``LocalCluster`` started on entry and
     closed on exit when there is none. ``n_shards`` defaults to twice the number of workers.
+
+    Examples
+    --------
+    With a client already running (here an in-process one), its workers run the shards:
+
+    >>> import numpy as np
+    >>> from dask.distributed import Client
+    >>> from clusterednb import NoSharingNB
+    >>> from clusterednb.data.synthetic import make_planted_population
+    >>> from clusterednb.inference.gibbs import fit_gibbs
+    >>> from clusterednb.inference.gibbs_state import GibbsSettings
+    >>> population = make_planted_population(np.random.default_rng(0), group_sizes=(4, 4))
+    >>> model = NoSharingNB().fit(population.frame[population.feature_names],
+    ...                           population.frame["label"], population.frame["task"])
+    >>> with Client(processes=False, n_workers=1, dashboard_address=None), dask_sharded_sweep(
+    ...         n_shards=2) as sweep:
+    ...     result = fit_gibbs(model.observation_, model.counts_, np.zeros((0, 8), int),
+    ...                        np.zeros(0, int), 1.0, GibbsSettings(n_sweeps=30, burn_in=10),
+    ...                        np.random.default_rng(0), sweep=sweep)
+    >>> from sklearn.metrics import adjusted_rand_score
+    >>> adjusted_rand_score(population.labels_for(model.task_ids_), result.partition) > 0.9
+    True
     """
     from distributed import Client, LocalCluster, default_client
 

@@ -69,6 +69,26 @@ def spark_counts(
     Returns
     -------
     (ShardCounts, FeatureSchema)
+
+    Examples
+    --------
+    >>> import shutil, pytest
+    >>> _ = pytest.importorskip("pyspark")  # extra [spark]; the doctest is skipped without it
+    >>> if shutil.which("java") is None:
+    ...     pytest.skip("no Java: Spark needs a JVM")
+    >>> import os, sys
+    >>> from clusterednb import NoSharingNB, toy
+    >>> os.environ["PYSPARK_PYTHON"] = sys.executable  # executors import clusterednb
+    >>> X, y, tasks = toy.colour_rows()
+    >>> spark = local_session("clusterednb-example")
+    >>> try:
+    ...     shards, schema = spark_counts(spark.createDataFrame(X.assign(task=tasks, label=y)),
+    ...                                   "task", "label", ["colour"], n_shards=2)
+    ... finally:
+    ...     spark.stop()
+    >>> single = NoSharingNB().fit(X, y, tasks)
+    >>> bool((shards.counts.value_counts == single.counts_.value_counts).all())
+    True
     """
     from pyspark.sql import functions as F
 
@@ -111,6 +131,17 @@ def local_session(app_name: str, shuffle_partitions: int = 4, driver_memory: str
     For tests and benchmarks; on a cluster, build the session with your own master.
     ``driver_memory`` is the JVM heap of the (local) driver, which also executes the tasks
     and collects the counts; Spark's default of 1 GB runs out at a few million events.
+
+    Examples
+    --------
+    >>> import shutil, pytest
+    >>> _ = pytest.importorskip("pyspark")  # extra [spark]; the doctest is skipped without it
+    >>> if shutil.which("java") is None:
+    ...     pytest.skip("no Java: Spark needs a JVM")
+    >>> spark = local_session("clusterednb-example", shuffle_partitions=2)
+    >>> spark.conf.get("spark.sql.shuffle.partitions"), spark.sparkContext.master
+    ('2', 'local[2]')
+    >>> spark.stop()
     """
     import os
     import sys

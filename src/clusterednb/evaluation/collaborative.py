@@ -43,6 +43,16 @@ def user_knn(train: pd.DataFrame, test: pd.DataFrame, n_neighbours: int = 30) ->
     Returns
     -------
     ndarray of shape (len(test),)
+
+    Examples
+    --------
+    Ann and bob agree on items 1 and 2; bob liked item 3, which ann has not rated:
+
+    >>> train = pd.DataFrame({"task": ["ann", "ann", "bob", "bob", "bob"],
+    ...                       "item": [1, 2, 1, 2, 3], "label": [1, 0, 1, 0, 1]})
+    >>> test = pd.DataFrame({"task": ["ann"], "item": [3]})
+    >>> user_knn(train, test).tolist()  # (1 + 1·1 / 1) / 2
+    [1.0]
     """
     _require_items(train, test)
     users = pd.Index(pd.unique(train["task"]))
@@ -107,6 +117,21 @@ def als(
     """Spark MLlib's alternating least squares on the 0/1 labels, clipped to [0, 1].
 
     A user or item unseen in training (ALS's cold start) gets the item's add-one like rate.
+
+    Examples
+    --------
+    >>> import shutil, pytest
+    >>> _ = pytest.importorskip("pyspark")  # extra [spark]; the doctest is skipped without it
+    >>> if shutil.which("java") is None:
+    ...     pytest.skip("no Java: Spark needs a JVM")
+    >>> import os, sys
+    >>> os.environ["PYSPARK_PYTHON"] = sys.executable
+    >>> train = pd.DataFrame({"task": ["ann", "ann", "bob", "bob", "bob"],
+    ...                       "item": [1, 2, 1, 2, 3], "label": [1, 0, 1, 0, 1]})
+    >>> test = pd.DataFrame({"task": ["ann", "cy"], "item": [3, 1]})  # cy: never seen
+    >>> scores = als(train, test, seed=0, rank=2, max_iter=5)
+    >>> bool(((scores >= 0) & (scores <= 1)).all()), round(float(scores[1]), 3)  # item 1: 3/4
+    (True, 0.75)
     """
     _require_items(train, test)
     try:

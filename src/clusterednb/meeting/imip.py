@@ -27,6 +27,13 @@ def reply_message(
     summary : str
         The meeting's title, for the subject.
     accept : bool
+
+    Examples
+    --------
+    >>> message = reply_message(b"BEGIN:VCALENDAR\\r\\nMETHOD:REPLY\\r\\nEND:VCALENDAR\\r\\n",
+    ...                         "ann@example.org", "carol@example.org", "Planning", accept=True)
+    >>> message["To"], message["Subject"]
+    ('carol@example.org', 'Accepted: Planning')
     """
     verb = "Accepted" if accept else "Declined"
     message = EmailMessage()
@@ -43,6 +50,31 @@ def reply_message(
 
 
 def send(message: EmailMessage, host: str, port: int, timeout: float = 30.0) -> None:
-    """Send ``message`` through the SMTP server at ``host:port``."""
+    """Send ``message`` through the SMTP server at ``host:port``.
+
+    Examples
+    --------
+    Through a real SMTP server on this machine (aiosmtpd, as the tests do):
+
+    >>> import socket, pytest
+    >>> aiosmtpd = pytest.importorskip("aiosmtpd.controller")
+    >>> with socket.socket() as probe:  # a free port on this machine
+    ...     probe.bind(("127.0.0.1", 0))
+    ...     port = probe.getsockname()[1]
+    >>> class Inbox:
+    ...     messages = []
+    ...     async def handle_DATA(self, server, session, envelope):
+    ...         self.messages.append(envelope.content)
+    ...         return "250 OK"
+    >>> inbox = Inbox()
+    >>> controller = aiosmtpd.Controller(inbox, hostname="127.0.0.1", port=port)
+    >>> controller.start()
+    >>> message = reply_message(b"BEGIN:VCALENDAR\\r\\nEND:VCALENDAR\\r\\n", "ann@example.org",
+    ...                         "carol@example.org", "Planning", accept=False)
+    >>> send(message, "127.0.0.1", port)
+    >>> controller.stop()
+    >>> b"Declined: Planning" in inbox.messages[0]
+    True
+    """
     with smtplib.SMTP(host, port, timeout=timeout) as server:
         server.send_message(message)

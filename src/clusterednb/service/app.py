@@ -37,7 +37,14 @@ TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 
 
 class ApiError(Exception):
-    """An error answered as ``{"error": message}`` with ``status``."""
+    """An error answered as ``{"error": message}`` with ``status``.
+
+    Examples
+    --------
+    >>> error = ApiError(404, "no such request")
+    >>> error.status, str(error)
+    (404, 'no such request')
+    """
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -114,6 +121,20 @@ def create_app(
         Expected-loss difference below which the service asks instead of deciding.
     debounce : float, default=1.0
         Seconds between an answer and the refit it triggers.
+
+    Examples
+    --------
+    The application answers on any ASGI server; here through httpx's in-process transport:
+
+    >>> import asyncio, httpx
+    >>> from clusterednb import toy
+    >>> app = create_app(toy.scratch_file("service.db"))
+    >>> async def health():
+    ...     transport = httpx.ASGITransport(app=app)
+    ...     async with httpx.AsyncClient(transport=transport, base_url="http://cnb") as client:
+    ...         return (await client.get("/healthz")).status_code
+    >>> asyncio.run(health())
+    200
     """
     directory = Directory.from_json(directory_path) if directory_path else None
     base = Path(model_path) if model_path else None
