@@ -48,6 +48,18 @@ def fit_bhc(model: DirichletNB, counts: Counts, gamma: float) -> ClusteringResul
     The result's ``evidence_kind`` is ``"lower_bound"``; its ``extras`` hold ``tree`` (a
     scipy linkage matrix whose heights are merge ranks) and ``node_log_r``. Arguments as in
     :mod:`clusterednb.inference.result`.
+
+    Examples
+    --------
+    >>> from clusterednb import ClusteredNB, toy
+    >>> counts = toy.three_task_counts()
+    >>> result = fit_bhc(toy.colour_model(), counts, 1.0)
+    >>> result.extras["tree"][:, :2].tolist()  # tasks 0 and 1 first, then task 2
+    [[0.0, 1.0], [2.0, 3.0]]
+    >>> exact = ClusteredNB(inference="exact").fit_counts(counts, ["a", "b", "c"],
+    ...                                                   toy.colour_schema()).log_evidence_
+    >>> result.evidence_kind, bool(result.log_evidence <= exact)
+    ('lower_bound', True)
     """
     require_conjugate(model, "bhc")
     cells, totals, tables = _leaf_statistics(model, counts)
@@ -74,6 +86,21 @@ def fit_bhc_randomized(
     and 277 clusters); the cut's clusters are then merged greedily while the partition's
     joint probability rises (:mod:`clusterednb.inference.flat_merge`: 50 clusters, adjusted
     Rand 1.0 and 0.999), and the result predicts from that partition.
+
+    Examples
+    --------
+    Twelve tasks in three planted groups, split into leaves of four:
+
+    >>> from sklearn.metrics import adjusted_rand_score
+    >>> from clusterednb import NoSharingNB
+    >>> from clusterednb.data.synthetic import make_planted_population
+    >>> population = make_planted_population(np.random.default_rng(0), group_sizes=(4, 4, 4))
+    >>> model = NoSharingNB().fit(population.frame[population.feature_names],
+    ...                           population.frame["label"], population.frame["task"])
+    >>> result = fit_bhc_randomized(model.observation_, model.counts_, 1.0,
+    ...                             np.random.default_rng(0), leaf_size=4)
+    >>> adjusted_rand_score(population.labels_for(model.task_ids_), result.partition)
+    1.0
     """
     cells, totals, tables = _leaf_statistics(model, counts)
     log_gamma = np.log(gamma)
@@ -170,7 +197,23 @@ def tree_result(
     totals: np.ndarray,
     tables: LogGammaTables,
 ) -> ClusteringResult:
-    """Run the BHC recursion over a tree and build the predictive, MAP cut and bound."""
+    """Run the BHC recursion over a tree and build the predictive, MAP cut and bound.
+
+    Examples
+    --------
+    Over the greedy tree it is what :func:`fit_bhc` returns:
+
+    >>> from clusterednb import toy
+    >>> from clusterednb.inference.bhc_kernels import greedy_bhc
+    >>> model, counts = toy.colour_model(), toy.three_task_counts()
+    >>> cells = counts.value_counts.reshape(3, -1).astype(np.int64)
+    >>> totals = np.array([[2, 0], [2, 0], [0, 2]])
+    >>> tables = LogGammaTables.build(np.ones(4), np.full(2, 2.0), 10)
+    >>> children = greedy_bhc(cells, totals, 0.0, tables.packed())
+    >>> result = tree_result(model, counts, 1.0, children, cells, totals, tables)
+    >>> bool(np.isclose(result.log_evidence, fit_bhc(model, counts, 1.0).log_evidence))
+    True
+    """
     n_tasks = counts.n_groups
     schema = model.schema
     node_cells, size, _, log_d, log_p, log_r, log_not_r = tree_quantities(
@@ -234,7 +277,17 @@ def _path(parent: np.ndarray, leaf: int) -> np.ndarray:
 
 
 def map_cut(children: np.ndarray, log_r: np.ndarray, n_tasks: int) -> np.ndarray:
-    """Nodes of the MAP partition: top-down, the highest node with ``r > 0.5`` on each path."""
+    """Nodes of the MAP partition: top-down, the highest node with ``r > 0.5`` on each path.
+
+    Examples
+    --------
+    Three tasks: node 3 joins tasks 0 and 1 (``r = 0.9``), the root joins node 3 and task 2
+    (``r = 0.2``): the cut keeps node 3 and task 2:
+
+    >>> log_r = np.log([1.0, 1.0, 1.0, 0.9, 0.2])
+    >>> map_cut(np.array([[0, 1], [3, 2]]), log_r, 3).tolist()
+    [3, 2]
+    """
     stack, cut = [2 * n_tasks - 2], []
     while stack:
         node = stack.pop()

@@ -32,6 +32,15 @@ def merge_quantities(
     ``d = γ Γ(n) + d_a d_b``, ``π = γ Γ(n) / d``,
     ``p = π p(D|H) + (1 − π) p_a p_b`` and ``r = π p(D|H) / p``; ``1 − π = d_a d_b / d``
     exactly, so nothing is subtracted from 1.
+
+    Examples
+    --------
+    Two leaves (``d = 1``, ``p = 1/2`` each) under ``γ = 1``: ``d = Γ(2) + 1 = 2``, ``π = 1/2``;
+    with ``p(D | H) = 0.2``, ``p = 0.1 + 0.125 = 0.225`` and ``r = 0.1 / 0.225``:
+
+    >>> values = merge_quantities(0.0, 2, 0.0, 0.0, np.log(0.5), np.log(0.5), np.log(0.2))
+    >>> np.exp(values).round(6).tolist()
+    [2.0, 0.225, 0.444444, 0.555556]
     """
     log_merge = log_gamma + math.lgamma(size)
     log_split = log_d_a + log_d_b
@@ -67,6 +76,17 @@ def greedy_bhc(cells, totals, log_gamma, tables):  # pragma: no cover
     -------
     children : int64 array of shape (n_tasks - 1, 2)
         Node ``n_tasks + i`` merges ``children[i]`` (linkage numbering).
+
+    Examples
+    --------
+    The tasks of :func:`clusterednb.toy.three_task_counts` (``β = 1``):
+
+    >>> from clusterednb.inference.gibbs_data import LogGammaTables
+    >>> cells = np.array([[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]])
+    >>> totals = np.array([[2, 0], [2, 0], [0, 2]])
+    >>> tables = LogGammaTables.build(np.ones(4), np.full(2, 2.0), 10).packed()
+    >>> greedy_bhc(cells, totals, 0.0, tables).tolist()  # 0 and 1 alike, then task 2
+    [[0, 1], [2, 3]]
     """
     n_tasks = cells.shape[0]
     node_cells, node_totals = _node_arrays(cells, totals)
@@ -137,6 +157,16 @@ def tree_quantities(children, cells, totals, log_gamma, tables):  # pragma: no c
     -------
     node_cells : (n_nodes, C * V); size, log_ml, log_d, log_p, log_r, log_one_minus_r :
     (n_nodes,) each (leaves: ``r = 1``, ``log(1 − r) = −inf``).
+
+    Examples
+    --------
+    >>> from clusterednb.inference.gibbs_data import LogGammaTables
+    >>> cells = np.array([[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]])
+    >>> totals = np.array([[2, 0], [2, 0], [0, 2]])
+    >>> tables = LogGammaTables.build(np.ones(4), np.full(2, 2.0), 10).packed()
+    >>> parts = tree_quantities(np.array([[0, 1], [2, 3]]), cells, totals, 0.0, tables)
+    >>> parts[1].tolist(), np.exp(parts[5]).round(4).tolist()  # sizes; r of every node
+    ([1.0, 1.0, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 0.6429, 0.5625])
     """
     n_tasks = cells.shape[0]
     node_cells, node_totals = _node_arrays(cells, totals)
@@ -169,6 +199,17 @@ def assign_to_sides(cells, totals, tasks, side_cells, side_totals, tables):  # p
 
     Compares ``log ML(N_s + n_u) − log ML(N_s)`` for the two rows of ``side_cells``; ties go
     to side 0.
+
+    Examples
+    --------
+    >>> from clusterednb.inference.gibbs_data import LogGammaTables
+    >>> cells = np.array([[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]])
+    >>> totals = np.array([[2, 0], [2, 0], [0, 2]])
+    >>> tables = LogGammaTables.build(np.ones(4), np.full(2, 2.0), 10).packed()
+    >>> sides = assign_to_sides(cells, totals, np.arange(3), np.array([[4, 0, 0, 0], [0, 0, 0, 2]]),
+    ...                         np.array([[4, 0], [0, 2]]), tables)
+    >>> sides.tolist()  # red tasks to the red side, the blue one to the blue side
+    [0, 0, 1]
     """
     out = np.zeros(tasks.shape[0], dtype=np.int64)
     rows_cells = np.zeros((3, cells.shape[1]), dtype=np.int64)
