@@ -48,7 +48,16 @@ ESTIMATORS: dict[str, type] = {}
 
 
 def register_estimator(cls: type) -> None:
-    """Make ``cls`` loadable by its name (public classes only; a later one replaces)."""
+    """Make ``cls`` loadable by its name (public classes only; a later one replaces).
+
+    Examples
+    --------
+    >>> class Remembered:
+    ...     pass
+    >>> register_estimator(Remembered)
+    >>> ESTIMATORS.pop("Remembered") is Remembered
+    True
+    """
     if not cls.__name__.startswith("_"):
         ESTIMATORS[cls.__name__] = cls
 
@@ -126,6 +135,19 @@ def save_model(model: Any, path: str | Path) -> None:
         If the model is not fitted.
     SchemaError
         If a task id, category or hyperparameter is not a plain JSON scalar.
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> path = toy.scratch_file("model.cnb")
+    >>> save_model(NoSharingNB().fit(*toy.colour_rows()), path)
+    >>> import zipfile
+    >>> sorted(zipfile.ZipFile(path).namelist())  # plain JSON and NPZ, no pickle
+    ['arrays.npz', 'metadata.json']
+    >>> save_model(NoSharingNB(), path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.NotFittedError: ...
     """
     if not hasattr(model, "task_ids_"):
         raise NotFittedError(f"cannot save an unfitted {type(model).__name__}")
@@ -193,6 +215,20 @@ def read_model(path: str | Path) -> Any:
         If the file is missing, not a model file, truncated or corrupted (any changed byte of
         the metadata or the arrays), of an unknown format version, names an unknown
         estimator, or holds values that contradict each other or the estimator's constraints.
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> path = toy.scratch_file("model.cnb")
+    >>> NoSharingNB().fit(*toy.colour_rows()).save(path)
+    >>> read_model(path).task_ids_.tolist()
+    ['ann', 'bob', 'cy']
+    >>> path.write_bytes(path.read_bytes()[:100])  # a truncated file
+    100
+    >>> read_model(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.ModelFileError: ...
     """
     path = Path(path)
     if not path.exists():
@@ -244,6 +280,17 @@ def update_lock(path: str | Path, timeout: float = 60.0) -> Iterator[None]:
         The model file.
     timeout : float, default=60.0
         Seconds to wait for another process's update before a :class:`ModelFileError`.
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, load, toy
+    >>> path = toy.scratch_file("model.cnb")
+    >>> X, y, tasks = toy.colour_rows()
+    >>> NoSharingNB().fit(X, y, tasks).save(path)
+    >>> with update_lock(path):  # no other process updates it meanwhile
+    ...     load(path).partial_fit(X[:1], y[:1], ["dee"]).save(path)
+    >>> load(path).task_ids_.tolist()
+    ['ann', 'bob', 'cy', 'dee']
     """
     lock = FileLock(str(path) + ".lock", timeout=timeout)
     try:

@@ -59,6 +59,17 @@ class ShardStatic:
     tables : tuple of arrays, or (cell_prior, total_prior, max_count)
         Packed log-gamma tables, or what builds them where the shard runs (remote workers
         build their own instead of receiving them).
+
+    Examples
+    --------
+    Task 2 of :func:`clusterednb.toy.gibbs_start` as a shard of its own:
+
+    >>> from clusterednb import toy
+    >>> data, _ = toy.gibbs_start()
+    >>> static = ShardStatic(np.array([2]), data.tasks.packed(), data.new_score,
+    ...                      data.tables.packed())
+    >>> static.order.tolist(), len(static.tables)
+    ([2], 7)
     """
 
     order: np.ndarray
@@ -82,6 +93,16 @@ class ShardJob:
     log_gamma : float
     uniforms : float array of shape (n,)
         ``uniforms[u]`` decides task ``u``.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> _, state = toy.gibbs_start()
+    >>> job = ShardJob(state.assignment.copy(), state.cluster_cells[:2].copy(),
+    ...                state.cluster_totals[:2].copy(), state.sizes[:2].copy(), 0.0,
+    ...                np.full(3, 0.5))
+    >>> job.sizes.tolist()  # the two broadcast clusters
+    [2, 1]
     """
 
     assignment: np.ndarray
@@ -104,6 +125,13 @@ class ShardSweep:
     delta_cells, delta_totals, delta_sizes : int arrays of shape (K + n_new, C·V), (…, C·F),
         (K + n_new,)
         Change of each cluster's statistics.
+
+    Examples
+    --------
+    >>> result = ShardSweep(np.array([0]), np.zeros((2, 4), int), np.zeros((2, 2), int),
+    ...                     np.array([1, -1]))
+    >>> int(result.delta_sizes.sum())  # a move between clusters changes no total
+    0
     """
 
     assignment: np.ndarray
@@ -113,7 +141,24 @@ class ShardSweep:
 
 
 def sweep_shard(job: ShardJob, static: ShardStatic) -> ShardSweep:
-    """Sweep one shard's tasks against the broadcast statistics (see :class:`ShardJob`)."""
+    """Sweep one shard's tasks against the broadcast statistics (see :class:`ShardJob`).
+
+    Examples
+    --------
+    Task 2, alone in cluster 1, is taken out and drawn again: cluster 0 weighs ``2 · 1/3``, a
+    new cluster ``1 · 1/3`` (cluster 1, now empty, nothing), and the uniform 0.5 picks cluster 0:
+
+    >>> from clusterednb import toy
+    >>> data, state = toy.gibbs_start()
+    >>> static = ShardStatic(np.array([2]), data.tasks.packed(), data.new_score,
+    ...                      data.tables.packed())
+    >>> job = ShardJob(state.assignment.copy(), state.cluster_cells[:2].copy(),
+    ...                state.cluster_totals[:2].copy(), state.sizes[:2].copy(), 0.0,
+    ...                np.full(3, 0.5))
+    >>> result = sweep_shard(job, static)
+    >>> result.assignment.tolist(), result.delta_sizes.tolist(), result.delta_cells.tolist()
+    ([0], [1, -1], [[0, 0, 0, 2], [0, 0, 0, -2]])
+    """
     tables = static.tables
     if len(tables) == 3:
         tables = LogGammaTables.build(*tables).packed()

@@ -36,6 +36,15 @@ def feature_log_odds(
     Series
         Feature name → log-odds contribution (missing values contribute 0), largest magnitude
         first.
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> model = toy.fitted_model()
+    >>> request = toy.organisation().requests.iloc[[0]]
+    >>> odds = feature_log_odds(model, request[list(model.feature_names_in_)], "user00", "accept")
+    >>> len(odds), bool(odds.abs().is_monotonic_decreasing)  # largest first
+    (15, True)
     """
     if len(model.classes_) != 2:
         raise ValueError("feature log-odds need a binary label")
@@ -68,6 +77,11 @@ class Reason:
         The feature's value; for a group, its members' values joined by ``" / "``.
     log_odds : float
         Log-odds of accepting it contributes (a group: the sum of its members').
+
+    Examples
+    --------
+    >>> Reason("conflict", "yes / important / weekly", -1.25).to_dict()["log_odds"]
+    -1.25
     """
 
     feature: str
@@ -75,7 +89,13 @@ class Reason:
     log_odds: float
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"feature", "value", "log_odds"}`` for JSON."""
+        """``{"feature", "value", "log_odds"}`` for JSON.
+
+        Examples
+        --------
+        >>> Reason("duration", "30", 0.5).to_dict()
+        {'feature': 'duration', 'value': '30', 'log_odds': 0.5}
+        """
         return {"feature": self.feature, "value": self.value, "log_odds": self.log_odds}
 
 
@@ -94,6 +114,17 @@ def reasons(log_odds: pd.Series, features: dict[str, Any]) -> list[Reason]:
     -------
     list of Reason
         Largest magnitude first.
+
+    Examples
+    --------
+    The three conflict features restate one fact, so they make one reason:
+
+    >>> log_odds = pd.Series({"conflict": -0.5, "conflict_importance": -0.25,
+    ...                       "conflict_frequency": -0.25, "duration": 0.75})
+    >>> features = {"conflict": "yes", "conflict_importance": "important",
+    ...             "conflict_frequency": "weekly", "duration": "30"}
+    >>> [(r.feature, r.value, r.log_odds) for r in reasons(log_odds, features)]
+    [('conflict', 'yes / important / weekly', -1.0), ('duration', '30', 0.75)]
     """
     grouped = {member: group for group, members in FEATURE_GROUPS.items() for member in members}
     found: dict[str, Reason] = {}

@@ -30,12 +30,26 @@ _RELATIONS = MEETING_FEATURES["invitee_relation"][1:]
 
 
 def email_of(user: str) -> str:
-    """The simulated user's email address."""
+    """The simulated user's email address.
+
+    Examples
+    --------
+    >>> email_of("user07")
+    'user07@org.example'
+    """
     return f"{user}@org.example"
 
 
 def make_directory(rng: np.random.Generator, users: list[str], roles: list[str]) -> Directory:
-    """Jobs for every user and a few outside people; relations and topics per user."""
+    """Jobs for every user and a few outside people; relations and topics per user.
+
+    Examples
+    --------
+    >>> directory = make_directory(np.random.default_rng(0), ["user00", "user01"],
+    ...                            ["manager", "engineer"])
+    >>> sorted(directory.users), directory.user("user00").email
+    (['user00', 'user01'], 'user00@org.example')
+    """
     outside = [f"guest{i}@outside.example" for i in range(6)]
     people = [*map(email_of, users), *outside]
     jobs = {email: str(rng.choice(_JOBS)) for email in people}
@@ -98,7 +112,16 @@ def _place(rng: np.random.Generator, site: str) -> str:
 
 
 def make_calendar(rng: np.random.Generator, user: str, directory: Directory) -> icalendar.Calendar:
-    """One user's calendar around the reference week."""
+    """One user's calendar around the reference week.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> directory = make_directory(rng, ["user00"], ["manager"])
+    >>> calendar = make_calendar(rng, "user00", directory)
+    >>> len(calendar.walk("VEVENT")) >= 8, any("RRULE" in e for e in calendar.walk("VEVENT"))
+    (True, True)
+    """
     entry = directory.user(user)
     zone = ZoneInfo(entry.timezone)
     contacts = list(entry.relations) or [entry.email]
@@ -141,7 +164,17 @@ def make_calendar(rng: np.random.Generator, user: str, directory: Directory) -> 
 def make_request(
     rng: np.random.Generator, user: str, directory: Directory, index: int
 ) -> icalendar.Calendar:
-    """A pending ``METHOD:REQUEST`` invitation to ``user`` in the reference week."""
+    """A pending ``METHOD:REQUEST`` invitation to ``user`` in the reference week.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> directory = make_directory(rng, ["user00"], ["manager"])
+    >>> request = make_request(rng, "user00", directory, 0)
+    >>> event = request.walk("VEVENT")[0]
+    >>> str(request["METHOD"]), str(event["UID"]), event["ATTENDEE"].params["PARTSTAT"]
+    ('REQUEST', 'user00-pending-0@org.example', 'NEEDS-ACTION')
+    """
     entry = directory.user(user)
     zone = ZoneInfo(entry.timezone)
     people = [p for p in directory.jobs if p != entry.email]
