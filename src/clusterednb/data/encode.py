@@ -77,6 +77,13 @@ def encode_column(schema: _SchemaView, f: int, column: np.ndarray) -> tuple[np.n
     codes : ndarray of shape (n_rows,), int32
         -1 where the value is missing or unknown.
     unknown : ndarray of shape (n_rows,), bool
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> codes, unknown = encode_column(toy.colour_schema(), 0, np.array(["blue", None, "green"]))
+    >>> codes.tolist(), unknown.tolist()  # missing and unknown are both -1; only green is unknown
+    ([1, -1, -1], [False, False, True])
     """
     name, cats = schema.feature_names[f], schema.categories[f]
     if name in schema.bin_edges:
@@ -137,6 +144,18 @@ def encode_features(
     -------
     ndarray of shape (n_rows, n_features), dtype int32
         Category codes, -1 where the value is missing or unknown.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from clusterednb import toy
+    >>> encode_features(toy.colour_schema(), pd.DataFrame({"colour": ["red", "blue"]})).tolist()
+    [[0], [1]]
+    >>> encode_features(toy.colour_schema(), pd.DataFrame({"colour": ["green"]}), "error")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.SchemaError: ...'green'...
     """
     _check_handle_unknown(handle_unknown)
     schema.check_input(features)
@@ -185,6 +204,12 @@ def encode_labels(
     ------
     SchemaError
         If a present label is not one of the schema's classes.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> encode_labels(toy.colour_schema(), [1, None, 0]).tolist()  # classes (0, 1)
+    [1, -1, 0]
     """
     values = as_vector(labels)
     codes = index_of(schema.classes, values)

@@ -34,6 +34,16 @@ def as_feature_input(
     Returns
     -------
     DataFrame (columns renamed to str) or 2-D ndarray
+
+    Examples
+    --------
+    >>> as_feature_input(pd.DataFrame({0: ["red"]})).columns.tolist()  # names become text
+    ['0']
+    >>> as_feature_input([["red", "small"]], n_features=1, owner="NoSharingNB")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.DataError: ...NoSharingNB...
     """
     if isinstance(X, pd.DataFrame):
         if all(isinstance(c, str) for c in X.columns):
@@ -59,14 +69,28 @@ def as_feature_input(
 
 
 def feature_names_of(features: FeatureInput) -> list[str]:
-    """Column names of a DataFrame, or ``x0, x1, ...`` for an array."""
+    """Column names of a DataFrame, or ``x0, x1, ...`` for an array.
+
+    Examples
+    --------
+    >>> feature_names_of(pd.DataFrame({"colour": ["red"]})), feature_names_of(np.zeros((1, 2)))
+    (['colour'], ['x0', 'x1'])
+    """
     if isinstance(features, pd.DataFrame):
         return [str(c) for c in features.columns]
     return [f"x{j}" for j in range(features.shape[1])]
 
 
 def feature_column(features: FeatureInput, index: int, name: str) -> np.ndarray:
-    """The values of one feature: column ``name`` of a DataFrame or column ``index`` of an array."""
+    """The values of one feature: column ``name`` of a DataFrame or column ``index`` of an array.
+
+    Examples
+    --------
+    >>> feature_column(pd.DataFrame({"colour": ["red"]}), 0, "colour").tolist()
+    ['red']
+    >>> feature_column(np.array([["red", "small"]]), 1, "x1").tolist()
+    ['small']
+    """
     if isinstance(features, pd.DataFrame):
         return features[name].to_numpy()
     return features[:, index]

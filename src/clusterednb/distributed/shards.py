@@ -37,6 +37,14 @@ class ShardCounts:
         (:func:`clusterednb.stats.sparse_value_counts`).
     n_events : int
         Rows seen (labelled or not).
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> shard = ShardCounts(np.array(["ann"], dtype=object), np.array([[2, 0]]),
+    ...                     sparse.csr_matrix([[2, 0, 0, 0]]), n_events=3)
+    >>> shard.counts.value_counts.tolist()  # one unlabelled event was seen, not counted
+    [[[2, 0], [0, 0]]]
     """
 
     task_ids: np.ndarray
@@ -46,7 +54,16 @@ class ShardCounts:
 
     @property
     def counts(self) -> Counts:
-        """The same counts as a dense :class:`~clusterednb.stats.Counts` (n_tasks × C × V)."""
+        """The same counts as a dense :class:`~clusterednb.stats.Counts` (n_tasks × C × V).
+
+        Examples
+        --------
+        >>> from scipy import sparse
+        >>> shard = ShardCounts(np.array(["ann", "bob"], dtype=object), np.array([[1, 0], [0, 1]]),
+        ...                     sparse.csr_matrix([[1, 0, 0, 0], [0, 0, 0, 1]]), n_events=2)
+        >>> shard.counts.value_counts.shape  # (tasks, classes, values)
+        (2, 2, 2)
+        """
         n_tasks, n_classes = self.label_counts.shape
         shape = (n_tasks, n_classes, self.cells.shape[1] // max(n_classes, 1))
         return Counts(self.label_counts, self.cells.toarray().reshape(shape))
@@ -64,6 +81,12 @@ def schema_from_distinct(
         Distinct labels (missing ones are ignored).
     feature_values : sequence of array-like
         Distinct values of each feature, in ``features`` order.
+
+    Examples
+    --------
+    >>> schema = schema_from_distinct(["colour"], [1, 0, None], [["red", "blue"]])
+    >>> schema.classes, schema.categories
+    ((0, 1), (('blue', 'red'),))
     """
     classes = ordered_unique(np.asarray(label_values, dtype=object))
     categories = [ordered_unique(np.asarray(v, dtype=object)) for v in feature_values]

@@ -16,7 +16,16 @@ from clusterednb.version import __version__
 
 
 def frame_checksum(frame: pd.DataFrame) -> str:
-    """SHA-256 (first 16 hex digits) of a frame's values, index and column names."""
+    """SHA-256 (first 16 hex digits) of a frame's values, index and column names.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"task": ["a", "b"], "label": [0, 1]})
+    >>> frame_checksum(frame) == frame_checksum(frame.copy()), len(frame_checksum(frame))
+    (True, 16)
+    >>> frame_checksum(frame) == frame_checksum(frame.assign(label=[1, 1]))  # any change shows
+    False
+    """
     digest = hashlib.sha256()
     digest.update(",".join(map(str, frame.columns)).encode())
     digest.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
@@ -24,7 +33,14 @@ def frame_checksum(frame: pd.DataFrame) -> str:
 
 
 def git_commit() -> str:
-    """The commit of the source checkout this package runs from, or "not a git checkout"."""
+    """The commit of the source checkout this package runs from, or "not a git checkout".
+
+    Examples
+    --------
+    >>> commit = git_commit()
+    >>> commit == "not a git checkout" or len(commit) >= 7
+    True
+    """
     try:
         found = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],
@@ -42,7 +58,15 @@ def git_commit() -> str:
 def provenance(
     dataset: str, frame: pd.DataFrame, seed: int, started: float, argv: list[str] | None = None
 ) -> dict[str, object]:
-    """The provenance record of a run started at ``started`` (``time.perf_counter()``)."""
+    """The provenance record of a run started at ``started`` (``time.perf_counter()``).
+
+    Examples
+    --------
+    >>> record = provenance("toy", pd.DataFrame({"x": [1]}), seed=0, started=time.perf_counter(),
+    ...                     argv=["cnb", "evaluate"])
+    >>> record["command line"], record["seed"], list(record)[:2]
+    ('cnb evaluate', 0, ['package version', 'git commit'])
+    """
     return {
         "package version": __version__,
         "git commit": git_commit(),

@@ -107,7 +107,14 @@ def _image(path: Path, image_format: str = "svg") -> str:
 
 def table_html(table: pd.DataFrame) -> str:
     """A table for reading: whole numbers as integers, an empty cell as "—" (with a note
-    saying why), and rows beyond :data:`MAX_ROWS` behind a "show all" fold."""
+    saying why), and rows beyond :data:`MAX_ROWS` behind a "show all" fold.
+
+    Examples
+    --------
+    >>> html_text = table_html(pd.DataFrame({"k": [1.0, 4.0], "auc": [0.71, None]}))
+    >>> "<td>4</td>" in html_text, "—" in html_text  # whole numbers as integers; empty as —
+    (True, True)
+    """
     shown = table.copy()
     empty = bool(shown.isna().to_numpy().any())
     for column in shown.columns:
@@ -137,7 +144,14 @@ def table_html(table: pd.DataFrame) -> str:
 
 
 def provenance_html(provenance: dict[str, object]) -> str:
-    """The provenance block: what produced the report (version, commit, data, command, …)."""
+    """The provenance block: what produced the report (version, commit, data, command, …).
+
+    Examples
+    --------
+    >>> block = provenance_html({"seed": 0, "data set": "<toy>"})
+    >>> "<th>seed</th><td>0</td>" in block, "&lt;toy&gt;" in block  # text is escaped
+    (True, True)
+    """
     rows = "".join(
         f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
         for k, v in provenance.items()
@@ -165,6 +179,17 @@ def write_report(
     (heading, text, table or None, figure paths) come next. ``image_format="png"`` embeds the
     PNGs instead of the SVGs (smaller files for figures with many points; every figure is
     written in both).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> out = toy.scratch_file("report")
+    >>> out.mkdir()
+    >>> pd.DataFrame({"model": ["ns"], "k": [1], "auc_mean": [0.7]}).to_csv(out / "transfer.csv")
+    >>> path = write_report(out, title="Toy run", provenance={"seed": 0})
+    >>> text = path.read_text()
+    >>> path.name, "<h1>Toy run</h1>" in text, "class='provenance'" in text
+    ('report.html', True, True)
     """
     if image_format not in IMAGE_FORMATS:
         raise ValueError(f"image_format must be one of {IMAGE_FORMATS}, got {image_format!r}")

@@ -10,7 +10,17 @@ from clusterednb.service.store import ServiceStore
 
 
 def serve(args: argparse.Namespace) -> None:
-    """``cnb serve``: uvicorn over the app; one log line per request; SIGTERM/SIGINT stop it."""
+    """``cnb serve``: uvicorn over the app; one log line per request; SIGTERM/SIGINT stop it.
+
+    Examples
+    --------
+    Blocks until stopped, so here only what it is given: the store, the bind address and port:
+
+    >>> from clusterednb.cli.parser import build_parser
+    >>> args = build_parser().parse_args(["serve", "--store", "service.db", "--port", "8080"])
+    >>> args.run, args.host, args.port
+    ('clusterednb.service.commands:serve', '127.0.0.1', 8080)
+    """
     import uvicorn
 
     from clusterednb.service.app import create_app
@@ -21,7 +31,22 @@ def serve(args: argparse.Namespace) -> None:
 
 
 def add_user(args: argparse.Namespace) -> None:
-    """``cnb users add``: print the new account's API token."""
+    """``cnb users add``: print the new account's API token.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> store = toy.scratch_file("service.db")
+    >>> add_user(build_parser().parse_args(["users", "add", "ann", "--email", "ann@example.org",
+    ...                                     "--store", str(store)]))  # doctest: +ELLIPSIS
+    ann...
+    >>> add_user(build_parser().parse_args(["users", "add", "bob", "--email", "bob@example.org",
+    ...                                     "--store", str(store), "--cost-false-accept", "-1"]))
+    Traceback (most recent call last):
+    ...
+    clusterednb.meeting.errors.MeetingError: ...
+    """
     meeting_loss(args.cost_false_accept, args.cost_false_decline)  # checks the costs
     with ServiceStore(args.store) as store:
         token = store.add_user(
@@ -34,7 +59,18 @@ def add_user(args: argparse.Namespace) -> None:
 
 
 def list_users(args: argparse.Namespace) -> None:
-    """``cnb users list``."""
+    """``cnb users list``.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> store = toy.scratch_file("service.db")
+    >>> with ServiceStore(store) as accounts:
+    ...     _ = accounts.add_user("ann", "ann@example.org", cost_false_decline=5.0)
+    >>> list_users(build_parser().parse_args(["users", "list", "--store", str(store)]))
+    ann	ann@example.org	active	false accept 1, false decline 5
+    """
     with ServiceStore(args.store) as store:
         for account in store.users():
             state = "revoked" if account.revoked else "active"
@@ -45,7 +81,18 @@ def list_users(args: argparse.Namespace) -> None:
 
 
 def revoke_user(args: argparse.Namespace) -> None:
-    """``cnb users revoke``."""
+    """``cnb users revoke``.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> store = toy.scratch_file("service.db")
+    >>> with ServiceStore(store) as accounts:
+    ...     _ = accounts.add_user("ann", "ann@example.org")
+    >>> revoke_user(build_parser().parse_args(["users", "revoke", "ann", "--store", str(store)]))
+    revoked ann
+    """
     with ServiceStore(args.store) as store:
         store.revoke(args.user)
     print(f"revoked {args.user}")
