@@ -39,6 +39,17 @@ class EMResult:
     objective : ndarray of shape (n_iterations + 1,)
         ``J`` at the start and after each iteration.
     converged : bool
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> own = np.arange(3)
+    >>> result = fit_em(toy.colour_model(), toy.three_task_counts(), np.array([[0]]),
+    ...                 np.array([2]), own, own)
+    >>> result.counts.label_counts.sum(axis=1).round(6).tolist()  # task 2 gained one row
+    [2.0, 2.0, 3.0]
+    >>> result.converged, result.responsibilities.shape
+    (True, (1, 2))
     """
 
     counts: Counts
@@ -64,6 +75,16 @@ def expected_counts(
     like : Counts
         Gives the shapes (n_tasks, n_classes, n_values_total).
     offsets : ndarray of shape (n_features + 1,)
+
+    Examples
+    --------
+    One red row of task 2, taken as "no" with probability 0.4:
+
+    >>> from clusterednb import toy
+    >>> counts = expected_counts(np.array([[0]]), np.array([2]), np.array([[0.4, 0.6]]),
+    ...                          toy.three_task_counts(), np.array([0, 2]))
+    >>> counts.value_counts[2].tolist(), counts.label_counts[2].tolist()
+    ([[0.4, 0.0], [0.6, 0.0]], [0.4, 0.6])
     """
     label_counts = np.zeros(like.label_counts.shape)
     value_counts = np.zeros(like.value_counts.shape)
@@ -110,6 +131,17 @@ def fit_em(
     Returns
     -------
     EMResult
+
+    Examples
+    --------
+    The objective never falls:
+
+    >>> from clusterednb import toy
+    >>> own = np.arange(3)
+    >>> result = fit_em(toy.colour_model(), toy.three_task_counts(), np.array([[0]]),
+    ...                 np.array([2]), own, own)
+    >>> bool(np.all(np.diff(result.objective) >= -1e-12))
+    True
     """
     offsets = model.offsets
     n_label_groups = int(label_group.max()) + 1

@@ -33,6 +33,12 @@ def subset_value_counts(value_counts: np.ndarray) -> np.ndarray:
     -------
     ndarray of shape (2**n_tasks, n_classes, n_values_total)
         Entry ``mask`` sums the tasks whose bits are set in ``mask`` (entry 0 is zero).
+
+    Examples
+    --------
+    >>> value_counts = np.array([[[1, 0]], [[0, 2]]])  # two tasks, one class, two values
+    >>> subset_value_counts(value_counts)[:, 0].tolist()  # masks 0, {0}, {1}, {0, 1}
+    [[0, 0], [1, 0], [0, 2], [1, 2]]
     """
     n_tasks = value_counts.shape[0]
     subsets = np.zeros((1 << n_tasks, *value_counts.shape[1:]), dtype=np.int64)
@@ -43,7 +49,13 @@ def subset_value_counts(value_counts: np.ndarray) -> np.ndarray:
 
 
 def enumerate_partitions(n_tasks: int) -> np.ndarray:
-    """All set partitions as restricted-growth strings, shape (B(n_tasks), n_tasks)."""
+    """All set partitions as restricted-growth strings, shape (B(n_tasks), n_tasks).
+
+    Examples
+    --------
+    >>> enumerate_partitions(3).tolist()  # Bell(3) = 5
+    [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1], [0, 1, 2]]
+    """
     return np.array(list(set_partitions(n_tasks)), dtype=np.int64).reshape(-1, n_tasks)
 
 
@@ -54,6 +66,16 @@ def fit_exact(model: DirichletNB, counts: Counts, gamma: float) -> ClusteringRes
     The result's ``evidence_kind`` is ``"exact"``; its posterior mixes joints
     (``mix_joint``), so the predictive is exactly ``P(y | x, D) ∝ Σ_z P(z) P(D ∪ {(x, y)} |
     z)``. Arguments as in :mod:`clusterednb.inference.result`.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> result = fit_exact(toy.colour_model(), toy.three_task_counts(), 1.0)
+    >>> total = round(float(result.partition_weights.sum()), 12)
+    >>> result.evidence_kind, len(result.partitions), total
+    ('exact', 5, 1.0)
+    >>> round(float(result.coclustering()[0, 1]), 6)  # tasks 0 and 1 share a cluster: 9/14
+    0.642857
     """
     require_conjugate(model, "exact")
     n_tasks = counts.n_groups

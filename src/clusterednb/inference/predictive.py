@@ -16,7 +16,15 @@ from clusterednb.observation import DirichletNB
 
 
 class Posterior(Protocol):
-    """What the predictive reads of a :class:`clusterednb.inference.posterior.Posterior`."""
+    """What the predictive reads of a :class:`clusterednb.inference.posterior.Posterior`.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> posterior = toy.three_task_posterior()  # a clusterednb.inference.posterior.Posterior
+    >>> all(hasattr(posterior, name) for name in Posterior.__annotations__)
+    True
+    """
 
     component_counts: np.ndarray
     cold_label_counts: np.ndarray
@@ -39,7 +47,23 @@ def mixture_log_proba(
     mix_joint: bool,
     tables: np.ndarray | None,
 ) -> np.ndarray:
-    """Mixture predictive of rows whose task's entries are ``indptr[t]:indptr[t + 1]``."""
+    """Mixture predictive of rows whose task's entries are ``indptr[t]:indptr[t + 1]``.
+
+    Examples
+    --------
+    Task 0 of :func:`clusterednb.toy.three_task_posterior` (its cluster saw red four times under
+    "no"; the task's labels 2 : 0): ``P(no | red) ∝ 3/4 · 5/6`` against ``1/4 · 1/2``:
+
+    >>> from clusterednb import toy
+    >>> model, posterior = toy.colour_model(), toy.three_task_posterior()
+    >>> log_prior = model.log_label_prior(posterior.task_label_counts)
+    >>> prior_of_entry = np.repeat(np.arange(3), np.diff(posterior.indptr))
+    >>> out = mixture_log_proba(posterior, model, np.array([[0]]), np.array([0]),
+    ...                         posterior.indptr, posterior.components, posterior.log_weights,
+    ...                         log_prior[prior_of_entry], posterior.mix_joint, None)
+    >>> np.exp(out).round(4).tolist()
+    [[0.8333, 0.1667]]
+    """
     out = np.empty((X.shape[0], model.schema.n_classes))
     for start in range(0, X.shape[0], ROW_CHUNK):
         rows = slice(start, start + ROW_CHUNK)
@@ -95,6 +119,19 @@ def cold_start_log_proba(
     ``w'_k ∝ w_k Π_i P_k(x_i)`` with ``P_k(x) = Σ_y P(y) P_k(x | y)`` (labels summed out
     row by row); each row's predictive is then ``Σ_k w'_k P_k(y | x)``. For one row this
     is exactly the mixture of the components' joints.
+
+    Examples
+    --------
+    A new task's red row: what the posterior predicts for a task never seen (index -1):
+
+    >>> from clusterednb import toy
+    >>> model, posterior = toy.colour_model(), toy.three_task_posterior()
+    >>> red = np.array([[0]])
+    >>> out = cold_start_log_proba(posterior, model, red, np.array([0]), None)
+    >>> bool(np.allclose(out, posterior.predict_log_proba(model, red, np.array([-1]))))
+    True
+    >>> bool(np.isclose(np.exp(out).sum(), 1.0))
+    True
     """
     n_rows, n_components = X.shape[0], posterior.cold_components.size
     log_prior = model.log_label_prior(posterior.cold_label_counts)

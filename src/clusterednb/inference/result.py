@@ -27,6 +27,15 @@ def require_conjugate(model: Any, engine: str) -> None:
     model : ObservationModel
     engine : str
         The engine's name, for the message.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> require_conjugate(toy.colour_model(), "bhc")  # Dirichlet–NB: counts have marginals
+    >>> require_conjugate(object(), "bhc")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: the 'bhc' engine sums closed-form marginal likelihoods ...
     """
     if not getattr(model, "conjugate", False):
         raise CNBError(
@@ -57,6 +66,14 @@ class ClusteringResult:
     extras : dict
         Engine-specific records (for BHC: ``tree``, ``node_log_r``; for Gibbs:
         ``gamma_samples``, ``acceptance``, ``unlabelled_proba``).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> from clusterednb.inference.exact import fit_exact
+    >>> result = fit_exact(toy.colour_model(), toy.three_task_counts(), 1.0)
+    >>> result.partition.tolist(), result.n_clusters_probability.round(4).tolist()
+    ([0, 0, 0], [0.0, 0.4286, 0.4524, 0.119])
     """
 
     posterior: Posterior
@@ -69,7 +86,19 @@ class ClusteringResult:
     extras: dict[str, np.ndarray] = field(default_factory=dict)
 
     def coclustering(self) -> np.ndarray:
-        """Posterior probability that two tasks share a cluster, shape (n_tasks, n_tasks)."""
+        """Posterior probability that two tasks share a cluster, shape (n_tasks, n_tasks).
+
+        Examples
+        --------
+        Two partitions, weights 3/4 and 1/4; tasks 0 and 1 together only in the first:
+
+        >>> from clusterednb import toy
+        >>> result = ClusteringResult(toy.three_task_posterior(), 0.0, "exact", np.array([0, 0, 1]),
+        ...                           np.zeros(4), np.array([[0, 0, 1], [0, 1, 1]]),
+        ...                           np.array([0.75, 0.25]))
+        >>> result.coclustering().tolist()
+        [[1.0, 0.75, 0.0], [0.75, 1.0, 0.25], [0.0, 0.25, 1.0]]
+        """
         if "coclustering" in self.extras:
             return self.extras["coclustering"]
         same = self.partitions[:, :, None] == self.partitions[:, None, :]
