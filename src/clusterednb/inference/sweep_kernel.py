@@ -175,6 +175,16 @@ def sweep_shortcuts(
     yet placed cannot change during the sweep, and bounds every count the sweep looks up.
     A total is tied to the one before it when they are equal in every occupied cluster and
     in every task of ``order`` (then they stay equal in every cluster the sweep makes).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> data, state = toy.gibbs_start()
+    >>> covered, tied = sweep_shortcuts(data.all_tasks, state.assignment, data.tasks.packed(),
+    ...                                 data.tables.packed(), state.cluster_cells,
+    ...                                 state.cluster_totals, state.active, state.n_clusters)
+    >>> covered, tied.tolist()  # the tables reach every count; no total repeats another
+    (True, [False, False])
     """
     cell_ptr, cell_key, cell_count, total_ptr, total_key, total_count = tasks
     _, cell_table, _, total_row, total_table, _, _ = tables
@@ -243,6 +253,16 @@ def sweep_assignments(
     the module) are a copy laid out for scoring. The visited task's own cluster is scored
     from the record (one cluster, with the task taken out), so that its column is refreshed
     only if the task moves.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> data, state = toy.gibbs_start()
+    >>> visited = sweep_assignments(state.kernel_state(), data.all_tasks, data.new_score, 0.0,
+    ...                             np.full(3, 0.5), data.tasks.packed(), state.cluster_cells,
+    ...                             state.cluster_totals, data.tables.packed(), 1.0)
+    >>> visited, int(state.sizes.sum()), state.cluster_cells.sum(axis=0).tolist()
+    (3, 3, [4, 0, 0, 2])
     """
     assignment, sizes, active, position, free, counters = state
     record = (cluster_cells, cluster_totals, tables[0], tables[2])

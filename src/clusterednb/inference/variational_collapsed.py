@@ -96,6 +96,12 @@ def sequential_partition(problem: Any, gamma: float) -> np.ndarray:
     -------
     ndarray of shape (n_tasks,)
         Cluster of each task, numbered by first appearance.
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> sequential_partition(toy.variational_problem(), gamma=1.0).tolist()
+    [0, 0, 0]
     """
     beta = problem.beta
     beta_totals = np.add.reduceat(beta, problem.segment_starts)
@@ -149,6 +155,16 @@ def collapsed_polish(
     ndarray of shape (n_tasks, K')
         Row ``u`` is ``P(z_u = k | z_{-u})`` at the mode; ``K' ≥ K`` columns (one more for
         each new cluster opened, and one for a new cluster of a task that leaves its own).
+
+    Examples
+    --------
+    From tasks 0, 1 together and task 2 apart, the search reaches the mode with all three
+    together; each row is then the task's conditional there (join it, or open a new cluster):
+
+    >>> from clusterednb import toy
+    >>> r = collapsed_polish(toy.variational_problem(), np.eye(2)[[0, 0, 1]], 1.0, 5)
+    >>> r.round(4).tolist()
+    [[0.7826, 0.2174, 0.0], [0.7826, 0.2174, 0.0], [0.6667, 0.3333, 0.0]]
     """
     clusters = _HardClusters(problem, np.argmax(r, axis=1), gamma)
     for _ in range(max_passes):

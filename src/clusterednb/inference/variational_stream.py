@@ -71,6 +71,14 @@ class StreamFit:
         The bound after each pass (non-decreasing).
     label_counts : int32 ndarray of shape (n_tasks, n_classes)
         Each task's label counts (its label prior in the predictive).
+
+    Examples
+    --------
+    >>> fit = StreamFit(np.array([0, 0, 1], np.int32), np.ones(3, np.float32),
+    ...                 np.array([[4.0, 0, 0, 0], [0, 0, 0, 2.0]]), np.array([2.0, 1.0]), -7.0,
+    ...                 np.array([-9.0, -7.0]), np.array([[2, 0], [2, 0], [0, 2]], np.int32))
+    >>> fit.partition.tolist(), bool(np.all(np.diff(fit.trace) >= 0))
+    ([0, 0, 1], True)
     """
 
     partition: np.ndarray
@@ -89,6 +97,21 @@ class StreamFit:
         Shapes: ``cluster_counts`` (K, C·V) is read as (K, C, V); the result serves
         :meth:`~clusterednb.inference.posterior.Posterior.predict_log_proba` for the tasks
         in batch order.
+
+        Examples
+        --------
+        The clusters of :func:`clusterednb.toy.three_task_counts` as a streamed fit would give them;
+        task 2's red row is predicted from the blue cluster, a new task's from the CRP mixture:
+
+        >>> from clusterednb import toy
+        >>> fit = StreamFit(np.array([0, 0, 1], np.int32), np.ones(3, np.float32),
+        ...                 np.array([[4.0, 0, 0, 0], [0, 0, 0, 2.0]]), np.array([2.0, 1.0]), -7.0,
+        ...                 np.array([-7.0]), np.array([[2, 0], [2, 0], [0, 2]], np.int32))
+        >>> posterior = fit.posterior(1.0)
+        >>> proba = np.exp(posterior.predict_log_proba(toy.colour_model(), np.array([[0], [0]]),
+        ...                                            np.array([2, -1])))
+        >>> bool(proba[0, 1] > 0.5), bool(np.allclose(proba.sum(axis=1), 1.0))
+        (True, True)
         """
         n_tasks, n_classes = self.label_counts.shape
         occupied = np.flatnonzero(self.sizes > 0)
