@@ -54,7 +54,7 @@ from clusterednb.inference.variational_merges import (
     merge_entropy,
     merged_components,
 )
-from clusterednb.inference.variational_problem import VariationalProblem
+from clusterednb.inference.variational_problem import VariationalProblem, VariationalSettings
 from clusterednb.inference.variational_seeds import spread_seeds
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
@@ -62,66 +62,8 @@ from clusterednb.stats import Counts
 
 COCLUSTERING_LIMIT = 2000
 WEIGHT_FLOOR = 1e-10
-
-
-@dataclass(frozen=True)
-class VariationalSettings:
-    """Settings of the variational engine.
-
-    Attributes
-    ----------
-    n_components : int
-        Truncation level ``K`` (capped at the number of tasks). Generous on purpose: with
-        exactly as many components as planted groups some groups are merged for good (mean
-        field cannot split them; 100 000 users in 50 groups: ARI 0.92 with K = 50, 1.00 with
-        K = 80 or 100).
-    max_iter : int
-        Coordinate-ascent iterations per restart.
-    tol : float
-        Stop when the ELBO rises by less than ``tol · |ELBO|``.
-    n_init : int
-        Restarts; the highest ELBO wins.
-    max_restart_tasks : int
-        Above this many tasks only the first restart (every cluster seeded) runs: a large
-        population fills its clusters, and each restart costs a whole fit.
-    spare_components : int
-        Components that hold no mass at all are dropped after each iteration except this
-        many (kept in their stick order, so new clusters can still be born); the truncation
-        shrinks as the fit settles and each iteration costs less.
-    sequential_start_tasks : int
-        Up to this many tasks a restart also starts from :func:`sequential_partition`
-        (``O(U · K · nnz)`` Python-level steps, so left out above).
-    n_jobs : int
-        Threads for the assignment step (chunks of tasks; the compiled step releases the GIL).
-    collapsed_passes : int
-        Up to ``sequential_start_tasks`` tasks, the winning restart's responsibilities are
-        finished by at most this many leave-one-out passes
-        (:func:`~clusterednb.inference.variational_collapsed.collapsed_polish`), so that no
-        task keeps a component of its own only because that component is made of it
-        (0: off).
-    merge_pairs : int or None
-        Merge moves per iteration on the pairs with the closest count profiles, kept when
-        the ELBO rises (0: none). ``None``: 20 above ``max_restart_tasks`` tasks, none below
-        (on landmine, 29 tasks, merging raised the ELBO but lowered the transfer AUC at
-        k = 16 from 0.82 to 0.66: a better bound on the features is not a better predictor).
-
-    Examples
-    --------
-    >>> settings = VariationalSettings(n_init=1)
-    >>> settings.n_components, settings.collapsed_passes, settings.sequential_start_tasks
-    (100, 20, 2000)
-    """
-
-    n_components: int = 100
-    max_iter: int = 200
-    tol: float = 1e-7
-    n_init: int = 3
-    max_restart_tasks: int = 20_000
-    spare_components: int = 8
-    sequential_start_tasks: int = 2000
-    n_jobs: int = 1
-    collapsed_passes: int = 20
-    merge_pairs: int | None = None
+DEFAULT_SETTINGS = VariationalSettings()
+"""The settings a fit uses when none are given."""
 
 
 @dataclass(frozen=True)
@@ -345,7 +287,7 @@ def fit_variational(
     counts: Counts,
     gamma: float,
     rng: np.random.Generator,
-    settings: VariationalSettings = VariationalSettings(),
+    settings: VariationalSettings = DEFAULT_SETTINGS,
 ) -> ClusteringResult:
     """Engine ``"variational"``: see the module. Arguments as in
     :mod:`clusterednb.inference.result`.
@@ -379,7 +321,7 @@ def fit_variational_sparse(
     label_counts: np.ndarray,
     gamma: float,
     rng: np.random.Generator,
-    settings: VariationalSettings = VariationalSettings(),
+    settings: VariationalSettings = DEFAULT_SETTINGS,
 ) -> ClusteringResult:
     """:func:`fit_variational` from sparse counts: nothing dense per task but the labels.
 
