@@ -16,7 +16,11 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.data import encode
-from clusterednb.data.schema_rules import check_same_columns, check_schema_parts
+from clusterednb.data.schema_rules import (
+    check_feature_input,
+    check_same_columns,
+    check_schema_parts,
+)
 from clusterednb.data.values import (
     FeatureInput,
     as_vector,
@@ -282,14 +286,7 @@ class FeatureSchema:
         ...
         clusterednb.exceptions.SchemaError: X has shape (4, 3) but the schema has 2 features ...
         """
-        if isinstance(features, np.ndarray):
-            if features.ndim != 2 or features.shape[1] != self.n_features:
-                raise SchemaError(
-                    f"X has shape {features.shape} but the schema has {self.n_features} "
-                    f"features {list(self.feature_names)}"
-                )
-            return
-        self.check_columns(features.columns)
+        check_feature_input(self.feature_names, features)
 
     def check_columns(self, columns: Iterable[Any]) -> None:
         """Raise :class:`SchemaError` unless ``columns`` are exactly the schema's features.

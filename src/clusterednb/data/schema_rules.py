@@ -111,3 +111,27 @@ def check_same_columns(feature_names: tuple[str, ...], columns: Iterable[Any]) -
             + "; ".join(parts)
             + f" (the schema's features are {list(feature_names)})"
         )
+
+
+def check_feature_input(feature_names: tuple[str, ...], features: Any) -> None:
+    """Raise :class:`SchemaError` unless ``features`` has exactly the features
+    ``feature_names``: an array with one column per feature (schema order), or a DataFrame
+    with those columns (any order).
+
+    Examples
+    --------
+    >>> check_feature_input(("colour", "size"), np.zeros((4, 2), dtype=int))
+    >>> check_feature_input(("colour", "size"), np.zeros((4, 3), dtype=int))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.SchemaError: X has shape (4, 3) but the schema has 2 features ...
+    """
+    if isinstance(features, np.ndarray):
+        if features.ndim != 2 or features.shape[1] != len(feature_names):
+            raise SchemaError(
+                f"X has shape {features.shape} but the schema has {len(feature_names)} "
+                f"features {list(feature_names)}"
+            )
+        return
+    check_same_columns(feature_names, features.columns)
