@@ -79,7 +79,16 @@ def _importance(component: icalendar.Event, topics: dict[str, str]) -> str:
 
 
 def topic_importance(component: icalendar.Event, topics: dict[str, str]) -> str:
-    """The most important directory keyword in the summary or description ("other": none)."""
+    """The most important directory keyword in the summary or description ("other": none).
+
+    Examples
+    --------
+    >>> event = icalendar.Event()
+    >>> event.add("SUMMARY", "Budget review")
+    >>> topics = {"budget": "important", "review": "unimportant"}
+    >>> topic_importance(event, topics), topic_importance(event, {"hiring": "critical"})
+    ('important', 'other')
+    """
     text = f"{component.get('SUMMARY', '')} {component.get('DESCRIPTION', '')}".lower()
     found = [level for keyword, level in topics.items() if keyword.lower() in text]
     return max(found, key=IMPORTANCE.index) if found else "other"
@@ -249,6 +258,17 @@ def extract_features(
     -------
     dict
         Feature name → value (in :data:`~clusterednb.meeting.features.FEATURE_NAMES` order).
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting.invitation import read_calendar
+    >>> folder, directory = toy.world()
+    >>> request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
+    >>> calendar = read_calendar((folder / "calendars" / "user00.ics").read_bytes())
+    >>> features = extract_features(request, calendar, directory, "user00")
+    >>> len(features), features["conflict"] in ("no", "yes")
+    (15, True)
     """
     entry = directory.user(user)
     return features_in_context(request, entry.email, calendar, entry, directory.jobs)[0]
@@ -289,6 +309,17 @@ def features_in_context(
         Feature name → value, None where missing.
     missing : list of str
         The names of the missing features.
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting.invitation import read_calendar
+    >>> folder, directory = toy.world()
+    >>> request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
+    >>> email = directory.user("user00").email
+    >>> features, missing = features_in_context(request, email, None, None, {})
+    >>> "conflict" in missing, features["conflict"], features["duration"]  # no calendar given
+    (True, None, '60')
     """
     event = request_event(request, email)
     zone = ZoneInfo(entry.timezone) if entry else _request_zone(event)

@@ -44,6 +44,11 @@ class Outcome:
         Posterior expected loss of ``"accept"`` and ``"decline"``.
     reasons : list of dict
         ``{"feature", "value", "log_odds"}``, strongest first.
+
+    Examples
+    --------
+    >>> Outcome("ask", None, None, []).decision  # no model yet: the service asks
+    'ask'
     """
 
     decision: str
@@ -74,6 +79,21 @@ def decide_or_ask(
         How many requests the user has answered.
     ask_band : float, default=ASK_BAND
         0 never asks (with a model).
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting.invitation import read_calendar
+    >>> folder, directory = toy.world()
+    >>> request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
+    >>> from clusterednb.meeting.calendar import extract_features
+    >>> calendar = read_calendar((folder / "calendars" / "user00.ics").read_bytes())
+    >>> features = extract_features(request, calendar, directory, "user00")
+    >>> outcome = decide_or_ask(toy.fitted_model(), features, "user00", (1.0, 1.0), n_answers=30)
+    >>> outcome.decision, round(outcome.p_accept, 3)  # expected losses 0.44 and 0.56: too close
+    ('ask', 0.56)
+    >>> decide_or_ask(toy.fitted_model(), features, "user00", (1.0, 1.0), 30, ask_band=0.0).decision
+    'accept'
     """
     if model is None:
         return Outcome("ask")
@@ -109,6 +129,19 @@ def request_record(
         ``uid``, ``recurrence_id``, ``sequence``, ``ics``, ``summary``, ``organizer``,
         ``starts_at``, ``features``, ``missing``, ``decision``, ``p_accept``,
         ``loss_accept``, ``loss_decline``, ``reasons``.
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting.invitation import read_calendar
+    >>> folder, directory = toy.world()
+    >>> request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
+    >>> from clusterednb.meeting.invitation import request_event
+    >>> data = (folder / "pending" / "user00" / "request-0.ics").read_bytes()
+    >>> record = request_record(request_event(request), data, {"duration": "60"}, ["conflict"],
+    ...                         Outcome("ask", None, None, []))
+    >>> record["uid"], record["decision"], record["sequence"]
+    ('user00-pending-0@org.example', 'ask', 0)
     """
     return {
         "uid": str(event["UID"]),

@@ -71,6 +71,17 @@ def make_reply(
     -------
     icalendar.Calendar
         One ``VEVENT`` and a ``VTIMEZONE`` for every ``TZID`` it uses.
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting.invitation import read_calendar
+    >>> folder, directory = toy.world()
+    >>> request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
+    >>> stamp = dt.datetime(2026, 11, 24, 9, tzinfo=dt.UTC)
+    >>> reply = make_reply(request, directory.user("user00").email, True, stamp)
+    >>> str(reply["METHOD"]), reply_problems(reply, request)  # it obeys RFC 5546
+    ('REPLY', [])
     """
     event = request_event(request, attendee)
     if stamp.tzinfo is None:
@@ -141,6 +152,12 @@ def reply_problems(
     Returns
     -------
     list of str
+
+    Examples
+    --------
+    >>> reply_problems(b"BEGIN:VCALENDAR\\r\\nEND:VCALENDAR\\r\\n")
+    ['METHOD is None, not REPLY', 'VERSION:2.0 and PRODID are required (RFC 5545 §3.6)',
+     '0 VEVENTs, expected exactly one']
     """
     if isinstance(reply, bytes):
         try:
@@ -202,5 +219,15 @@ def _against_request(event: icalendar.Event, invitation: icalendar.Event) -> lis
 
 
 def ics_bytes(calendar: icalendar.Calendar) -> bytes:
-    """Serialise a calendar."""
+    """Serialise a calendar.
+
+    Examples
+    --------
+    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting.invitation import read_calendar
+    >>> folder, directory = toy.world()
+    >>> request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
+    >>> ics_bytes(request).startswith(b"BEGIN:VCALENDAR\\r\\n")  # CRLF line ends
+    True
+    """
     return calendar.to_ical()

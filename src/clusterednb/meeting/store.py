@@ -42,6 +42,16 @@ class FeedbackStore(SQLiteFile):
         Created with its table when absent.
     timeout : float, default=30.0
         Seconds a write waits for another writer to finish before the store is reported busy.
+
+    Examples
+    --------
+    >>> from clusterednb import toy as data_toy
+    >>> from clusterednb.meeting import toy
+    >>> answer = toy.organisation().requests.iloc[0]
+    >>> with FeedbackStore(data_toy.scratch_file("answers.db")) as store:
+    ...     store.record("user00", "m1", answer.to_dict(), accepted=True)
+    ...     store.frame()[["user", "uid", "accepted"]].values.tolist()
+    [['user00', 'm1', 'accept']]
     """
 
     kind = "feedback store"
@@ -57,7 +67,27 @@ class FeedbackStore(SQLiteFile):
         accepted: bool,
         when: dt.datetime | None = None,
     ) -> None:
-        """Record one decision atomically (replacing an earlier one for the same request)."""
+        """Record one decision atomically (replacing an earlier one for the same request).
+
+        Examples
+        --------
+        Recording the same request again replaces the earlier answer:
+
+        >>> from clusterednb import toy as data_toy
+        >>> from clusterednb.meeting import toy
+        >>> answer = toy.organisation().requests.iloc[0].to_dict()
+        >>> with FeedbackStore(data_toy.scratch_file("answers.db")) as store:
+        ...     store.record("user00", "m1", answer, accepted=True)
+        ...     store.record("user00", "m1", answer, accepted=False)
+        ...     store.frame()["accepted"].tolist()
+        ['decline']
+        >>> with FeedbackStore(data_toy.scratch_file("answers.db")) as store:
+        ...     store.record("user00", "m2", {**answer, "duration": "45"}, accepted=True)
+        ... # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        clusterednb.meeting.errors.MeetingError: feature 'duration' has value '45', not one of ...
+        """
         for name in FEATURE_NAMES:
             if features.get(name) not in MEETING_FEATURES[name]:
                 raise MeetingError(
@@ -82,6 +112,17 @@ class FeedbackStore(SQLiteFile):
         -------
         DataFrame
             Columns ``user``, ``uid``, ``recorded_at``, ``accepted`` and the 15 features.
+
+        Examples
+        --------
+        >>> from clusterednb import toy as data_toy
+        >>> from clusterednb.meeting import toy
+        >>> requests = toy.organisation().requests
+        >>> with FeedbackStore(data_toy.scratch_file("answers.db")) as store:
+        ...     store.record("user00", "m1", requests.iloc[0].to_dict(), accepted=True)
+        ...     store.record("user01", "m2", requests.iloc[1].to_dict(), accepted=False)
+        ...     len(store.frame()), store.frame("user01")["uid"].tolist(), len(store.frame().columns)
+        (2, ['m2'], 19)
         """
         query = "SELECT * FROM feedback"
         parameters: tuple[str, ...] = ()
