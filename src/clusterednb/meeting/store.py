@@ -121,7 +121,8 @@ class FeedbackStore(SQLiteFile):
         >>> with FeedbackStore(data_toy.scratch_file("answers.db")) as store:
         ...     store.record("user00", "m1", requests.iloc[0].to_dict(), accepted=True)
         ...     store.record("user01", "m2", requests.iloc[1].to_dict(), accepted=False)
-        ...     len(store.frame()), store.frame("user01")["uid"].tolist(), len(store.frame().columns)
+        ...     everyone, user01 = store.frame(), store.frame("user01")
+        >>> len(everyone), user01["uid"].tolist(), len(everyone.columns)
         (2, ['m2'], 19)
         """
         query = "SELECT * FROM feedback"
