@@ -54,23 +54,27 @@ class TaskNaiveBayes(
     classes : sequence, optional
         Declared label values, when the training data may not show all of them.
     handle_unknown : {"warn", "error", "ignore"}, default="warn"
-        A category never seen in training is treated as missing; ``"warn"`` reports how many
-        in an :class:`~clusterednb.exceptions.UnknownCategoryWarning`, ``"error"`` raises.
+        A category never seen in training counts as missing; "warn" reports how many
+        (:class:`~clusterednb.exceptions.UnknownCategoryWarning`), "error" raises.
     task_column : str, optional
         When ``tasks`` is not passed, take the task ids from this column of ``X``.
     semi_supervised : {False, "gibbs", "em", "auto", True}, default=False
-        What the unlabelled training rows (label NaN/None) do: nothing (``False``; they are
-        kept), collapsed Gibbs sampling of their labels (``"gibbs"``/``True``; ``n_iter``
-        retained sweeps after ``n_iter // 4``), EM for the MAP parameters (``"em"``, at
-        most ``n_iter`` iterations), or ``"gibbs"`` when there are any (``"auto"``).
-        ``log_evidence_`` is always that of the labelled rows.
+        Unlabelled rows (label NaN/None) are kept and: unused (False), Gibbs-sampled
+        (``"gibbs"``/True; ``n_iter`` sweeps kept after ``n_iter // 4``), used by EM (``"em"``,
+        ``n_iter`` iterations at most), or Gibbs when present (``"auto"``).
+        ``log_evidence_`` is always the labelled rows'.
     n_iter : int, default=100
     random_state : int, numpy.random.Generator or None
         Seed of the Gibbs sampler over missing labels.
     observation : {"categorical", "bernoulli", "multinomial"}, default="categorical"
-        One categorical value per feature, or a document–term matrix of word counts (dense,
-        DataFrame or ``scipy.sparse``, never densified) with each word present/absent or
-        the counts under a Dirichlet over the vocabulary (:mod:`clusterednb.data.text`).
+        One category per feature, or a document–word count matrix (dense, DataFrame or
+        sparse, never densified): words present/absent, or counts (:mod:`clusterednb.data.text`).
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> isinstance(NoSharingNB().fit(*toy.colour_rows()), TaskNaiveBayes)  # every model's shell
+    True
     """
 
     evidence_kind_: ClassVar[str] = "exact"
@@ -97,7 +101,6 @@ class TaskNaiveBayes(
         tags.input_tags.sparse = self.observation != "categorical"
         return tags
 
-    # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, y: Any, tasks: Any = None) -> TaskNaiveBayes:
         """Fit on the rows of many tasks.
 
@@ -144,20 +147,15 @@ class TaskNaiveBayes(
         >>> bool(np.allclose(chunks.predict_proba(X, tasks), whole.predict_proba(X, tasks)))
         True
         """
+        if self.observation != "categorical":  # documents: settings first (rows: per value)
+            self._check_settings()
         X, tasks = training_data.split_tasks(X, tasks, self.task_column)
         held = self._held()
         declared = classes if classes is not None else self.classes
         context = training_data.Context(held, self.schema, declared)
-        if self.observation == "categorical":
-            chunk = training_data.rows_chunk(
-                X, y, tasks, context, self.handle_unknown, type(self).__name__
-            )
-        else:
-            self._check_settings()
-            n_words = self.n_words_ if held else None
-            chunk = training_data.documents_chunk(
-                X, y, tasks, context, self.observation, n_words, self.semi_supervised
-            )
+        chunk = training_data.training_chunk(
+            X, y, tasks, context, self, self.n_words_ if held else None
+        )
         self._keep(training_data.merge(held, chunk)[0])
         return self
 
@@ -197,7 +195,14 @@ class TaskNaiveBayes(
 
     @property
     def n_words_(self) -> int:
-        """Vocabulary size of a document model."""
+        """Vocabulary size of a document model.
+
+        Examples
+        --------
+        >>> from clusterednb import NoSharingNB  # below: 3 documents over 3 words
+        >>> NoSharingNB(observation="bernoulli").fit(np.eye(3), ["a", "b", "a"], ["u"] * 3).n_words_
+        3
+        """
         if self.observation == "bernoulli":
             return self.schema_.n_features
         return self.schema_.n_values_total
@@ -206,7 +211,6 @@ class TaskNaiveBayes(
         check_shell_settings(self)
 
     def _semi_supervised_mode(self) -> str | None:
-        check_shell_settings(self)
         return semi_supervised.mode(self.semi_supervised, self.unlabelled_X_.shape[0])
 
     def _rng(self) -> np.random.Generator:
@@ -225,7 +229,6 @@ class TaskNaiveBayes(
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         raise NotImplementedError
 
-    # ------------------------------------------------------------------ persistence
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return base_state(self)
 

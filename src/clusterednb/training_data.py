@@ -232,6 +232,30 @@ def documents_chunk(
     return Chunk(schema, task_ids, counts, empty, np.zeros(0, dtype=np.int64))
 
 
+def training_chunk(
+    X: Any, y: Any, tasks: Any, context: Context, settings: Any, n_words: int | None
+) -> Chunk:
+    """The chunk of one batch of rows, read as ``settings.observation`` says: categorical
+    rows (:func:`rows_chunk`) or documents (:func:`documents_chunk`).
+
+    ``settings`` is the estimator (its ``observation``, ``handle_unknown`` and
+    ``semi_supervised``); ``n_words`` the vocabulary size already held (None on a first fit).
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> X, y, tasks = toy.colour_rows()
+    >>> chunk = training_chunk(X, y, tasks, Context(None, None, None), NoSharingNB(), None)
+    >>> chunk.task_ids.tolist(), chunk.counts.label_counts.tolist()
+    (['ann', 'bob', 'cy'], [[1, 2], [2, 1], [1, 2]])
+    """
+    if settings.observation == "categorical":
+        return rows_chunk(X, y, tasks, context, settings.handle_unknown, type(settings).__name__)
+    return documents_chunk(
+        X, y, tasks, context, settings.observation, n_words, settings.semi_supervised
+    )
+
+
 def merge(held: Held | None, chunk: Chunk) -> tuple[Held, np.ndarray]:
     """Add ``chunk`` to ``held``; return the result and the chunk's tasks' positions in it.
 
