@@ -23,11 +23,12 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from clusterednb.clustered import ClusteredNB
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.document_events import MultinomialDirichletNB
 from clusterednb.evaluation.datasets import EvalDataset, from_frame
-from clusterednb.inference.gibbs_data import GibbsData
+from clusterednb.inference.gibbs_data import GibbsData, LogGammaTables
 from clusterednb.inference.gibbs_state import GibbsState, initial_state, prepare
 from clusterednb.inference.joint_blocks import JointLogisticBlocks, TaskExpansions, one_hot_design
 from clusterednb.inference.posterior import Posterior
@@ -397,3 +398,33 @@ def eval_dataset() -> EvalDataset:
         np.random.default_rng(0), group_sizes=(3, 3), rows_per_task=20, n_features=3, n_values=3
     )
     return from_frame(population.frame, "task", "label", name="planted")
+
+
+def exact_clustering() -> ClusteredNB:
+    """Clustered NB fitted to :func:`three_task_counts` by enumerating every partition: the
+    reference the approximate engines' examples compare with.
+
+    Examples
+    --------
+    >>> model = exact_clustering()
+    >>> model.evidence_kind_, round(float(model.coclustering_[0, 1]), 6)  # 9/14
+    ('exact', 0.642857)
+    """
+    return ClusteredNB(inference="exact").fit_counts(
+        three_task_counts(), ["a", "b", "c"], colour_schema()
+    )
+
+
+def dense_statistics() -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+    """:func:`three_task_counts` as the compiled kernels' dense cells (3, 4) and totals (3, 2)
+    per task, with the packed lgamma tables of ``β = 1``.
+
+    Examples
+    --------
+    >>> cells, totals, tables = dense_statistics()
+    >>> cells.tolist(), totals.tolist()
+    ([[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]], [[2, 0], [2, 0], [0, 2]])
+    """
+    cells = np.array([[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]])
+    totals = np.array([[2, 0], [2, 0], [0, 2]])
+    return cells, totals, LogGammaTables.build(np.ones(4), np.full(2, 2.0), 10).packed()

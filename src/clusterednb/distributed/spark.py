@@ -72,10 +72,9 @@ def spark_counts(
 
     Examples
     --------
-    >>> import shutil, pytest
-    >>> _ = pytest.importorskip("pyspark")  # extra [spark]; the doctest is skipped without it
-    >>> if shutil.which("java") is None:
-    ...     pytest.skip("no Java: Spark needs a JVM")
+    >>> import pytest
+    >>> if not spark_available():  # the extra [spark] and Java; else this example is skipped
+    ...     pytest.skip("needs pyspark and Java")
     >>> import os, sys
     >>> from clusterednb import NoSharingNB, toy
     >>> os.environ["PYSPARK_PYTHON"] = sys.executable  # executors import clusterednb
@@ -124,6 +123,21 @@ def spark_counts(
     return ShardCounts(task_ids, label_counts, cells, n_events), schema
 
 
+def spark_available() -> bool:
+    """Whether Spark can start here: ``pyspark`` importable (extra ``[spark]``) and ``java``
+    on the ``PATH``.
+
+    Examples
+    --------
+    >>> isinstance(spark_available(), bool)
+    True
+    """
+    import importlib.util
+    import shutil
+
+    return importlib.util.find_spec("pyspark") is not None and shutil.which("java") is not None
+
+
 def local_session(app_name: str, shuffle_partitions: int = 4, driver_memory: str = "4g") -> Any:
     """A Spark session on this machine (``local[2]``, no web UI) whose Python workers run
     this interpreter, so they import ``clusterednb`` as the driver does. Stop it when done.
@@ -134,10 +148,9 @@ def local_session(app_name: str, shuffle_partitions: int = 4, driver_memory: str
 
     Examples
     --------
-    >>> import shutil, pytest
-    >>> _ = pytest.importorskip("pyspark")  # extra [spark]; the doctest is skipped without it
-    >>> if shutil.which("java") is None:
-    ...     pytest.skip("no Java: Spark needs a JVM")
+    >>> import pytest
+    >>> if not spark_available():  # the extra [spark] and Java; else this example is skipped
+    ...     pytest.skip("needs pyspark and Java")
     >>> spark = local_session("clusterednb-example", shuffle_partitions=2)
     >>> spark.conf.get("spark.sql.shuffle.partitions"), spark.sparkContext.master
     ('2', 'local[2]')

@@ -120,10 +120,10 @@ def als(
 
     Examples
     --------
-    >>> import shutil, pytest
-    >>> _ = pytest.importorskip("pyspark")  # extra [spark]; the doctest is skipped without it
-    >>> if shutil.which("java") is None:
-    ...     pytest.skip("no Java: Spark needs a JVM")
+    >>> import pytest
+    >>> from clusterednb.distributed.spark import spark_available
+    >>> if not spark_available():  # the extra [spark] and Java; else this example is skipped
+    ...     pytest.skip("needs pyspark and Java")
     >>> import os, sys
     >>> os.environ["PYSPARK_PYTHON"] = sys.executable
     >>> train = pd.DataFrame({"task": ["ann", "ann", "bob", "bob", "bob"],

@@ -215,10 +215,9 @@ def ais_log_joint_clustered(
     --------
     Against the exact evidence (every partition of the three tasks enumerated):
 
-    >>> from clusterednb import ClusteredNB, toy
+    >>> from clusterednb import toy
     >>> counts = toy.three_task_counts()
-    >>> exact = ClusteredNB(inference="exact").fit_counts(counts, ["a", "b", "c"],
-    ...                                                   toy.colour_schema()).log_evidence_
+    >>> exact = toy.exact_clustering().log_evidence_
     >>> result = ais_log_joint_clustered(toy.colour_model(), counts, 1.0, 50, 20,
     ...                                  np.random.default_rng(0))
     >>> bool(abs(result.log_z - exact) < 3 * result.stderr)

@@ -51,13 +51,12 @@ def fit_bhc(model: DirichletNB, counts: Counts, gamma: float) -> ClusteringResul
 
     Examples
     --------
-    >>> from clusterednb import ClusteredNB, toy
+    >>> from clusterednb import toy
     >>> counts = toy.three_task_counts()
     >>> result = fit_bhc(toy.colour_model(), counts, 1.0)
     >>> result.extras["tree"][:, :2].tolist()  # tasks 0 and 1 first, then task 2
     [[0.0, 1.0], [2.0, 3.0]]
-    >>> exact = ClusteredNB(inference="exact").fit_counts(counts, ["a", "b", "c"],
-    ...                                                   toy.colour_schema()).log_evidence_
+    >>> exact = toy.exact_clustering().log_evidence_
     >>> result.evidence_kind, bool(result.log_evidence <= exact)
     ('lower_bound', True)
     """

@@ -81,10 +81,8 @@ def greedy_bhc(cells, totals, log_gamma, tables):  # pragma: no cover
     --------
     The tasks of :func:`clusterednb.toy.three_task_counts` (``β = 1``):
 
-    >>> from clusterednb.inference.gibbs_data import LogGammaTables
-    >>> cells = np.array([[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]])
-    >>> totals = np.array([[2, 0], [2, 0], [0, 2]])
-    >>> tables = LogGammaTables.build(np.ones(4), np.full(2, 2.0), 10).packed()
+    >>> from clusterednb import toy
+    >>> cells, totals, tables = toy.dense_statistics()
     >>> greedy_bhc(cells, totals, 0.0, tables).tolist()  # 0 and 1 alike, then task 2
     [[0, 1], [2, 3]]
     """
@@ -160,10 +158,8 @@ def tree_quantities(children, cells, totals, log_gamma, tables):  # pragma: no c
 
     Examples
     --------
-    >>> from clusterednb.inference.gibbs_data import LogGammaTables
-    >>> cells = np.array([[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]])
-    >>> totals = np.array([[2, 0], [2, 0], [0, 2]])
-    >>> tables = LogGammaTables.build(np.ones(4), np.full(2, 2.0), 10).packed()
+    >>> from clusterednb import toy
+    >>> cells, totals, tables = toy.dense_statistics()
     >>> parts = tree_quantities(np.array([[0, 1], [2, 3]]), cells, totals, 0.0, tables)
     >>> parts[1].tolist(), np.exp(parts[5]).round(4).tolist()  # sizes; r of every node
     ([1.0, 1.0, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 0.6429, 0.5625])
@@ -202,10 +198,8 @@ def assign_to_sides(cells, totals, tasks, side_cells, side_totals, tables):  # p
 
     Examples
     --------
-    >>> from clusterednb.inference.gibbs_data import LogGammaTables
-    >>> cells = np.array([[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]])
-    >>> totals = np.array([[2, 0], [2, 0], [0, 2]])
-    >>> tables = LogGammaTables.build(np.ones(4), np.full(2, 2.0), 10).packed()
+    >>> from clusterednb import toy
+    >>> cells, totals, tables = toy.dense_statistics()
     >>> sides = assign_to_sides(cells, totals, np.arange(3), np.array([[4, 0, 0, 0], [0, 0, 0, 2]]),
     ...                         np.array([[4, 0], [0, 2]]), tables)
     >>> sides.tolist()  # red tasks to the red side, the blue one to the blue side

@@ -126,13 +126,12 @@ def fit_gibbs(
     --------
     The sampler's co-clustering against the exact posterior (every partition enumerated):
 
-    >>> from clusterednb import ClusteredNB, toy
+    >>> from clusterednb import toy
     >>> from clusterednb.inference.gibbs_state import GibbsSettings
     >>> counts = toy.three_task_counts()
     >>> result = fit_gibbs(toy.colour_model(), counts, np.zeros((0, 1), int), np.zeros(0, int),
     ...                    1.0, GibbsSettings(n_sweeps=2000, burn_in=100), np.random.default_rng(0))
-    >>> exact = ClusteredNB(inference="exact").fit_counts(counts, ["a", "b", "c"],
-    ...                                                   toy.colour_schema())
+    >>> exact = toy.exact_clustering()
     >>> bool(np.abs(result.coclustering() - exact.coclustering_).max() < 0.05)
     True
     """

@@ -262,10 +262,7 @@ def extract_features(
     Examples
     --------
     >>> from clusterednb.meeting import toy
-    >>> from clusterednb.meeting.invitation import read_calendar
-    >>> folder, directory = toy.world()
-    >>> request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
-    >>> calendar = read_calendar((folder / "calendars" / "user00.ics").read_bytes())
+    >>> request, calendar, directory = toy.pending()
     >>> features = extract_features(request, calendar, directory, "user00")
     >>> len(features), features["conflict"] in ("no", "yes")
     (15, True)
@@ -313,9 +310,7 @@ def features_in_context(
     Examples
     --------
     >>> from clusterednb.meeting import toy
-    >>> from clusterednb.meeting.invitation import read_calendar
-    >>> folder, directory = toy.world()
-    >>> request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
+    >>> request, calendar, directory = toy.pending()
     >>> email = directory.user("user00").email
     >>> features, missing = features_in_context(request, email, None, None, {})
     >>> "conflict" in missing, features["conflict"], features["duration"]  # no calendar given

@@ -83,11 +83,8 @@ def decide_or_ask(
     Examples
     --------
     >>> from clusterednb.meeting import toy
-    >>> from clusterednb.meeting.invitation import read_calendar
-    >>> folder, directory = toy.world()
-    >>> request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
+    >>> request, calendar, directory = toy.pending()
     >>> from clusterednb.meeting.calendar import extract_features
-    >>> calendar = read_calendar((folder / "calendars" / "user00.ics").read_bytes())
     >>> features = extract_features(request, calendar, directory, "user00")
     >>> outcome = decide_or_ask(toy.fitted_model(), features, "user00", (1.0, 1.0), n_answers=30)
     >>> outcome.decision, round(outcome.p_accept, 3)  # expected losses 0.44 and 0.56: too close
@@ -133,13 +130,10 @@ def request_record(
     Examples
     --------
     >>> from clusterednb.meeting import toy
-    >>> from clusterednb.meeting.invitation import read_calendar
-    >>> folder, directory = toy.world()
-    >>> request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
+    >>> request, calendar, directory = toy.pending()
     >>> from clusterednb.meeting.invitation import request_event
-    >>> data = (folder / "pending" / "user00" / "request-0.ics").read_bytes()
-    >>> record = request_record(request_event(request), data, {"duration": "60"}, ["conflict"],
-    ...                         Outcome("ask", None, None, []))
+    >>> record = request_record(request_event(request), request.to_ical(), {"duration": "60"},
+    ...                         ["conflict"], Outcome("ask", None, None, []))
     >>> record["uid"], record["decision"], record["sequence"]
     ('user00-pending-0@org.example', 'ask', 0)
     """

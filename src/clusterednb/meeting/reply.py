@@ -75,9 +75,7 @@ def make_reply(
     Examples
     --------
     >>> from clusterednb.meeting import toy
-    >>> from clusterednb.meeting.invitation import read_calendar
-    >>> folder, directory = toy.world()
-    >>> request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
+    >>> request, calendar, directory = toy.pending()
     >>> stamp = dt.datetime(2026, 11, 24, 9, tzinfo=dt.UTC)
     >>> reply = make_reply(request, directory.user("user00").email, True, stamp)
     >>> str(reply["METHOD"]), reply_problems(reply, request)  # it obeys RFC 5546
@@ -224,9 +222,7 @@ def ics_bytes(calendar: icalendar.Calendar) -> bytes:
     Examples
     --------
     >>> from clusterednb.meeting import toy
-    >>> from clusterednb.meeting.invitation import read_calendar
-    >>> folder, directory = toy.world()
-    >>> request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
+    >>> request, calendar, directory = toy.pending()
     >>> ics_bytes(request).startswith(b"BEGIN:VCALENDAR\\r\\n")  # CRLF line ends
     True
     """

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import icalendar
 import numpy as np
 
 from clusterednb.clustered import ClusteredNB
 from clusterednb.meeting.assistant import fit_from_frames
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.ics_world import write_world
+from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.simulate import Organisation, simulate_organisation
 from clusterednb.toy import scratch_file
 
@@ -72,3 +74,19 @@ def fitted_model() -> ClusteredNB:
     [0, 0, 1, 1]
     """
     return fit_from_frames([organisation().requests])
+
+
+def pending() -> tuple[icalendar.Calendar, icalendar.Calendar, Directory]:
+    """``user00``'s first pending invitation, ``user00``'s calendar and the directory, from a
+    new :func:`world`.
+
+    Examples
+    --------
+    >>> request, calendar, directory = pending()
+    >>> str(request["METHOD"]), directory.user("user00").email
+    ('REQUEST', 'user00@org.example')
+    """
+    folder, directory = world()
+    request = read_calendar((folder / "pending" / "user00" / "request-0.ics").read_bytes())
+    calendar = read_calendar((folder / "calendars" / "user00.ics").read_bytes())
+    return request, calendar, directory

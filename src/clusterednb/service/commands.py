@@ -65,11 +65,10 @@ def list_users(args: argparse.Namespace) -> None:
     --------
     >>> from clusterednb import toy
     >>> from clusterednb.cli.parser import build_parser
-    >>> store = toy.scratch_file("service.db")
-    >>> with ServiceStore(store) as accounts:
-    ...     _ = accounts.add_user("ann", "ann@example.org", cost_false_decline=5.0)
-    >>> list_users(build_parser().parse_args(["users", "list", "--store", str(store)]))
+    >>> store, _ = toy.service_store()
+    >>> list_users(build_parser().parse_args(["users", "list", "--store", str(store.path)]))
     ann	ann@example.org	active	false accept 1, false decline 5
+    bob	bob@example.org	active	false accept 1, false decline 1
     """
     with ServiceStore(args.store) as store:
         for account in store.users():
@@ -87,11 +86,9 @@ def revoke_user(args: argparse.Namespace) -> None:
     --------
     >>> from clusterednb import toy
     >>> from clusterednb.cli.parser import build_parser
-    >>> store = toy.scratch_file("service.db")
-    >>> with ServiceStore(store) as accounts:
-    ...     _ = accounts.add_user("ann", "ann@example.org")
-    >>> revoke_user(build_parser().parse_args(["users", "revoke", "ann", "--store", str(store)]))
-    revoked ann
+    >>> path = toy.service_store()[0].path
+    >>> revoke_user(build_parser().parse_args(["users", "revoke", "bob", "--store", str(path)]))
+    revoked bob
     """
     with ServiceStore(args.store) as store:
         store.revoke(args.user)
