@@ -152,8 +152,8 @@ def local_session(app_name: str, shuffle_partitions: int = 4, driver_memory: str
     >>> if not spark_available():  # the extra [spark] and Java; else this example is skipped
     ...     pytest.skip("needs pyspark and Java")
     >>> spark = local_session("clusterednb-example", shuffle_partitions=2)
-    >>> spark.conf.get("spark.sql.shuffle.partitions"), spark.sparkContext.master
-    ('2', 'local[2]')
+    >>> spark.conf.get("spark.sql.shuffle.partitions"), spark.range(4).count()
+    ('2', 4)
     >>> spark.stop()
     """
     import os

@@ -16,8 +16,6 @@ from scipy import sparse
 
 from clusterednb.exceptions import CNBError
 
-_SPARK: Any = None
-
 
 def _require_items(*frames: pd.DataFrame) -> None:
     if any("item" not in f.columns for f in frames):
@@ -89,21 +87,20 @@ def user_knn(train: pd.DataFrame, test: pd.DataFrame, n_neighbours: int = 30) ->
 
 
 def _spark_session() -> Any:
-    """One local Spark session per process (the JVM starts once)."""
-    global _SPARK
-    if _SPARK is None:
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        from pyspark.sql import SparkSession
+    """The process's active Spark session, or a new local one: the JVM starts once, and a
+    session someone stopped is replaced rather than reused."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
 
-        _SPARK = (
-            SparkSession.builder.master("local[1]")
-            .appName("clusterednb-als")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .getOrCreate()
-        )
-        _SPARK.sparkContext.setLogLevel("ERROR")
-    return _SPARK
+    spark = (
+        SparkSession.builder.master("local[1]")
+        .appName("clusterednb-als")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
 
 
 def als(
