@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.engines import check_engine_settings, run_engine
+from clusterednb.engines import SPARSE_ENGINES, check_engine_settings, run_engine
 from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.posterior import Posterior
@@ -15,6 +15,7 @@ from clusterednb.inference.result import ClusteringResult
 from clusterednb.model_state import ModelRecord
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
+from clusterednb.sparse_counts import SparseCounts
 from clusterednb.stats import Counts
 from clusterednb.transductive import TRANSDUCTIVE_MODES, select_log_proba_for_rows
 
@@ -134,6 +135,14 @@ class ClusteredNB(TaskNaiveBayes):
     likelihood of those rows' features under that cluster (their labels summed out, rows
     treated as independent given the cluster). BHC's cold start uses its MAP partition.
 
+    Many tasks: with the Gibbs and variational engines, per-task counts whose dense table
+    would pass :data:`~clusterednb.data.guards.SPARSE_COUNT_BYTES` (256 MiB; a million tasks
+    of 105 values is 1.7 GB) are kept sparse (:class:`~clusterednb.sparse_counts.SparseCounts`,
+    about the size of the rows) from the rows to the engine and in the model file; the other
+    engines refuse such a model with a message. The Gibbs summary keeps each retained sample's
+    assignment of every task, so at that scale use few retained sweeps (``n_sweeps``,
+    ``burn_in``, ``thin``).
+
     ``partial_fit`` adds rows and tasks. The Gibbs engine warm-starts from the last state
     (new tasks are placed by the first sweep) and runs a quarter of ``n_sweeps`` and
     ``burn_in``; the exact and BHC engines recompute from the updated counts.
@@ -184,7 +193,7 @@ class ClusteredNB(TaskNaiveBayes):
         vars(self).update({k: v for k, v in locals().items() if k != "self"})
 
     # ------------------------------------------------------------------ inference
-    def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
+    def _infer(self, model: DirichletNB, counts: Counts | SparseCounts) -> tuple[Posterior, float]:
         self._check_settings()
         self.result_ = run_engine(self, model, counts)
         self._publish(self.result_)
@@ -205,6 +214,13 @@ class ClusteredNB(TaskNaiveBayes):
 
     def _infer_gibbs(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         return self._infer(model, counts)  # the sampler resamples the missing labels itself
+
+    def _takes_sparse_counts(self) -> bool:
+        return (
+            self.inference in SPARSE_ENGINES
+            and self.observation == "categorical"
+            and self.semi_supervised != "em"
+        )
 
     def _groups(self, counts: Counts) -> tuple[np.ndarray, np.ndarray]:
         return np.arange(counts.n_groups), self.partition_

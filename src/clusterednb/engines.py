@@ -20,9 +20,12 @@ from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.search import fit_search
 from clusterednb.inference.variational import VariationalSettings, fit_variational
 from clusterednb.observation import DirichletNB
+from clusterednb.sparse_counts import SparseCounts
 from clusterednb.stats import Counts
 
 INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search", "variational")
+SPARSE_ENGINES = ("gibbs", "variational")
+"""The engines that read per-task counts kept sparse (:class:`SparseCounts`)."""
 
 
 def check_engine_settings(estimator: Any) -> None:
@@ -59,7 +62,9 @@ def check_engine_settings(estimator: Any) -> None:
         )
 
 
-def run_engine(estimator: Any, model: DirichletNB, counts: Counts) -> ClusteringResult:
+def run_engine(
+    estimator: Any, model: DirichletNB, counts: Counts | SparseCounts
+) -> ClusteringResult:
     """Run ``estimator.inference`` on the per-task counts with the estimator's settings.
 
     Examples
@@ -72,6 +77,12 @@ def run_engine(estimator: Any, model: DirichletNB, counts: Counts) -> Clustering
     >>> bool(np.isclose(result.log_evidence, fitted.log_evidence_))  # what fit runs
     True
     """
+    if isinstance(counts, SparseCounts) and estimator.inference not in SPARSE_ENGINES:
+        raise CNBError(
+            f"this model holds its {counts.n_groups} tasks' counts sparse (too many tasks for a "
+            f"dense table), which inference={estimator.inference!r} cannot read: use one of "
+            f"{SPARSE_ENGINES}, or refit with fewer tasks"
+        )
     gamma = estimator.gamma
     engines: dict[str, Callable[[], ClusteringResult]] = {
         "exact": lambda: fit_exact(model, counts, gamma),
@@ -86,7 +97,9 @@ def run_engine(estimator: Any, model: DirichletNB, counts: Counts) -> Clustering
     return engines[estimator.inference]()
 
 
-def _run_gibbs(estimator: Any, model: DirichletNB, counts: Counts) -> ClusteringResult:
+def _run_gibbs(
+    estimator: Any, model: DirichletNB, counts: Counts | SparseCounts
+) -> ClusteringResult:
     warm = getattr(estimator, "result_", None)
     n_sweeps, burn_in, initial = estimator.n_sweeps, estimator.burn_in, None
     if warm is not None and "assignment" in warm.extras:

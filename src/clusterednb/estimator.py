@@ -152,7 +152,7 @@ class TaskNaiveBayes(
         X, tasks = training_data.split_tasks(X, tasks, self.task_column)
         held = self._held()
         declared = classes if classes is not None else self.classes
-        context = training_data.Context(held, self.schema, declared)
+        context = training_data.Context(held, self.schema, declared, self._takes_sparse_counts())
         chunk = training_data.training_chunk(
             X, y, tasks, context, self, self.n_words_ if held else None
         )
@@ -209,6 +209,10 @@ class TaskNaiveBayes(
 
     def _check_settings(self) -> None:
         check_shell_settings(self)
+
+    def _takes_sparse_counts(self) -> bool:
+        """Whether the inference reads per-task counts kept sparse (for many tasks)."""
+        return False
 
     def _semi_supervised_mode(self) -> str | None:
         return semi_supervised.mode(self.semi_supervised, self.unlabelled_X_.shape[0])

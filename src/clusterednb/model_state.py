@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.posterior import Posterior
+from clusterednb.sparse_counts import SparseCounts
 from clusterednb.stats import Counts
 
 OPTIONAL_ARRAYS = ("unlabelled_proba", "em_objective")
@@ -58,8 +60,7 @@ def base_state(estimator: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     (['log_evidence'], [[1, 2], [2, 1], [1, 2]])
     """
     arrays = {
-        "label_counts": estimator.counts_.label_counts,
-        "value_counts": estimator.counts_.value_counts,
+        **count_arrays(estimator.counts_),
         "unlabelled_X": estimator.unlabelled_X_,
         "unlabelled_task": estimator.unlabelled_task_,
     }
@@ -68,6 +69,70 @@ def base_state(estimator: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         if hasattr(estimator, f"{name}_"):
             arrays[name] = getattr(estimator, f"{name}_")
     return {"log_evidence": float(estimator.log_evidence_)}, arrays
+
+
+def count_arrays(counts: Counts | SparseCounts) -> dict[str, np.ndarray]:
+    """The arrays that store per-task counts: ``label_counts`` and either ``value_counts``
+    (dense) or its sparse rows as ``value_cells_data``, ``value_cells_indices`` and
+    ``value_cells_indptr`` (CSR of shape (n_tasks, n_classes * n_values_total)).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> from clusterednb.sparse_counts import SparseCounts
+    >>> sorted(count_arrays(toy.three_task_counts()))
+    ['label_counts', 'value_counts']
+    >>> count_arrays(SparseCounts.from_dense(toy.three_task_counts()))["value_cells_indptr"]
+    array([0, 1, 2, 3])
+    """
+    if isinstance(counts, Counts):
+        return {"label_counts": counts.label_counts, "value_counts": counts.value_counts}
+    cells = counts.cells
+    return {
+        "label_counts": counts.label_counts,
+        "value_cells_data": cells.data,
+        "value_cells_indices": cells.indices.astype(np.int64),
+        "value_cells_indptr": cells.indptr.astype(np.int64),
+    }
+
+
+def restored_counts(record: ModelRecord) -> Counts | SparseCounts:
+    """The per-task counts of a record, dense or sparse as saved, checked against the schema
+    and the task ids (sparse rows: pointers, columns and values).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> from clusterednb.sparse_counts import SparseCounts
+    >>> kept = SparseCounts.from_dense(toy.three_task_counts())
+    >>> record = ModelRecord(toy.colour_schema(), np.array(["a", "b", "c"], dtype=object), {},
+    ...                      count_arrays(kept))
+    >>> restored_counts(record).cells.toarray().tolist()
+    [[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]]
+    """
+    arrays, schema = record.arrays, record.schema
+    if "value_counts" in arrays:
+        return Counts(arrays["label_counts"], arrays["value_counts"])
+    n_tasks, width = record.task_ids.size, schema.n_classes * schema.n_values_total
+    try:
+        data, indices, indptr = (arrays[f"value_cells_{p}"] for p in ("data", "indices", "indptr"))
+    except KeyError as error:
+        raise CNBError(f"the model file has no value counts (missing array {error})") from None
+    if (
+        indptr.shape != (n_tasks + 1,)
+        or indptr[0] != 0
+        or (np.diff(indptr) < 0).any()
+        or indptr[-1] != data.size
+        or indices.shape != data.shape
+        or (indices.size and not 0 <= indices.min() <= indices.max() < width)
+        or (data < 0).any()
+    ):
+        raise CNBError(
+            f"the sparse value counts do not fit {n_tasks} task ids and {width} cells per task "
+            "(pointers, columns or non-negative values)"
+        )
+    cells = sparse.csr_matrix((data, indices, indptr), shape=(n_tasks, width))
+    return SparseCounts(arrays["label_counts"], cells)
 
 
 def check_shapes(record: ModelRecord) -> None:
@@ -89,6 +154,8 @@ def check_shapes(record: ModelRecord) -> None:
         "label_counts": (n_tasks, n_classes),
         "value_counts": (n_tasks, n_classes, n_values),
     }
+    if "value_counts" not in arrays:
+        del expected["value_counts"]  # kept sparse: restored_counts checks them
     for name, shape in expected.items():
         if arrays[name].shape != shape:
             raise CNBError(
@@ -180,7 +247,7 @@ def restore_base(estimator: Any, record: ModelRecord) -> None:
     check_shapes(record)
     arrays = record.arrays
     estimator.schema_, estimator.task_ids_ = record.schema, record.task_ids
-    estimator.counts_ = Counts(arrays["label_counts"], arrays["value_counts"])
+    estimator.counts_ = restored_counts(record)
     estimator.unlabelled_X_ = arrays["unlabelled_X"]
     estimator.unlabelled_task_ = arrays["unlabelled_task"]
     estimator.posterior_ = restored_posterior(record)

@@ -6,7 +6,10 @@ version 2) a SHA-256 checksum of the metadata itself, so that any change to any 
 either part is refused. On load every hyperparameter is checked against the estimator's
 constraints and every array against the schema and the task ids.
 
-Format versions: 1 (release 0.1: array checksums only) loads; 2 is written.
+Format versions: 1 (release 0.1: array checksums only) loads; 2 is written; 3 is 2 with the
+per-task value counts stored as sparse rows (``value_cells_data``, ``value_cells_indices``,
+``value_cells_indptr`` instead of ``value_counts``), written only by a model that keeps its
+counts sparse (millions of tasks), so that a library reading only 2 refuses it by its version.
 
 The estimator classes register themselves (:func:`register_estimator`, called when a
 subclass of :class:`clusterednb.saving.SavesAsPlainData` is defined), so this module never
@@ -39,7 +42,8 @@ from clusterednb.version import __version__
 
 FORMAT_NAME = "clusterednb-model"
 FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+SPARSE_COUNTS_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 _METADATA = "metadata.json"
 _ARRAYS = "arrays.npz"
 _METADATA_CHECKSUM = "metadata_checksum"
@@ -156,7 +160,9 @@ def save_model(model: Any, path: str | Path) -> None:
     check_json_scalars(task_ids, "task ids")
     metadata = {
         "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
+        "format_version": (
+            SPARSE_COUNTS_VERSION if "value_cells_indptr" in arrays else FORMAT_VERSION
+        ),
         "library_version": __version__,
         "estimator": type(model).__name__,
         "params": _json_params(model.get_params()),

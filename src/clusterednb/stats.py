@@ -120,6 +120,17 @@ class Counts:
         """
         return int(self.label_counts.shape[0])
 
+    def flat_cells(self) -> sparse.csr_matrix:
+        """The value counts as sparse rows of shape (n_groups, n_classes * n_values_total):
+        row ``g`` is ``value_counts[g].ravel()`` (what the Gibbs and variational engines read).
+
+        Examples
+        --------
+        >>> Counts(np.array([[1, 0]]), np.array([[[0, 1], [0, 0]]])).flat_cells().toarray()
+        array([[0, 1, 0, 0]])
+        """
+        return sparse.csr_matrix(self.value_counts.reshape(self.n_groups, -1))
+
     def __add__(self, other: Counts) -> Counts:
         return Counts(
             self.label_counts + other.label_counts, self.value_counts + other.value_counts

@@ -14,12 +14,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from clusterednb.data import guards
 from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
-from clusterednb.data.guards import check_count_size, warn_suspicious_columns
+from clusterednb.data.guards import check_count_size, dense_count_bytes, warn_suspicious_columns
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.text import as_document_term, document_counts, document_schema
 from clusterednb.data.values import as_feature_input, as_vector, ordered_unique
 from clusterednb.exceptions import CNBError, DataError, SchemaError
+from clusterednb.sparse_counts import SparseCounts, as_sparse
 from clusterednb.stats import Counts
 
 
@@ -32,7 +34,7 @@ class Chunk:
     schema : FeatureSchema
         The schema after this chunk (inferred, extended or fixed).
     task_ids : ndarray of shape (n_chunk_tasks,)
-    counts : Counts with n_chunk_tasks groups
+    counts : Counts or SparseCounts with n_chunk_tasks groups
     unlabelled_X : ndarray of shape (n_unlabelled, n_features), int32
         Codes of the rows whose label is missing (-1: a missing value).
     unlabelled_task : ndarray of shape (n_unlabelled,)
@@ -70,6 +72,10 @@ class Context:
         The estimator's ``schema`` parameter.
     classes : sequence or None
         Declared labels.
+    sparse_counts : bool, default=False
+        Whether the estimator's engine reads per-task counts kept sparse: then a fit whose
+        dense count table would exceed :data:`~clusterednb.data.guards.SPARSE_COUNT_BYTES`
+        keeps them as :class:`~clusterednb.sparse_counts.SparseCounts`.
 
     Examples
     --------
@@ -80,6 +86,7 @@ class Context:
     held: Held | None
     fixed_schema: FeatureSchema | None
     classes: Any
+    sparse_counts: bool = False
 
 
 def split_tasks(X: Any, tasks: Any, task_column: str | None) -> tuple[Any, Any]:
@@ -162,15 +169,23 @@ def rows_chunk(
         X = frame
     data = TaskDataset.from_arrays(X, y, tasks, schema=schema, handle_unknown=handle_unknown)
     check_labels(schema, data.y, held is not None)
-    check_count_size(schema, data.n_tasks + (held.task_ids.size if held else 0))
-    counts = Counts.from_codes(
-        data.X,
-        data.y,
-        data.task_index,
-        n_tasks=data.n_tasks,
-        n_classes=schema.n_classes,
-        offsets=schema.offsets,
-    )
+    n_all_tasks = data.n_tasks + (held.task_ids.size if held else 0)
+    held_sparse = held is not None and isinstance(held.counts, SparseCounts)
+    counts: Counts | SparseCounts
+    if context.sparse_counts and (
+        held_sparse or dense_count_bytes(schema, n_all_tasks) > guards.SPARSE_COUNT_BYTES
+    ):
+        counts = SparseCounts.from_codes(data.X, data.y, data.task_index, data.n_tasks, schema)
+    else:
+        check_count_size(schema, n_all_tasks)
+        counts = Counts.from_codes(
+            data.X,
+            data.y,
+            data.task_index,
+            n_tasks=data.n_tasks,
+            n_classes=schema.n_classes,
+            offsets=schema.offsets,
+        )
     unlabelled = data.y < 0
     return Chunk(schema, data.task_ids, counts, data.X[unlabelled], data.task_index[unlabelled])
 
@@ -292,18 +307,27 @@ def merge(held: Held | None, chunk: Chunk) -> tuple[Held, np.ndarray]:
     new = position < 0
     all_ids = np.concatenate([held.task_ids, chunk.task_ids[new]])
     position[new] = held.task_ids.size + np.arange(new.sum())
-    counts = counts.pad_groups(all_ids.size)
-    label_counts, value_counts = counts.label_counts.copy(), counts.value_counts.copy()
-    label_counts[position] += chunk.counts.label_counts
-    value_counts[position] += chunk.counts.value_counts
     merged = Held(
         schema,
         all_ids,
-        Counts(label_counts, value_counts),
+        _add_counts(counts.pad_groups(all_ids.size), position, chunk.counts),
         np.concatenate([stored, chunk.unlabelled_X]),
         np.concatenate([held.unlabelled_task, position[chunk.unlabelled_task]]),
     )
     return merged, position
+
+
+def _add_counts(
+    held: Counts | SparseCounts, position: np.ndarray, chunk: Counts | SparseCounts
+) -> Counts | SparseCounts:
+    """``held`` with the chunk's group ``i`` added to group ``position[i]``; sparse when
+    either side is."""
+    if isinstance(held, SparseCounts) or isinstance(chunk, SparseCounts):
+        return as_sparse(held).add_at(position, chunk)
+    label_counts, value_counts = held.label_counts.copy(), held.value_counts.copy()
+    label_counts[position] += chunk.label_counts
+    value_counts[position] += chunk.value_counts
+    return Counts(label_counts, value_counts)
 
 
 def prediction_inputs(

@@ -14,6 +14,7 @@ import numpy as np
 
 from clusterednb.inference.select import select_log_proba
 from clusterednb.observation import DirichletNB
+from clusterednb.sparse_counts import SparseCounts
 from clusterednb.stats import Counts
 
 TRANSDUCTIVE_MODES = (None, "select")
@@ -21,7 +22,7 @@ TRANSDUCTIVE_MODES = (None, "select")
 
 def select_log_proba_for_rows(
     model: DirichletNB,
-    counts: Counts,
+    counts: Counts | SparseCounts,
     partition: np.ndarray,
     gamma: float,
     unlabelled_X: np.ndarray,
@@ -36,7 +37,7 @@ def select_log_proba_for_rows(
     Parameters
     ----------
     model : DirichletNB
-    counts : Counts
+    counts : Counts or SparseCounts
         The labelled counts per task, ``n_tasks`` groups.
     partition : ndarray of shape (n_tasks,)
         The MAP partition.
@@ -69,20 +70,24 @@ def select_log_proba_for_rows(
     True
     """
     out = log_proba.copy()
+    n_clusters = int(partition.max()) + 1
+    clusters = counts.group_by(partition, n_clusters)  # every cluster's counts, once
+    all_sizes = np.bincount(partition, minlength=n_clusters)
     for task in np.intersect1d(np.unique(task_index[task_index >= 0]), unlabelled_task):
-        others = np.flatnonzero(np.arange(partition.size) != task)
-        labels, grouped = np.unique(partition[others], return_inverse=True)
-        cluster_counts = np.zeros((labels.size, *counts.value_counts.shape[1:]))
-        np.add.at(cluster_counts, grouped, counts.value_counts[others])
-        sizes = np.bincount(grouped, minlength=labels.size)
+        own = counts.take([task])
+        cluster_counts = clusters.value_counts.astype(np.float64)
+        cluster_counts[partition[task]] -= own.value_counts[0]  # the others' counts only
+        sizes = all_sizes.copy()
+        sizes[partition[task]] -= 1
+        kept = sizes > 0
         rows = task_index == task
         out[rows], _ = select_log_proba(
             model,
-            cluster_counts,
-            sizes,
+            cluster_counts[kept],
+            sizes[kept],
             gamma,
-            counts.label_counts[task],
-            counts.value_counts[task],
+            own.label_counts[0],
+            own.value_counts[0],
             unlabelled_X[unlabelled_task == task],
             temperature,
             query=X[rows],

@@ -18,11 +18,26 @@ from clusterednb.exceptions import DataError, DataWarning
 
 MAX_COUNT_BYTES = 2**31
 """Largest dense count table (int64 cells) a fit may allocate: 2 GiB."""
+SPARSE_COUNT_BYTES = 2**28
+"""Above this size of a dense count table (256 MiB), an estimator whose engine reads sparse
+counts keeps them sparse (:class:`clusterednb.sparse_counts.SparseCounts`)."""
 IDENTIFIER_SHARE = 0.9
 """A column with a distinct value in at least this share of its rows looks like an id."""
 MIN_ROWS_TO_JUDGE = 50
 DECIMAL_CATEGORIES = 20
 """A decimal column with more distinct values than this is worth binning."""
+
+
+def dense_count_bytes(schema: FeatureSchema, n_tasks: int) -> int:
+    """Bytes of a dense (n_tasks, n_classes, n_values_total) table of int64 counts.
+
+    Examples
+    --------
+    >>> schema = FeatureSchema(("a", "b"), ((0, 1, 2), (0, 1)), ("no", "yes"))
+    >>> dense_count_bytes(schema, n_tasks=1_000_000)  # 10⁶ tasks × 2 classes × 5 values × 8
+    80000000
+    """
+    return 8 * n_tasks * schema.n_classes * schema.n_values_total
 
 
 def check_count_size(schema: FeatureSchema, n_tasks: int, max_bytes: int | None = None) -> None:
@@ -50,7 +65,7 @@ def check_count_size(schema: FeatureSchema, n_tasks: int, max_bytes: int | None 
     column 'id' has 200000 distinct values; drop it, bin it, or group its rare values
     """
     max_bytes = MAX_COUNT_BYTES if max_bytes is None else max_bytes
-    n_bytes = 8 * n_tasks * schema.n_classes * schema.n_values_total
+    n_bytes = dense_count_bytes(schema, n_tasks)
     if n_bytes <= max_bytes:
         return
     widths = np.diff(schema.offsets)

@@ -33,6 +33,7 @@ from clusterednb.inference.sharded import ShardedSweep
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition, crp_log_prior
 from clusterednb.progress import progress
+from clusterednb.sparse_counts import SparseCounts
 from clusterednb.stats import Counts
 
 
@@ -85,7 +86,7 @@ def _labelled_log_joint(state: GibbsState, data: GibbsData) -> float:
 
 def fit_gibbs(
     model: DirichletNB,
-    counts: Counts,
+    counts: Counts | SparseCounts,
     unlabelled_X: np.ndarray,
     unlabelled_task: np.ndarray,
     gamma: float,
@@ -99,7 +100,7 @@ def fit_gibbs(
     Parameters
     ----------
     model : DirichletNB
-    counts : Counts with one group per task (labelled rows)
+    counts : Counts or SparseCounts with one group per task (labelled rows)
     unlabelled_X : ndarray of shape (n_unlabelled, n_features)
     unlabelled_task : ndarray of shape (n_unlabelled,)
     gamma : float

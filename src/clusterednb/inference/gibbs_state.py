@@ -27,6 +27,7 @@ from clusterednb.inference.gibbs_data import GibbsData, LogGammaTables
 from clusterednb.inference.gibbs_kernels import merged_log_ml
 from clusterednb.inference.sweep_kernel import sweep_assignments
 from clusterednb.observation import DirichletNB
+from clusterednb.sparse_counts import SparseCounts
 from clusterednb.special import segment_sum
 from clusterednb.stats import Counts
 
@@ -252,7 +253,10 @@ class GibbsState:
 
 
 def prepare(
-    model: DirichletNB, counts: Counts, unlabelled_X: np.ndarray, unlabelled_task: np.ndarray
+    model: DirichletNB,
+    counts: Counts | SparseCounts,
+    unlabelled_X: np.ndarray,
+    unlabelled_task: np.ndarray,
 ) -> GibbsData:
     """Sampler inputs from per-task labelled counts and the unlabelled rows (codes of shape
     (R, n_features) and their tasks, (R,)).
@@ -265,8 +269,7 @@ def prepare(
     >>> data.labelled_cells.toarray().tolist()
     [[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]]
     """
-    n_tasks = counts.n_groups
-    cells = sparse.csr_matrix(counts.value_counts.reshape(n_tasks, -1))
+    cells = counts.flat_cells()  # dense Counts or SparseCounts alike
     return prepare_sparse(model, cells, counts.label_counts, unlabelled_X, unlabelled_task)
 
 

@@ -58,6 +58,7 @@ from clusterednb.inference.variational_problem import VariationalProblem, Variat
 from clusterednb.inference.variational_seeds import spread_seeds
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
+from clusterednb.sparse_counts import SparseCounts
 from clusterednb.stats import Counts
 
 COCLUSTERING_LIMIT = 2000
@@ -284,7 +285,7 @@ def _n_clusters_probability(r: np.ndarray, n_tasks: int) -> np.ndarray:
 
 def fit_variational(
     model: DirichletNB,
-    counts: Counts,
+    counts: Counts | SparseCounts,
     gamma: float,
     rng: np.random.Generator,
     settings: VariationalSettings = DEFAULT_SETTINGS,
@@ -308,8 +309,7 @@ def fit_variational(
     >>> result.evidence_kind, bool(result.log_evidence <= toy.exact_clustering().log_evidence_)
     ('lower_bound', True)
     """
-    n_tasks, n_classes, n_values = counts.value_counts.shape
-    task_counts = sparse.csr_matrix(counts.value_counts.reshape(n_tasks, n_classes * n_values))
+    task_counts = counts.flat_cells()  # dense Counts or SparseCounts alike
     return fit_variational_sparse(model, task_counts, counts.label_counts, gamma, rng, settings)
 
 
