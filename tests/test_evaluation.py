@@ -331,3 +331,36 @@ def test_reliability_bins_by_hand_and_in_a_run(dataset, tmp_path):
     written = pd.read_csv(tmp_path / "transfer_reliability.csv")
     assert set(written["model"]) == {"ns", "lr-pooled"}
     assert (tmp_path / "transfer_reliability.png").exists()
+
+
+def test_cluster_weighted_documents_reduce_to_the_pooled_regression_at_floor_one():
+    """Weights of 1 everywhere (floor 1) give ``lr-pooled`` on documents exactly; a lower
+    floor moves the target's predictions, and an unseen task keeps the pooled model."""
+    from scipy import sparse
+
+    from clusterednb import ClusteredNB
+    from clusterednb.evaluation.cluster_weights import cluster_weighted_documents
+    from clusterednb.evaluation.models import fit_predict_documents
+
+    rng = np.random.default_rng(0)
+    tasks = np.repeat(["a", "b", "c", "d"], 12)
+    y = rng.integers(0, 2, size=tasks.size)
+    flip = np.isin(tasks, ["c", "d"])  # c and d use the words the other way round
+    positive_word = ((y == 1) ^ flip)[:, None]  # w0 in a's and b's positives, w1 in c's, d's
+    rate = np.where(positive_word, [3.0, 0.5, 1.0], [0.5, 3.0, 1.0])
+    X = sparse.csr_matrix(rng.poisson(rate))
+    text = [" ".join(f"w{j}" for j in range(3) for _ in range(row[j])) for row in X.toarray()]
+    train = pd.DataFrame({"task": tasks, "label": y, "text": text})
+    test = pd.DataFrame({"task": ["a", "a", "e"], "text": ["w0 w0", "w1 w1", "w0"]})
+    clustered = ClusteredNB(inference="exact", observation="multinomial").fit(X, y, tasks)
+    X_test = sparse.csr_matrix([[2, 0, 0], [0, 2, 0], [1, 0, 0]])
+    pooled = fit_predict_documents("lr-pooled", train, test, "text", seed=0)
+    at_one = cluster_weighted_documents(
+        X, y, tasks, X_test, test["task"].to_numpy(), clustered, 1.0
+    )
+    np.testing.assert_allclose(at_one, pooled, rtol=1e-6)
+    weighted = cluster_weighted_documents(X, y, tasks, X_test, test["task"].to_numpy(), clustered)
+    assert weighted[0] > pooled[0] and weighted[1] < pooled[1]  # c and d count for less
+    assert weighted[2] == pytest.approx(pooled[2])
+    harness = fit_predict_documents("cnb-lr", train, test, "text", seed=0)
+    np.testing.assert_allclose(harness, weighted)

@@ -139,8 +139,11 @@ def one_hot(index: np.ndarray, size: int) -> sparse.csr_matrix:
     )
 
 
-def sparse_logistic(X_train: Any, y_train: np.ndarray, X_test: Any) -> np.ndarray:
-    """Logistic regression on sparse counts; one class only: its add-one frequency.
+def sparse_logistic(
+    X_train: Any, y_train: np.ndarray, X_test: Any, sample_weight: np.ndarray | None = None
+) -> np.ndarray:
+    """Logistic regression on sparse counts (rows weighted by ``sample_weight``, default 1);
+    one class only: its add-one frequency.
 
     Examples
     --------
@@ -153,7 +156,7 @@ def sparse_logistic(X_train: Any, y_train: np.ndarray, X_test: Any) -> np.ndarra
     if (constant := class_frequency(y_train, X_test.shape[0])) is not None:
         return constant
     model = LogisticRegression(C=1.0, max_iter=2000)
-    return model.fit(X_train, y_train).predict_proba(X_test)[:, 1]
+    return model.fit(X_train, y_train, sample_weight=sample_weight).predict_proba(X_test)[:, 1]
 
 
 def hierarchical_logistic(

@@ -30,8 +30,14 @@ from clusterednb.evaluation.baselines import (
     sparse_logistic,
     tuned_hierarchical_logistic,
 )
+from clusterednb.evaluation.cluster_weights import (
+    CLUSTER_WEIGHT_FLOOR,
+    cluster_row_weights,
+    cluster_weighted_documents,
+)
 from clusterednb.evaluation.collaborative import als, user_knn
 from clusterednb.exceptions import CNBError
+from clusterednb.inference.exact import MAX_EXACT_TASKS
 from clusterednb.models import CompleteSharingNB, NoSharingNB
 from clusterednb.prototype import PrototypeNB
 
@@ -85,7 +91,6 @@ BASELINES = (
     "user-knn",
     "als",
 )
-CLUSTER_WEIGHT_FLOOR = 0.2
 MODEL_NAMES = (*GENERATIVE, *BASELINES)
 
 
@@ -272,7 +277,9 @@ def fit_predict_documents(
 
     Generative models use the multinomial event model; the logistic regressions see the same
     word counts (plus the user one-hot for ``lr-pooled``; augmented per user for
-    ``lr-hier``).
+    ``lr-hier``); ``cnb-lr`` weights ``lr-pooled``'s rows by a multinomial Clustered NB's
+    co-clustering (exact enumeration up to 10 tasks, else Gibbs;
+    :mod:`clusterednb.evaluation.cluster_weights`).
 
     Examples
     --------
@@ -290,9 +297,9 @@ def fit_predict_documents(
         model.fit(X_train, y_train, train["task"].to_numpy())
         proba = model.predict_proba(X_test, test["task"].to_numpy())
         return proba[:, list(model.classes_).index(1)]
+    tasks = train["task"].to_numpy()
     if name == "lr-task":
         out = np.empty(len(test))
-        tasks = train["task"].to_numpy()
         for task, rows in test.groupby("task").indices.items():
             own = tasks == task
             out[rows] = sparse_logistic(X_train[own], y_train[own], X_test[rows])
@@ -308,6 +315,15 @@ def fit_predict_documents(
             design = sparse.hstack([X_train, one_hot(train_task, task_ids.size)]).tocsr()
             test_design = sparse.hstack([X_test, one_hot(test_task, task_ids.size)]).tocsr()
         return sparse_logistic(design, y_train, test_design)
+    if name == "cnb-lr":  # the clustering: exact when every partition can be enumerated
+        n_tasks = train["task"].nunique()
+        clustered = make_generative(
+            "cnb-exact" if n_tasks <= MAX_EXACT_TASKS else "cnb-gibbs", seed
+        )
+        clustered.set_params(observation=DOCUMENT_OBSERVATION).fit(X_train, y_train, tasks)
+        return cluster_weighted_documents(
+            X_train, y_train, tasks, X_test, test["task"].to_numpy(), clustered
+        )
     raise CNBError(f"model {name!r} does not take documents")
 
 
@@ -375,11 +391,7 @@ def cluster_weighted_logistic(
     design = encoder.fit_transform(train[columns].astype(str))
     out = np.empty(len(test))
     for target, rows in test.groupby("task").indices.items():
-        position = task_ids.get_indexer([target])[0]
-        weights = np.ones(len(train))
-        if position >= 0:
-            weights = floor + (1.0 - floor) * together[position, row_task]
-            weights[row_task == position] = 1.0
+        weights = cluster_row_weights(together, row_task, task_ids.get_indexer([target])[0], floor)
         model = LogisticRegression(C=1.0, max_iter=1000)
         model.fit(design, y_train, sample_weight=weights)
         query = encoder.transform(test.iloc[rows][columns].astype(str))
