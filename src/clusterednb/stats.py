@@ -278,8 +278,9 @@ def sparse_value_counts(
     array([[1, 0, 0, 1, 0, 1, 0, 0],
            [1, 0, 1, 0, 0, 0, 0, 0]])
     """
+    X = np.ascontiguousarray(X)  # any integer codes as they are: no int64 copy of every row
     indptr, indices, data = count_rows_sparse(
-        np.ascontiguousarray(X, dtype=np.int64),
+        X if X.dtype.kind == "i" else X.astype(np.int64),
         np.ascontiguousarray(y, dtype=np.int64),
         np.ascontiguousarray(task_index, dtype=np.int64),
         np.asarray(schema.offsets, dtype=np.int64),
