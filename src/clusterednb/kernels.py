@@ -275,8 +275,9 @@ def csr_task_counts(
 def count_rows_sparse(X, y, task_index, offsets, n_tasks, n_classes):  # pragma: no cover
     """Per-task value counts of the labelled rows (``y >= 0``) as CSR arrays.
 
-    Rows are grouped by task with a counting sort, then each task's cells are counted in a
-    dense buffer of one task's width and emitted in increasing key order (by scanning the
+    Rows are grouped by task with a counting sort; a first pass finds the number of non-zero
+    cells (so the output is allocated once, at its size), then each task's cells are counted
+    in a dense buffer of one task's width and emitted in increasing key order (by scanning the
     buffer when it is narrow, by sorting the keys met when it is wide). Returns
     ``(indptr, indices, data)`` of a (n_tasks, n_classes * n_values_total) matrix.
 
@@ -304,11 +305,27 @@ def count_rows_sparse(X, y, task_index, offsets, n_tasks, n_classes):  # pragma:
         if y[r] >= 0:
             order[fill[task_index[r]]] = r
             fill[task_index[r]] += 1
-    indptr = np.zeros(n_tasks + 1, dtype=np.int64)
-    indices = np.empty(start[n_tasks] * n_features, dtype=np.int32)
-    data = np.empty(start[n_tasks] * n_features, dtype=np.int64)
     buffer = np.zeros(n_classes * n_values, dtype=np.int64)
     touched = np.empty(n_classes * n_values, dtype=np.int64)
+    n_cells = 0  # first pass: the exact number of non-zero cells, so nothing is over-allocated
+    for t in range(n_tasks):
+        n_touched = 0
+        for i in range(start[t], start[t + 1]):
+            r = order[i]
+            base = y[r] * n_values
+            for f in range(n_features):
+                if X[r, f] >= 0:
+                    key = base + offsets[f] + X[r, f]
+                    if buffer[key] == 0:
+                        buffer[key] = 1
+                        touched[n_touched] = key
+                        n_touched += 1
+        for j in range(n_touched):
+            buffer[touched[j]] = 0
+        n_cells += n_touched
+    indptr = np.zeros(n_tasks + 1, dtype=np.int64)
+    indices = np.empty(n_cells, dtype=np.int32)
+    data = np.empty(n_cells, dtype=np.int64)
     at = 0
     for t in range(n_tasks):
         n_touched = 0
@@ -337,4 +354,4 @@ def count_rows_sparse(X, y, task_index, offsets, n_tasks, n_classes):  # pragma:
                 buffer[keys[j]] = 0
                 at += 1
         indptr[t + 1] = at
-    return indptr, indices[:at].copy(), data[:at].copy()
+    return indptr, indices, data
