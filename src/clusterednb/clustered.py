@@ -44,7 +44,8 @@ class ClusteredNB(TaskNaiveBayes):
         predictive uses that one partition and its evidence is the bound
         ``log P(D | z*) + log P(z*)``. ``"variational"``: truncated stick-breaking
         mean-field VI (100 components, 3 restarts; :mod:`clusterednb.inference.variational`),
-        soft assignments, evidence an ELBO; linear in the number of tasks.
+        soft assignments, evidence an ELBO; linear in the number of tasks (up to 2 000 tasks
+        its mode is finished by 40 collapsed Gibbs sweeps, whose average is the predictive).
     gamma : float, default=1.0
         DP concentration ``γ`` (the initial value when ``sample_gamma``).
     alpha, beta

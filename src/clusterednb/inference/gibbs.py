@@ -147,6 +147,7 @@ def fit_gibbs_sparse(
     gamma: float,
     settings: GibbsSettings,
     rng: np.random.Generator,
+    initial_assignment: np.ndarray | None = None,
 ) -> ClusteringResult:
     """:func:`fit_gibbs` from sparse counts of labelled rows: nothing dense per task but the
     label counts (cluster statistics are sized by the number of clusters).
@@ -158,7 +159,7 @@ def fit_gibbs_sparse(
         Task ``u``'s value counts, flattened class-major (``counts.value_counts[u].ravel()``;
         :func:`clusterednb.stats.sparse_value_counts` counts rows into it).
     label_counts : ndarray of shape (n_tasks, n_classes)
-    gamma, settings, rng
+    gamma, settings, rng, initial_assignment
         As for :func:`fit_gibbs` (``settings.n_jobs > 1`` shards the sweep over threads).
 
     Examples
@@ -187,7 +188,7 @@ def fit_gibbs_sparse(
         raise DataError("no task to fit")
     no_rows = np.zeros((0, model.schema.n_features), dtype=np.int64)
     data = prepare_sparse(model, task_counts, label_counts, no_rows, np.zeros(0, np.int64))
-    return _run(data, gamma, settings, rng, None, None)
+    return _run(data, gamma, settings, rng, initial_assignment, None)
 
 
 def _run(

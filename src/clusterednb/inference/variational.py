@@ -33,6 +33,14 @@ cannot join two components that split one group, so after each pass **merge move
 the closest pairs of components (by per-task count profile) and merge a pair when the ELBO
 rises; components left with no mass are dropped but for a few spares, in which new clusters
 can still be born.
+
+Up to ``sequential_start_tasks`` tasks (2 000) the answer is finished in the collapsed model:
+the winner's mode is polished by iterated conditional modes
+(:func:`~clusterednb.inference.variational_collapsed.collapsed_polish`), and the predictive
+is then averaged over ``refine_sweeps`` collapsed Gibbs sweeps started at that mode
+(:func:`~clusterednb.inference.variational_collapsed.gibbs_refinement`): one mode cannot
+stand for a posterior spread over many partitions. Above that size (where the engine is
+meant to be used) the answer is the mean-field one; the evidence is the ELBO either way.
 """
 
 from __future__ import annotations
@@ -47,7 +55,11 @@ from scipy.special import digamma, gammaln
 
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
-from clusterednb.inference.variational_collapsed import collapsed_polish, sequential_partition
+from clusterednb.inference.variational_collapsed import (
+    collapsed_polish,
+    gibbs_refinement,
+    sequential_partition,
+)
 from clusterednb.inference.variational_kernels import assign_chunk
 from clusterednb.inference.variational_merges import (
     closest_pairs,
@@ -293,11 +305,12 @@ def fit_variational(
     """Engine ``"variational"``: see the module. Arguments as in
     :mod:`clusterednb.inference.result`.
 
-    The posterior predictive of task ``u`` is the mixture over clusters with weights ``r_uk``
-    of the naive-Bayes predictives of the expected counts ``N_k``; a new task gets the CRP
-    mixture over the expected cluster sizes and a new, empty cluster. ``partition`` is the
-    most probable cluster of each task; ``extras`` hold ``responsibilities`` and the
-    ``elbo_trace`` of the winning restart.
+    Above ``settings.sequential_start_tasks`` tasks (below: see the module on the collapsed
+    finish), the posterior predictive of task ``u`` is the mixture over clusters with
+    weights ``r_uk`` of the naive-Bayes predictives of the expected counts ``N_k``; a new task
+    gets the CRP mixture over the expected cluster sizes and a new, empty cluster.
+    ``partition`` is the most probable cluster of each task; ``extras`` hold
+    ``responsibilities`` and the ``elbo_trace`` of the winning restart.
 
     Examples
     --------
@@ -368,6 +381,13 @@ def fit_variational_sparse(
     if settings.collapsed_passes and n_tasks <= settings.sequential_start_tasks:
         r = collapsed_polish(problem, r, gamma, settings.collapsed_passes, floor=WEIGHT_FLOOR)
         elbo = _elbo_of_responsibilities(problem, r, gamma)
+    if settings.refine_sweeps and n_tasks <= settings.sequential_start_tasks:
+        refined = gibbs_refinement(
+            model, task_counts, label_counts, r, gamma, settings.refine_sweeps, rng, elbo
+        )
+        if refined is not None:
+            refined.extras.update(responsibilities=r, elbo_trace=best.trace)
+            return refined
     used = np.flatnonzero(r.max(axis=0) > 0)
     r = np.ascontiguousarray(r[:, used])
     rows, columns = np.nonzero(r)

@@ -30,10 +30,15 @@ cluster of its own (landmine, AUC 0.49 against Gibbs' 0.82).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from scipy.special import gammaln
+
+from clusterednb.inference.gibbs import fit_gibbs_sparse
+from clusterednb.inference.gibbs_state import GibbsSettings
+from clusterednb.inference.result import ClusteringResult
 
 
 def _task_cells(problem: Any, task: int) -> tuple[np.ndarray, ...]:
@@ -231,3 +236,64 @@ class _HardClusters:
             self.counts = np.vstack([self.counts, np.zeros(self.counts.shape[1])])
             self.totals = np.vstack([self.totals, np.zeros(self.totals.shape[1])])
             self.sizes = np.append(self.sizes, 0.0)
+
+
+def gibbs_refinement(
+    model: Any,
+    task_counts: Any,
+    label_counts: np.ndarray,
+    responsibilities: np.ndarray,
+    gamma: float,
+    sweeps: int,
+    rng: np.random.Generator,
+    log_bound: float,
+) -> ClusteringResult | None:
+    """The variational answer averaged over collapsed Gibbs sweeps started at its mode.
+
+    A mode cannot stand for a posterior spread over many partitions: on the computer survey
+    the polished mode puts all 180 people in one cluster, where a target shares a cluster
+    with a given other person in 59 % of Gibbs' samples. From the mode (each task's most
+    responsible component) the chain runs ``sweeps`` sweeps with split–merge moves, the first
+    quarter discarded, and the predictive is the Rao-Blackwellised average over the rest, as
+    in :func:`~clusterednb.inference.gibbs.fit_gibbs`; the evidence reported stays the
+    variational bound ``log_bound`` (``evidence_kind = "lower_bound"``).
+
+    Parameters
+    ----------
+    model : DirichletNB
+    task_counts : scipy.sparse matrix of shape (n_tasks, n_classes * n_values_total)
+    label_counts : ndarray of shape (n_tasks, n_classes)
+    responsibilities : ndarray of shape (n_tasks, n_components)
+    gamma : float
+    sweeps : int
+    rng : numpy.random.Generator
+    log_bound : float
+        The ELBO of the responsibilities.
+
+    Returns
+    -------
+    ClusteringResult, or None when the counts are not whole numbers (nothing to sample)
+
+    Examples
+    --------
+    Started from everyone apart, the chain's co-clustering of the three colour tasks is near
+    the exact posterior's:
+
+    >>> from scipy import sparse
+    >>> from clusterednb import toy
+    >>> counts = toy.three_task_counts()
+    >>> result = gibbs_refinement(toy.colour_model(), counts.flat_cells(), counts.label_counts,
+    ...                           np.eye(3), 1.0, 4000, np.random.default_rng(0), log_bound=-9.0)
+    >>> exact = toy.exact_clustering().coclustering_
+    >>> bool(np.abs(result.coclustering() - exact).max() < 0.05), result.log_evidence
+    (True, -9.0)
+    """
+    values = np.concatenate([task_counts.data, np.ravel(label_counts)])
+    if not np.array_equal(values, np.round(values)):
+        return None
+    settings = GibbsSettings(n_sweeps=sweeps, burn_in=sweeps // 4, progress=False)
+    start = np.argmax(responsibilities, axis=1).astype(np.int64)
+    whole = task_counts.astype(np.int64)
+    labels = np.asarray(label_counts).astype(np.int64)
+    result = fit_gibbs_sparse(model, whole, labels, gamma, settings, rng, start)
+    return replace(result, log_evidence=log_bound, evidence_kind="lower_bound")
