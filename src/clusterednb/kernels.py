@@ -272,6 +272,26 @@ def csr_task_counts(
 
 
 @njit(cache=True, nogil=True)
+def _count_task(X, y, offsets, order, first, stop, buffer, touched):  # pragma: no cover
+    """Add the cells of rows ``order[first:stop]`` (one task's labelled rows) into ``buffer``;
+    list each cell met for the first time in ``touched``; return how many were."""
+    n_features = X.shape[1]
+    n_values = offsets[n_features]
+    n_touched = 0
+    for i in range(first, stop):
+        r = order[i]
+        base = y[r] * n_values
+        for f in range(n_features):
+            if X[r, f] >= 0:
+                key = base + offsets[f] + X[r, f]
+                if buffer[key] == 0:
+                    touched[n_touched] = key
+                    n_touched += 1
+                buffer[key] += 1
+    return n_touched
+
+
+@njit(cache=True, nogil=True)
 def count_rows_sparse(X, y, task_index, offsets, n_tasks, n_classes):  # pragma: no cover
     """Per-task value counts of the labelled rows (``y >= 0``) as CSR arrays.
 
@@ -309,17 +329,7 @@ def count_rows_sparse(X, y, task_index, offsets, n_tasks, n_classes):  # pragma:
     touched = np.empty(n_classes * n_values, dtype=np.int64)
     n_cells = 0  # first pass: the exact number of non-zero cells, so nothing is over-allocated
     for t in range(n_tasks):
-        n_touched = 0
-        for i in range(start[t], start[t + 1]):
-            r = order[i]
-            base = y[r] * n_values
-            for f in range(n_features):
-                if X[r, f] >= 0:
-                    key = base + offsets[f] + X[r, f]
-                    if buffer[key] == 0:
-                        buffer[key] = 1
-                        touched[n_touched] = key
-                        n_touched += 1
+        n_touched = _count_task(X, y, offsets, order, start[t], start[t + 1], buffer, touched)
         for j in range(n_touched):
             buffer[touched[j]] = 0
         n_cells += n_touched
@@ -328,17 +338,7 @@ def count_rows_sparse(X, y, task_index, offsets, n_tasks, n_classes):  # pragma:
     data = np.empty(n_cells, dtype=np.int64)
     at = 0
     for t in range(n_tasks):
-        n_touched = 0
-        for i in range(start[t], start[t + 1]):
-            r = order[i]
-            base = y[r] * n_values
-            for f in range(n_features):
-                if X[r, f] >= 0:
-                    key = base + offsets[f] + X[r, f]
-                    if buffer[key] == 0:
-                        touched[n_touched] = key
-                        n_touched += 1
-                    buffer[key] += 1
+        n_touched = _count_task(X, y, offsets, order, start[t], start[t + 1], buffer, touched)
         if buffer.shape[0] <= 8 * n_touched:  # a narrow row: scan it in key order
             for key in range(buffer.shape[0]):
                 if buffer[key] != 0:
