@@ -136,13 +136,9 @@ class ClusteredNB(TaskNaiveBayes):
     likelihood of those rows' features under that cluster (their labels summed out, rows
     treated as independent given the cluster). BHC's cold start uses its MAP partition.
 
-    Many tasks: with the Gibbs and variational engines, per-task counts whose dense table
-    would pass :data:`~clusterednb.data.guards.SPARSE_COUNT_BYTES` (256 MiB; a million tasks
-    of 105 values is 1.7 GB) are kept sparse (:class:`~clusterednb.sparse_counts.SparseCounts`,
-    about the size of the rows) from the rows to the engine and in the model file; the other
-    engines refuse such a model with a message. The Gibbs summary keeps each retained sample's
-    assignment of every task, so at that scale use few retained sweeps (``n_sweeps``,
-    ``burn_in``, ``thin``).
+    Many tasks: with the Gibbs and variational engines, counts whose dense table would pass
+    256 MiB are kept sparse (:class:`~clusterednb.sparse_counts.SparseCounts`), in the model
+    file too; see the documentation's "Scaling out" page.
 
     ``partial_fit`` adds rows and tasks. The Gibbs engine warm-starts from the last state
     (new tasks are placed by the first sweep) and runs a quarter of ``n_sweeps`` and
@@ -307,33 +303,16 @@ class ClusteredNB(TaskNaiveBayes):
     # ------------------------------------------------------------------ persistence
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         meta, arrays = super()._state()
-        result = self.result_
-        meta["evidence_kind"] = result.evidence_kind
-        arrays.update(
-            result_partition=result.partition,
-            result_n_clusters_probability=result.n_clusters_probability,
-            result_partitions=result.partitions,
-            result_partition_weights=result.partition_weights,
-        )
-        arrays.update({f"extra_{k}": np.asarray(v) for k, v in result.extras.items()})
-        return meta, arrays
+        meta["evidence_kind"] = self.result_.evidence_kind
+        return meta, {**arrays, **self.result_.to_arrays()}
 
     def _restore(self, record: ModelRecord) -> None:
         super()._restore(record)
-        arrays, task_ids, meta = record.arrays, record.task_ids, record.meta
-        if arrays["result_partition"].shape != task_ids.shape:
-            raise CNBError(
-                f"array result_partition has shape {arrays['result_partition'].shape}, expected "
-                f"{task_ids.shape} for the task ids"
-            )
-        self.result_ = ClusteringResult(
-            posterior=self.posterior_,
-            log_evidence=self.log_evidence_,
-            evidence_kind=str(meta["evidence_kind"]),
-            partition=arrays["result_partition"],
-            n_clusters_probability=arrays["result_n_clusters_probability"],
-            partitions=arrays["result_partitions"],
-            partition_weights=arrays["result_partition_weights"],
-            extras={k[len("extra_") :]: v for k, v in arrays.items() if k.startswith("extra_")},
+        self.result_ = ClusteringResult.from_arrays(
+            record.arrays,
+            self.posterior_,
+            self.log_evidence_,
+            str(record.meta["evidence_kind"]),
+            record.task_ids.size,
         )
         self._publish(self.result_)

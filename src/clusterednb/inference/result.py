@@ -103,3 +103,58 @@ class ClusteringResult:
             return self.extras["coclustering"]
         same = self.partitions[:, :, None] == self.partitions[:, None, :]
         return np.tensordot(self.partition_weights, same, axes=1)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The result's arrays for a model file (the posterior and evidence are saved apart).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> sorted(toy.exact_clustering().result_.to_arrays())[:2]
+        ['result_n_clusters_probability', 'result_partition']
+        """
+        arrays = {
+            "result_partition": self.partition,
+            "result_n_clusters_probability": self.n_clusters_probability,
+            "result_partitions": self.partitions,
+            "result_partition_weights": self.partition_weights,
+        }
+        arrays.update({f"extra_{k}": np.asarray(v) for k, v in self.extras.items()})
+        return arrays
+
+    @classmethod
+    def from_arrays(
+        cls,
+        arrays: dict[str, np.ndarray],
+        posterior: Posterior,
+        log_evidence: float,
+        evidence_kind: str,
+        n_tasks: int,
+    ) -> ClusteringResult:
+        """The result saved by :meth:`to_arrays`, its partition checked against ``n_tasks``.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> saved = toy.exact_clustering().result_
+        >>> again = ClusteringResult.from_arrays(saved.to_arrays(), saved.posterior,
+        ...                                      saved.log_evidence, "exact", n_tasks=3)
+        >>> again.partition.tolist() == saved.partition.tolist()
+        True
+        """
+        partition = arrays["result_partition"]
+        if partition.shape != (n_tasks,):
+            raise CNBError(
+                f"array result_partition has shape {partition.shape}, expected ({n_tasks},) "
+                "for the task ids"
+            )
+        return cls(
+            posterior=posterior,
+            log_evidence=log_evidence,
+            evidence_kind=evidence_kind,
+            partition=partition,
+            n_clusters_probability=arrays["result_n_clusters_probability"],
+            partitions=arrays["result_partitions"],
+            partition_weights=arrays["result_partition_weights"],
+            extras={k[len("extra_") :]: v for k, v in arrays.items() if k.startswith("extra_")},
+        )
