@@ -51,9 +51,9 @@ def planted_rows(rng: np.random.Generator, n_users: int):
 def run_one(engine: str, n_users: int) -> dict:
     """Draw the rows, fit once, return seconds, peak memory and recovery."""
     sys.path.insert(0, str(HERE))
-    from bench_scale import peak_memory_gb, reset_peak_memory
     from sklearn.metrics import adjusted_rand_score
 
+    from bench_scale import peak_memory_gb, reset_peak_memory
     from clusterednb import ClusteredNB
 
     X, y, tasks, group = planted_rows(np.random.default_rng(1), n_users)
