@@ -139,6 +139,19 @@ def one_hot(index: np.ndarray, size: int) -> sparse.csr_matrix:
     )
 
 
+def with_task_one_hot(X: Any, task: np.ndarray, n_tasks: int) -> sparse.csr_matrix:
+    """``[X, e_task]``: the rows of ``X`` followed by their task's indicator (``lr-pooled``'s
+    design on documents; a task of -1 gets no indicator).
+
+    Examples
+    --------
+    >>> X = sparse.csr_matrix([[2.0], [1.0]])
+    >>> with_task_one_hot(X, np.array([1, -1]), 2).toarray().tolist()
+    [[2.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    """
+    return sparse.hstack([X, one_hot(task, n_tasks)]).tocsr()
+
+
 def sparse_logistic(
     X_train: Any, y_train: np.ndarray, X_test: Any, sample_weight: np.ndarray | None = None
 ) -> np.ndarray:

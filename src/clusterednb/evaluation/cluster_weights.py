@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from clusterednb.evaluation.baselines import one_hot, sparse_logistic
+from clusterednb.evaluation.baselines import sparse_logistic, with_task_one_hot
 
 CLUSTER_WEIGHT_FLOOR = 0.2
 
@@ -94,8 +94,8 @@ def cluster_weighted_documents(
     task_ids = pd.Index(clustered.task_ids_)
     row_task = task_ids.get_indexer(train_tasks)
     test_task = task_ids.get_indexer(test_tasks)
-    design = sparse.hstack([X_train, one_hot(row_task, task_ids.size)]).tocsr()
-    test_design = sparse.hstack([X_test, one_hot(test_task, task_ids.size)]).tocsr()
+    design = with_task_one_hot(X_train, row_task, task_ids.size)
+    test_design = with_task_one_hot(X_test, test_task, task_ids.size)
     together = clustered.coclustering_
     out = np.empty(X_test.shape[0])
     for target in np.unique(test_task):

@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import OneHotEncoder
 
@@ -23,12 +22,12 @@ from clusterednb.evaluation.baselines import (
     augment,
     class_frequency,
     hierarchical_logistic,
-    one_hot,
     one_hot_logistic,
     pooled_logistic_with_raw,
     raw_column,
     sparse_logistic,
     tuned_hierarchical_logistic,
+    with_task_one_hot,
 )
 from clusterednb.evaluation.cluster_weights import (
     CLUSTER_WEIGHT_FLOOR,
@@ -312,8 +311,8 @@ def fit_predict_documents(
             design = augment(X_train, train_task, task_ids.size, 1.0)
             test_design = augment(X_test, test_task, task_ids.size, 1.0)
         else:
-            design = sparse.hstack([X_train, one_hot(train_task, task_ids.size)]).tocsr()
-            test_design = sparse.hstack([X_test, one_hot(test_task, task_ids.size)]).tocsr()
+            design = with_task_one_hot(X_train, train_task, task_ids.size)
+            test_design = with_task_one_hot(X_test, test_task, task_ids.size)
         return sparse_logistic(design, y_train, test_design)
     if name == "cnb-lr":  # the clustering: exact when every partition can be enumerated
         n_tasks = train["task"].nunique()
