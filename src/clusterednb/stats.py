@@ -144,6 +144,21 @@ class Counts:
             raise DataError("subtracting counts that were never added: a count became negative")
         return result
 
+    def add_at(self, position: np.ndarray, other: Counts) -> Counts:
+        """A copy with ``other``'s group ``i`` added to group ``position[i]`` (positions
+        distinct).
+
+        Examples
+        --------
+        >>> counts = Counts(np.array([[1, 0], [0, 2]]), np.zeros((2, 2, 1), int))
+        >>> counts.add_at(np.array([1]), counts.take([0])).label_counts.tolist()
+        [[1, 0], [1, 2]]
+        """
+        label_counts, value_counts = self.label_counts.copy(), self.value_counts.copy()
+        label_counts[position] += other.label_counts
+        value_counts[position] += other.value_counts
+        return Counts(label_counts, value_counts)
+
     def take(self, index: np.ndarray | list[int]) -> Counts:
         """The groups at ``index``, in that order.
 

@@ -324,10 +324,7 @@ def _add_counts(
     either side is."""
     if isinstance(held, SparseCounts) or isinstance(chunk, SparseCounts):
         return as_sparse(held).add_at(position, chunk)
-    label_counts, value_counts = held.label_counts.copy(), held.value_counts.copy()
-    label_counts[position] += chunk.label_counts
-    value_counts[position] += chunk.value_counts
-    return Counts(label_counts, value_counts)
+    return held.add_at(position, chunk)
 
 
 def prediction_inputs(
