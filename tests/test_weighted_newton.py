@@ -85,3 +85,15 @@ def test_repeated_rows_are_summed_once_and_solve_the_same_system():
     np.testing.assert_allclose(
         solver.solve(curvature, gradient), np.linalg.solve(hessian, gradient), rtol=1e-10
     )
+
+
+def test_one_problem_fitted_under_many_weightings_matches_fresh_fits():
+    design, y, weights, tasks = problem(seed=7)
+    shared = weighted_newton.WeightedLogistic(design, y, C=0.7, task_columns=tasks)
+    for row_weights in (weights, np.ones(y.size), weights[::-1].copy()):
+        reused = shared.fit(row_weights, start=np.append(*shared.pooled))
+        fresh = fit_weighted_logistic(design, y, row_weights, C=0.7, task_columns=tasks)
+        np.testing.assert_allclose(reused[0], fresh[0], atol=1e-8)
+        assert reused[1] == pytest.approx(fresh[1], abs=1e-8)
+    unweighted = fit_weighted_logistic(design, y, np.ones(y.size), C=0.7, task_columns=tasks)
+    np.testing.assert_array_equal(shared.pooled[0], unweighted[0])

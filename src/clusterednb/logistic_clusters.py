@@ -20,6 +20,7 @@ from clusterednb.inference.cluster_weighted import (
     fit_weighted_regressions,
     membership,
 )
+from clusterednb.inference.weighted_newton import WeightedLogistic
 from clusterednb.logistic_fit import (
     AUTO,
     MAX_ENUMERATED_TASKS,
@@ -161,10 +162,36 @@ def partition_posterior(
     )
 
 
+def labelled_regression(data: JointData, settings: FitSettings) -> WeightedLogistic:
+    """The regression problem of ``data``'s labelled rows (design, labels, penalty ``C``).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> data = toy.joint_data()  # 3 tasks of 2 rows, one unlabelled
+    >>> labelled_regression(data, FitSettings()).with_bias.shape  # 2 values, 3 tasks, bias
+    (5, 6)
+    """
+    rows = data.labelled
+    first_task_column = int(data.offsets[-1])
+    return WeightedLogistic(
+        data.design(rows),
+        data.y[rows],
+        settings.C,
+        task_columns=slice(first_task_column, first_task_column + data.n_tasks),
+    )
+
+
 def assemble(
-    data: JointData, clustering: BlockClustering, settings: FitSettings
+    data: JointData,
+    clustering: BlockClustering,
+    settings: FitSettings,
+    regression: WeightedLogistic | None = None,
 ) -> LogisticClusters:
     """The cluster-weighted regressions of a clustering, and what prediction needs of it.
+
+    ``regression`` is :func:`labelled_regression` of ``data`` when already built (tuning
+    assembles many clusterings on the same rows).
 
     Examples
     --------
@@ -177,15 +204,11 @@ def assemble(
     (5, [1.0, 1.0, 1.0])
     """
     q = membership(clustering.coclustering, clustering.partition)
-    rows = data.labelled
     regressions = fit_weighted_regressions(
-        data.design(rows),
-        data.y[rows],
-        data.task[rows],
+        regression or labelled_regression(data, settings),
+        data.task[data.labelled],
         q,
         float(settings.floor),
-        settings.C,
-        task_columns=slice(int(data.offsets[-1]), int(data.offsets[-1]) + data.n_tasks),
     )
     n_clusters = q.shape[1]
     indicator = np.eye(n_clusters, dtype=np.int64)[clustering.partition]

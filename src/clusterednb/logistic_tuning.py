@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import log_loss
 
-from clusterednb.logistic_clusters import assemble, partition_posterior
+from clusterednb.logistic_clusters import assemble, labelled_regression, partition_posterior
 from clusterednb.logistic_fit import AUTO, FitSettings, JointData, task_tempering
 
 EFFECTIVE_ROWS = (np.inf, 100.0, 50.0, 30.0, 15.0, 5.0)
@@ -72,6 +72,7 @@ def choose_settings(
         ), pd.DataFrame()
     train = data.without_labels(held)
     truth = data.y[held]
+    regression = labelled_regression(train, settings)  # one design and pooled fit for all
     tried = []
     seen: list[np.ndarray] = []
     for rows in grid:
@@ -81,7 +82,7 @@ def choose_settings(
         seen.append(weights)
         clustering = partition_posterior(train, settings.with_chosen(rows, 0.0), rng)
         for floor in floors:
-            clusters = assemble(train, clustering, settings.with_chosen(rows, floor))
+            clusters = assemble(train, clustering, settings.with_chosen(rows, floor), regression)
             mixture = clusters.membership[data.task[held]]
             p1 = clusters.proba(data.design(held), mixture)
             loss = log_loss(truth, np.column_stack([1 - p1, p1]), labels=[0, 1])

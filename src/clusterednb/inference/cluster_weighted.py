@@ -21,7 +21,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import expit
 
-from clusterednb.inference.weighted_newton import fit_weighted_logistic
+from clusterednb.inference.weighted_newton import WeightedLogistic
 
 
 def sparse_design(
@@ -143,34 +143,26 @@ class WeightedRegressions:
 
 
 def fit_weighted_regressions(
-    design,
-    y: np.ndarray,
+    problem: WeightedLogistic,
     row_task: np.ndarray,
     cluster_membership: np.ndarray,
     floor: float,
-    C: float = 1.0,
-    task_columns: slice | None = None,
 ) -> WeightedRegressions:
     """Fit each cluster's weighted pooled regression and the unweighted one.
 
     Parameters
     ----------
-    design : sparse matrix of shape (n_labelled, n_columns)
-        :func:`sparse_design` of the labelled rows.
-    y : ndarray of shape (n_labelled,)
-        Labels in {0, 1}.
+    problem : WeightedLogistic
+        The labelled rows' :func:`sparse_design`, labels and penalty ``C`` (inverse L2
+        penalty as in scikit-learn's :class:`~sklearn.linear_model.LogisticRegression`, the
+        intercept unpenalised), with the design's one-hot of the task solved by its diagonal
+        block. Each regression starts Newton's method from the pooled one.
     row_task : ndarray of shape (n_labelled,)
         Each row's task position.
     cluster_membership : ndarray of shape (n_tasks, K)
         :func:`membership`.
     floor : float
         In ``[0, 1]``.
-    C : float
-        Inverse L2 penalty, as in scikit-learn's :class:`~sklearn.linear_model.LogisticRegression`
-        (the intercept unpenalised); each regression starts Newton's method from the pooled one.
-    task_columns : slice, optional
-        The design's one-hot of the task, solved by its diagonal block
-        (:func:`~clusterednb.inference.weighted_newton.fit_weighted_logistic`).
 
     Examples
     --------
@@ -181,24 +173,19 @@ def fit_weighted_regressions(
     >>> codes = np.array([[0], [1], [0], [1], [0], [1]])
     >>> task = np.array([0, 0, 1, 1, 2, 2])
     >>> design = sparse_design(codes, np.array([0, 2]), task, 3)
-    >>> y = np.array([1, 0, 1, 1, 0, 0])
+    >>> problem = WeightedLogistic(design, np.array([1, 0, 1, 1, 0, 0]), C=1.0)
     >>> q = membership(np.eye(3), np.array([0, 1, 2]))
-    >>> fitted = fit_weighted_regressions(design, y, task, q, floor=1.0)
+    >>> fitted = fit_weighted_regressions(problem, task, q, floor=1.0)
     >>> fitted.coef.shape, bool(np.allclose(fitted.coef[0], fitted.coef[-1]))
     ((4, 5), True)
     """
     n_clusters = cluster_membership.shape[1]
     coefs, intercepts = [], []
-    pooled = fit_weighted_logistic(design, y, np.ones(y.size), C, task_columns=task_columns)
+    pooled = problem.pooled
     start = np.append(*pooled)
     for cluster in range(n_clusters):
         weights = floor + (1.0 - floor) * cluster_membership[row_task, cluster]
-        same = np.allclose(weights, 1.0)
-        coef, intercept = (
-            pooled
-            if same
-            else fit_weighted_logistic(design, y, weights, C, start, task_columns=task_columns)
-        )
+        coef, intercept = pooled if np.allclose(weights, 1.0) else problem.fit(weights, start)
         coefs.append(coef)
         intercepts.append(intercept)
     coefs.append(pooled[0])

@@ -22,6 +22,8 @@ seconds for a thousand users. The solution is the same (tested against the plain
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 from scipy import sparse
 from scipy.linalg import cho_factor, cho_solve
@@ -120,6 +122,99 @@ class _TaskBlockSolver:
         return step
 
 
+class WeightedLogistic:
+    """One design, labels and penalty, fitted under many row weightings.
+
+    The bias column, the penalty and the task block's solver are built once, and the fit
+    with every row weighing 1 (the pooled regression) is kept once computed, so the
+    regressions of many clusters (and of many floors while tuning) share them.
+
+    Parameters
+    ----------
+    design : sparse matrix of shape (n_rows, n_columns)
+    y : ndarray of shape (n_rows,)
+        Labels in {0, 1}.
+    C : float
+        Inverse penalty of every column but the intercept.
+    task_columns : slice, optional
+        Columns that one-hot encode the task: solved by their diagonal block when every row
+        sets at most one of them (else the plain step is taken).
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> design = sparse.csr_matrix(np.array([[1.0], [0.0], [1.0], [0.0]]))
+    >>> problem = WeightedLogistic(design, np.array([1, 0, 1, 1]), C=1.0)
+    >>> coef, intercept = problem.pooled
+    >>> heavier = problem.fit(np.array([1.0, 3.0, 1.0, 1.0]))[0]  # the 0 at x = 0 counts 3 times
+    >>> bool(heavier[0] > coef[0] > 0)
+    True
+    """
+
+    def __init__(self, design, y: np.ndarray, C: float, task_columns: slice | None = None):
+        self.y = y
+        self.n_columns = design.shape[1]
+        self.one_class = np.unique(y).size < 2
+        self.with_bias = sparse.hstack([design, np.ones((design.shape[0], 1))]).tocsr()
+        self.penalty = np.append(np.full(design.shape[1], 1.0 / C), 0.0)
+        self.solver = None
+        if (
+            not self.one_class
+            and task_columns is not None
+            and _TaskBlockSolver.applies(self.with_bias, task_columns)
+        ):
+            self.solver = _TaskBlockSolver(self.with_bias, task_columns, self.penalty)
+
+    @cached_property
+    def pooled(self) -> tuple[np.ndarray, float]:
+        """The fit with every row weighing 1: ``(coef, intercept)``."""
+        return self.fit(np.ones(self.y.size))
+
+    def fit(self, weights: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+        """Newton's method with a backtracking line search under row weights ``weights``.
+
+        Parameters
+        ----------
+        weights : ndarray of shape (n_rows,)
+            The rows' weights ``m_i ≥ 0``.
+        start : ndarray of shape (n_columns + 1,), optional
+            Weights then intercept to start from (zeros by default).
+
+        Returns
+        -------
+        coef : ndarray of shape (n_columns,)
+        intercept : float
+        """
+        y, with_bias, penalty = self.y, self.with_bias, self.penalty
+        if self.one_class:
+            frequency = (weights @ y + 1.0) / (weights.sum() + 2.0)
+            return np.zeros(self.n_columns), float(logit(frequency))
+        coef = np.zeros(with_bias.shape[1]) if start is None else start.copy()
+        loss = penalised_loss(with_bias, y, weights, coef, penalty)
+        for _ in range(100):
+            probability = expit(with_bias @ coef)
+            gradient = with_bias.T @ (weights * (y - probability)) - penalty * coef
+            curvature = weights * probability * (1.0 - probability)
+            if self.solver is not None:
+                direction = self.solver.solve(curvature, gradient)
+            else:
+                scaled = with_bias.multiply(curvature[:, None])
+                hessian = (with_bias.T @ scaled).toarray() + np.diag(penalty)
+                direction = cho_solve(cho_factor(hessian), gradient)
+            decrement = 0.5 * float(gradient @ direction)
+            size = 1.0
+            while True:
+                candidate = coef + size * direction
+                candidate_loss = penalised_loss(with_bias, y, weights, candidate, penalty)
+                if candidate_loss <= loss + 1e-12 or size < 1e-8:
+                    break
+                size *= 0.5
+            coef, loss = candidate, candidate_loss
+            if decrement < 1e-8:
+                break
+        return coef[:-1], float(coef[-1])
+
+
 def fit_weighted_logistic(
     design,
     y: np.ndarray,
@@ -129,6 +224,8 @@ def fit_weighted_logistic(
     task_columns: slice | None = None,
 ) -> tuple[np.ndarray, float]:
     """Weighted L2 logistic regression by Newton's method with a backtracking line search.
+
+    One fit of a :class:`WeightedLogistic`.
 
     Parameters
     ----------
@@ -142,8 +239,7 @@ def fit_weighted_logistic(
     start : ndarray of shape (n_columns + 1,), optional
         Weights then intercept to start from (zeros by default).
     task_columns : slice, optional
-        Columns that one-hot encode the task: solved by their diagonal block when every row
-        sets at most one of them (else the plain step is taken).
+        Columns that one-hot encode the task (see :class:`WeightedLogistic`).
 
     Returns
     -------
@@ -160,35 +256,4 @@ def fit_weighted_logistic(
     >>> coef.tolist(), round(float(1 / (1 + np.exp(-intercept))), 4)  # (2 + 1) / (2 + 2)
     ([0.0, 0.0], 0.75)
     """
-    if np.unique(y).size < 2:
-        frequency = (weights @ y + 1.0) / (weights.sum() + 2.0)
-        return np.zeros(design.shape[1]), float(logit(frequency))
-    with_bias = sparse.hstack([design, np.ones((design.shape[0], 1))]).tocsr()
-    penalty = np.append(np.full(design.shape[1], 1.0 / C), 0.0)
-    solver = None
-    if task_columns is not None and _TaskBlockSolver.applies(with_bias, task_columns):
-        solver = _TaskBlockSolver(with_bias, task_columns, penalty)
-    coef = np.zeros(with_bias.shape[1]) if start is None else start.copy()
-    loss = penalised_loss(with_bias, y, weights, coef, penalty)
-    for _ in range(100):
-        probability = expit(with_bias @ coef)
-        gradient = with_bias.T @ (weights * (y - probability)) - penalty * coef
-        curvature = weights * probability * (1.0 - probability)
-        if solver is not None:
-            direction = solver.solve(curvature, gradient)
-        else:
-            scaled = with_bias.multiply(curvature[:, None])
-            hessian = (with_bias.T @ scaled).toarray() + np.diag(penalty)
-            direction = cho_solve(cho_factor(hessian), gradient)
-        decrement = 0.5 * float(gradient @ direction)
-        size = 1.0
-        while True:
-            candidate = coef + size * direction
-            candidate_loss = penalised_loss(with_bias, y, weights, candidate, penalty)
-            if candidate_loss <= loss + 1e-12 or size < 1e-8:
-                break
-            size *= 0.5
-        coef, loss = candidate, candidate_loss
-        if decrement < 1e-8:
-            break
-    return coef[:-1], float(coef[-1])
+    return WeightedLogistic(design, y, C, task_columns).fit(weights, start)
