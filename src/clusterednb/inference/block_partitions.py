@@ -14,7 +14,7 @@ addition per cluster; otherwise the block scores are cached per set).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -85,6 +85,16 @@ class BlockAlgebra(Protocol):
         3.0
         """
 
+    def log_scores_added(self, stats: Sequence[Any], task: int) -> np.ndarray:
+        """``log B(S ∪ {task})`` of many sets at once, shape (len(stats),).
+
+        Examples
+        --------
+        >>> algebra = SetAlgebra(lambda members: float(sum(members)))
+        >>> algebra.log_scores_added([frozenset({1}), frozenset({2, 5})], 3).tolist()
+        [4.0, 10.0]
+        """
+
 
 class SetAlgebra:
     """A :class:`BlockAlgebra` whose statistics are the member sets themselves.
@@ -147,6 +157,16 @@ class SetAlgebra:
         if stats not in self._scores:
             self._scores[stats] = self.log_block(stats)
         return self._scores[stats]
+
+    def log_scores_added(self, stats: Sequence[frozenset[int]], task: int) -> np.ndarray:
+        """The scores of each set with ``task`` added, shape (len(stats),).
+
+        Examples
+        --------
+        >>> SetAlgebra(len).log_scores_added([frozenset({0}), frozenset()], 3).tolist()
+        [2.0, 1.0]
+        """
+        return np.array([float(self.log_score(self.added(s, task))) for s in stats])
 
 
 @dataclass(frozen=True)
@@ -278,8 +298,7 @@ def _gibbs_step(
     algebra = clusters.algebra
     clusters.take_out(task)
     labels = list(clusters.members)
-    joined = [algebra.added(clusters.stats[label], task) for label in labels]
-    joined_scores = np.array([algebra.log_score(stats) for stats in joined])
+    joined_scores = algebra.log_scores_added([clusters.stats[label] for label in labels], task)
     scores = np.empty(len(labels) + 1)
     scores[:-1] = (
         np.log([len(clusters.members[label]) for label in labels])
@@ -294,7 +313,9 @@ def _gibbs_step(
     if choice == len(labels):
         clusters.put(task, None, algebra.of_members([task]), float(clusters.alone[task]))
     else:
-        clusters.put(task, labels[choice], joined[choice], float(joined_scores[choice]))
+        label = labels[choice]
+        stats = algebra.added(clusters.stats[label], task)
+        clusters.put(task, label, stats, float(joined_scores[choice]))
 
 
 def gibbs_blocks(
