@@ -21,6 +21,7 @@ from clusterednb.inference.cluster_weighted import sparse_design
 from clusterednb.inference.joint_blocks import one_hot_design
 from clusterednb.inference.laplace import fit_laplace
 from clusterednb.logistic_fit import FitSettings, JointData
+from clusterednb.logistic_tuning import like_fewest_rows
 from clusterednb.priors import crp_log_prior, set_partitions
 
 
@@ -310,6 +311,7 @@ def test_bad_settings_and_inputs_are_refused_by_name():
         ({"gamma": 0}, "gamma"),
         ({"inference": "magic"}, "inference"),
         ({"n_sweeps": 5, "burn_in": 5}, "burn_in"),
+        ({"validation": "quarter"}, "validation"),
     ):
         with pytest.raises(CNBError, match=word):
             model = ClusteredLogisticRegression(**params)
@@ -340,3 +342,39 @@ def test_tempering_counts_no_task_as_more_than_the_effective_rows():
     # A task of fewer rows than R keeps its full weight.
     _, roomy = toy_blocks(4, rows=12, effective_rows=50.0)
     assert roomy.log_block(pair) == pytest.approx(plain.log_block(pair), rel=1e-12)
+
+
+def few_label_frame(rows_of_target: int, unlabelled: int) -> tuple[pd.DataFrame, list[str]]:
+    population = make_logistic_population(
+        np.random.default_rng(9), group_sizes=(6, 6), rows_per_task=30
+    )
+    frame = population.frame.copy()
+    target = frame.index[frame["task"] == "u00"]
+    frame = frame.drop(target[rows_of_target + unlabelled :])
+    frame.loc[target[rows_of_target : rows_of_target + unlabelled], "label"] = np.nan
+    return frame, population.feature_names
+
+
+@pytest.mark.parametrize("unlabelled", [0, 10])
+def test_like_fewest_validation_cuts_a_third_of_the_tasks_to_the_fewest_labels(unlabelled):
+    frame, features = few_label_frame(rows_of_target=2, unlabelled=unlabelled)
+    model = ClusteredLogisticRegression(validation="like-fewest", random_state=0)
+    y = frame["label"].to_numpy(dtype=float)
+    model.fit(frame[features], y, frame["task"])
+    data = JointData.from_codes(
+        model.schema_.encode_features(frame[features]),
+        np.where(np.isnan(y), -1, y).astype(np.int64),
+        pd.Index(model.task_ids_).get_indexer(frame["task"]),
+        len(model.task_ids_),
+        model.schema_.offsets,
+    )
+    held, keep_features = like_fewest_rows(data, np.random.default_rng(3))
+    lent_by = np.bincount(data.task[held], minlength=data.n_tasks)
+    # 11 tasks have 30 labelled rows: 3 of them keep 2 and lend 28; the target lends nothing.
+    assert sorted(lent_by[lent_by > 0].tolist()) == [28, 28, 28]
+    assert lent_by[0] == 0
+    assert keep_features is (unlabelled > 0)
+    fewer = data.without_rows(held)
+    assert fewer.rows_per_task.sum() == data.rows_per_task.sum() - held.size
+    assert np.diff(fewer.task_starts)[lent_by > 0].tolist() == [2, 2, 2]
+    assert len(model.tuning_) > 0 and model.tuning_["log_loss"].notna().all()

@@ -56,8 +56,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     effective_rows : float or "auto", default="auto"
         ``R > 0``: each task's likelihood in the clustering is raised to ``min(1, R / n_u)``
         (``n_u`` its rows), so no task counts as more than ``R`` rows (``inf``: no tempering);
-        "auto" chooses it on the training tasks (held-out labelled rows of every task; never
-        the rows predicted later).
+        "auto" chooses it on the training tasks (held-out labelled rows, see ``validation``;
+        never the rows predicted later).
     floor : float or "auto", default="auto"
         Weight in ``[0, 1]`` of the rows of tasks outside a cluster; "auto" as ``effective_rows``.
     beta : float, default=1.0
@@ -71,6 +71,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         "auto" enumerates up to 8 tasks.
     n_sweeps, burn_in : int, default=30, 10
         Gibbs sweeps, and those discarded before averaging.
+    validation : {"half", "like-fewest"}, default="half"
+        How "auto" holds rows out: half the labelled rows of every task, or most of those of a
+        third of the tasks, each cut down to look like the task with the fewest labels (tuning
+        for the users with few labels; :mod:`clusterednb.logistic_tuning`).
     classes : sequence, optional
         The two labels (default: those seen, sorted); the second is the positive class.
     handle_unknown : {"warn", "error", "ignore"}, default="warn"
@@ -127,6 +131,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         inference: str = "auto",
         n_sweeps: int = 30,
         burn_in: int = 10,
+        validation: str = "half",
         classes: Any = None,
         handle_unknown: str = "warn",
         task_column: str | None = None,
@@ -147,6 +152,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
             inference=self.inference,
             n_sweeps=self.n_sweeps,
             burn_in=self.burn_in,
+            validation=self.validation,
         )
 
     # ------------------------------------------------------------------ fitting

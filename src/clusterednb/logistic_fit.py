@@ -23,6 +23,7 @@ from clusterednb.inference.joint_blocks import (
 AUTO = "auto"
 MAX_ENUMERATED_TASKS = 8
 INFERENCES = ("auto", "exact", "gibbs")
+VALIDATIONS = ("half", "like-fewest")
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class FitSettings:
     inference: str = "auto"
     n_sweeps: int = 30
     burn_in: int = 10
+    validation: str = "half"
 
     def check(self) -> None:
         """Raise :class:`CNBError` naming the first setting outside its allowed values.
@@ -77,6 +79,8 @@ class FitSettings:
             raise CNBError(f"floor must be in [0, 1] or 'auto', got {self.floor!r}")
         if self.inference not in INFERENCES:
             raise CNBError(f"inference must be one of {INFERENCES}, got {self.inference!r}")
+        if self.validation not in VALIDATIONS:
+            raise CNBError(f"validation must be one of {VALIDATIONS}, got {self.validation!r}")
         for name in ("n_sweeps", "burn_in"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -174,6 +178,27 @@ class JointData:
         """
         return sparse_design(
             self.codes[rows], self.offsets, self.task[rows], self.n_tasks, self.numeric[rows]
+        )
+
+    def without_rows(self, rows: np.ndarray) -> JointData:
+        """These data without ``rows`` (positions); the tasks keep their numbers.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> fewer = data.without_rows(np.array([1, 2]))
+        >>> fewer.y.tolist(), fewer.task.tolist(), fewer.n_tasks
+        ([1, 1, 0, 1], [0, 1, 2, 2], 3)
+        """
+        keep = np.ones(self.y.size, dtype=bool)
+        keep[rows] = False
+        return replace(
+            self,
+            codes=self.codes[keep],
+            y=self.y[keep],
+            task=self.task[keep],
+            numeric=self.numeric[keep],
         )
 
     def without_labels(self, rows: np.ndarray) -> JointData:

@@ -1,9 +1,18 @@
 """Choosing ``effective_rows`` and ``floor`` of :class:`~clusterednb.ClusteredLogisticRegression`
 on the training tasks alone.
 
-Every task with at least :data:`MIN_ROWS` labelled rows lends half of them (drawn at random)
-as validation rows: their labels are hidden, their features stay (as in any fit with
-unlabelled rows). For each value of :data:`EFFECTIVE_ROWS` the partition posterior is
+Validation rows are labelled rows whose labels are hidden from the fit, in one of two ways
+(``validation``):
+
+- "half": every task with at least :data:`MIN_ROWS` labelled rows lends half of them (drawn
+  at random); their features stay in the fit, as those of any unlabelled row.
+- "like-fewest": a third of those tasks (at least one, drawn at random) are made to look like
+  the task with the fewest labelled rows, ``m``: each keeps ``min(m, half)`` of its labelled
+  rows and lends the rest. If that task has unlabelled rows the lent rows' features stay in
+  the fit; if not, the lent rows leave it. The other tasks keep all their labels, as the
+  tasks beside a new user with few labels do.
+
+For each value of :data:`EFFECTIVE_ROWS` the partition posterior is
 computed once; for each floor the regressions are fitted; the setting with the least mean
 log-loss on the validation rows wins. ``floor = 1`` (every row weighs 1: the pooled
 regression) is in the grid, so where clustering does not help, the model falls back to
@@ -44,6 +53,37 @@ def validation_rows(data: JointData, rng: np.random.Generator) -> np.ndarray:
     return np.sort(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64)
 
 
+def like_fewest_rows(data: JointData, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
+    """Validation rows of pseudo-tasks cut to look like the task with the fewest labels, and
+    whether their features stay in the fit (see the module).
+
+    Examples
+    --------
+    >>> from clusterednb.logistic_fit import JointData
+    >>> codes = np.zeros((11, 1), dtype=np.int64)
+    >>> y = np.array([1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1])  # tasks of 1, 4 and 6 labelled rows
+    >>> task = np.array([0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2])
+    >>> data = JointData.from_codes(codes, y, task, 3, np.array([0, 1]))
+    >>> held, keep_features = like_fewest_rows(data, np.random.default_rng(0))
+    >>> np.unique(data.task[held]).size, held.size in (3, 5), keep_features  # one pseudo-task
+    (1, True, False)
+    """
+    counts = np.diff(data.task_starts)
+    lenders = np.flatnonzero(counts >= MIN_ROWS)
+    if not np.any(counts > 0) or lenders.size == 0:
+        return np.zeros(0, dtype=np.int64), True
+    fewest = int(counts[counts > 0].min())
+    few_tasks = np.flatnonzero(counts == fewest)
+    keep_features = bool(np.any(data.rows_per_task[few_tasks] > fewest))
+    pseudo = np.sort(rng.choice(lenders, size=max(1, lenders.size // 3), replace=False))
+    held = []
+    for task in pseudo:
+        rows = data.labelled[data.task_starts[task] : data.task_starts[task + 1]]
+        kept = min(fewest, rows.size // 2)
+        held.append(rng.permutation(rows)[kept:])
+    return np.sort(np.concatenate(held)), keep_features
+
+
 def choose_settings(
     data: JointData, settings: FitSettings, rng: np.random.Generator
 ) -> tuple[FitSettings, pd.DataFrame]:
@@ -64,19 +104,22 @@ def choose_settings(
         return settings, pd.DataFrame()
     grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
     floors = FLOORS if settings.floor == AUTO else (settings.floor,)
-    held = validation_rows(data, rng)
+    if settings.validation == "like-fewest":
+        held, keep_features = like_fewest_rows(data, rng)
+    else:
+        held, keep_features = validation_rows(data, rng), True
     if held.size == 0 or np.unique(data.y[held]).size < 2:
         return settings.with_chosen(
             DEFAULT_EFFECTIVE_ROWS if settings.effective_rows == AUTO else settings.effective_rows,
             DEFAULT_FLOOR if settings.floor == AUTO else settings.floor,
         ), pd.DataFrame()
-    train = data.without_labels(held)
+    train = data.without_labels(held) if keep_features else data.without_rows(held)
     truth = data.y[held]
     regression = labelled_regression(train, settings)  # one design and pooled fit for all
     tried = []
     seen: list[np.ndarray] = []
     for rows in grid:
-        weights = task_tempering(data.rows_per_task, float(rows))
+        weights = task_tempering(train.rows_per_task, float(rows))
         if any(np.array_equal(weights, earlier) for earlier in seen):
             continue  # the same weights for every task as a setting already tried
         seen.append(weights)
