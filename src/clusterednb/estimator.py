@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from clusterednb import semi_supervised, training_data
+from clusterednb import label_prior, semi_supervised, training_data
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.decisions_mixin import BayesDecisions
 from clusterednb.document_events import OBSERVATIONS
@@ -44,8 +44,11 @@ class TaskNaiveBayes(
 
     Parameters
     ----------
-    alpha : float or array-like of shape (n_classes,), default=1.0
-        Label pseudo-counts ``α`` (per task).
+    alpha : float, array-like of shape (n_classes,) or "auto", default=1.0
+        Label pseudo-counts ``α`` (per task). "auto": the ``α`` that maximises the labels'
+        evidence over the training tasks (:mod:`clusterednb.label_prior`), so that a task
+        with few labels starts from the population's label rate; calibrates the
+        probabilities, leaves the partition posterior unchanged.
     beta : float or array-like, default=1.0
         Feature pseudo-counts ``β``: scalar, (n_features,), (n_values_total,) or
         (n_classes, n_values_total).
@@ -228,7 +231,9 @@ class TaskNaiveBayes(
         names = self.schema_.categories[0] if multinomial else self.schema_.feature_names
         self.n_features_in_ = len(names)
         self.feature_names_in_ = np.asarray(names, dtype=object)
-        self.observation_ = OBSERVATIONS[self.observation](self.schema_, self.alpha, self.beta)
+        alpha = label_prior.resolve(self.alpha, self.counts_.label_counts)
+        self.observation_ = OBSERVATIONS[self.observation](self.schema_, alpha, self.beta)
+        self.alpha_ = self.observation_.alpha
 
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         raise NotImplementedError

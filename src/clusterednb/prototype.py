@@ -271,7 +271,7 @@ class PrototypeNB(TaskNaiveBayes):
             zip(self.strength_samples_, self.prototype_samples_, strict=True)
         ):
             pseudo = k[:, schema.value_feature] * theta  # (C, V)
-            sample_model = DirichletNB(schema, self.alpha, pseudo)
+            sample_model = DirichletNB(schema, self.alpha_, pseudo)
             posterior = self.posterior_
             if label_samples is not None:
                 imputed = Counts.from_codes(

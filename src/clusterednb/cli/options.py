@@ -20,6 +20,22 @@ def comma_list(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
+def alpha_value(text: str) -> float | str:
+    """A ``--alpha`` value: a number, or "auto".
+
+    Examples
+    --------
+    >>> alpha_value("2"), alpha_value("auto")
+    (2.0, 'auto')
+    """
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+
+
 class CommaList(argparse.Action):
     """Collect values given as ``a,b,c`` or as ``a b c`` (or both) into one list.
 

@@ -14,7 +14,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from clusterednb.cli.options import CommaList, add_json, add_output, comma_list, deprecated
+from clusterednb.cli.options import (
+    CommaList,
+    add_json,
+    add_output,
+    alpha_value,
+    comma_list,
+    deprecated,
+)
 from clusterednb.version import __version__
 
 MODEL_TITLES = {
@@ -42,7 +49,12 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="COLUMNS",
         help="comma-separated feature columns (default: all others)",
     )
-    parser.add_argument("--alpha", type=float, default=1.0, help="label pseudo-count")
+    parser.add_argument(
+        "--alpha",
+        type=alpha_value,
+        default=1.0,
+        help="label pseudo-count, or 'auto': chosen by the labels' evidence over the tasks",
+    )
     parser.add_argument("--beta", type=float, default=1.0, help="feature pseudo-count")
     parser.add_argument("--gamma", type=float, default=1.0, help="DP concentration (Clustered)")
     parser.add_argument("--seed", type=int, default=0, help="random seed")

@@ -93,16 +93,22 @@ BASELINES = (
 MODEL_NAMES = (*GENERATIVE, *BASELINES)
 
 
+HARNESS_ALPHA = "auto"
+
+
 def make_generative(name: str, seed: int) -> TaskNaiveBayes:
-    """The unfitted generative model ``name`` with binary classes declared.
+    """The unfitted generative model ``name`` with binary classes declared and the label
+    pseudo-counts chosen by the labels' evidence (``alpha="auto"``, since 2026-11-24: with
+    ``α = 1`` a target with one label started from a label prior of 1/3 or 2/3).
 
     Examples
     --------
     >>> model = make_generative("cnb-variational", seed=3)
-    >>> model.get_params()["classes"], model.get_params()["random_state"]
-    ([0, 1], 3)
+    >>> params = model.get_params()
+    >>> params["classes"], params["random_state"], params["alpha"]
+    ([0, 1], 3, 'auto')
     """
-    return GENERATIVE[name](seed).set_params(classes=[0, 1])
+    return GENERATIVE[name](seed).set_params(classes=[0, 1], alpha=HARNESS_ALPHA)
 
 
 def fit_generative(

@@ -263,6 +263,10 @@ def fit_from_frames(
     if data.empty:
         raise MeetingError("there are no recorded decisions to learn from")
     model = ClusteredNB(
-        inference=inference, schema=meeting_schema(), random_state=seed, progress=False
+        inference=inference,
+        schema=meeting_schema(),
+        alpha="auto",  # a person with few answers starts from the organisation's accept rate
+        random_state=seed,
+        progress=False,
     )
     return model.fit(data[list(FEATURE_NAMES)], data["accepted"], data["user"])
