@@ -15,8 +15,10 @@ from clusterednb.inference.result import ClusteringResult
 from clusterednb.model_state import ModelRecord
 from clusterednb.observation import DirichletNB
 from clusterednb.priors import canonical_partition
+from clusterednb.recalibration import CALIBRATIONS, calibrated_log_proba, fit_sigmoid
 from clusterednb.sparse_counts import SparseCounts
 from clusterednb.stats import Counts
+from clusterednb.training_data import split_tasks
 from clusterednb.transductive import TRANSDUCTIVE_MODES, select_log_proba_for_rows
 
 _COCLUSTERING_LIMIT = 20_000
@@ -102,6 +104,13 @@ class ClusteredNB(TaskNaiveBayes):
     transductive_temperature : float, default=1.0
         ``τ`` in ``(0, 1]``, the power on the unlabelled rows' likelihood in the selection,
         against naive Bayes' over-counting of correlated features.
+    calibration : {None, "sigmoid"}, default=None
+        ``"sigmoid"`` (two classes): :meth:`fit` also learns ``σ(a z + b)`` of the model's
+        log-odds ``z`` from out-of-fold predictions of the training rows (two more fits,
+        each on half of every task's labelled rows; :mod:`clusterednb.recalibration`), and
+        the predictive probabilities pass through it. It undoes naive Bayes' over-confidence
+        (decisions under unequal costs improve) and leaves each task's ranking unchanged.
+        ``partial_fit`` keeps the map of the last ``fit``.
 
     Attributes
     ----------
@@ -124,6 +133,8 @@ class ClusteredNB(TaskNaiveBayes):
     unlabelled_proba_ : ndarray of shape (n_unlabelled, n_classes)
         Gibbs only: Rao-Blackwellised posterior label probabilities of the unlabelled
         training rows (the transductive predictive of thesis §3.1).
+    calibration_ : ndarray of shape (2,)
+        With ``calibration="sigmoid"``: ``(a, b)``.
 
     Notes
     -----
@@ -186,8 +197,26 @@ class ClusteredNB(TaskNaiveBayes):
         observation: str = "categorical",
         transductive: str | None = None,
         transductive_temperature: float = 1.0,
+        calibration: str | None = None,
     ) -> None:
         vars(self).update({k: v for k, v in locals().items() if k != "self"})
+
+    def fit(self, X: Any, y: Any, tasks: Any = None) -> ClusteredNB:
+        """Fit on the rows of many tasks (see :meth:`TaskNaiveBayes.fit`), then, with
+        ``calibration="sigmoid"``, learn the calibration map.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> model = ClusteredNB(inference="exact", calibration="sigmoid").fit(*toy.colour_rows())
+        >>> model.calibration_.shape
+        (2,)
+        """
+        super().fit(X, y, tasks)
+        if self.calibration == "sigmoid":
+            X, tasks = split_tasks(X, tasks, self.task_column)
+            self.calibration_ = fit_sigmoid(self, X, y, np.asarray(tasks), self._rng())
+        return self
 
     # ------------------------------------------------------------------ inference
     def _infer(self, model: DirichletNB, counts: Counts | SparseCounts) -> tuple[Posterior, float]:
@@ -234,6 +263,8 @@ class ClusteredNB(TaskNaiveBayes):
             raise CNBError(
                 f"transductive must be one of {TRANSDUCTIVE_MODES}, got {self.transductive!r}"
             )
+        if self.calibration not in CALIBRATIONS:
+            raise CNBError(f"calibration must be one of {CALIBRATIONS}, got {self.calibration!r}")
         if not 0 < self.transductive_temperature <= 1:
             raise CNBError(
                 f"transductive_temperature must be in (0, 1], got {self.transductive_temperature!r}"
@@ -264,6 +295,12 @@ class ClusteredNB(TaskNaiveBayes):
         >>> np.exp(model.predict_log_proba([["red"]], ["cy"])).round(3).tolist()  # no, yes
         [[0.576, 0.424]]
         """
+        log_proba = self._uncalibrated_log_proba(X, tasks)
+        if hasattr(self, "calibration_"):
+            return calibrated_log_proba(log_proba, self.calibration_)
+        return log_proba
+
+    def _uncalibrated_log_proba(self, X: Any, tasks: Any) -> np.ndarray:
         log_proba = super().predict_log_proba(X, tasks)
         if self.transductive != "select" or self.unlabelled_X_.shape[0] == 0:
             return log_proba

@@ -78,6 +78,10 @@ GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
     ),
     "cnb-gibbs": lambda seed: gibbs_model(seed),
     "cnb-gibbs-reseeded": lambda seed: gibbs_model(seed + RESEED_OFFSET),
+    "cnb-gibbs+sigmoid": lambda seed: gibbs_model(seed).set_params(calibration="sigmoid"),
+    "cnb-bhc+sigmoid": lambda seed: ClusteredNB(
+        inference="bhc", handle_unknown="ignore", calibration="sigmoid"
+    ),
 }
 BASELINES = (
     "lr-task",

@@ -39,6 +39,8 @@ KNOWN_MODELS = (
     "user-knn",
     "als",
     "cnb-gibbs-reseeded",
+    "cnb-gibbs+sigmoid",
+    "cnb-bhc+sigmoid",
 )
 
 

@@ -1,0 +1,100 @@
+"""``ClusteredNB(calibration="sigmoid")``: Platt's map learnt on out-of-fold log-odds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss, roc_auc_score
+
+import clusterednb
+from clusterednb import ClusteredNB
+from clusterednb.exceptions import CNBError
+from clusterednb.recalibration import PLATT_C, task_folds
+
+
+def copied_features(n_tasks: int = 6, rows: int = 60, copies: int = 4, seed: int = 0):
+    """Two groups of tasks; one informative feature copied ``copies`` times (naive Bayes
+    counts it ``copies`` times: over-confident) and one noise feature."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for task in range(n_tasks):
+        y = (rng.random(rows) < 0.3).astype(int)
+        flip = rng.random(rows) < 0.25
+        signal = np.where(flip, 1 - y, y) if task % 2 == 0 else np.where(flip, y, 1 - y)
+        frame = pd.DataFrame({f"s{c}": signal.astype(str) for c in range(copies)})
+        frame["noise"] = rng.integers(0, 3, rows).astype(str)
+        frame["label"] = y
+        frame["task"] = f"t{task}"
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+FEATURES = ["s0", "s1", "s2", "s3", "noise"]
+
+
+def split(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    test = frame.groupby("task").tail(20)
+    return frame.drop(test.index), test
+
+
+def fit(frame: pd.DataFrame, calibration: str | None) -> ClusteredNB:
+    model = ClusteredNB(inference="exact", calibration=calibration, random_state=0)
+    return model.fit(frame[FEATURES], frame["label"], frame["task"])
+
+
+def test_the_map_is_platt_on_log_odds_of_fits_that_did_not_see_the_rows():
+    train, _ = split(copied_features())
+    model = fit(train, "sigmoid")
+    # The same folds by hand: one fit per fold, predictions of the other fold, then Platt.
+    folds = task_folds(train["task"].to_numpy(), np.ones(len(train), bool), model._rng())
+    log_odds = np.empty(len(train))
+    for fold in (0, 1):
+        held = folds == fold
+        part = ClusteredNB(inference="exact", schema=model.schema_, random_state=0)
+        part.fit(train[FEATURES][~held], train["label"][~held], train["task"][~held])
+        log_proba = part.predict_log_proba(train[FEATURES][held], train["task"][held])
+        log_odds[held] = log_proba[:, 1] - log_proba[:, 0]
+    platt = LogisticRegression(C=PLATT_C).fit(log_odds[:, None], train["label"])
+    np.testing.assert_allclose(
+        model.calibration_, [platt.coef_[0, 0], platt.intercept_[0]], rtol=1e-6
+    )
+
+
+def test_it_shrinks_over_confident_log_odds_and_keeps_each_task_s_ranking():
+    train, test = split(copied_features())
+    plain, calibrated = fit(train, None), fit(train, "sigmoid")
+    slope, _ = calibrated.calibration_
+    assert 0 < slope < 0.6  # the signal is counted four times
+    p_plain = plain.predict_proba(test[FEATURES], test["task"])[:, 1]
+    p_cal = calibrated.predict_proba(test[FEATURES], test["task"])[:, 1]
+    assert log_loss(test["label"], p_cal) < log_loss(test["label"], p_plain) - 0.05
+    for _, rows in test.groupby("task").indices.items():
+        y = test["label"].iloc[rows]
+        assert roc_auc_score(y, p_cal[rows]) == pytest.approx(roc_auc_score(y, p_plain[rows]))
+    np.testing.assert_allclose(calibrated.predict_proba(test[FEATURES], test["task"]).sum(1), 1)
+
+
+def test_the_map_is_saved_as_plain_data_and_refit_by_fit_only(tmp_path):
+    train, test = split(copied_features())
+    model = fit(train, "sigmoid")
+    model.save(tmp_path / "model.cnb")
+    again = clusterednb.load(tmp_path / "model.cnb")
+    np.testing.assert_array_equal(again.calibration_, model.calibration_)
+    np.testing.assert_array_equal(
+        again.predict_proba(test[FEATURES], test["task"]),
+        model.predict_proba(test[FEATURES], test["task"]),
+    )
+    assert not hasattr(fit(train, None), "calibration_")
+
+
+def test_bad_calibration_settings_are_refused_by_name():
+    train, _ = split(copied_features(n_tasks=2))
+    with pytest.raises(CNBError, match="calibration"):
+        fit(train, "isotonic")
+    three = train.assign(label=train["label"] + (train["noise"] == "2"))
+    with pytest.raises(CNBError, match="two classes"):
+        ClusteredNB(inference="exact", calibration="sigmoid").fit(
+            three[FEATURES], three["label"], three["task"]
+        )
