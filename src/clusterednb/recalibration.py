@@ -131,5 +131,37 @@ def fit_sigmoid(estimator: Any, X: Any, y: Any, tasks: np.ndarray, rng: np.rando
     truth = (labels[labelled] == classes[1]).to_numpy()
     if truth.all() or not truth.any():
         return IDENTITY.copy()
-    platt = LogisticRegression(C=PLATT_C).fit(log_odds[labelled][:, None], truth)
+    return platt_coefficients(log_odds[labelled], truth)
+
+
+def platt_coefficients(log_odds: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """``(a, b)`` minimising the cross-entropy of ``σ(a z + b)`` against Platt's smoothed
+    targets ``(N₊ + 1) / (N₊ + 2)`` for a positive row and ``1 / (N₋ + 2)`` for a negative
+    one, which keep ``a`` finite when the classes are separable (a few rows).
+
+    Parameters
+    ----------
+    log_odds : ndarray of shape (n_rows,)
+    truth : ndarray of shape (n_rows,), bool
+
+    Returns
+    -------
+    ndarray of shape (2,)
+
+    Examples
+    --------
+    Separable rows: the slope stays finite.
+
+    >>> a, b = platt_coefficients(np.array([-2.0, -1.0, 1.0, 2.0]), np.array([0, 0, 1, 1], bool))
+    >>> bool(0 < a < 10), abs(round(float(b), 6))  # symmetric rows: no intercept
+    (True, 0.0)
+    """
+    n_positive = int(truth.sum())
+    n_negative = truth.size - n_positive
+    target = np.where(truth, (n_positive + 1) / (n_positive + 2), 1 / (n_negative + 2))
+    z = np.concatenate([log_odds, log_odds])[:, None]
+    y = np.concatenate([np.ones(truth.size), np.zeros(truth.size)])
+    weight = np.concatenate([target, 1 - target])
+    platt = LogisticRegression(C=PLATT_C, tol=1e-10, max_iter=1000)
+    platt.fit(z, y, sample_weight=weight)
     return np.array([platt.coef_[0, 0], platt.intercept_[0]])
