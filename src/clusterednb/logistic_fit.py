@@ -45,7 +45,7 @@ class FitSettings:
     inference: str = "auto"
     n_sweeps: int = 30
     burn_in: int = 10
-    validation: str = "half"
+    validation: str = "like-fewest"
 
     def check(self) -> None:
         """Raise :class:`CNBError` naming the first setting outside its allowed values.
