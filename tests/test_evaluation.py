@@ -355,12 +355,52 @@ def test_cluster_weighted_documents_reduce_to_the_pooled_regression_at_floor_one
     clustered = ClusteredNB(inference="exact", observation="multinomial").fit(X, y, tasks)
     X_test = sparse.csr_matrix([[2, 0, 0], [0, 2, 0], [1, 0, 0]])
     pooled = fit_predict_documents("lr-pooled", train, test, "text", seed=0)
+    clusters = (clustered.task_ids_, clustered.coclustering_)
     at_one = cluster_weighted_documents(
-        X, y, tasks, X_test, test["task"].to_numpy(), clustered, 1.0
+        X, y, tasks, X_test, test["task"].to_numpy(), *clusters, 1.0
     )
     np.testing.assert_allclose(at_one, pooled, rtol=1e-6)
-    weighted = cluster_weighted_documents(X, y, tasks, X_test, test["task"].to_numpy(), clustered)
+    weighted = cluster_weighted_documents(X, y, tasks, X_test, test["task"].to_numpy(), *clusters)
     assert weighted[0] > pooled[0] and weighted[1] < pooled[1]  # c and d count for less
     assert weighted[2] == pytest.approx(pooled[2])
     harness = fit_predict_documents("cnb-lr", train, test, "text", seed=0)
     np.testing.assert_allclose(harness, weighted)
+
+
+def test_transductive_documents_select_a_cluster_and_weigh_rows_by_the_selection():
+    """On documents, ``--transductive`` lets the clustered models' target choose among the
+    clusters of the labelled documents with its unlabelled test documents; ``cnb-lr`` weighs
+    the pooled regression's rows by that choice; the others repeat their inductive numbers."""
+    from sklearn.metrics import roc_auc_score
+
+    from clusterednb.evaluation.models import fit_predict
+
+    rng = np.random.default_rng(2)
+    tasks = np.repeat(["a", "b", "c", "d"], 30)
+    y = rng.integers(0, 2, size=tasks.size)
+    flip = np.isin(tasks, ["c", "d"])  # c and d use the words the other way round
+    topic = np.isin(tasks, ["a", "b"])  # a and b also write w2 often, c and d w3
+    positive_word = ((y == 1) ^ flip)[:, None]
+    rate = np.where(positive_word, [3.0, 0.3, 0, 0], [0.3, 3.0, 0, 0])
+    rate = rate + np.where(topic[:, None], [0, 0, 3.0, 0.2], [0, 0, 0.2, 3.0])
+    counts = rng.poisson(rate)
+    text = np.array(
+        [" ".join(f"w{j}" for j in range(4) for _ in range(row[j])) or "w2" for row in counts]
+    )
+    own = np.flatnonzero(tasks == "a")
+    text[own[0]] = "unseen"  # a's one labelled document says nothing (a word seen once)
+    train_rows = np.concatenate([np.flatnonzero(tasks != "a"), own[:1]])
+    frame = pd.DataFrame({"task": tasks, "label": y, "text": text})
+    train, test = frame.iloc[train_rows], frame.iloc[own[1:]]
+    args = (train, test, [], 0)
+    for name in ("ns", "cs", "lr-pooled", "lr-hier"):
+        np.testing.assert_array_equal(
+            fit_predict(name, *args, text="text", transductive=True),
+            fit_predict(name, *args, text="text"),
+        )
+    truth = test["label"].to_numpy()
+    for name in ("cnb-exact", "cnb-lr"):
+        inductive = fit_predict(name, *args, text="text")
+        selected = fit_predict(name, *args, text="text", transductive=True)
+        assert not np.allclose(selected, inductive)
+        assert roc_auc_score(truth, selected) > 0.9  # a's unlabelled words chose a and b

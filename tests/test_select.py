@@ -126,3 +126,123 @@ def test_an_unknown_transductive_mode_is_refused():
     frame, features, y, _ = _target_with_unlabelled_rows()
     with pytest.raises(CNBError, match="transductive"):
         ClusteredNB(transductive="refit-ish").fit(frame[features], y, frame["task"])
+
+
+def test_selection_among_clusters_of_documents_equals_evidence_ratios():
+    """Multinomial documents: each weight is the CRP weight times the ratio of feature
+    evidences of the task's own counts, times each unlabelled document's marginal — every
+    term a ratio of Dirichlet-multinomial evidences computed here from the counts."""
+    from scipy import sparse
+
+    from clusterednb.document_events import MultinomialDirichletNB
+
+    rng = np.random.default_rng(1)
+    schema = FeatureSchema(("tokens",), (("w0", "w1", "w2", "w3"),), (0, 1))
+    model = MultinomialDirichletNB(schema, alpha=1.0, beta=0.5)
+    clusters = rng.integers(0, 8, size=(3, 2, 4)).astype(float)
+    sizes = np.array([2, 1, 4])
+    own_label = np.array([1.0, 2.0])
+    own_value = rng.integers(0, 3, size=(2, 4)).astype(float)
+    documents = sparse.csr_matrix(rng.integers(0, 3, size=(3, 4)))
+    gamma, tau = 1.3, 0.5
+    log_proba, log_weights = select_log_proba(
+        model, clusters, sizes, gamma, own_label, own_value, documents, tau
+    )
+
+    def log_features(value):  # log DM evidence of the value counts (C, W)
+        return float(model.log_marginal(Counts(np.zeros((1, 2)), value[None]))[0])
+
+    def log_document(value, x):  # (C,): log P(y | own labels) + log P(x | y, value)
+        out = []
+        for y in (0, 1):
+            extra = np.zeros((2, 4))
+            extra[y] = x
+            label_p = (1.0 + own_label[y]) / (2.0 + own_label.sum())
+            out.append(np.log(label_p) + log_features(value + extra) - log_features(value))
+        return np.array(out)
+
+    all_clusters = np.concatenate([clusters, np.zeros((1, 2, 4))])
+    expected = []
+    for k in range(4):
+        joined = all_clusters[k] + own_value
+        rows = sum(logsumexp(log_document(joined, x)) for x in documents.toarray())
+        expected.append(
+            np.log(np.append(sizes, gamma)[k])
+            + log_features(joined)
+            - log_features(all_clusters[k])
+            + tau * rows
+        )
+    expected = np.array(expected) - logsumexp(expected)
+    np.testing.assert_allclose(log_weights, expected, atol=1e-10)
+    first = np.array(
+        [log_document(all_clusters[k] + own_value, documents.toarray()[0]) for k in range(4)]
+    )
+    conditional = first - logsumexp(first, axis=1, keepdims=True)
+    np.testing.assert_allclose(log_proba[0], logsumexp(expected[:, None] + conditional, axis=0))
+
+
+@pytest.mark.parametrize("inference", ["exact", "gibbs"])
+def test_selected_coclustering_is_the_selection_weight_of_each_others_cluster(inference):
+    """Row u0 of the selected co-clustering is Σ_k w_k [u in k] over the MAP clusters without
+    u0 (w from the brute-force-checked selection); rows of the other tasks are kept."""
+    from clusterednb import ClusteredNB
+    from clusterednb.inference.select import select_log_weights
+    from clusterednb.transductive import transductive_coclustering
+
+    frame, features, y, unlabelled = _target_with_unlabelled_rows()
+    model = ClusteredNB(
+        inference=inference, transductive="select", random_state=0, n_sweeps=40, burn_in=10
+    ).fit(frame[features], y, frame["task"])
+    together = transductive_coclustering(model)
+    others = model.partition_[1:]
+    labels = np.unique(others)
+    value = model.counts_.value_counts
+    log_weights = select_log_weights(
+        model.observation_,
+        np.stack([value[1:][others == k].sum(axis=0) for k in labels]),
+        np.array([(others == k).sum() for k in labels]),
+        model.gamma,
+        model.counts_.label_counts[0],
+        value[0],
+        model.schema_.encode_features(frame[features])[unlabelled],
+    )
+    by_label = dict(zip(labels, np.exp(log_weights[:-1]), strict=True))
+    np.testing.assert_allclose(together[0, 1:], [by_label[k] for k in others], atol=1e-12)
+    assert together[0, 0] == 1.0
+    np.testing.assert_array_equal(together[1:], model.coclustering_[1:])
+    # The planted groups are u0-u2 and u3-u5: u0's unlabelled rows pick its own group.
+    assert together[0, 1:3].min() > 0.9 > 0.1 > together[0, 3:].max()
+
+
+def test_documents_kept_for_selection_survive_saving_and_a_second_chunk(tmp_path):
+    """Unlabelled documents are kept (as CSR counts) only for selection; a model file holds
+    them as plain arrays, and a damaged one is refused."""
+    from scipy import sparse
+
+    from clusterednb import ClusteredNB, load
+    from clusterednb.exceptions import CNBError
+
+    X = sparse.csr_matrix([[3, 0, 1], [0, 2, 1], [2, 0, 0], [0, 3, 1], [2, 1, 0], [0, 0, 4]])
+    y = np.array([1, 0, 1, 0, np.nan, np.nan])
+    tasks = np.array(["a", "a", "b", "b", "c", "c"])
+    params = {"inference": "exact", "observation": "multinomial"}
+    plain = ClusteredNB(**params).fit(X, y, tasks)
+    assert plain.unlabelled_X_.shape[0] == 0  # not selecting: unlabelled documents unused
+    model = ClusteredNB(transductive="select", **params).fit(X, y, tasks)
+    assert sparse.issparse(model.unlabelled_X_) and model.unlabelled_X_.shape == (2, 3)
+    proba = model.predict_proba(X[4:], tasks[4:])
+    assert not np.allclose(proba, plain.predict_proba(X[4:], tasks[4:]))
+    model.save(tmp_path / "docs.cnb")
+    np.testing.assert_array_equal(
+        load(tmp_path / "docs.cnb").predict_proba(X[4:], tasks[4:]), proba
+    )
+    chunked = ClusteredNB(transductive="select", **params).partial_fit(X[:3], y[:3], tasks[:3])
+    chunked.partial_fit(X[3:], y[3:], tasks[3:])
+    np.testing.assert_allclose(chunked.predict_proba(X[4:], tasks[4:]), proba)
+    model.unlabelled_X_ = sparse.csr_matrix(
+        (model.unlabelled_X_.data, model.unlabelled_X_.indices + 5, model.unlabelled_X_.indptr),
+        shape=(2, 8),
+    )  # words outside the vocabulary: checksums are of what was saved, the content check refuses
+    model.save(tmp_path / "bad.cnb")
+    with pytest.raises(CNBError, match="unlabelled documents"):
+        load(tmp_path / "bad.cnb")

@@ -61,7 +61,7 @@ def base_state(estimator: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """
     arrays = {
         **count_arrays(estimator.counts_),
-        "unlabelled_X": estimator.unlabelled_X_,
+        **unlabelled_arrays(estimator.unlabelled_X_),
         "unlabelled_task": estimator.unlabelled_task_,
     }
     arrays.update({f"{_POSTERIOR}{k}": v for k, v in estimator.posterior_.to_arrays().items()})
@@ -69,6 +69,70 @@ def base_state(estimator: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         if hasattr(estimator, f"{name}_"):
             arrays[name] = getattr(estimator, f"{name}_")
     return {"log_evidence": float(estimator.log_evidence_)}, arrays
+
+
+_DOCUMENTS = "unlabelled_documents_"
+
+
+def unlabelled_arrays(rows: Any) -> dict[str, np.ndarray]:
+    """The arrays that store unlabelled training rows: ``unlabelled_X`` (codes), or for
+    documents the CSR parts ``unlabelled_documents_{data,indices,indptr,width}``.
+
+    Examples
+    --------
+    >>> sorted(unlabelled_arrays(np.zeros((0, 2), dtype=np.int32)))
+    ['unlabelled_X']
+    >>> parts = unlabelled_arrays(sparse.csr_matrix([[0, 3, 1]]))
+    >>> parts["unlabelled_documents_indptr"].tolist(), parts["unlabelled_documents_width"].tolist()
+    ([0, 2], [3])
+    """
+    if not sparse.issparse(rows):
+        return {"unlabelled_X": rows}
+    rows = sparse.csr_matrix(rows)
+    return {
+        f"{_DOCUMENTS}data": rows.data,
+        f"{_DOCUMENTS}indices": rows.indices,
+        f"{_DOCUMENTS}indptr": rows.indptr,
+        f"{_DOCUMENTS}width": np.array([rows.shape[1]], dtype=np.int64),
+    }
+
+
+def restored_unlabelled(record: ModelRecord) -> Any:
+    """The unlabelled rows of a saved model, checked against its schema and task ids.
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB, toy
+    >>> model = NoSharingNB().fit(*toy.colour_rows())
+    >>> record = ModelRecord(model.schema_, model.task_ids_, *base_state(model))
+    >>> restored_unlabelled(record).shape
+    (0, 1)
+    """
+    schema, arrays, n_tasks = record.schema, record.arrays, record.task_ids.size
+    task = arrays["unlabelled_task"]
+    if task.size and not 0 <= task.min() <= task.max() < n_tasks:
+        raise CNBError("the unlabelled rows' tasks are not among the task ids")
+    if f"{_DOCUMENTS}indptr" not in arrays:
+        rows = arrays["unlabelled_X"]
+        if rows.shape != (task.size, schema.n_features):
+            raise CNBError("the unlabelled rows do not match the task ids and the schema")
+        return rows
+    data, indices, indptr, width = (
+        arrays[f"{_DOCUMENTS}{part}"] for part in ("data", "indices", "indptr", "width")
+    )
+    n_words = int(width[0]) if width.shape == (1,) else -1
+    ok = (
+        n_words in (schema.n_features, len(schema.categories[0]))
+        and indptr.shape == (task.size + 1,)
+        and indptr[0] == 0
+        and np.all(np.diff(indptr) >= 0)
+        and indptr[-1] == indices.size == data.size
+        and (indices.size == 0 or 0 <= indices.min() <= indices.max() < n_words)
+        and np.all(data >= 0)
+    )
+    if not ok:
+        raise CNBError("the unlabelled documents do not match the task ids and the vocabulary")
+    return sparse.csr_matrix((data, indices, indptr), shape=(task.size, n_words))
 
 
 def count_arrays(counts: Counts | SparseCounts) -> dict[str, np.ndarray]:
@@ -162,11 +226,7 @@ def check_shapes(record: ModelRecord) -> None:
                 f"array {name} has shape {arrays[name].shape}, expected {shape} for the "
                 f"{n_tasks} task ids and the schema's {n_classes} classes and {n_values} values"
             )
-    rows, task = arrays["unlabelled_X"], arrays["unlabelled_task"]
-    if rows.shape != (task.size, schema.n_features) or (
-        task.size and not 0 <= task.min() <= task.max() < n_tasks
-    ):
-        raise CNBError("the unlabelled rows do not match the task ids and the schema")
+    restored_unlabelled(record)
 
 
 def check_posterior_shapes(
@@ -248,7 +308,7 @@ def restore_base(estimator: Any, record: ModelRecord) -> None:
     arrays = record.arrays
     estimator.schema_, estimator.task_ids_ = record.schema, record.task_ids
     estimator.counts_ = restored_counts(record)
-    estimator.unlabelled_X_ = arrays["unlabelled_X"]
+    estimator.unlabelled_X_ = restored_unlabelled(record)
     estimator.unlabelled_task_ = arrays["unlabelled_task"]
     estimator.posterior_ = restored_posterior(record)
     estimator.log_evidence_ = float(record.meta["log_evidence"])

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from clusterednb.data import guards
 from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
@@ -35,8 +36,9 @@ class Chunk:
         The schema after this chunk (inferred, extended or fixed).
     task_ids : ndarray of shape (n_chunk_tasks,)
     counts : Counts or SparseCounts with n_chunk_tasks groups
-    unlabelled_X : ndarray of shape (n_unlabelled, n_features), int32
-        Codes of the rows whose label is missing (-1: a missing value).
+    unlabelled_X : ndarray of shape (n_unlabelled, n_features), int32, or sparse matrix
+        Codes of the rows whose label is missing (-1: a missing value); for documents kept
+        for transductive selection, their CSR word counts (n_unlabelled, n_words).
     unlabelled_task : ndarray of shape (n_unlabelled,)
         Their task's position in ``task_ids``.
 
@@ -198,11 +200,13 @@ def documents_chunk(
     observation: str,
     n_words: int | None,
     semi_supervised: bool | str,
+    keep_unlabelled: bool = False,
 ) -> Chunk:
     """Count a document–term matrix into a :class:`Chunk` (Bernoulli or multinomial events).
 
     Unlabelled documents are counted in no class: semi-supervised learning is not available
-    for documents, so they are refused unless ``semi_supervised`` is False or "auto".
+    for documents, so they are refused unless ``semi_supervised`` is False or "auto". With
+    ``keep_unlabelled`` (transductive selection) the chunk keeps them, as CSR word counts.
     ``n_words`` is the fitted vocabulary size (None on a first fit).
 
     Examples
@@ -243,6 +247,9 @@ def documents_chunk(
     counts = document_counts(
         matrix, codes, task_index, task_ids.size, schema.n_classes, observation
     )
+    if keep_unlabelled and n_unlabelled:
+        unlabelled = np.flatnonzero(codes < 0)
+        return Chunk(schema, task_ids, counts, matrix[unlabelled], task_index[unlabelled])
     empty = np.zeros((0, schema.n_features), dtype=np.int32)
     return Chunk(schema, task_ids, counts, empty, np.zeros(0, dtype=np.int64))
 
@@ -267,7 +274,14 @@ def training_chunk(
     if settings.observation == "categorical":
         return rows_chunk(X, y, tasks, context, settings.handle_unknown, type(settings).__name__)
     return documents_chunk(
-        X, y, tasks, context, settings.observation, n_words, settings.semi_supervised
+        X,
+        y,
+        tasks,
+        context,
+        settings.observation,
+        n_words,
+        settings.semi_supervised,
+        keep_unlabelled=getattr(settings, "transductive", None) == "select",
     )
 
 
@@ -298,7 +312,7 @@ def merge(held: Held | None, chunk: Chunk) -> tuple[Held, np.ndarray]:
             position,
         )
     schema, counts, stored = chunk.schema, held.counts, held.unlabelled_X
-    if schema != held.schema:
+    if schema != held.schema and not sparse.issparse(stored):
         class_map, value_map = schema.index_maps(held.schema)
         counts = counts.remap(schema.n_classes, schema.n_values_total, class_map, value_map)
         flat = value_map[np.where(stored >= 0, stored + held.schema.offsets[:-1], 0)]
@@ -311,10 +325,28 @@ def merge(held: Held | None, chunk: Chunk) -> tuple[Held, np.ndarray]:
         schema,
         all_ids,
         _add_counts(counts.pad_groups(all_ids.size), position, chunk.counts),
-        np.concatenate([stored, chunk.unlabelled_X]),
+        _stack_rows(stored, chunk.unlabelled_X),
         np.concatenate([held.unlabelled_task, position[chunk.unlabelled_task]]),
     )
     return merged, position
+
+
+def _stack_rows(first: Any, second: Any) -> Any:
+    """Unlabelled rows of two chunks one after the other: codes, or CSR documents when either
+    holds documents (an empty side is dropped).
+
+    Examples
+    --------
+    >>> docs = sparse.csr_matrix([[0, 2, 1]])
+    >>> _stack_rows(np.zeros((0, 1), dtype=np.int32), docs).toarray().tolist()
+    [[0, 2, 1]]
+    >>> _stack_rows(docs, docs).shape
+    (2, 3)
+    """
+    if not (sparse.issparse(first) or sparse.issparse(second)):
+        return np.concatenate([first, second])
+    parts = [m for m in (first, second) if sparse.issparse(m) or m.shape[0]]
+    return sparse.vstack(parts, format="csr") if len(parts) > 1 else sparse.csr_matrix(parts[0])
 
 
 def _add_counts(

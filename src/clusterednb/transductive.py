@@ -6,13 +6,19 @@ taken out (their counts are the other tasks' labelled counts); the task's labell
 its unlabelled rows weigh them (tempered by ``τ``), and every row of that task that is
 predicted gets the selected mixture of the clusters' predictives. Tasks without unlabelled
 rows keep the posterior predictive.
+
+The same weights say which other tasks a task with unlabelled rows resembles:
+:func:`selected_coclustering` puts ``Σ_k w_k [u in k]`` in that task's row of the
+co-clustering matrix (what ``cnb-lr`` weighs rows by in a transductive evaluation).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from clusterednb.inference.select import select_log_proba
+from clusterednb.inference.select import select_log_proba, select_log_weights
 from clusterednb.observation import DirichletNB
 from clusterednb.sparse_counts import SparseCounts
 from clusterednb.stats import Counts
@@ -20,14 +26,36 @@ from clusterednb.stats import Counts
 TRANSDUCTIVE_MODES = (None, "select")
 
 
+class _OtherClusters:
+    """The MAP clusters seen from one task: the other tasks' labelled counts per cluster."""
+
+    def __init__(self, counts: Counts | SparseCounts, partition: np.ndarray) -> None:
+        n_clusters = int(partition.max()) + 1
+        self.counts = counts
+        self.partition = partition
+        self.value_counts = counts.group_by(partition, n_clusters).value_counts  # once
+        self.sizes = np.bincount(partition, minlength=n_clusters)
+
+    def without(self, task: int) -> tuple[Counts, np.ndarray, np.ndarray, np.ndarray]:
+        """The task's own counts, the other clusters' value counts (K, C, V), their sizes
+        (K,) and their labels in the partition (K,)."""
+        own = self.counts.take([task])
+        cluster_counts = self.value_counts.astype(np.float64)
+        cluster_counts[self.partition[task]] -= own.value_counts[0]
+        sizes = self.sizes.copy()
+        sizes[self.partition[task]] -= 1
+        kept = np.flatnonzero(sizes > 0)
+        return own, cluster_counts[kept], sizes[kept], kept
+
+
 def select_log_proba_for_rows(
     model: DirichletNB,
     counts: Counts | SparseCounts,
     partition: np.ndarray,
     gamma: float,
-    unlabelled_X: np.ndarray,
+    unlabelled_X: Any,
     unlabelled_task: np.ndarray,
-    X: np.ndarray,
+    X: Any,
     task_index: np.ndarray,
     log_proba: np.ndarray,
     temperature: float,
@@ -42,10 +70,10 @@ def select_log_proba_for_rows(
     partition : ndarray of shape (n_tasks,)
         The MAP partition.
     gamma : float
-    unlabelled_X : ndarray of shape (n_unlabelled, n_features)
+    unlabelled_X : ndarray of shape (n_unlabelled, n_features), or a sparse matrix of documents
     unlabelled_task : ndarray of shape (n_unlabelled,)
-    X : ndarray of shape (n_rows, n_features)
-        Codes of the rows predicted.
+    X : like ``unlabelled_X``, n_rows rows
+        Codes (or documents) of the rows predicted.
     task_index : ndarray of shape (n_rows,)
         Their tasks (-1: a task not seen in training).
     log_proba : ndarray of shape (n_rows, n_classes)
@@ -70,26 +98,115 @@ def select_log_proba_for_rows(
     True
     """
     out = log_proba.copy()
-    n_clusters = int(partition.max()) + 1
-    clusters = counts.group_by(partition, n_clusters)  # every cluster's counts, once
-    all_sizes = np.bincount(partition, minlength=n_clusters)
+    others = _OtherClusters(counts, partition)
     for task in np.intersect1d(np.unique(task_index[task_index >= 0]), unlabelled_task):
-        own = counts.take([task])
-        cluster_counts = clusters.value_counts.astype(np.float64)
-        cluster_counts[partition[task]] -= own.value_counts[0]  # the others' counts only
-        sizes = all_sizes.copy()
-        sizes[partition[task]] -= 1
-        kept = sizes > 0
-        rows = task_index == task
+        own, cluster_counts, sizes, _ = others.without(task)
+        rows = np.flatnonzero(task_index == task)
         out[rows], _ = select_log_proba(
             model,
-            cluster_counts[kept],
-            sizes[kept],
+            cluster_counts,
+            sizes,
             gamma,
             own.label_counts[0],
             own.value_counts[0],
-            unlabelled_X[unlabelled_task == task],
+            unlabelled_X[np.flatnonzero(unlabelled_task == task)],
             temperature,
             query=X[rows],
         )
     return out
+
+
+def selected_coclustering(
+    model: DirichletNB,
+    counts: Counts | SparseCounts,
+    partition: np.ndarray,
+    gamma: float,
+    unlabelled_X: Any,
+    unlabelled_task: np.ndarray,
+    coclustering: np.ndarray,
+    temperature: float,
+) -> np.ndarray:
+    """The co-clustering seen from each task with unlabelled rows: its row becomes the
+    probability, under its selection weights, that each other task shares its cluster.
+
+    Parameters
+    ----------
+    model, counts, partition, gamma, unlabelled_X, unlabelled_task, temperature
+        As in :func:`select_log_proba_for_rows`.
+    coclustering : ndarray of shape (n_tasks, n_tasks)
+        The posterior co-clustering; rows of tasks without unlabelled rows are kept.
+
+    Returns
+    -------
+    ndarray of shape (n_tasks, n_tasks)
+        Row ``t``: ``P(u shares t's cluster)``; the diagonal is 1. Rows of tasks with
+        unlabelled rows are their selection's, so the matrix need not be symmetric.
+
+    Examples
+    --------
+    Task 2's two unlabelled red rows choose between the cluster of tasks 0 and 1 and a new
+    cluster; tasks 0 and 1 always share it, so their entries in row 2 are equal:
+
+    >>> from clusterednb import toy
+    >>> together = selected_coclustering(
+    ...     toy.colour_model(), toy.three_task_counts(), np.array([0, 0, 1]), 1.0,
+    ...     np.array([[0], [0]]), np.array([2, 2]), np.eye(3), 1.0)
+    >>> row = together[2]
+    >>> bool(np.isclose(row[0], row[1]) and 0 < row[0] < 1 and row[2] == 1.0)
+    True
+    >>> together[0].tolist()  # task 0 has no unlabelled rows: its row is kept
+    [1.0, 0.0, 0.0]
+    """
+    out = np.array(coclustering, dtype=np.float64, copy=True)
+    others = _OtherClusters(counts, partition)
+    for task in np.unique(unlabelled_task):
+        own, cluster_counts, sizes, kept = others.without(task)
+        log_weights = select_log_weights(
+            model,
+            cluster_counts,
+            sizes,
+            gamma,
+            own.label_counts[0],
+            own.value_counts[0],
+            unlabelled_X[np.flatnonzero(unlabelled_task == task)],
+            temperature,
+        )
+        per_cluster = np.zeros(int(partition.max()) + 1)
+        per_cluster[kept] = np.exp(log_weights[:-1])
+        out[task] = per_cluster[partition]
+        out[task, task] = 1.0
+    return out
+
+
+def transductive_coclustering(estimator: Any) -> np.ndarray:
+    """The co-clustering of a fitted ``ClusteredNB(transductive="select")`` with each row of a
+    task that has unlabelled training rows replaced by its selection
+    (:func:`selected_coclustering`); any other fitted model's ``coclustering_`` as it is.
+
+    Examples
+    --------
+    >>> from clusterednb import ClusteredNB, toy
+    >>> X, y, tasks = toy.colour_rows()
+    >>> X = [*X["colour"], "red", "red", "red"]  # cy's three unlabelled rows are red
+    >>> y, tasks = [*y, None, None, None], [*tasks, "cy", "cy", "cy"]
+    >>> model = ClusteredNB(inference="exact", transductive="select")
+    >>> model = model.fit([[x] for x in X], y, tasks)
+    >>> together = transductive_coclustering(model)
+    >>> bool(np.allclose(together[:2], model.coclustering_[:2]))  # ann and bob: no unlabelled rows
+    True
+    >>> bool(np.allclose(together[2], model.coclustering_[2]))  # cy's red rows chose
+    False
+    """
+    together = estimator.coclustering_
+    if getattr(estimator, "transductive", None) != "select" or not estimator.unlabelled_task_.size:
+        return together
+    return selected_coclustering(
+        estimator.observation_,
+        estimator.counts_,
+        estimator.partition_,
+        estimator.gamma,
+        estimator.unlabelled_X_,
+        estimator.unlabelled_task_,
+        together,
+        estimator.transductive_temperature,
+    )

@@ -9,8 +9,6 @@ module holds the weights and the version for documents (word counts).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 from scipy import sparse
@@ -58,12 +56,14 @@ def cluster_weighted_documents(
     train_tasks: np.ndarray,
     X_test: sparse.csr_matrix,
     test_tasks: np.ndarray,
-    clustered: Any,
+    task_ids: np.ndarray,
+    together: np.ndarray,
     floor: float = CLUSTER_WEIGHT_FLOOR,
 ) -> np.ndarray:
     """``cnb-lr`` on documents: the pooled regression of ``lr-pooled`` (word counts and a
-    one-hot of the task), its rows weighted by the fitted clustering ``clustered`` (a
-    :class:`~clusterednb.ClusteredNB` fitted on these training documents and tasks).
+    one-hot of the task), its rows weighted by a clustering of the tasks ``task_ids``
+    (e.g. a :class:`~clusterednb.ClusteredNB`'s ``task_ids_`` and ``coclustering_``, fitted
+    on these training documents and tasks).
 
     Parameters
     ----------
@@ -72,7 +72,10 @@ def cluster_weighted_documents(
     train_tasks : ndarray of shape (n_train,)
     X_test : sparse matrix of shape (n_test, n_words)
     test_tasks : ndarray of shape (n_test,)
-    clustered : ClusteredNB
+    task_ids : ndarray of shape (n_tasks,)
+        The tasks of the clustering, in the order of ``together``'s rows.
+    together : ndarray of shape (n_tasks, n_tasks)
+        Row ``v``: the probability that each task shares ``v``'s cluster.
     floor : float
 
     Returns
@@ -87,16 +90,16 @@ def cluster_weighted_documents(
     >>> y, tasks = np.array([1, 0, 1, 0]), np.array(["a", "a", "b", "b"])
     >>> clustered = ClusteredNB(inference="exact", observation="multinomial").fit(X, y, tasks)
     >>> p = cluster_weighted_documents(X, y, tasks, sparse.csr_matrix([[1, 0], [0, 1]]),
-    ...                                np.array(["a", "a"]), clustered)
+    ...                                np.array(["a", "a"]), clustered.task_ids_,
+    ...                                clustered.coclustering_)
     >>> bool(p[0] > 0.5 > p[1])
     True
     """
-    task_ids = pd.Index(clustered.task_ids_)
+    task_ids = pd.Index(task_ids)
     row_task = task_ids.get_indexer(train_tasks)
     test_task = task_ids.get_indexer(test_tasks)
     design = with_task_one_hot(X_train, row_task, task_ids.size)
     test_design = with_task_one_hot(X_test, test_task, task_ids.size)
-    together = clustered.coclustering_
     out = np.empty(X_test.shape[0])
     for target in np.unique(test_task):
         rows = np.flatnonzero(test_task == target)

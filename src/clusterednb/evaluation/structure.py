@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.evaluation.datasets import EvalDataset
-from clusterednb.evaluation.models import GENERATIVE, fit_generative, make_generative
+from clusterednb.evaluation.generative import GENERATIVE, fit_generative, make_generative
 from clusterednb.evaluation.plots import (
     plot_coclustering,
     plot_dendrogram,

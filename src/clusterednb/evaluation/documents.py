@@ -1,0 +1,136 @@
+"""The protocols on documents: each split's vocabulary from its training documents only, and
+every model that takes word counts (the multinomial event model for the naive-Bayes ones).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from clusterednb.data.text import Vocabulary
+from clusterednb.evaluation.baselines import augment, sparse_logistic, with_task_one_hot
+from clusterednb.evaluation.cluster_weights import cluster_weighted_documents
+from clusterednb.evaluation.generative import GENERATIVE, make_generative
+from clusterednb.exceptions import CNBError
+from clusterednb.inference.exact import MAX_EXACT_TASKS
+from clusterednb.transductive import transductive_coclustering
+
+DOCUMENT_VOCABULARY = {"min_df": 2, "max_features": 20_000}
+DOCUMENT_OBSERVATION = "multinomial"
+
+
+def document_matrices(train: pd.DataFrame, test: pd.DataFrame, text: str) -> tuple[Any, Any]:
+    """Word counts of the training and test documents over the TRAINING documents' words.
+
+    Words in at least 2 training documents, the 20 000 most frequent.
+
+    Examples
+    --------
+    >>> train = pd.DataFrame({"text": ["cheap pills now", "cheap flights", "team meeting"]})
+    >>> test = pd.DataFrame({"text": ["cheap meeting room"]})
+    >>> X_train, X_test = document_matrices(train, test, "text")
+    >>> X_train.shape, X_test.toarray().tolist()  # "cheap" is the only word in two documents
+    ((3, 1), [[1]])
+    """
+    vocabulary = Vocabulary(**DOCUMENT_VOCABULARY).fit(train[text].tolist())
+    return vocabulary.transform(train[text].tolist()), vocabulary.transform(test[text].tolist())
+
+
+def fit_predict_documents(
+    name: str,
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    text: str,
+    seed: int,
+    documents: tuple[Any, Any] | None = None,
+    transductive: bool = False,
+) -> np.ndarray:
+    """``P(y = 1)`` for test documents (vocabulary from the training documents only).
+
+    Generative models use the multinomial event model; the logistic regressions see the same
+    word counts (plus the user one-hot for ``lr-pooled``; augmented per user for
+    ``lr-hier``); ``cnb-lr`` weights ``lr-pooled``'s rows by a multinomial Clustered NB's
+    co-clustering (exact enumeration up to 10 tasks, else Gibbs;
+    :mod:`clusterednb.evaluation.cluster_weights`).
+
+    Transductively (``transductive=True``) the test documents join the fit of the clustered
+    naive-Bayes models unlabelled and choose their task's cluster among those of the labelled
+    documents (``transductive="select"``); ``cnb-lr`` weighs rows by that selection. The
+    regressions, ``ns`` and ``cs`` do not learn from unlabelled documents and give their
+    inductive predictions.
+
+    Examples
+    --------
+    >>> train = pd.DataFrame({"task": ["ann", "ann", "bob", "bob"], "label": [1, 0, 1, 0],
+    ...                       "text": ["cheap pills", "team lunch", "cheap pills", "team"]})
+    >>> test = pd.DataFrame({"task": ["ann", "ann"], "text": ["cheap pills", "team"]})
+    >>> p_spam, p_ham = fit_predict_documents("ns", train, test, "text", seed=0)
+    >>> bool(p_spam > 0.5 > p_ham)
+    True
+    """
+    X_train, X_test = documents or document_matrices(train, test, text)
+    y_train = train["label"].to_numpy(dtype=int)
+    tasks = train["task"].to_numpy()
+    if name in GENERATIVE:
+        model = make_generative(name, seed).set_params(observation=DOCUMENT_OBSERVATION)
+        selects = transductive and name.startswith("cnb-")
+        _fit_documents(model, X_train, y_train, tasks, (X_test, test) if selects else None)
+        proba = model.predict_proba(X_test, test["task"].to_numpy())
+        return proba[:, list(model.classes_).index(1)]
+    if name == "lr-task":
+        out = np.empty(len(test))
+        for task, rows in test.groupby("task").indices.items():
+            own = tasks == task
+            out[rows] = sparse_logistic(X_train[own], y_train[own], X_test[rows])
+        return out
+    if name in ("lr-pooled", "lr-hier"):
+        task_ids = pd.Index(pd.unique(train["task"]))
+        train_task = task_ids.get_indexer(train["task"])
+        test_task = task_ids.get_indexer(test["task"])
+        if name == "lr-hier":
+            design = augment(X_train, train_task, task_ids.size, 1.0)
+            test_design = augment(X_test, test_task, task_ids.size, 1.0)
+        else:
+            design = with_task_one_hot(X_train, train_task, task_ids.size)
+            test_design = with_task_one_hot(X_test, test_task, task_ids.size)
+        return sparse_logistic(design, y_train, test_design)
+    if name == "cnb-lr":  # the clustering: exact when every partition can be enumerated
+        n_tasks = train["task"].nunique()
+        clustered = make_generative(
+            "cnb-exact" if n_tasks <= MAX_EXACT_TASKS else "cnb-gibbs", seed
+        )
+        clustered.set_params(observation=DOCUMENT_OBSERVATION)
+        _fit_documents(clustered, X_train, y_train, tasks, (X_test, test) if transductive else None)
+        return cluster_weighted_documents(
+            X_train,
+            y_train,
+            tasks,
+            X_test,
+            test["task"].to_numpy(),
+            clustered.task_ids_,
+            transductive_coclustering(clustered),
+        )
+    raise CNBError(f"model {name!r} does not take documents")
+
+
+def _fit_documents(
+    model: Any,
+    X_train: Any,
+    y_train: np.ndarray,
+    tasks: np.ndarray,
+    unlabelled: tuple[Any, pd.DataFrame] | None,
+) -> None:
+    """Fit ``model`` on the labelled documents, and with ``unlabelled`` = (matrix, test rows)
+    also on those documents without labels, in ``transductive="select"`` mode."""
+    if unlabelled is None:
+        model.fit(X_train, y_train, tasks)
+        return
+    X_test, test = unlabelled
+    model.set_params(transductive="select").fit(
+        sparse.vstack([X_train, X_test], format="csr"),
+        np.concatenate([y_train.astype(float), np.full(X_test.shape[0], np.nan)]),
+        np.concatenate([tasks, test["task"].to_numpy()]),
+    )
