@@ -20,6 +20,7 @@ from clusterednb.sparse_counts import SparseCounts
 from clusterednb.stats import Counts
 from clusterednb.training_data import split_tasks
 from clusterednb.transductive import TRANSDUCTIVE_MODES, select_log_proba_for_rows
+from clusterednb.transductive_tuning import choose_temperature
 
 _COCLUSTERING_LIMIT = 20_000
 
@@ -101,9 +102,11 @@ class ClusteredNB(TaskNaiveBayes):
         (:mod:`clusterednb.transductive`). Refitting the clusters with many unlabelled rows
         (``None`` with ``semi_supervised``) lets them form a cluster whose "label" is an
         unsupervised component: landmine AUC 0.58 against 0.76 by selection (BENCHMARKS.md).
-    transductive_temperature : float, default=1.0
+    transductive_temperature : float or "auto", default=1.0
         ``τ`` in ``(0, 1]``, the power on the unlabelled rows' likelihood in the selection,
-        against naive Bayes' over-counting of correlated features.
+        against naive Bayes' over-counting of correlated features. ``"auto"``: chosen on the
+        training tasks by one more fit, in which some tasks play targets with hidden labels
+        (:mod:`clusterednb.transductive_tuning`); the choice is ``transductive_temperature_``.
     calibration : {None, "sigmoid"}, default=None
         ``"sigmoid"`` (two classes): :meth:`fit` also learns ``σ(a z + b)`` of the model's
         log-odds ``z`` from out-of-fold predictions of the training rows (two more fits,
@@ -135,6 +138,8 @@ class ClusteredNB(TaskNaiveBayes):
         training rows (the transductive predictive of thesis §3.1).
     calibration_ : ndarray of shape (2,)
         With ``calibration="sigmoid"``: ``(a, b)``.
+    transductive_temperature_ : float
+        With ``transductive_temperature="auto"``: the ``τ`` chosen.
 
     Notes
     -----
@@ -196,7 +201,7 @@ class ClusteredNB(TaskNaiveBayes):
         task_column: str | None = None,
         observation: str = "categorical",
         transductive: str | None = None,
-        transductive_temperature: float = 1.0,
+        transductive_temperature: float | str = 1.0,
         calibration: str | None = None,
     ) -> None:
         vars(self).update({k: v for k, v in locals().items() if k != "self"})
@@ -213,10 +218,28 @@ class ClusteredNB(TaskNaiveBayes):
         (2,)
         """
         super().fit(X, y, tasks)
+        X, tasks = split_tasks(X, tasks, self.task_column)
+        if self.transductive == "select" and self.transductive_temperature == "auto":
+            tau, self.temperature_tuning_ = choose_temperature(
+                self, X, y, np.asarray(tasks), self._rng()
+            )
+            self.transductive_temperature_ = np.float64(tau)
         if self.calibration == "sigmoid":
-            X, tasks = split_tasks(X, tasks, self.task_column)
             self.calibration_ = fit_sigmoid(self, X, y, np.asarray(tasks), self._rng())
         return self
+
+    def selection_temperature(self) -> float:
+        """The ``τ`` that transductive selection uses: ``transductive_temperature``, or the
+        one chosen for "auto".
+
+        Examples
+        --------
+        >>> ClusteredNB(transductive_temperature=0.5).selection_temperature()
+        0.5
+        """
+        if self.transductive_temperature != "auto":
+            return float(self.transductive_temperature)
+        return float(np.asarray(self.transductive_temperature_).reshape(-1)[0])
 
     # ------------------------------------------------------------------ inference
     def _infer(self, model: DirichletNB, counts: Counts | SparseCounts) -> tuple[Posterior, float]:
@@ -265,7 +288,7 @@ class ClusteredNB(TaskNaiveBayes):
             )
         if self.calibration not in CALIBRATIONS:
             raise CNBError(f"calibration must be one of {CALIBRATIONS}, got {self.calibration!r}")
-        if not 0 < self.transductive_temperature <= 1:
+        if self.transductive_temperature != "auto" and not 0 < self.transductive_temperature <= 1:
             raise CNBError(
                 f"transductive_temperature must be in (0, 1], got {self.transductive_temperature!r}"
             )
@@ -315,7 +338,7 @@ class ClusteredNB(TaskNaiveBayes):
             X_codes,
             task_index,
             log_proba,
-            self.transductive_temperature,
+            self.selection_temperature(),
         )
 
     @property

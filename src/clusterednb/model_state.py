@@ -18,7 +18,7 @@ from clusterednb.inference.posterior import Posterior
 from clusterednb.sparse_counts import SparseCounts
 from clusterednb.stats import Counts
 
-OPTIONAL_ARRAYS = ("unlabelled_proba", "em_objective", "calibration")
+OPTIONAL_ARRAYS = ("unlabelled_proba", "em_objective", "calibration", "transductive_temperature")
 _POSTERIOR = "posterior_"
 
 

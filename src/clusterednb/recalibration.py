@@ -125,6 +125,8 @@ def fit_sigmoid(estimator: Any, X: Any, y: Any, tasks: np.ndarray, rng: np.rando
         )
         if "progress" in part.get_params():
             part.set_params(progress=False)
+        if hasattr(estimator, "transductive_temperature_"):  # chosen once, not per fold
+            part.set_params(transductive_temperature=estimator.selection_temperature())
         part.fit(_take(X, seen), labels.iloc[seen].to_numpy(), np.asarray(tasks)[seen])
         log_proba = part.predict_log_proba(_take(X, held), np.asarray(tasks)[held])
         log_odds[held] = log_proba[:, 1] - log_proba[:, 0]

@@ -208,5 +208,5 @@ def transductive_coclustering(estimator: Any) -> np.ndarray:
         estimator.unlabelled_X_,
         estimator.unlabelled_task_,
         together,
-        estimator.transductive_temperature,
+        estimator.selection_temperature(),
     )

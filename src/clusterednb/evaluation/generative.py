@@ -59,6 +59,7 @@ GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
     "cnb-bhc+sigmoid": lambda seed: ClusteredNB(
         inference="bhc", handle_unknown="ignore", calibration="sigmoid"
     ),
+    "cnb-gibbs+tau": lambda seed: gibbs_model(seed).set_params(transductive_temperature="auto"),
 }
 HARNESS_ALPHA = "auto"
 

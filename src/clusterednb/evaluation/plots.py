@@ -41,6 +41,7 @@ KNOWN_MODELS = (
     "cnb-gibbs-reseeded",
     "cnb-gibbs+sigmoid",
     "cnb-bhc+sigmoid",
+    "cnb-gibbs+tau",
 )
 
 

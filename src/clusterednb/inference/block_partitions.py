@@ -85,14 +85,18 @@ class BlockAlgebra(Protocol):
         3.0
         """
 
-    def log_scores_added(self, stats: Sequence[Any], task: int) -> np.ndarray:
-        """``log B(S ∪ {task})`` of many sets at once, shape (len(stats),).
+    def log_scores_added(self, stats: Sequence[Any], task: int, also: Any = None) -> np.ndarray:
+        """``log B(S ∪ {task})`` of many sets at once, shape (len(stats),); with ``also``, one
+        more entry at the end: ``log B(also)`` (a Gibbs step scores the cluster the task left
+        in the same batch).
 
         Examples
         --------
         >>> algebra = SetAlgebra(lambda members: float(sum(members)))
         >>> algebra.log_scores_added([frozenset({1}), frozenset({2, 5})], 3).tolist()
         [4.0, 10.0]
+        >>> algebra.log_scores_added([frozenset({1})], 3, also=frozenset({2})).tolist()
+        [4.0, 2.0]
         """
 
 
@@ -158,15 +162,21 @@ class SetAlgebra:
             self._scores[stats] = self.log_block(stats)
         return self._scores[stats]
 
-    def log_scores_added(self, stats: Sequence[frozenset[int]], task: int) -> np.ndarray:
-        """The scores of each set with ``task`` added, shape (len(stats),).
+    def log_scores_added(
+        self, stats: Sequence[frozenset[int]], task: int, also: frozenset[int] | None = None
+    ) -> np.ndarray:
+        """The scores of each set with ``task`` added, shape (len(stats),), then that of
+        ``also`` if given.
 
         Examples
         --------
         >>> SetAlgebra(len).log_scores_added([frozenset({0}), frozenset()], 3).tolist()
         [2.0, 1.0]
         """
-        return np.array([float(self.log_score(self.added(s, task))) for s in stats])
+        scores = [float(self.log_score(self.added(s, task))) for s in stats]
+        if also is not None:
+            scores.append(float(self.log_score(also)))
+        return np.array(scores)
 
 
 @dataclass(frozen=True)
@@ -264,16 +274,18 @@ class _Clusters:
             self.stats[label] = self.algebra.of_members(members)
             self.scores[label] = self.algebra.log_score(self.stats[label])
 
-    def take_out(self, task: int) -> None:
+    def take_out(self, task: int) -> int | None:
+        """Remove ``task`` from its cluster; the label of that cluster if it is left with
+        members, whose score the caller must set (it is scored with the step's batch)."""
         old = int(self.assignment[task])
         if old < 0:
-            return
+            return None
         self.members[old].discard(task)
         if not self.members[old]:
             del self.members[old], self.stats[old], self.scores[old]
-        else:
-            self.stats[old] = self.algebra.removed(self.stats[old], task)
-            self.scores[old] = self.algebra.log_score(self.stats[old])
+            return None
+        self.stats[old] = self.algebra.removed(self.stats[old], task)
+        return old
 
     def put(self, task: int, label: int | None, stats: Any, score: float) -> None:
         if label is None:
@@ -296,9 +308,14 @@ def _gibbs_step(
 ) -> None:
     """Reassign one task given the others (in place)."""
     algebra = clusters.algebra
-    clusters.take_out(task)
+    left = clusters.take_out(task)
     labels = list(clusters.members)
-    joined_scores = algebra.log_scores_added([clusters.stats[label] for label in labels], task)
+    stats = [clusters.stats[label] for label in labels]
+    if left is None:
+        joined_scores = algebra.log_scores_added(stats, task)
+    else:  # the cluster the task left is scored in the same batch
+        *scored, clusters.scores[left] = algebra.log_scores_added(stats, task, clusters.stats[left])
+        joined_scores = np.array(scored)
     scores = np.empty(len(labels) + 1)
     scores[:-1] = (
         np.log([len(clusters.members[label]) for label in labels])

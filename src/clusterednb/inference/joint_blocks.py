@@ -433,11 +433,14 @@ class JointLogisticBlocks:
             sums.value, sums.gradient, sums.hessian, self.precision
         )
 
-    def log_scores_added(self, sums: Sequence[BlockSums], task: int) -> np.ndarray:
-        """``log B(S ∪ {task})`` of many sets' sums at once, shape (len(sums),).
+    def log_scores_added(
+        self, sums: Sequence[BlockSums], task: int, also: BlockSums | None = None
+    ) -> np.ndarray:
+        """``log B(S ∪ {task})`` of many sets' sums at once, shape (len(sums),), then
+        ``log B(also)`` if given.
 
-        A Gibbs step scores every cluster with the moving task: one batched factorisation
-        instead of one Python call per cluster.
+        A Gibbs step scores every cluster with the moving task, and the cluster it left
+        without it: one batched factorisation instead of one Python call per cluster.
 
         Examples
         --------
@@ -448,14 +451,19 @@ class JointLogisticBlocks:
         ...                           blocks.log_block(frozenset({1}))]))
         True
         """
-        if not sums:
+        if not sums and also is None:
             return np.zeros(0)
         own = self.expansions
-        return self.log_features(
-            np.stack([s.counts for s in sums]) + self.value_counts[task]
-        ) + own.log_marginals_of_sums(
-            np.array([s.value for s in sums]) + own.value[task],
-            np.stack([s.gradient for s in sums]) + own.gradient[task],
-            np.stack([s.hessian for s in sums]) + own.hessian[task],
-            self.precision,
+        extra = [] if also is None else [also]
+        n = len(sums)
+        counts = np.stack([s.counts for s in [*sums, *extra]])
+        value = np.array([s.value for s in [*sums, *extra]])
+        gradient = np.stack([s.gradient for s in [*sums, *extra]])
+        hessian = np.stack([s.hessian for s in [*sums, *extra]])
+        counts[:n] += self.value_counts[task]
+        value[:n] += own.value[task]
+        gradient[:n] += own.gradient[task]
+        hessian[:n] += own.hessian[task]
+        return self.log_features(counts) + own.log_marginals_of_sums(
+            value, gradient, hessian, self.precision
         )
