@@ -214,7 +214,8 @@ def test_selected_coclustering_is_the_selection_weight_of_each_others_cluster(in
     assert together[0, 1:3].min() > 0.9 > 0.1 > together[0, 3:].max()
 
 
-def test_documents_kept_for_selection_survive_saving_and_a_second_chunk(tmp_path):
+@pytest.mark.parametrize("observation", ["multinomial", "bernoulli"])
+def test_documents_kept_for_selection_survive_saving_and_a_second_chunk(observation, tmp_path):
     """Unlabelled documents are kept (as CSR counts) only for selection; a model file holds
     them as plain arrays, and a damaged one is refused."""
     from scipy import sparse
@@ -225,7 +226,7 @@ def test_documents_kept_for_selection_survive_saving_and_a_second_chunk(tmp_path
     X = sparse.csr_matrix([[3, 0, 1], [0, 2, 1], [2, 0, 0], [0, 3, 1], [2, 1, 0], [0, 0, 4]])
     y = np.array([1, 0, 1, 0, np.nan, np.nan])
     tasks = np.array(["a", "a", "b", "b", "c", "c"])
-    params = {"inference": "exact", "observation": "multinomial"}
+    params = {"inference": "exact", "observation": observation}
     plain = ClusteredNB(**params).fit(X, y, tasks)
     assert plain.unlabelled_X_.shape[0] == 0  # not selecting: unlabelled documents unused
     model = ClusteredNB(transductive="select", **params).fit(X, y, tasks)
