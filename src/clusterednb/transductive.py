@@ -29,23 +29,44 @@ TRANSDUCTIVE_MODES = (None, "select")
 class _OtherClusters:
     """The MAP clusters seen from one task: the other tasks' labelled counts per cluster."""
 
-    def __init__(self, counts: Counts | SparseCounts, partition: np.ndarray) -> None:
+    def __init__(
+        self,
+        counts: Counts | SparseCounts,
+        partition: np.ndarray,
+        gamma: float,
+        unlabelled_X: Any,
+        unlabelled_task: np.ndarray,
+    ) -> None:
         n_clusters = int(partition.max()) + 1
         self.counts = counts
         self.partition = partition
+        self.gamma = gamma
+        self.unlabelled_X = unlabelled_X
+        self.unlabelled_task = unlabelled_task
         self.value_counts = counts.group_by(partition, n_clusters).value_counts  # once
         self.sizes = np.bincount(partition, minlength=n_clusters)
 
-    def without(self, task: int) -> tuple[Counts, np.ndarray, np.ndarray, np.ndarray]:
-        """The task's own counts, the other clusters' value counts (K, C, V), their sizes
-        (K,) and their labels in the partition (K,)."""
+    def without(self, task: int) -> tuple[tuple[Any, ...], np.ndarray]:
+        """The arguments of :func:`~clusterednb.inference.select.select_log_proba` after the
+        model for ``task`` (the other clusters' value counts (K, C, V) and sizes (K,),
+        ``gamma``, the task's own label and value counts, its unlabelled rows), and the
+        clusters' labels in the partition (K,)."""
         own = self.counts.take([task])
         cluster_counts = self.value_counts.astype(np.float64)
         cluster_counts[self.partition[task]] -= own.value_counts[0]
         sizes = self.sizes.copy()
         sizes[self.partition[task]] -= 1
         kept = np.flatnonzero(sizes > 0)
-        return own, cluster_counts[kept], sizes[kept], kept
+        rows = self.unlabelled_X[np.flatnonzero(self.unlabelled_task == task)]
+        arguments = (
+            cluster_counts[kept],
+            sizes[kept],
+            self.gamma,
+            own.label_counts[0],
+            own.value_counts[0],
+            rows,
+        )
+        return arguments, kept
 
 
 def select_log_proba_for_rows(
@@ -98,21 +119,11 @@ def select_log_proba_for_rows(
     True
     """
     out = log_proba.copy()
-    others = _OtherClusters(counts, partition)
+    others = _OtherClusters(counts, partition, gamma, unlabelled_X, unlabelled_task)
     for task in np.intersect1d(np.unique(task_index[task_index >= 0]), unlabelled_task):
-        own, cluster_counts, sizes, _ = others.without(task)
+        arguments, _ = others.without(task)
         rows = np.flatnonzero(task_index == task)
-        out[rows], _ = select_log_proba(
-            model,
-            cluster_counts,
-            sizes,
-            gamma,
-            own.label_counts[0],
-            own.value_counts[0],
-            unlabelled_X[np.flatnonzero(unlabelled_task == task)],
-            temperature,
-            query=X[rows],
-        )
+        out[rows], _ = select_log_proba(model, *arguments, temperature, query=X[rows])
     return out
 
 
@@ -158,19 +169,10 @@ def selected_coclustering(
     [1.0, 0.0, 0.0]
     """
     out = np.array(coclustering, dtype=np.float64, copy=True)
-    others = _OtherClusters(counts, partition)
+    others = _OtherClusters(counts, partition, gamma, unlabelled_X, unlabelled_task)
     for task in np.unique(unlabelled_task):
-        own, cluster_counts, sizes, kept = others.without(task)
-        log_weights = select_log_weights(
-            model,
-            cluster_counts,
-            sizes,
-            gamma,
-            own.label_counts[0],
-            own.value_counts[0],
-            unlabelled_X[np.flatnonzero(unlabelled_task == task)],
-            temperature,
-        )
+        arguments, kept = others.without(task)
+        log_weights = select_log_weights(model, *arguments, temperature)
         per_cluster = np.zeros(int(partition.max()) + 1)
         per_cluster[kept] = np.exp(log_weights[:-1])
         out[task] = per_cluster[partition]
