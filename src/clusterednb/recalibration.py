@@ -78,7 +78,14 @@ def task_folds(tasks: np.ndarray, labelled: np.ndarray, rng: np.random.Generator
     return folds
 
 
-def _take(X: Any, rows: np.ndarray) -> Any:
+def take_rows(X: Any, rows: np.ndarray) -> Any:
+    """The rows at positions ``rows`` of a DataFrame, an array or a sparse matrix.
+
+    Examples
+    --------
+    >>> take_rows(pd.DataFrame({"a": [1, 2, 3]}), np.array([2, 0]))["a"].tolist()
+    [3, 1]
+    """
     return X.iloc[rows] if isinstance(X, pd.DataFrame) else X[rows]
 
 
@@ -127,8 +134,8 @@ def fit_sigmoid(estimator: Any, X: Any, y: Any, tasks: np.ndarray, rng: np.rando
             part.set_params(progress=False)
         if hasattr(estimator, "transductive_temperature_"):  # chosen once, not per fold
             part.set_params(transductive_temperature=estimator.selection_temperature())
-        part.fit(_take(X, seen), labels.iloc[seen].to_numpy(), np.asarray(tasks)[seen])
-        log_proba = part.predict_log_proba(_take(X, held), np.asarray(tasks)[held])
+        part.fit(take_rows(X, seen), labels.iloc[seen].to_numpy(), np.asarray(tasks)[seen])
+        log_proba = part.predict_log_proba(take_rows(X, held), np.asarray(tasks)[held])
         log_odds[held] = log_proba[:, 1] - log_proba[:, 0]
     truth = (labels[labelled] == classes[1]).to_numpy()
     if truth.all() or not truth.any():

@@ -26,7 +26,7 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.metrics import log_loss
 
-from clusterednb.recalibration import _take
+from clusterednb.recalibration import take_rows
 
 TEMPERATURES = (1.0, 0.5, 0.25, 0.1, 0.05, 0.02)
 MIN_LENDER_ROWS = 8
@@ -131,12 +131,12 @@ def choose_temperature(
         task_column=None,
         progress=False,
     )
-    part.fit(_take(X, seen), fit_labels.to_numpy(), tasks[seen])
+    part.fit(take_rows(X, seen), fit_labels.to_numpy(), tasks[seen])
     classes = list(part.classes_)
     tried = []
     for temperature in TEMPERATURES:
         part.set_params(transductive_temperature=temperature)
-        proba = part.predict_proba(_take(X, hidden), tasks[hidden])
+        proba = part.predict_proba(take_rows(X, hidden), tasks[hidden])
         loss = log_loss(truth.astype(type(classes[0])), proba, labels=classes)
         tried.append({"temperature": temperature, "log_loss": float(loss)})
     table = pd.DataFrame(tried)
