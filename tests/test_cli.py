@@ -250,3 +250,44 @@ def test_evaluate_a_file(data_file, tmp_path):
     assert (out / "transfer_auc.png").exists()
     bad = cnb(*[a if a != "ns,cnb-bhc" else "ns,svm" for a in args])
     assert bad.returncode == 1 and "unknown model(s) ['svm']" in bad.stderr
+
+
+def test_fit_transductive_select_with_a_chosen_temperature(data_file, tmp_path):
+    """``cnb fit --transductive select --transductive-temperature auto``: u0's rows with an
+    empty label choose its cluster; the model file keeps the chosen τ and predicts as the
+    library does. A kind without clusters is refused by name."""
+    from clusterednb import ClusteredNB, load
+
+    frame = pd.read_csv(data_file)
+    frame["accepted"] = frame["accepted"].astype(float)
+    frame.loc[frame.index[frame["user"] == "u0"][2:], "accepted"] = np.nan
+    path = tmp_path / "partly.csv"
+    frame.to_csv(path, index=False)
+    base = ["fit", str(path), "--task", "user", "--label", "accepted"]
+    result = cnb(
+        *base,
+        "--kind",
+        "cnb-bhc",
+        "--transductive",
+        "select",
+        "--transductive-temperature",
+        "auto",
+        "-o",
+        str(tmp_path / "t.cnb"),
+    )
+    assert result.returncode == 0, result.stderr
+    model = load(tmp_path / "t.cnb")
+    assert model.transductive == "select" and 0 < model.selection_temperature() <= 1
+    features = [c for c in frame.columns if c not in ("user", "accepted")]
+    library = ClusteredNB(
+        inference="bhc", transductive="select", transductive_temperature="auto", random_state=0
+    ).fit(frame[features], frame["accepted"], frame["user"])
+    assert model.selection_temperature() == library.selection_temperature()
+    np.testing.assert_allclose(
+        model.predict_proba(frame[features], frame["user"]),
+        library.predict_proba(frame[features], frame["user"]),
+    )
+    refused = cnb(*base, "--kind", "ns", "--transductive", "select", "-o", str(tmp_path / "n"))
+    assert refused.returncode != 0 and "--transductive needs a clustered kind" in refused.stderr
+    bad = cnb(*base, "--kind", "cnb-bhc", "--transductive-temperature", "3", "-o", "x")
+    assert bad.returncode != 0 and "expected a number in (0, 1]" in bad.stderr

@@ -45,6 +45,9 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
     semi = getattr(args, "semi_supervised", None)
     if semi is not None:
         common["semi_supervised"] = False if semi == "off" else semi
+    transductive = getattr(args, "transductive", None)
+    if transductive is not None and not name.startswith("cnb-"):
+        raise CNBError(f"--transductive needs a clustered kind (cnb-...), got --kind {name}")
     if name == "ns":
         return NoSharingNB(**common)
     if name == "cs":
@@ -52,6 +55,9 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
     if name == "prototype":
         return PrototypeNB(**common)
     inference = name.removeprefix("cnb-")
+    if transductive is not None:
+        common["transductive"] = transductive
+        common["transductive_temperature"] = args.transductive_temperature
     return ClusteredNB(inference=inference, gamma=args.gamma, **common)
 
 

@@ -36,6 +36,29 @@ def alpha_value(text: str) -> float | str:
         raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
 
 
+def temperature_value(text: str) -> float | str:
+    """A ``--transductive-temperature`` value: a number in (0, 1], or "auto".
+
+    Examples
+    --------
+    >>> temperature_value("0.5"), temperature_value("auto")
+    (0.5, 'auto')
+    >>> temperature_value("2")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a number in (0, 1] or 'auto', got '2'
+    """
+    if text == "auto":
+        return text
+    try:
+        number = float(text)
+    except ValueError:
+        number = float("nan")
+    if not 0 < number <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1] or 'auto', got {text!r}")
+    return number
+
+
 class CommaList(argparse.Action):
     """Collect values given as ``a,b,c`` or as ``a b c`` (or both) into one list.
 

@@ -21,6 +21,7 @@ from clusterednb.cli.options import (
     alpha_value,
     comma_list,
     deprecated,
+    temperature_value,
 )
 from clusterednb.version import __version__
 
@@ -106,6 +107,19 @@ def _fit(commands: argparse._SubParsersAction) -> None:
     fit.add_argument("--min-df", type=int, default=2, help="--text: keep words in >= N documents")
     fit.add_argument("--max-words", type=int, default=20_000, help="--text: vocabulary size")
     fit.add_argument("--bins", type=int, help="bin every decimal feature into N quantile bins")
+    fit.add_argument(
+        "--transductive",
+        choices=["select"],
+        help="clustered kinds: a user's rows with an empty label choose among the clusters "
+        "of the labelled rows, without refitting them",
+    )
+    fit.add_argument(
+        "--transductive-temperature",
+        type=temperature_value,
+        default=1.0,
+        help="with --transductive: the power in (0, 1] on the unlabelled rows' likelihood, "
+        "or 'auto': chosen on training users that play targets with hidden labels",
+    )
     add_output(fit, "model file to write")
     add_json(fit)
     fit.set_defaults(run=f"{COMMANDS}:fit")
