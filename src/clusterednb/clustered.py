@@ -218,8 +218,10 @@ class ClusteredNB(TaskNaiveBayes):
         (2,)
         """
         super().fit(X, y, tasks)
-        X, tasks = split_tasks(X, tasks, self.task_column)
-        if self.transductive == "select" and self.transductive_temperature == "auto":
+        choose_tau = self.transductive == "select" and self.transductive_temperature == "auto"
+        if choose_tau or self.calibration == "sigmoid":
+            X, tasks = split_tasks(X, tasks, self.task_column)
+        if choose_tau:
             tau, self.temperature_tuning_ = choose_temperature(
                 self, X, y, np.asarray(tasks), self._rng()
             )

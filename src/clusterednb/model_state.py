@@ -200,7 +200,8 @@ def restored_counts(record: ModelRecord) -> Counts | SparseCounts:
 
 
 def check_shapes(record: ModelRecord) -> None:
-    """Raise :class:`CNBError` naming the first array that contradicts the schema or ids.
+    """Raise :class:`CNBError` naming the first count array that contradicts the schema or
+    ids (the unlabelled rows are checked as they are restored: :func:`restored_unlabelled`).
 
     Examples
     --------
@@ -226,7 +227,6 @@ def check_shapes(record: ModelRecord) -> None:
                 f"array {name} has shape {arrays[name].shape}, expected {shape} for the "
                 f"{n_tasks} task ids and the schema's {n_classes} classes and {n_values} values"
             )
-    restored_unlabelled(record)
 
 
 def check_posterior_shapes(

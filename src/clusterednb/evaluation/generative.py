@@ -109,6 +109,25 @@ def with_unlabelled(train: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([train, test.assign(label=np.nan)], ignore_index=True)
 
 
+def fit_selecting(
+    name: str, train: pd.DataFrame, test: pd.DataFrame, features: list[str], seed: int
+) -> ClusteredNB:
+    """The clustered model ``name`` with ``transductive="select"``, fitted on the training
+    rows and the test rows unlabelled (the clusters come from the labelled rows).
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> train, test = toy.transfer_split()
+    >>> model = fit_selecting("cnb-exact", train, test, ["colour"], seed=0)
+    >>> model.unlabelled_X_.shape[0] == len(test)  # the test rows, unlabelled
+    True
+    """
+    model = make_generative(name, seed).set_params(transductive="select")
+    both = with_unlabelled(train, test)
+    return model.fit(both[features], both["label"].to_numpy(dtype=float), both["task"].to_numpy())
+
+
 def select_transductive(
     name: str,
     train: pd.DataFrame,
@@ -129,8 +148,6 @@ def select_transductive(
     >>> bool(p_red > p_blue)
     True
     """
-    model = make_generative(name, seed).set_params(transductive="select")
-    both = with_unlabelled(train, test)
-    model.fit(both[features], both["label"].to_numpy(dtype=float), both["task"].to_numpy())
+    model = fit_selecting(name, train, test, features, seed)
     proba = model.predict_proba(test[features], test["task"].to_numpy())
     return proba[:, list(model.classes_).index(1)]

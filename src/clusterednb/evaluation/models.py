@@ -30,7 +30,7 @@ from clusterednb.evaluation.documents import document_matrices, fit_predict_docu
 from clusterednb.evaluation.generative import (
     GENERATIVE,
     fit_generative,
-    make_generative,
+    fit_selecting,
     select_transductive,
     with_unlabelled,
 )
@@ -202,9 +202,7 @@ def cluster_weighted_logistic(
     if (constant := class_frequency(y_train, len(test))) is not None:
         return constant
     if transductive:
-        clustered = make_generative("cnb-gibbs", seed).set_params(transductive="select")
-        both = with_unlabelled(train, test)
-        clustered.fit(both[features], both["label"].to_numpy(dtype=float), both["task"].to_numpy())
+        clustered = fit_selecting("cnb-gibbs", train, test, features, seed)
     else:
         clustered = fit_generative("cnb-gibbs", train, features, seed)
     together = transductive_coclustering(clustered)

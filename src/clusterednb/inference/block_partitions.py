@@ -311,11 +311,10 @@ def _gibbs_step(
     left = clusters.take_out(task)
     labels = list(clusters.members)
     stats = [clusters.stats[label] for label in labels]
-    if left is None:
-        joined_scores = algebra.log_scores_added(stats, task)
-    else:  # the cluster the task left is scored in the same batch
-        *scored, clusters.scores[left] = algebra.log_scores_added(stats, task, clusters.stats[left])
-        joined_scores = np.array(scored)
+    also = None if left is None else clusters.stats[left]  # scored in the same batch
+    joined_scores = algebra.log_scores_added(stats, task, also)
+    if left is not None:
+        clusters.scores[left], joined_scores = float(joined_scores[-1]), joined_scores[:-1]
     scores = np.empty(len(labels) + 1)
     scores[:-1] = (
         np.log([len(clusters.members[label]) for label in labels])

@@ -454,12 +454,12 @@ class JointLogisticBlocks:
         if not sums and also is None:
             return np.zeros(0)
         own = self.expansions
-        extra = [] if also is None else [also]
+        every = [*sums] if also is None else [*sums, also]
         n = len(sums)
-        counts = np.stack([s.counts for s in [*sums, *extra]])
-        value = np.array([s.value for s in [*sums, *extra]])
-        gradient = np.stack([s.gradient for s in [*sums, *extra]])
-        hessian = np.stack([s.hessian for s in [*sums, *extra]])
+        counts = np.stack([s.counts for s in every])
+        value = np.array([s.value for s in every])
+        gradient = np.stack([s.gradient for s in every])
+        hessian = np.stack([s.hessian for s in every])
         counts[:n] += self.value_counts[task]
         value[:n] += own.value[task]
         gradient[:n] += own.gradient[task]
