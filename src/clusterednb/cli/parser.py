@@ -117,6 +117,7 @@ def _fit(commands: argparse._SubParsersAction) -> None:
         "--transductive-temperature",
         type=temperature_value,
         default=1.0,
+        metavar="TAU",
         help="with --transductive: the power in (0, 1] on the unlabelled rows' likelihood, "
         "or 'auto': chosen on training users that play targets with hidden labels",
     )
