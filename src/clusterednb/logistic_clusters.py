@@ -14,12 +14,13 @@ from scipy.special import logsumexp
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.block_partitions import BlockClustering, enumerate_blocks, gibbs_blocks
+from clusterednb.inference.block_partitions import BlockClustering, enumerate_blocks
 from clusterednb.inference.cluster_weighted import (
     WeightedRegressions,
     fit_weighted_regressions,
     membership,
 )
+from clusterednb.inference.joint_gibbs import gibbs_joint_blocks
 from clusterednb.inference.weighted_newton import WeightedLogistic
 from clusterednb.logistic_fit import (
     AUTO,
@@ -157,9 +158,7 @@ def partition_posterior(
     )
     if exact:
         return enumerate_blocks(data.n_tasks, blocks.log_block, settings.gamma)
-    return gibbs_blocks(
-        data.n_tasks, blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in
-    )
+    return gibbs_joint_blocks(blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in)
 
 
 def labelled_regression(data: JointData, settings: FitSettings) -> WeightedLogistic:

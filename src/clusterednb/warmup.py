@@ -1,7 +1,8 @@
 """Compile every Numba kernel once, so that later processes load them from the cache.
 
 A process that finds no compiled kernels spends ~10 s compiling them on its first fit
-(Gibbs, BHC, variational, label resampling, counting). :func:`warm_up` fits a tiny
+(Gibbs, BHC, variational, label resampling, counting, the clustered logistic regression's
+block sampler). :func:`warm_up` fits a tiny
 synthetic problem with every engine that has compiled kernels; ``cnb warm-up`` runs it,
 and ``make`` runs it once after installing. The cache lives where
 :func:`clusterednb.jit.cache_directory` says.
@@ -15,6 +16,7 @@ import warnings
 import numpy as np
 
 from clusterednb.clustered import ClusteredNB
+from clusterednb.clustered_logistic import ClusteredLogisticRegression
 from clusterednb.data.dataset import TaskDataset
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.jit import cache_directory
@@ -29,9 +31,11 @@ ENGINE_SETTINGS: dict[str, dict] = {
     "bhc": {"inference": "bhc"},
     "bhc-randomized": {"inference": "bhc-randomized"},
     "variational": {"inference": "variational"},
+    "clustered-logistic": {"inference": "gibbs", "n_sweeps": 2, "burn_in": 1},
 }
 """Each warmed engine and the settings of its tiny fit ("counting": No-Sharing NB;
-"sparse-counting": the per-task counts a fit of many tasks keeps sparse)."""
+"sparse-counting": the per-task counts a fit of many tasks keeps sparse;
+"clustered-logistic": :class:`~clusterednb.ClusteredLogisticRegression`'s block sampler)."""
 
 
 def warm_up(rng: np.random.Generator | None = None) -> dict[str, float]:
@@ -70,6 +74,8 @@ def warm_up(rng: np.random.Generator | None = None) -> dict[str, float]:
             continue
         if engine == "counting":
             estimator = NoSharingNB()
+        elif engine == "clustered-logistic":
+            estimator = ClusteredLogisticRegression(random_state=rng, **settings)
         else:
             estimator = ClusteredNB(progress=False, random_state=rng, **settings)
         start = time.perf_counter()

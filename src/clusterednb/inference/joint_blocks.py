@@ -140,6 +140,43 @@ class JointLogisticBlocks:
         """
         return self.value_counts.shape[0]
 
+    def packed(self) -> tuple[tuple, tuple]:
+        """The arrays the compiled sampler reads (:mod:`.joint_gibbs_kernel`).
+
+        Returns
+        -------
+        features : tuple
+            ``(value_counts (n_tasks, n_values_total), beta, offsets, log_norm_prior)``.
+        expansions : tuple
+            ``(value (n_tasks,), gradient (n_tasks, d), hessian (n_tasks, d, d), anchor (d,),
+            constant)`` with ``constant = −½ λ|w₀|² + ½ d log λ``.
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> features, expansions = toy.joint_blocks().packed()  # the class's example
+        >>> features[0].shape, expansions[2].shape
+        ((2, 2), (2, 3, 3))
+        """
+        own, precision = self.expansions, self.precision
+        constant = -0.5 * precision * float(own.anchor @ own.anchor) + 0.5 * own.anchor.size * (
+            np.log(precision)
+        )
+        features = (
+            np.ascontiguousarray(self.value_counts, dtype=np.float64),
+            float(self.beta),
+            np.ascontiguousarray(self.offsets, dtype=np.int64),
+            self._log_norm_prior,
+        )
+        expansions = (
+            np.ascontiguousarray(own.value, dtype=np.float64),
+            np.ascontiguousarray(own.gradient, dtype=np.float64),
+            np.ascontiguousarray(own.hessian, dtype=np.float64),
+            np.ascontiguousarray(own.anchor, dtype=np.float64),
+            float(constant),
+        )
+        return features, expansions
+
     def log_features(self, counts: np.ndarray) -> np.ndarray:
         """``log P(X)`` of feature-value counts, shape (..., n_values_total) -> (...).
 

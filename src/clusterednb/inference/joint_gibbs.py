@@ -1,0 +1,141 @@
+"""Block Gibbs sampling of the partition under the joint feature-and-label cluster score,
+compiled.
+
+:func:`gibbs_joint_blocks` is :func:`~clusterednb.inference.block_partitions.gibbs_blocks`
+for :class:`~clusterednb.inference.joint_blocks.JointLogisticBlocks`: the same chain (same
+start, same sweeps, same draws from the same ``Generator``), with the clusters' statistics in
+preallocated arrays and each sweep one call of :func:`.joint_gibbs_kernel.joint_sweep`
+instead of a Python step per task. On MovieLens (943 users) a step of the Python sampler
+spent two thirds of its time stacking and copying small arrays around one batched Cholesky.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import gammaln
+
+from clusterednb.exceptions import CNBError
+from clusterednb.inference.block_partitions import BlockClustering
+from clusterednb.inference.joint_blocks import JointLogisticBlocks
+from clusterednb.inference.joint_gibbs_kernel import alone_scores, joint_sweep, refresh_slots
+from clusterednb.priors import canonical_partition
+from clusterednb.special import log_rising_factorial
+
+
+class _Chain:
+    """The sampler's state: slot statistics, assignment, sizes and scores as arrays."""
+
+    def __init__(self, blocks: JointLogisticBlocks, gamma: float) -> None:
+        self.features, self.expansions = blocks.packed()
+        self.precision = float(blocks.precision)
+        self.gamma = gamma
+        n_tasks, n_values = self.features[0].shape
+        d = self.expansions[3].size
+        self.slots = (
+            np.zeros((n_tasks, n_values)),
+            np.zeros(n_tasks),
+            np.zeros((n_tasks, d)),
+            np.zeros((n_tasks, d, d)),
+        )
+        self.assignment = np.full(n_tasks, -1, dtype=np.int64)
+        self.sizes = np.zeros(n_tasks, dtype=np.int64)
+        self.opened = np.zeros(n_tasks + 1, dtype=np.int64)  # last entry: how many are open
+        self.scores = np.zeros(n_tasks)
+        self.alone = alone_scores(self.slots, self.features, self.expansions, self.precision)
+        self._check(bool(np.isfinite(self.alone).all()))
+
+    @property
+    def state(self) -> tuple:
+        return self.assignment, self.sizes, self.opened, self.scores
+
+    def sweep(self, order: np.ndarray, rng: np.random.Generator, greedy: bool) -> None:
+        finite = joint_sweep(
+            order.astype(np.int64),
+            greedy,
+            rng,
+            self.state,
+            self.slots,
+            self.features,
+            self.expansions,
+            self.precision,
+            float(np.log(self.gamma)),
+            self.alone,
+        )
+        self._check(finite)
+
+    def refresh(self) -> None:
+        refresh_slots(self.state, self.slots, self.features, self.expansions, self.precision)
+
+    def log_joint(self) -> float:
+        """``log P(z, D)`` of the current partition."""
+        open_slots = self.opened[: self.opened[-1]]
+        sizes = self.sizes[open_slots]
+        log_prior = sizes.size * np.log(self.gamma) + gammaln(sizes).sum()
+        log_prior -= log_rising_factorial(self.gamma, self.assignment.size)
+        return float(log_prior + sum(self.scores[open_slots].tolist()))
+
+    @staticmethod
+    def _check(finite: bool) -> None:
+        if not finite:
+            raise CNBError(
+                "a cluster's score is not finite (its precision matrix H + λI is not "
+                "positive definite); check the data for non-finite values"
+            )
+
+
+def gibbs_joint_blocks(
+    blocks: JointLogisticBlocks,
+    gamma: float,
+    rng: np.random.Generator,
+    n_sweeps: int = 30,
+    burn_in: int = 10,
+) -> BlockClustering:
+    """Collapsed Gibbs sampling of the partition: a greedy sequential start, then
+    ``n_sweeps`` sweeps in random orders; sweeps after ``burn_in`` are averaged into the
+    co-clustering and ``P(K)``, and the best partition of any sweep is kept.
+
+    Parameters
+    ----------
+    blocks : JointLogisticBlocks
+    gamma : float
+        The Dirichlet-process concentration.
+    rng : numpy.random.Generator
+    n_sweeps, burn_in : int
+        ``n_sweeps > burn_in ≥ 0``.
+
+    Returns
+    -------
+    BlockClustering
+
+    Examples
+    --------
+    >>> from clusterednb import toy
+    >>> clustering = gibbs_joint_blocks(toy.joint_blocks(), 1.0, np.random.default_rng(0))
+    >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
+    ((2, 2), 1.0)
+    """
+    if not 0 <= burn_in < n_sweeps:
+        raise CNBError(f"need 0 <= burn_in < n_sweeps, got {burn_in} and {n_sweeps}")
+    chain = _Chain(blocks, gamma)
+    n_tasks = blocks.n_tasks
+    chain.sweep(np.arange(n_tasks), rng, greedy=True)
+    best, best_log_joint = canonical_partition(chain.assignment), chain.log_joint()
+    together = np.zeros((n_tasks, n_tasks))
+    n_clusters = np.zeros(n_tasks + 1)
+    for sweep in range(n_sweeps):
+        chain.refresh()
+        chain.sweep(rng.permutation(n_tasks), rng, greedy=False)
+        log_joint = chain.log_joint()
+        if log_joint > best_log_joint:
+            best, best_log_joint = canonical_partition(chain.assignment), log_joint
+        if sweep >= burn_in:
+            assignment = chain.assignment
+            together += assignment[:, None] == assignment[None, :]
+            n_clusters[chain.opened[-1]] += 1
+    n_kept = n_sweeps - burn_in
+    return BlockClustering(
+        partition=best,
+        log_joint=best_log_joint,
+        coclustering=together / n_kept,
+        n_clusters_probability=n_clusters / n_kept,
+    )
