@@ -97,3 +97,26 @@ def test_one_problem_fitted_under_many_weightings_matches_fresh_fits():
         assert reused[1] == pytest.approx(fresh[1], abs=1e-8)
     unweighted = fit_weighted_logistic(design, y, np.ones(y.size), C=0.7, task_columns=tasks)
     np.testing.assert_array_equal(shared.pooled[0], unweighted[0])
+
+
+@pytest.mark.parametrize(("numeric", "dense_limit"), [(True, 256), (True, 0), (False, 256)])
+def test_the_solvers_products_are_the_designs(monkeypatch, numeric, dense_limit):
+    """Margins and ``Zᵀv`` from the rest's columns (dense, sparse, or, with no numeric column,
+    its 27 distinct rows) and the task block equal the design's products."""
+    monkeypatch.setattr(weighted_newton, "MAX_DENSE_COLUMNS", dense_limit)
+    rng = np.random.default_rng(8)
+    n_rows, n_tasks = 300, 7
+    codes = rng.integers(0, 3, size=(n_rows, 3))
+    task = rng.integers(0, n_tasks, size=n_rows)
+    column = rng.normal(size=(n_rows, 1)) if numeric else None
+    design = sparse_design(codes, np.arange(0, 10, 3), task, n_tasks, column).tolil()
+    design[0, 9 : 9 + n_tasks] = 0.0  # a row of no task
+    with_bias = weighted_newton.sparse.hstack([design.tocsr(), np.ones((n_rows, 1))]).tocsr()
+    penalty = np.ones(with_bias.shape[1])
+    solver = weighted_newton._TaskBlockSolver(with_bias, slice(9, 9 + n_tasks), penalty)
+    assert (solver.patterns is None) == numeric
+    coef, values = rng.normal(size=with_bias.shape[1]), rng.normal(size=n_rows)
+    np.testing.assert_allclose(solver.margin(coef), with_bias @ coef, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        solver.transpose_times(values), with_bias.T @ values, rtol=1e-12, atol=1e-10
+    )

@@ -44,8 +44,21 @@ def penalised_loss(
     >>> round(penalised_loss(design, np.array([1, 0]), np.ones(2), np.zeros(1), np.ones(1)), 4)
     1.3863
     """
-    margin = design @ coef
-    log_likelihood = weights @ np.where(y > 0, log_expit(margin), log_expit(-margin))
+    return loss_of_margin(design @ coef, y, weights, coef, penalty)
+
+
+def loss_of_margin(
+    margin: np.ndarray, y: np.ndarray, weights: np.ndarray, coef: np.ndarray, penalty: np.ndarray
+) -> float:
+    """:func:`penalised_loss` from the rows' margins ``design @ coef``, shape (n_rows,).
+
+    Examples
+    --------
+    >>> round(loss_of_margin(np.zeros(2), np.array([1, 0]), np.ones(2), np.zeros(1),
+    ...                      np.ones(1)), 4)
+    1.3863
+    """
+    log_likelihood = weights @ log_expit(np.where(y > 0, margin, -margin))
     return float(-log_likelihood + 0.5 * penalty @ (coef * coef))
 
 
@@ -82,6 +95,7 @@ class _TaskBlockSolver:
         rest = with_bias[:, self.rest_index]
         self.rest = rest.toarray() if rest.shape[1] <= MAX_DENSE_COLUMNS else rest.tocsr()
         self.tasks = with_bias[:, self.task_index].tocsr()
+        self.rows_of_task = self.tasks.T.tocsr()  # (U, n_rows): each task's rows
         row_task = np.full(with_bias.shape[0], -1)
         nonzero = self.tasks.nonzero()
         row_task[nonzero[0]] = nonzero[1]
@@ -96,18 +110,43 @@ class _TaskBlockSolver:
         tasks = with_bias[:, task_columns].tocsr()
         return bool(np.all(np.diff(tasks.indptr) <= 1) and np.all(tasks.data == 1.0))
 
+    def margin(self, coef: np.ndarray) -> np.ndarray:
+        """``Z w`` of every row, shape (n_rows,), the rest's distinct rows multiplied once."""
+        if self.patterns is not None:
+            rest = (self.patterns @ coef[self.rest_index])[self.pattern_of_row]
+        else:
+            rest = self.rest @ coef[self.rest_index]
+        return rest + np.append(coef[self.task_index], 0.0)[self.row_task]
+
+    def transpose_times(self, values: np.ndarray) -> np.ndarray:
+        """``Zᵀ v`` of a vector over the rows, shape (n_columns,)."""
+        out = np.empty(self.rest_index.size + self.task_index.size)
+        if self.patterns is not None:
+            summed = np.bincount(self.pattern_of_row, values, self.patterns.shape[0])
+            out[self.rest_index] = self.patterns.T @ summed
+        else:
+            out[self.rest_index] = self.rest.T @ values
+        with_task = self.row_task >= 0
+        out[self.task_index] = np.bincount(
+            self.row_task[with_task], values[with_task], self.task_index.size
+        )
+        return out
+
     def solve(self, curvature: np.ndarray, gradient: np.ndarray) -> np.ndarray:
         """``H⁻¹ g`` for rows' curvatures ``s`` (shape (n_rows,)) and ``g`` (n_columns,)."""
-        if sparse.issparse(self.rest):
-            scaled = self.rest.multiply(curvature[:, None]).tocsr()
-        else:
-            scaled = self.rest * curvature[:, None]
         if self.patterns is not None:  # ZᵀSZ over distinct rows, their curvatures summed
             summed = np.bincount(self.pattern_of_row, curvature, self.patterns.shape[0])
             a = self.patterns.T @ (self.patterns * summed[:, None]) + np.diag(self.penalty_rest)
+        elif sparse.issparse(self.rest):
+            a = _dense(self.rest.T @ self.rest.multiply(curvature[:, None]).tocsr())
+            a += np.diag(self.penalty_rest)
         else:
-            a = _dense(self.rest.T @ scaled) + np.diag(self.penalty_rest)
-        b = _dense(self.tasks.T @ scaled).T  # (d_f, U)
+            a = self.rest.T @ (self.rest * curvature[:, None]) + np.diag(self.penalty_rest)
+        rows = self.rows_of_task
+        weighted = sparse.csr_matrix(
+            (curvature[rows.indices], rows.indices, rows.indptr), shape=rows.shape
+        )
+        b = _dense(weighted @ self.rest).T  # (d_f, U): Σ over each task's rows of s_i z_i
         d = self.penalty_tasks + np.bincount(
             self.row_task[self.row_task >= 0],
             weights=curvature[self.row_task >= 0],
@@ -189,14 +228,18 @@ class WeightedLogistic:
         if self.one_class:
             frequency = (weights @ y + 1.0) / (weights.sum() + 2.0)
             return np.zeros(self.n_columns), float(logit(frequency))
+        solver = self.solver
+        margin_of = solver.margin if solver is not None else with_bias.__matmul__
+        transpose_times = solver.transpose_times if solver is not None else with_bias.T.__matmul__
         coef = np.zeros(with_bias.shape[1]) if start is None else start.copy()
-        loss = penalised_loss(with_bias, y, weights, coef, penalty)
+        margin = margin_of(coef)
+        loss = loss_of_margin(margin, y, weights, coef, penalty)
         for _ in range(100):
-            probability = expit(with_bias @ coef)
-            gradient = with_bias.T @ (weights * (y - probability)) - penalty * coef
+            probability = expit(margin)
+            gradient = transpose_times(weights * (y - probability)) - penalty * coef
             curvature = weights * probability * (1.0 - probability)
-            if self.solver is not None:
-                direction = self.solver.solve(curvature, gradient)
+            if solver is not None:
+                direction = solver.solve(curvature, gradient)
             else:
                 scaled = with_bias.multiply(curvature[:, None])
                 hessian = (with_bias.T @ scaled).toarray() + np.diag(penalty)
@@ -205,11 +248,12 @@ class WeightedLogistic:
             size = 1.0
             while True:
                 candidate = coef + size * direction
-                candidate_loss = penalised_loss(with_bias, y, weights, candidate, penalty)
+                candidate_margin = margin_of(candidate)
+                candidate_loss = loss_of_margin(candidate_margin, y, weights, candidate, penalty)
                 if candidate_loss <= loss + 1e-12 or size < 1e-8:
                     break
                 size *= 0.5
-            coef, loss = candidate, candidate_loss
+            coef, loss, margin = candidate, candidate_loss, candidate_margin
             if decrement < 1e-8:
                 break
         return coef[:-1], float(coef[-1])
