@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import sparse
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import OneHotEncoder
 
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.data.discretize import quantile_edges
@@ -237,7 +239,13 @@ def test_hierarchical_logistic_regression_design_and_limits():
         train[["f0", "f1"]], train["label"].to_numpy(), test[["f0", "f1"]]
     )
     flat = baselines.hierarchical_logistic(train, test, ["f0", "f1"], deviation_scale=0.0)
-    np.testing.assert_allclose(flat, pooled, atol=1e-5)
+    encoder = OneHotEncoder().fit(train[["f0", "f1"]])
+    exact = LogisticRegression(solver="newton-cg", tol=1e-10).fit(
+        encoder.transform(train[["f0", "f1"]]), train["label"]
+    )
+    np.testing.assert_allclose(
+        flat, exact.predict_proba(encoder.transform(test[["f0", "f1"]]))[:, 1], atol=1e-5
+    )
     # With them it can learn that task b reverses the rule; a new task gets the shared part.
     partial = baselines.hierarchical_logistic(train, test, ["f0", "f1"], C=10.0)
     accuracy = ((partial > 0.5) == test["label"].to_numpy()).mean()
@@ -246,6 +254,37 @@ def test_hierarchical_logistic_regression_design_and_limits():
     np.testing.assert_array_equal(
         design, [[1, 0, 0, 0, 0, 2, 0, 2, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]]
     )
+
+
+def test_tuned_hierarchical_logistic_is_the_fixed_fit_at_the_pair_validation_chose(monkeypatch):
+    """Each fit of the grid starts from the last one's weights; it must still reach the
+    optimum a fit from zero reaches, so the tuned model is the fixed model at its choice."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(
+        {
+            "task": np.repeat(["a", "b", "c", "d"], 30),
+            "f0": rng.integers(0, 3, 120).astype(str),
+            "f1": rng.integers(0, 2, 120).astype(str),
+        }
+    )
+    rule = (frame["f0"] == "1") ^ frame["task"].isin(["b", "d"]) ^ (rng.random(120) < 0.15)
+    frame["label"] = rule.astype(int)
+    train = pd.concat([frame[frame["task"] != "a"], frame[frame["task"] == "a"].iloc[:4]])
+    test = frame[frame["task"] == "a"].iloc[4:]
+    chosen = []
+    fit = baselines._Augmented.fit
+
+    def recording(self, rows, C, scale, start):
+        chosen.append((C, scale, start is not None))
+        return fit(self, rows, C, scale, start)
+
+    monkeypatch.setattr(baselines._Augmented, "fit", recording)
+    tuned = baselines.tuned_hierarchical_logistic(train, test, ["f0", "f1"], seed=0)
+    assert len(chosen) == len(baselines.HIER_GRID) + 1 and chosen[-1][2]  # warm refit
+    C, scale, _ = chosen[-1]
+    monkeypatch.setattr(baselines._Augmented, "fit", fit)
+    cold = baselines.hierarchical_logistic(train, test, ["f0", "f1"], C, scale)
+    np.testing.assert_allclose(tuned, cold, atol=1e-5)
 
 
 def test_cluster_weighted_logistic_is_pooled_lr_when_every_task_counts_fully(dataset):
