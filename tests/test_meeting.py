@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
+import clusterednb
 from clusterednb import ClusteredNB, NoSharingNB
 from clusterednb.cli import main
 from clusterednb.meeting import FEATURE_NAMES, meeting_schema, simulate_organisation
@@ -210,3 +211,27 @@ def test_cli_simulate_fit_decide_learn(tmp_path, capsys):
         == 1
     )
     assert "cannot read calendar" in capsys.readouterr().err
+
+
+def test_meeting_fit_calibrates_unless_told_not_to(organisation, tmp_path, capsys):
+    """The assistant's model learns Platt's map by default (naive Bayes' log-odds shrunk:
+    slope below 1), saves it, and predicts what the uncalibrated model predicts, mapped."""
+    organisation.write(tmp_path / "org")
+    requests = str(tmp_path / "org" / "requests.csv")
+    store = str(tmp_path / "fb.sqlite")
+    models = {}
+    for calibration in ("sigmoid", "none"):
+        path = tmp_path / f"{calibration}.cnb"
+        argv = ["meeting", "fit", "--requests", requests, "--store", store, "-o", str(path)]
+        assert main([*argv, "--calibration", calibration]) == 0
+        models[calibration] = clusterednb.load(path)
+    printed = capsys.readouterr().out
+    assert "log-odds calibrated to" in printed and "probabilities not calibrated" in printed
+    slope, intercept = models["sigmoid"].calibration_
+    assert 0.0 < slope < 1.0
+    assert not hasattr(models["none"], "calibration_")
+    rows = organisation.requests.iloc[:50]
+    plain = models["none"].predict_log_proba(rows[list(FEATURE_NAMES)], rows["user"])
+    calibrated = models["sigmoid"].predict_log_proba(rows[list(FEATURE_NAMES)], rows["user"])
+    expected = slope * (plain[:, 1] - plain[:, 0]) + intercept
+    np.testing.assert_allclose(calibrated[:, 1] - calibrated[:, 0], expected, rtol=1e-9)

@@ -115,3 +115,21 @@ def test_bad_calibration_settings_are_refused_by_name():
         ClusteredNB(inference="exact", calibration="sigmoid").fit(
             three[FEATURES], three["label"], three["task"]
         )
+
+
+def test_a_handful_of_labels_of_one_class_keeps_the_identity_map():
+    """Two parameters are not learnt from four answers of one class: the map stays (1, 0)
+    and the model predicts as the uncalibrated one; five of each class are enough."""
+    train, test = split(copied_features())
+    positives = np.flatnonzero(train["label"].to_numpy() == 1)
+    for kept, learnt in ((4, False), (5, True)):
+        few = train.drop(train.index[positives[kept:]])
+        model = fit(few, "sigmoid")
+        assert (model.calibration_.tolist() != [1.0, 0.0]) == learnt
+        if not learnt:
+            plain = fit(few, None)
+            np.testing.assert_allclose(
+                model.predict_proba(test[FEATURES], test["task"]),
+                plain.predict_proba(test[FEATURES], test["task"]),
+                rtol=1e-12,
+            )

@@ -30,6 +30,10 @@ CALIBRATIONS = (None, "sigmoid")
 N_FOLDS = 2
 IDENTITY = np.array([1.0, 0.0])
 PLATT_C = 1e4  # nearly unpenalised: two parameters, many rows
+MIN_ROWS_PER_CLASS = 5
+"""Fewer held-out labels of either class than this, and the map stays the identity: two
+parameters learnt from a handful of answers could flatten every probability to the base
+rate (a new organisation's first answers)."""
 
 
 def calibrated_log_proba(log_proba: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
@@ -91,8 +95,8 @@ def take_rows(X: Any, rows: np.ndarray) -> Any:
 
 def fit_sigmoid(estimator: Any, X: Any, y: Any, tasks: np.ndarray, rng: np.random.Generator):
     """``(a, b)`` of the sigmoid map learnt from out-of-fold log-odds of ``estimator``'s
-    training rows (see the module); :data:`IDENTITY` when the held-out labels are all of one
-    class.
+    training rows (see the module); :data:`IDENTITY` when the labelled rows hold fewer than
+    :data:`MIN_ROWS_PER_CLASS` of either class (then no fold is fitted).
 
     Parameters
     ----------
@@ -114,14 +118,19 @@ def fit_sigmoid(estimator: Any, X: Any, y: Any, tasks: np.ndarray, rng: np.rando
     >>> from clusterednb import ClusteredNB, toy
     >>> X, y, tasks = toy.colour_rows()
     >>> model = ClusteredNB(inference="exact").fit(X, y, tasks)
-    >>> fit_sigmoid(model, X, y, np.asarray(tasks), np.random.default_rng(0)).shape
-    (2,)
+    >>> fit_sigmoid(model, X, y, np.asarray(tasks), np.random.default_rng(0)).tolist()
+    [1.0, 0.0]
+
+    Nine answers, four of one class: too few to learn two parameters, so the identity.
     """
     classes = list(estimator.classes_)
     if len(classes) != 2:
         raise CNBError(f"calibration='sigmoid' needs two classes, got {len(classes)}")
     labels = pd.Series(np.asarray(y, dtype=object))
     labelled = labels.notna().to_numpy()
+    truth = (labels[labelled] == classes[1]).to_numpy()
+    if min(truth.sum(), (~truth).sum()) < MIN_ROWS_PER_CLASS:
+        return IDENTITY.copy()
     folds = task_folds(np.asarray(tasks), labelled, rng)
     log_odds = np.zeros(labels.size)
     for fold in range(N_FOLDS):
@@ -137,9 +146,6 @@ def fit_sigmoid(estimator: Any, X: Any, y: Any, tasks: np.ndarray, rng: np.rando
         part.fit(take_rows(X, seen), labels.iloc[seen].to_numpy(), np.asarray(tasks)[seen])
         log_proba = part.predict_log_proba(take_rows(X, held), np.asarray(tasks)[held])
         log_odds[held] = log_proba[:, 1] - log_proba[:, 0]
-    truth = (labels[labelled] == classes[1]).to_numpy()
-    if truth.all() or not truth.any():
-        return IDENTITY.copy()
     return platt_coefficients(log_odds[labelled], truth)
 
 

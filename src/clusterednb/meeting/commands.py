@@ -146,7 +146,7 @@ def fit(args: argparse.Namespace) -> None:
     >>> fit(build_parser().parse_args([
     ...     "meeting", "fit", "--requests", str(folder / "requests.csv"), "--store",
     ...     str(folder / "answers.db"), "-o", str(folder / "model.cnb")]))  # doctest: +ELLIPSIS
-    fitted Clustered NB (bhc) on ... decisions of 4 users: 2 clusters; saved to .../model.cnb
+    fitted Clustered NB (bhc) on ... decisions of 4 users: 2 clusters; ...; saved to .../model.cnb
     """
     frames = []
     if args.requests:
@@ -156,13 +156,24 @@ def fit(args: argparse.Namespace) -> None:
             frames.append(store.frame())
     elif not args.requests:
         raise MeetingError(f"no store at {args.store} and no --requests file")
-    model = fit_from_frames(frames, args.inference, args.seed)
+    calibration = None if args.calibration == "none" else args.calibration
+    model = fit_from_frames(frames, args.inference, args.seed, calibration)
     model.save(args.model)
     print(
         f"fitted Clustered NB ({args.inference}) on {int(model.counts_.label_counts.sum())} "
         f"decisions of {model.task_ids_.size} users: {int(model.partition_.max()) + 1} "
-        f"clusters; saved to {args.model}"
+        f"clusters; {_calibration_words(model)}; saved to {args.model}"
     )
+
+
+def _calibration_words(model) -> str:
+    """What the fit did to the probabilities, for the command's one line."""
+    if not hasattr(model, "calibration_"):
+        return "probabilities not calibrated"
+    slope, intercept = model.calibration_
+    if (slope, intercept) == (1.0, 0.0):
+        return "probabilities not calibrated (fewer than 5 answers of each kind)"
+    return f"log-odds calibrated to {slope:.3g} z {intercept:+.3g}"
 
 
 def sync_calendars(args: argparse.Namespace) -> None:

@@ -56,7 +56,13 @@ def refit(store: ServiceStore, base_model: Path | None) -> Any:
     labels = np.array([a["answer"] for a in answered], dtype=object)
     users = np.array([a["user"] for a in answered], dtype=object)
     if model is None:
-        model = ClusteredNB(inference="bhc", schema=meeting_schema(), alpha="auto", progress=False)
+        model = ClusteredNB(
+            inference="bhc",
+            schema=meeting_schema(),
+            alpha="auto",
+            calibration="sigmoid",  # decisions at each person's costs need honest probabilities
+            progress=False,
+        )
         return model.fit(frame, labels, users)
     return model.partial_fit(frame, labels, users)
 
