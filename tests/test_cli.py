@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -291,3 +292,36 @@ def test_fit_transductive_select_with_a_chosen_temperature(data_file, tmp_path):
     assert refused.returncode != 0 and "--transductive needs a clustered kind" in refused.stderr
     bad = cnb(*base, "--kind", "cnb-bhc", "--transductive-temperature", "3", "-o", "x")
     assert bad.returncode != 0 and "expected a number in (0, 1]" in bad.stderr
+
+
+def test_fit_calibration_sigmoid_is_the_librarys_map(tmp_path):
+    """``cnb fit --calibration sigmoid`` saves the map the library learns (reported in
+    ``--json``); a kind without clusters is refused by name."""
+    from clusterednb import ClusteredNB, load
+    from clusterednb.meeting import FEATURE_NAMES, simulate_organisation
+
+    requests = simulate_organisation(np.random.default_rng(2)).requests
+    path = tmp_path / "requests.csv"
+    requests.to_csv(path, index=False)
+    base = ["fit", str(path), "--task", "user", "--label", "accepted"]
+    result = cnb(
+        *base,
+        "--kind",
+        "cnb-bhc",
+        "--calibration",
+        "sigmoid",
+        "--json",
+        "-o",
+        str(tmp_path / "c.cnb"),
+    )
+    assert result.returncode == 0, result.stderr
+    reported = json.loads(result.stdout)["calibration"]
+    frame = pd.read_csv(path)
+    features = list(FEATURE_NAMES)
+    library = ClusteredNB(inference="bhc", calibration="sigmoid", random_state=0)
+    library.fit(frame[features], frame["accepted"], frame["user"])
+    np.testing.assert_allclose(reported, library.calibration_, rtol=1e-12)
+    assert 0.0 < reported[0] < 1.0  # naive Bayes' log-odds shrunk
+    np.testing.assert_allclose(load(tmp_path / "c.cnb").calibration_, library.calibration_)
+    refused = cnb(*base, "--kind", "cs", "--calibration", "sigmoid", "-o", str(tmp_path / "n"))
+    assert refused.returncode == 1 and "--calibration needs a clustered kind" in refused.stderr

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from clusterednb.cli.estimators import make_model
 from clusterednb.cli.options import comma_list
 from clusterednb.cli.output import emit_json, say, write_text
 from clusterednb.cli.parser import MODEL_TITLES
-from clusterednb.clustered import ClusteredNB
 from clusterednb.data.discretize import binned_schema_of
 from clusterednb.data.io import check_columns_exist, read_table
 from clusterednb.data.schema import FeatureSchema
@@ -25,40 +25,7 @@ from clusterednb.decision import LossMatrix, bayes_decision
 from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.exceptions import CNBError
 from clusterednb.loading import load
-from clusterednb.models import CompleteSharingNB, NoSharingNB
 from clusterednb.prototype import PrototypeNB
-
-
-def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
-    """The estimator a model name stands for, with the command's hyperparameters.
-
-    Examples
-    --------
-    >>> from clusterednb.cli.parser import build_parser
-    >>> args = build_parser().parse_args(["fit", "data.csv", "--task", "user", "--label",
-    ...                                   "liked", "--kind", "cnb-bhc", "-o", "model.cnb"])
-    >>> model = make_model(args.kind, args)
-    >>> type(model).__name__, model.inference, model.gamma
-    ('ClusteredNB', 'bhc', 1.0)
-    """
-    common = {"alpha": args.alpha, "beta": args.beta, "random_state": args.seed}
-    semi = getattr(args, "semi_supervised", None)
-    if semi is not None:
-        common["semi_supervised"] = False if semi == "off" else semi
-    transductive = getattr(args, "transductive", None)
-    if transductive is not None and not name.startswith("cnb-"):
-        raise CNBError(f"--transductive needs a clustered kind (cnb-...), got --kind {name}")
-    if name == "ns":
-        return NoSharingNB(**common)
-    if name == "cs":
-        return CompleteSharingNB(**common)
-    if name == "prototype":
-        return PrototypeNB(**common)
-    inference = name.removeprefix("cnb-")
-    if transductive is not None:
-        common["transductive"] = transductive
-        common["transductive_temperature"] = args.transductive_temperature
-    return ClusteredNB(inference=inference, gamma=args.gamma, **common)
 
 
 def _feature_columns(
@@ -119,6 +86,8 @@ def fit(args: argparse.Namespace) -> None:
     }
     if hasattr(model, "partition_"):
         summary["clusters"] = int(model.partition_.max()) + 1
+    if hasattr(model, "calibration_"):
+        summary["calibration"] = [float(value) for value in model.calibration_]
     if args.json:
         emit_json(summary)
         return

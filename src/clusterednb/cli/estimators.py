@@ -1,0 +1,47 @@
+"""The estimator each ``--kind`` of ``cnb fit`` and ``cnb evidence`` stands for."""
+
+from __future__ import annotations
+
+import argparse
+
+from clusterednb.clustered import ClusteredNB
+from clusterednb.estimator import TaskNaiveBayes
+from clusterednb.exceptions import CNBError
+from clusterednb.models import CompleteSharingNB, NoSharingNB
+from clusterednb.prototype import PrototypeNB
+
+
+def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
+    """The estimator a model name stands for, with the command's hyperparameters.
+
+    Examples
+    --------
+    >>> from clusterednb.cli.parser import build_parser
+    >>> args = build_parser().parse_args(["fit", "data.csv", "--task", "user", "--label",
+    ...                                   "liked", "--kind", "cnb-bhc", "-o", "model.cnb"])
+    >>> model = make_model(args.kind, args)
+    >>> type(model).__name__, model.inference, model.gamma
+    ('ClusteredNB', 'bhc', 1.0)
+    """
+    common = {"alpha": args.alpha, "beta": args.beta, "random_state": args.seed}
+    semi = getattr(args, "semi_supervised", None)
+    if semi is not None:
+        common["semi_supervised"] = False if semi == "off" else semi
+    transductive = getattr(args, "transductive", None)
+    calibration = getattr(args, "calibration", "none")
+    for flag, value in (("--transductive", transductive), ("--calibration", calibration)):
+        if value not in (None, "none") and not name.startswith("cnb-"):
+            raise CNBError(f"{flag} needs a clustered kind (cnb-...), got --kind {name}")
+    if name == "ns":
+        return NoSharingNB(**common)
+    if name == "cs":
+        return CompleteSharingNB(**common)
+    if name == "prototype":
+        return PrototypeNB(**common)
+    inference = name.removeprefix("cnb-")
+    if transductive is not None:
+        common["transductive"] = transductive
+        common["transductive_temperature"] = args.transductive_temperature
+    if calibration != "none":
+        common["calibration"] = calibration
+    return ClusteredNB(inference=inference, gamma=args.gamma, **common)
