@@ -257,11 +257,72 @@ def enumerate_blocks(n_tasks: int, log_block: BlockScore, gamma: float) -> Block
     )
 
 
-class _Clusters:
-    """The sampler's clusters: members, statistics and scores, by label."""
+class Chain(Protocol):
+    """A collapsed Gibbs chain over partitions, as :func:`sample_chain` drives it."""
 
-    def __init__(self, algebra: BlockAlgebra, n_tasks: int) -> None:
+    assignment: np.ndarray
+    """Each task's cluster label, shape (n_tasks,) (-1: not placed yet)."""
+
+    @property
+    def n_clusters(self) -> int:
+        """The number of clusters now."""
+
+    def refresh(self) -> None:
+        """Recompute the clusters' statistics from their members."""
+
+    def sweep(self, order: np.ndarray, rng: np.random.Generator, greedy: bool) -> None:
+        """Reassign the tasks of ``order`` in turn (``greedy``: each where it scores best)."""
+
+    def log_joint(self) -> float:
+        """``log P(z, D)`` of the current partition."""
+
+
+def sample_chain(
+    chain: Chain, rng: np.random.Generator, n_sweeps: int, burn_in: int
+) -> BlockClustering:
+    """A greedy sequential start, then ``n_sweeps`` sweeps in random orders; sweeps after
+    ``burn_in`` are averaged into the co-clustering and ``P(K)``, and the best partition of
+    any sweep is kept.
+
+    Examples
+    --------
+    >>> clusters = _Clusters(SetAlgebra(lambda members: 0.0), 3, gamma=1.0)
+    >>> sample_chain(clusters, np.random.default_rng(0), 5, 1).coclustering.shape
+    (3, 3)
+    """
+    if not 0 <= burn_in < n_sweeps:
+        raise CNBError(f"need 0 <= burn_in < n_sweeps, got {burn_in} and {n_sweeps}")
+    n_tasks = chain.assignment.size
+    chain.sweep(np.arange(n_tasks), rng, greedy=True)
+    best, best_log_joint = canonical_partition(chain.assignment), chain.log_joint()
+    together = np.zeros((n_tasks, n_tasks))
+    n_clusters = np.zeros(n_tasks + 1)
+    for sweep in range(n_sweeps):
+        chain.refresh()
+        chain.sweep(rng.permutation(n_tasks), rng, greedy=False)
+        log_joint = chain.log_joint()
+        if log_joint > best_log_joint:
+            best, best_log_joint = canonical_partition(chain.assignment), log_joint
+        if sweep >= burn_in:
+            assignment = chain.assignment
+            together += assignment[:, None] == assignment[None, :]
+            n_clusters[chain.n_clusters] += 1
+    n_kept = n_sweeps - burn_in
+    return BlockClustering(
+        partition=best,
+        log_joint=best_log_joint,
+        coclustering=together / n_kept,
+        n_clusters_probability=n_clusters / n_kept,
+    )
+
+
+class _Clusters:
+    """The sampler's clusters: members, statistics and scores, by label (a :class:`Chain`)."""
+
+    def __init__(self, algebra: BlockAlgebra, n_tasks: int, gamma: float) -> None:
         self.algebra = algebra
+        self.gamma = gamma
+        self.log_gamma = float(np.log(gamma))
         self.assignment = np.full(n_tasks, -1, dtype=np.int64)
         self.members: dict[int, set[int]] = {}
         self.stats: dict[int, Any] = {}
@@ -295,11 +356,19 @@ class _Clusters:
         self.stats[label], self.scores[label] = stats, score
         self.assignment[task] = label
 
-    def log_joint(self, gamma: float) -> float:
+    @property
+    def n_clusters(self) -> int:
+        return len(self.members)
+
+    def sweep(self, order: np.ndarray, rng: np.random.Generator, greedy: bool) -> None:
+        for task in order:
+            _gibbs_step(int(task), self, self.log_gamma, rng, greedy)
+
+    def log_joint(self) -> float:
         """``log P(z, D)`` of the current partition."""
         sizes = np.array([len(m) for m in self.members.values()])
-        log_prior = sizes.size * np.log(gamma) + gammaln(sizes).sum()
-        log_prior -= log_rising_factorial(gamma, self.assignment.size)
+        log_prior = sizes.size * np.log(self.gamma) + gammaln(sizes).sum()
+        log_prior -= log_rising_factorial(self.gamma, self.assignment.size)
         return float(log_prior + sum(self.scores.values()))
 
 
@@ -370,32 +439,5 @@ def gibbs_blocks(
     >>> round(float(sampled.coclustering[0, 1]), 1)
     0.5
     """
-    if not 0 <= burn_in < n_sweeps:
-        raise CNBError(f"need 0 <= burn_in < n_sweeps, got {burn_in} and {n_sweeps}")
     algebra = blocks if hasattr(blocks, "log_score") else SetAlgebra(blocks)
-    log_gamma = float(np.log(gamma))
-    clusters = _Clusters(algebra, n_tasks)
-    for task in range(n_tasks):
-        _gibbs_step(task, clusters, log_gamma, rng, greedy=True)
-    best = canonical_partition(clusters.assignment)
-    best_log_joint = clusters.log_joint(gamma)
-    together = np.zeros((n_tasks, n_tasks))
-    n_clusters = np.zeros(n_tasks + 1)
-    for sweep in range(n_sweeps):
-        clusters.refresh()
-        for task in rng.permutation(n_tasks):
-            _gibbs_step(int(task), clusters, log_gamma, rng, greedy=False)
-        log_joint = clusters.log_joint(gamma)
-        if log_joint > best_log_joint:
-            best, best_log_joint = canonical_partition(clusters.assignment), log_joint
-        if sweep >= burn_in:
-            assignment = clusters.assignment
-            together += assignment[:, None] == assignment[None, :]
-            n_clusters[len(clusters.members)] += 1
-    n_kept = n_sweeps - burn_in
-    return BlockClustering(
-        partition=best,
-        log_joint=best_log_joint,
-        coclustering=together / n_kept,
-        n_clusters_probability=n_clusters / n_kept,
-    )
+    return sample_chain(_Clusters(algebra, n_tasks, gamma), rng, n_sweeps, burn_in)

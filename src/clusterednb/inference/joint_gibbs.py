@@ -15,15 +15,15 @@ import numpy as np
 from scipy.special import gammaln
 
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.block_partitions import BlockClustering
+from clusterednb.inference.block_partitions import BlockClustering, sample_chain
 from clusterednb.inference.joint_blocks import JointLogisticBlocks
 from clusterednb.inference.joint_gibbs_kernel import alone_scores, joint_sweep, refresh_slots
-from clusterednb.priors import canonical_partition
 from clusterednb.special import log_rising_factorial
 
 
 class _Chain:
-    """The sampler's state: slot statistics, assignment, sizes and scores as arrays."""
+    """The sampler's state: slot statistics, assignment, sizes and scores as arrays (a
+    :class:`~clusterednb.inference.block_partitions.Chain`)."""
 
     def __init__(self, blocks: JointLogisticBlocks, gamma: float) -> None:
         self.features, self.expansions = blocks.packed()
@@ -43,6 +43,10 @@ class _Chain:
         self.scores = np.zeros(n_tasks)
         self.alone = alone_scores(self.slots, self.features, self.expansions, self.precision)
         self._check(bool(np.isfinite(self.alone).all()))
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.opened[-1])
 
     @property
     def state(self) -> tuple:
@@ -90,9 +94,8 @@ def gibbs_joint_blocks(
     n_sweeps: int = 30,
     burn_in: int = 10,
 ) -> BlockClustering:
-    """Collapsed Gibbs sampling of the partition: a greedy sequential start, then
-    ``n_sweeps`` sweeps in random orders; sweeps after ``burn_in`` are averaged into the
-    co-clustering and ``P(K)``, and the best partition of any sweep is kept.
+    """Collapsed Gibbs sampling of the partition, driven by
+    :func:`~clusterednb.inference.block_partitions.sample_chain`.
 
     Parameters
     ----------
@@ -114,28 +117,4 @@ def gibbs_joint_blocks(
     >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
     ((2, 2), 1.0)
     """
-    if not 0 <= burn_in < n_sweeps:
-        raise CNBError(f"need 0 <= burn_in < n_sweeps, got {burn_in} and {n_sweeps}")
-    chain = _Chain(blocks, gamma)
-    n_tasks = blocks.n_tasks
-    chain.sweep(np.arange(n_tasks), rng, greedy=True)
-    best, best_log_joint = canonical_partition(chain.assignment), chain.log_joint()
-    together = np.zeros((n_tasks, n_tasks))
-    n_clusters = np.zeros(n_tasks + 1)
-    for sweep in range(n_sweeps):
-        chain.refresh()
-        chain.sweep(rng.permutation(n_tasks), rng, greedy=False)
-        log_joint = chain.log_joint()
-        if log_joint > best_log_joint:
-            best, best_log_joint = canonical_partition(chain.assignment), log_joint
-        if sweep >= burn_in:
-            assignment = chain.assignment
-            together += assignment[:, None] == assignment[None, :]
-            n_clusters[chain.opened[-1]] += 1
-    n_kept = n_sweeps - burn_in
-    return BlockClustering(
-        partition=best,
-        log_joint=best_log_joint,
-        coclustering=together / n_kept,
-        n_clusters_probability=n_clusters / n_kept,
-    )
+    return sample_chain(_Chain(blocks, gamma), rng, n_sweeps, burn_in)
