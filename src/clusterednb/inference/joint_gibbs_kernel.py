@@ -142,6 +142,16 @@ def move_task(slots, slot, task, sign, features, expansions):  # pragma: no cove
 
 
 @njit(cache=True, nogil=True)
+def clear_slot(slots, slot):  # pragma: no cover
+    """Zero slot ``slot``'s statistics (a cluster opened there starts empty)."""
+    counts, value, gradient, hessian = slots
+    counts[slot] = 0.0
+    value[slot] = 0.0
+    gradient[slot] = 0.0
+    hessian[slot] = 0.0
+
+
+@njit(cache=True, nogil=True)
 def joint_sweep(
     order, greedy, rng, state, slots, features, expansions, precision, log_gamma, alone
 ):  # pragma: no cover
@@ -202,10 +212,7 @@ def joint_sweep(
             slot = 0
             while sizes[slot] > 0:
                 slot += 1
-            slots[0][slot] = 0.0
-            slots[1][slot] = 0.0
-            slots[2][slot] = 0.0
-            slots[3][slot] = 0.0
+            clear_slot(slots, slot)
             opened[n_open] = slot
             opened[-1] += 1
             scores[slot] = alone[task]
@@ -228,10 +235,7 @@ def refresh_slots(state, slots, features, expansions, precision):  # pragma: no 
     whitened = np.empty(d)
     for position in range(opened[-1]):
         slot = opened[position]
-        slots[0][slot] = 0.0
-        slots[1][slot] = 0.0
-        slots[2][slot] = 0.0
-        slots[3][slot] = 0.0
+        clear_slot(slots, slot)
     for task in range(assignment.size):
         if assignment[task] >= 0:
             move_task(slots, assignment[task], task, 1.0, features, expansions)
@@ -248,10 +252,7 @@ def alone_scores(slots, features, expansions, precision):  # pragma: no cover
     whitened = np.empty(d)
     n_tasks = features[0].shape[0]
     out = np.empty(n_tasks)
-    slots[0][0] = 0.0
-    slots[1][0] = 0.0
-    slots[2][0] = 0.0
-    slots[3][0] = 0.0
+    clear_slot(slots, 0)
     for task in range(n_tasks):
         out[task] = slot_score(slots, 0, task, features, expansions, precision, work, whitened)
     return out
