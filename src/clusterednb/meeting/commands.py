@@ -15,6 +15,7 @@ from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.ics_world import write_world
 from clusterednb.meeting.simulate import simulate_organisation
 from clusterednb.meeting.store import FeedbackStore
+from clusterednb.recalibration import MIN_ROWS_PER_CLASS
 
 
 def simulate(args: argparse.Namespace) -> None:
@@ -172,7 +173,8 @@ def _calibration_words(model) -> str:
         return "probabilities not calibrated"
     slope, intercept = model.calibration_
     if (slope, intercept) == (1.0, 0.0):
-        return "probabilities not calibrated (fewer than 5 answers of each kind)"
+        fewest = MIN_ROWS_PER_CLASS
+        return f"probabilities not calibrated (fewer than {fewest} answers of each kind)"
     return f"log-odds calibrated to {slope:.3g} z {intercept:+.3g}"
 
 
