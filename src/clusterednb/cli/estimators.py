@@ -28,9 +28,9 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
     if semi is not None:
         common["semi_supervised"] = False if semi == "off" else semi
     transductive = getattr(args, "transductive", None)
-    calibration = getattr(args, "calibration", "none")
+    calibration = getattr(args, "calibration", None)
     for flag, value in (("--transductive", transductive), ("--calibration", calibration)):
-        if value not in (None, "none") and not name.startswith("cnb-"):
+        if value is not None and not name.startswith("cnb-"):
             raise CNBError(f"{flag} needs a clustered kind (cnb-...), got --kind {name}")
     if name == "ns":
         return NoSharingNB(**common)
@@ -42,6 +42,6 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
     if transductive is not None:
         common["transductive"] = transductive
         common["transductive_temperature"] = args.transductive_temperature
-    if calibration != "none":
+    if calibration is not None:
         common["calibration"] = calibration
     return ClusteredNB(inference=inference, gamma=args.gamma, **common)

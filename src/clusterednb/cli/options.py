@@ -186,3 +186,32 @@ def add_json(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print one JSON document on standard output (messages go to standard error)",
     )
+
+
+def calibration_value(text: str) -> str | None:
+    """A ``--calibration`` value: "sigmoid", or "none" (stored as None, the estimators'
+    spelling of no calibration).
+
+    Examples
+    --------
+    >>> calibration_value("sigmoid"), calibration_value("none")
+    ('sigmoid', None)
+    >>> calibration_value("isotonic")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected sigmoid or none, got 'isotonic'
+    """
+    if text not in ("sigmoid", "none"):
+        raise argparse.ArgumentTypeError(f"expected sigmoid or none, got {text!r}")
+    return None if text == "none" else text
+
+
+def add_calibration(parser: argparse.ArgumentParser, default: str, help: str) -> None:
+    """Add ``--calibration {sigmoid,none}`` (parsed by :func:`calibration_value`)."""
+    parser.add_argument(
+        "--calibration",
+        type=calibration_value,
+        default=default,
+        metavar="{sigmoid,none}",
+        help=f"{help} (default {default})",
+    )

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from clusterednb.cli.options import (
     CommaList,
+    add_calibration,
     add_json,
     add_output,
     alpha_value,
@@ -121,12 +122,11 @@ def _fit(commands: argparse._SubParsersAction) -> None:
         help="with --transductive: the power in (0, 1] on the unlabelled rows' likelihood, "
         "or 'auto': chosen on training users that play targets with hidden labels",
     )
-    fit.add_argument(
-        "--calibration",
-        choices=["sigmoid", "none"],
-        default="none",
-        help="clustered kinds: learn a map of the log-odds on out-of-fold rows (Platt), "
-        "for decisions that threshold the probabilities (default none)",
+    add_calibration(
+        fit,
+        "none",
+        "clustered kinds: learn a map of the log-odds on out-of-fold rows (Platt), "
+        "for decisions that threshold the probabilities",
     )
     add_output(fit, "model file to write")
     add_json(fit)

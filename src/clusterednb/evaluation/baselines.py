@@ -8,7 +8,7 @@ pooling by feature augmentation (``lr-hier``). Every function trains on one spli
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -100,52 +100,76 @@ def tuned_hierarchical_logistic(
         if task not in test_tasks and rows.size >= 4:
             held.append(rng.choice(rows, size=rows.size // 2, replace=False))
     augmented = _Augmented(train, features)
+    everything = augmented.encode(train)
     best, start = (1.0, 1.0), None
     if held:
-        held_rows = np.sort(np.concatenate(held))
-        inner_train = train.drop(train.index[held_rows])
-        inner_test = train.iloc[held_rows]
-        truth = inner_test["label"].to_numpy()
-        if np.unique(truth).size == 2 and np.unique(inner_train["label"]).size == 2:
+        is_held = np.zeros(len(train), dtype=bool)
+        is_held[np.concatenate(held)] = True
+        inner_train, inner_test = everything.take(~is_held), everything.take(is_held)
+        if np.unique(inner_test.label).size == 2 and np.unique(inner_train.label).size == 2:
             losses, fits = {}, {}
             for C, scale in sorted(HIER_GRID, key=lambda pair: (pair[1], pair[0])):
                 model = augmented.fit(inner_train, C, scale, start)
                 p1 = model.predict_proba(augmented.design(inner_test, scale))[:, 1]
-                losses[(C, scale)] = log_loss(truth, np.column_stack([1 - p1, p1]), labels=[0, 1])
+                losses[(C, scale)] = log_loss(
+                    inner_test.label, np.column_stack([1 - p1, p1]), labels=[0, 1]
+                )
                 fits[(C, scale)] = start = (model, scale)
             best = min(losses, key=losses.__getitem__)
             start = fits[best]
-    model = augmented.fit(train, *best, start)
-    return model.predict_proba(augmented.design(test, best[1]))[:, 1]
+    model = augmented.fit(everything, *best, start)
+    return model.predict_proba(augmented.design(augmented.encode(test), best[1]))[:, 1]
+
+
+class _Encoded(NamedTuple):
+    """Rows one-hot encoded once: ``shared`` (n_rows, n_columns), the index of each row's
+    task among the training tasks ``task`` (n_rows,; -1 for an unknown task) and its
+    ``label`` (n_rows,; None for test rows)."""
+
+    shared: sparse.csr_matrix
+    task: np.ndarray
+    label: np.ndarray | None
+
+    def take(self, mask: np.ndarray) -> _Encoded:
+        """The rows where the boolean ``mask`` (n_rows,) holds, in order."""
+        label = None if self.label is None else self.label[mask]
+        return _Encoded(self.shared[mask], self.task[mask], label)
 
 
 class _Augmented:
     """The one-hot encoder and task index of one training set, for many fits of ``lr-hier``
     (its inner validation): every fit's columns mean the same, so each can start from the
-    last one's weights (scikit-learn's ``warm_start``), which cuts Newton's steps."""
+    last one's weights (scikit-learn's ``warm_start``), which cuts Newton's steps. Rows are
+    encoded once (:meth:`encode`); subsets of them are slices (:meth:`_Encoded.take`)."""
 
     def __init__(self, train: pd.DataFrame, features: list[str]) -> None:
         self.features = features
         self.encoder = OneHotEncoder(handle_unknown="ignore").fit(train[features].astype(str))
         self.task_ids = pd.Index(pd.unique(train["task"]))
-        self._shared: dict[int, sparse.csr_matrix] = {}
 
-    def design(self, rows: pd.DataFrame, scale: float) -> sparse.csr_matrix:
-        """:func:`augment` of ``rows`` (unknown tasks get the shared part only)."""
-        if id(rows) not in self._shared:
-            self._shared[id(rows)] = self.encoder.transform(rows[self.features].astype(str))
-        task = self.task_ids.get_indexer(rows["task"])
-        return augment(self._shared[id(rows)], task, self.task_ids.size, scale)
+    def encode(self, rows: pd.DataFrame) -> _Encoded:
+        """The one-hot features, task index and (if present) labels of ``rows``."""
+        label = rows["label"].to_numpy() if "label" in rows.columns else None
+        return _Encoded(
+            self.encoder.transform(rows[self.features].astype(str)).tocsr(),
+            self.task_ids.get_indexer(rows["task"]),
+            label,
+        )
+
+    def design(self, rows: _Encoded, scale: float) -> sparse.csr_matrix:
+        """:func:`augment` of the encoded ``rows`` (unknown tasks get the shared part only)."""
+        return augment(rows.shared, rows.task, self.task_ids.size, scale)
 
     def fit(
         self,
-        rows: pd.DataFrame,
+        rows: _Encoded,
         C: float,
         scale: float,
         start: tuple[LogisticRegression, float] | None,
     ) -> LogisticRegression:
-        """The MAP fit on ``rows``, started from ``start`` (a fit and its scale) if given: its
-        deviation weights are rescaled so that they make the same deviations at ``scale``."""
+        """The MAP fit on the encoded, labelled ``rows``, started from ``start`` (a fit and
+        its scale) if given: its deviation weights are rescaled so that they make the same
+        deviations at ``scale``."""
         model = LogisticRegression(
             C=C, solver="newton-cg", tol=HIER_TOL, max_iter=1000, warm_start=start is not None
         )
@@ -155,7 +179,7 @@ class _Augmented:
             n_shared = len(self.encoder.get_feature_names_out())
             coef[:, n_shared:] *= earlier_scale / scale
             model.coef_, model.intercept_ = coef, earlier.intercept_.copy()
-        return model.fit(self.design(rows, scale), rows["label"].to_numpy())
+        return model.fit(self.design(rows, scale), rows.label)
 
 
 def class_frequency(y_train: np.ndarray, n_test: int) -> np.ndarray | None:
@@ -255,8 +279,8 @@ def hierarchical_logistic(
     if (constant := class_frequency(y_train, len(test))) is not None:
         return constant
     augmented = _Augmented(train, features)
-    model = augmented.fit(train, C, deviation_scale, None)
-    return model.predict_proba(augmented.design(test, deviation_scale))[:, 1]
+    model = augmented.fit(augmented.encode(train), C, deviation_scale, None)
+    return model.predict_proba(augmented.design(augmented.encode(test), deviation_scale))[:, 1]
 
 
 def augment(

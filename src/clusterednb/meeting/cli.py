@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from clusterednb.cli.options import add_json, add_output
+from clusterednb.cli.options import add_calibration, add_json, add_output
 
 COMMANDS = "clusterednb.meeting.commands"
 
@@ -108,12 +108,11 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
         help="output model file",
     )
     fit.add_argument("--inference", choices=["bhc", "gibbs"], default="bhc")
-    fit.add_argument(
-        "--calibration",
-        choices=["sigmoid", "none"],
-        default="sigmoid",
-        help="learn a map of the model's log-odds on answers it did not see, so that "
-        "decisions at each person's costs use honest probabilities (default sigmoid)",
+    add_calibration(
+        fit,
+        "sigmoid",
+        "learn a map of the model's log-odds on answers it did not see, so that "
+        "decisions at each person's costs use honest probabilities",
     )
     fit.add_argument("--seed", type=int, default=0)
     fit.set_defaults(run=f"{COMMANDS}:fit")

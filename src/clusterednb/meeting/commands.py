@@ -157,8 +157,7 @@ def fit(args: argparse.Namespace) -> None:
             frames.append(store.frame())
     elif not args.requests:
         raise MeetingError(f"no store at {args.store} and no --requests file")
-    calibration = None if args.calibration == "none" else args.calibration
-    model = fit_from_frames(frames, args.inference, args.seed, calibration)
+    model = fit_from_frames(frames, args.inference, args.seed, args.calibration)
     model.save(args.model)
     print(
         f"fitted Clustered NB ({args.inference}) on {int(model.counts_.label_counts.sum())} "
