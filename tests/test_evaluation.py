@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss
 from sklearn.preprocessing import OneHotEncoder
 
 from clusterednb import ClusteredLogisticRegression
@@ -16,6 +17,7 @@ from clusterednb.evaluation import (
     TransferSettings,
     baselines,
     models,
+    partial_pooling,
     run_transfer,
     summarise_transfer,
 )
@@ -238,7 +240,7 @@ def test_hierarchical_logistic_regression_design_and_limits():
     pooled = baselines.one_hot_logistic(
         train[["f0", "f1"]], train["label"].to_numpy(), test[["f0", "f1"]]
     )
-    flat = baselines.hierarchical_logistic(train, test, ["f0", "f1"], deviation_scale=0.0)
+    flat = partial_pooling.hierarchical_logistic(train, test, ["f0", "f1"], deviation_scale=0.0)
     encoder = OneHotEncoder().fit(train[["f0", "f1"]])
     exact = LogisticRegression(solver="newton-cg", tol=1e-10).fit(
         encoder.transform(train[["f0", "f1"]]), train["label"]
@@ -247,10 +249,12 @@ def test_hierarchical_logistic_regression_design_and_limits():
         flat, exact.predict_proba(encoder.transform(test[["f0", "f1"]]))[:, 1], atol=1e-5
     )
     # With them it can learn that task b reverses the rule; a new task gets the shared part.
-    partial = baselines.hierarchical_logistic(train, test, ["f0", "f1"], C=10.0)
+    partial = partial_pooling.hierarchical_logistic(train, test, ["f0", "f1"], C=10.0)
     accuracy = ((partial > 0.5) == test["label"].to_numpy()).mean()
     assert accuracy > 0.8 > ((pooled > 0.5) == test["label"].to_numpy()).mean()
-    design = baselines.augment(sparse.csr_matrix(np.eye(2)), np.array([1, -1]), 3, 2.0).toarray()
+    design = partial_pooling.augment(
+        sparse.csr_matrix(np.eye(2)), np.array([1, -1]), 3, 2.0
+    ).toarray()
     np.testing.assert_array_equal(
         design, [[1, 0, 0, 0, 0, 2, 0, 2, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]]
     )
@@ -272,19 +276,45 @@ def test_tuned_hierarchical_logistic_is_the_fixed_fit_at_the_pair_validation_cho
     train = pd.concat([frame[frame["task"] != "a"], frame[frame["task"] == "a"].iloc[:4]])
     test = frame[frame["task"] == "a"].iloc[4:]
     chosen = []
-    fit = baselines._Augmented.fit
+    fit = partial_pooling.PartialPooling.fit
 
-    def recording(self, rows, C, scale, start):
+    def recording(self, rows, C, scale, start=None):
         chosen.append((C, scale, start is not None))
         return fit(self, rows, C, scale, start)
 
-    monkeypatch.setattr(baselines._Augmented, "fit", recording)
-    tuned = baselines.tuned_hierarchical_logistic(train, test, ["f0", "f1"], seed=0)
-    assert len(chosen) == len(baselines.HIER_GRID) + 1 and chosen[-1][2]  # warm refit
+    monkeypatch.setattr(partial_pooling.PartialPooling, "fit", recording)
+    tuned = partial_pooling.tuned_hierarchical_logistic(train, test, ["f0", "f1"], seed=0)
+    assert len(chosen) == len(partial_pooling.HIER_GRID) + 1 and chosen[-1][2]  # warm refit
     C, scale, _ = chosen[-1]
-    monkeypatch.setattr(baselines._Augmented, "fit", fit)
-    cold = baselines.hierarchical_logistic(train, test, ["f0", "f1"], C, scale)
+    assert (C, scale) != (1.0, 1.0)  # validation moved away from the default pair
+    monkeypatch.setattr(partial_pooling.PartialPooling, "fit", fit)
+    cold = partial_pooling.hierarchical_logistic(train, test, ["f0", "f1"], C, scale)
     np.testing.assert_allclose(tuned, cold, atol=1e-5)
+
+
+def test_tuned_lr_hier_on_documents_learns_a_reversed_user():
+    """On word counts, ``lr-hier`` is tuned like on tables: a user who calls the others'
+    spam ham is learnt from their own mail, and the tuned fit predicts better than the fit
+    at C = s = 1 does on that user's held-out mail."""
+    from clusterednb.evaluation.documents import fit_predict_documents
+
+    rng = np.random.default_rng(3)
+    spam, ham = ["cheap pills offer", "win money now"], ["team meeting notes", "lunch plans today"]
+    rows = []
+    for user in ["ann", "bob", "cy", "dan", "eve"]:
+        for _ in range(40):
+            is_spam = int(rng.random() < 0.5)
+            text = rng.choice(spam if is_spam else ham) + " " + rng.choice(["a", "b", "c"])
+            label = 1 - is_spam if user == "eve" else is_spam
+            rows.append({"task": user, "text": text, "label": label})
+    frame = pd.DataFrame(rows)
+    test = frame[frame["task"] == "eve"].iloc[20:]
+    train = frame.drop(index=test.index)
+    tuned = fit_predict_documents("lr-hier", train, test, "text", seed=0)
+    fixed = fit_predict_documents("lr-hier-fixed", train, test, "text", seed=0)
+    truth = test["label"].to_numpy()
+    assert ((tuned > 0.5) == truth).mean() == 1.0  # eve's reversed rule is learnt
+    assert log_loss(truth, tuned) < log_loss(truth, fixed)
 
 
 def test_cluster_weighted_logistic_is_pooled_lr_when_every_task_counts_fully(dataset):

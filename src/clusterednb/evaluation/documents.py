@@ -11,9 +11,10 @@ import pandas as pd
 from scipy import sparse
 
 from clusterednb.data.text import Vocabulary
-from clusterednb.evaluation.baselines import augment, sparse_logistic, with_task_one_hot
+from clusterednb.evaluation.baselines import class_frequency, sparse_logistic, with_task_one_hot
 from clusterednb.evaluation.cluster_weights import cluster_weighted_documents
 from clusterednb.evaluation.generative import GENERATIVE, make_generative
+from clusterednb.evaluation.partial_pooling import TaskRows, augment, tuned_partial_pooling
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.exact import MAX_EXACT_TASKS
 from clusterednb.transductive import transductive_coclustering
@@ -52,8 +53,9 @@ def fit_predict_documents(
 
     Generative models use the multinomial event model; the logistic regressions see the same
     word counts (plus the user one-hot for ``lr-pooled``; augmented per user for
-    ``lr-hier``); ``cnb-lr`` weights ``lr-pooled``'s rows by a multinomial Clustered NB's
-    co-clustering (exact enumeration up to 10 tasks, else Gibbs;
+    ``lr-hier``, its ``C`` and deviation scale tuned on the training tasks as on tables, and
+    for ``lr-hier-fixed`` at ``C = s = 1``); ``cnb-lr`` weights ``lr-pooled``'s rows by a
+    multinomial Clustered NB's co-clustering (exact enumeration up to 10 tasks, else Gibbs;
     :mod:`clusterednb.evaluation.cluster_weights`).
 
     Transductively (``transductive=True``) the test documents join the fit of the clustered
@@ -86,11 +88,20 @@ def fit_predict_documents(
             own = tasks == task
             out[rows] = sparse_logistic(X_train[own], y_train[own], X_test[rows])
         return out
-    if name in ("lr-pooled", "lr-hier"):
-        task_ids = pd.Index(pd.unique(train["task"]))
+    if name in ("lr-pooled", "lr-hier", "lr-hier-fixed"):
+        task_ids = pd.Index(np.unique(tasks))
         train_task = task_ids.get_indexer(train["task"])
         test_task = task_ids.get_indexer(test["task"])
         if name == "lr-hier":
+            if (constant := class_frequency(y_train, X_test.shape[0])) is not None:
+                return constant
+            return tuned_partial_pooling(
+                TaskRows(X_train, train_task, y_train),
+                TaskRows(X_test, test_task),
+                task_ids.size,
+                seed,
+            )
+        if name == "lr-hier-fixed":
             design = augment(X_train, train_task, task_ids.size, 1.0)
             test_design = augment(X_test, test_task, task_ids.size, 1.0)
         else:

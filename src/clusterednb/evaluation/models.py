@@ -18,11 +18,9 @@ from sklearn.preprocessing import OneHotEncoder
 from clusterednb.clustered_logistic import ClusteredLogisticRegression
 from clusterednb.evaluation.baselines import (
     class_frequency,
-    hierarchical_logistic,
     one_hot_logistic,
     pooled_logistic_with_raw,
     raw_column,
-    tuned_hierarchical_logistic,
 )
 from clusterednb.evaluation.cluster_weights import CLUSTER_WEIGHT_FLOOR, cluster_row_weights
 from clusterednb.evaluation.collaborative import als, user_knn
@@ -33,6 +31,10 @@ from clusterednb.evaluation.generative import (
     fit_selecting,
     select_transductive,
     with_unlabelled,
+)
+from clusterednb.evaluation.partial_pooling import (
+    hierarchical_logistic,
+    tuned_hierarchical_logistic,
 )
 from clusterednb.exceptions import CNBError
 from clusterednb.transductive import transductive_coclustering
