@@ -120,3 +120,17 @@ def test_the_solvers_products_are_the_designs(monkeypatch, numeric, dense_limit)
     np.testing.assert_allclose(
         solver.transpose_times(values), with_bias.T @ values, rtol=1e-12, atol=1e-10
     )
+
+
+@pytest.mark.parametrize("start", [False, True])
+def test_the_quasi_newton_fit_for_wide_designs_reaches_newtons_optimum(start):
+    """Above ``max_newton_columns`` (a vocabulary) L-BFGS minimises the same objective."""
+    design, y, weights, tasks = problem(seed=5)
+    newton = weighted_newton.WeightedLogistic(design, y, 0.7, task_columns=tasks)
+    wide = weighted_newton.WeightedLogistic(design, y, 0.7, tasks, max_newton_columns=4)
+    assert wide.quasi_newton and not newton.quasi_newton
+    begin = np.append(*newton.pooled) if start else None
+    expected = newton.fit(weights)
+    found = wide.fit(weights, begin)
+    np.testing.assert_allclose(found[0], expected[0], atol=1e-4)
+    assert found[1] == pytest.approx(expected[1], abs=1e-4)

@@ -18,20 +18,25 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from clusterednb.data.dataset import TaskDataset, index_tasks
-from clusterednb.data.numeric import NumericColumns, binned_schema, check_numeric_names
+from clusterednb.data.dataset import index_tasks
+from clusterednb.data.numeric import NumericColumns
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.data.values import as_feature_input, as_vector
+from clusterednb.data.values import as_vector
 from clusterednb.decisions_mixin import BayesDecisions
 from clusterednb.exceptions import CNBError, NotFittedError
-from clusterednb.inference.cluster_weighted import sparse_design
 from clusterednb.logistic_clusters import LogisticClusters, fit_clusters, new_task_mixture
-from clusterednb.logistic_fit import AUTO, FitSettings, JointData
+from clusterednb.logistic_fit import AUTO, FitSettings
+from clusterednb.logistic_inputs import (
+    check_observation,
+    prediction_design,
+    prediction_features,
+    training_rows,
+)
 from clusterednb.logistic_tuning import choose_settings
 from clusterednb.model_state import ModelRecord
 from clusterednb.saving import SavesAsPlainData
 from clusterednb.seeding import as_generator
-from clusterednb.training_data import check_labels, split_tasks
+from clusterednb.training_data import split_tasks
 
 _ARRAYS = (
     "partition",
@@ -89,6 +94,12 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         training mean).
     n_bins : int, default=5
         Bins per numeric column (fewer where quantiles tie).
+    observation : {"categorical", "multinomial"}, default="categorical"
+        What a row is: categorical (and numeric) columns, or a document's word counts
+        (``X`` a document–term matrix, sparse or dense, or a DataFrame whose columns name the
+        words). For documents the clusters' feature model is the multinomial event model,
+        the regressions read the word counts, and the clustering's label model regresses the
+        label on each document's out-of-fold pooled score (:mod:`clusterednb.logistic_documents`).
     random_state : int or numpy.random.Generator, optional
 
     Attributes
@@ -138,6 +149,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         task_column: str | None = None,
         numeric: Any = None,
         n_bins: int = 5,
+        observation: str = "categorical",
         random_state: int | np.random.Generator | None = None,
     ) -> None:
         vars(self).update({k: v for k, v in locals().items() if k != "self"})
@@ -164,7 +176,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_rows, n_features)
-            Categorical features (missing values allowed).
+            Categorical features (missing values allowed), or with ``observation=
+            "multinomial"`` word counts of shape (n_rows, n_words).
         y : array-like of shape (n_rows,)
         tasks : array-like of shape (n_rows,), optional
 
@@ -182,27 +195,21 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
                 f"handle_unknown must be warn, error or ignore, got {self.handle_unknown!r}"
             )
         X, tasks = split_tasks(X, tasks, self.task_column)
-        frame = as_feature_input(X, None, type(self).__name__)
-        names = check_numeric_names(frame, self.numeric or (), self.n_bins) if self.numeric else ()
-        schema = (
-            binned_schema(frame, as_vector(y), names, self.n_bins, self.classes)
-            if names
-            else FeatureSchema.infer(frame, as_vector(y), classes=self.classes)
+        rows = training_rows(
+            X,
+            y,
+            tasks,
+            self.observation,
+            self.classes,
+            self.numeric,
+            self.n_bins,
+            type(self).__name__,
         )
-        rows = TaskDataset.from_arrays(frame, y, tasks, schema=schema, handle_unknown="error")
-        check_labels(schema, rows.y, fitted=False)
-        if schema.n_classes != 2:
-            raise CNBError(
-                f"{type(self).__name__} is a binary classifier; the labels have "
-                f"{schema.n_classes} classes {list(schema.classes)}"
-            )
-        numeric = NumericColumns.fit(frame, names)
-        data = JointData.from_codes(
-            rows.X, rows.y, rows.task_index, rows.n_tasks, schema.offsets, numeric.transform(frame)
-        )
+        data = rows.data
         rng = as_generator(self.random_state)
         chosen, self.tuning_ = choose_settings(data, settings, rng)
-        self._keep(schema, rows.task_ids, fit_clusters(data, chosen, rng), chosen, numeric)
+        clusters = fit_clusters(data, chosen, rng)
+        self._keep(rows.schema, rows.task_ids, clusters, chosen, rows.numeric)
         return self
 
     def _keep(
@@ -217,8 +224,9 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self.numeric_ = numeric
         self.task_ids_ = task_ids
         self.classes_ = np.asarray(schema.classes)
-        self.n_features_in_ = schema.n_features
-        self.feature_names_in_ = np.asarray(schema.feature_names, dtype=object)
+        names = schema.categories[0] if self.observation == "multinomial" else schema.feature_names
+        self.n_features_in_ = len(names)
+        self.feature_names_in_ = np.asarray(names, dtype=object)
         self.effective_rows_ = float(settings.effective_rows)
         self.floor_ = float(settings.floor)
         self.clusters_ = clusters
@@ -245,9 +253,9 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         if not hasattr(self, "clusters_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         X, tasks = split_tasks(X, tasks, self.task_column)
-        frame = as_feature_input(X, self.schema_.n_features, type(self).__name__)
-        self.schema_.check_input(frame)
-        codes = self.schema_.encode_features(frame, self.handle_unknown)
+        codes, frame = prediction_features(
+            X, self.schema_, self.observation, self.handle_unknown, type(self).__name__
+        )
         task_values = as_vector(tasks)
         if task_values.shape != (codes.shape[0],):
             raise CNBError(f"X has {codes.shape[0]} rows but tasks has shape {task_values.shape}")
@@ -262,12 +270,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
                 mixture[rows] = new_task_mixture(
                     self.clusters_, codes[rows], self.schema_.offsets, self._settings_used()
                 )
-        design = sparse_design(
-            codes,
-            self.schema_.offsets,
-            task_index,
-            self.task_ids_.size,
-            self.numeric_.transform(frame),
+        design = prediction_design(
+            codes, frame, self.schema_, task_index, self.task_ids_.size, self.numeric_
         )
         p1 = self.clusters_.proba(design, mixture)
         return np.column_stack([1.0 - p1, p1])
@@ -292,6 +296,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     def _restore(self, record: ModelRecord) -> None:
         self._settings().check()
         numeric = _restored_numeric(record)
+        check_observation(self.observation, record.schema, numeric)
         clusters = LogisticClusters.from_arrays(
             {name: record.arrays[name] for name in _ARRAYS},
             float(record.meta["log_joint"]),

@@ -28,7 +28,7 @@ from clusterednb.logistic_fit import (
     FitSettings,
     JointData,
     task_tempering,
-    task_value_counts,
+    value_counts_of_rows,
 )
 from clusterednb.special import log_dirichlet_multinomial
 
@@ -245,9 +245,10 @@ def fit_clusters(
 
 
 def new_task_mixture(
-    clusters: LogisticClusters, codes: np.ndarray, offsets: np.ndarray, settings: FitSettings
+    clusters: LogisticClusters, codes, offsets: np.ndarray, settings: FitSettings
 ) -> np.ndarray:
-    """A new task's weights over the regressions, from its rows' features.
+    """A new task's weights over the regressions, from its rows' features (codes of shape
+    (n_rows, n_features), or documents' word counts, sparse (n_rows, n_words)).
 
     ``w_c ∝ |c| · P(τ n_X | N_c) `` for the MAP clusters and ``γ · P(τ n_X)`` for a new
     cluster (predicted by the pooled regression), with the task's counts ``n_X`` tempered
@@ -267,7 +268,7 @@ def new_task_mixture(
     (True, 1.0)
     """
     tau = float(task_tempering(np.array([codes.shape[0]]), float(settings.effective_rows))[0])
-    counts = tau * task_value_counts(codes, np.zeros(codes.shape[0], dtype=np.int64), 1, offsets)[0]
+    counts = tau * value_counts_of_rows(codes, offsets)
     prior = np.full(counts.size, settings.beta)
     joined = log_dirichlet_multinomial(clusters.cluster_value_counts + counts, prior, offsets)
     alone = log_dirichlet_multinomial(clusters.cluster_value_counts, prior, offsets)

@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.cluster_weighted import sparse_design
@@ -18,6 +19,11 @@ from clusterednb.inference.joint_blocks import (
     JointLogisticBlocks,
     TaskExpansions,
     one_hot_design,
+)
+from clusterednb.logistic_documents import (
+    document_design,
+    latent_design,
+    task_word_counts,
 )
 
 AUTO = "auto"
@@ -106,8 +112,10 @@ class JointData:
 
     Attributes
     ----------
-    codes : ndarray of shape (n_rows, n_features)
-        Feature codes (-1 missing).
+    codes : ndarray of shape (n_rows, n_features), or sparse matrix of shape (n_rows, n_words)
+        Feature codes (-1 missing), or documents' word counts (then ``offsets`` is
+        ``[0, n_words]``: the vocabulary is one feature whose values are the words;
+        :mod:`clusterednb.logistic_documents`).
     y : ndarray of shape (n_rows,)
         Class codes 0/1, -1 for an unlabelled row.
     task : ndarray of shape (n_rows,)
@@ -166,8 +174,22 @@ class JointData:
             numbers[order].astype(np.float64),
         )
 
+    @property
+    def documents(self) -> bool:
+        """Whether the rows are documents (word counts) rather than feature codes.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(sparse.csr_matrix([[1, 2], [0, 1]]), np.array([1, 0]),
+        ...                             np.array([0, 1]), 2, np.array([0, 2]))
+        >>> data.documents, data.value_counts.tolist()
+        (True, [[1, 2], [0, 1]])
+        """
+        return sparse.issparse(self.codes)
+
     def design(self, rows: np.ndarray):
-        """:func:`~clusterednb.inference.cluster_weighted.sparse_design` of ``rows``.
+        """:func:`~clusterednb.inference.cluster_weighted.sparse_design` of ``rows`` (of
+        documents: :func:`~clusterednb.logistic_documents.document_design`).
 
         Examples
         --------
@@ -176,6 +198,8 @@ class JointData:
         >>> data.design(np.array([0, 2])).toarray().tolist()  # value one-hot, then task one-hot
         [[1.0, 0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0, 0.0]]
         """
+        if self.documents:
+            return document_design(self.codes[rows], self.task[rows], self.n_tasks)
         return sparse_design(
             self.codes[rows], self.offsets, self.task[rows], self.n_tasks, self.numeric[rows]
         )
@@ -226,6 +250,8 @@ class JointData:
         >>> data.value_counts.tolist()  # every row counts, labelled or not
         [[1, 1], [1, 1], [1, 1]]
         """
+        if self.documents:
+            return task_word_counts(self.codes, self.task, self.n_tasks)
         return task_value_counts(self.codes, self.task, self.n_tasks, self.offsets)
 
     @cached_property
@@ -272,6 +298,22 @@ class JointData:
     def _expansions(self) -> dict[float, TaskExpansions]:
         return {}
 
+    def label_design(self) -> np.ndarray:
+        """The label model's design of the labelled rows: one-hot features and an intercept
+        (of documents: their coordinates on the documents' leading directions and an intercept).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> data.label_design().shape  # 5 labelled rows; 2 values and an intercept
+        (5, 3)
+        """
+        rows = self.labelled
+        if self.documents:
+            return latent_design(self.codes, rows)
+        return one_hot_design(self.codes[rows], self.offsets)
+
     def expansions(self, precision: float) -> TaskExpansions:
         """Each task's label log-likelihood expanded at the pooled MAP (computed once per
         prior precision: the tuning grid's settings all share it).
@@ -287,7 +329,7 @@ class JointData:
         if precision not in self._expansions:
             rows = self.labelled
             self._expansions[precision] = TaskExpansions.at_pooled_map(
-                one_hot_design(self.codes[rows], self.offsets),
+                self.label_design(),
                 self.y[rows].astype(np.float64),
                 self.task_starts,
                 precision,
@@ -325,6 +367,22 @@ def task_tempering(rows_per_task: np.ndarray, effective_rows: float) -> np.ndarr
     [1.0, 0.5, 0.1]
     """
     return np.minimum(1.0, effective_rows / np.maximum(rows_per_task, 1))
+
+
+def value_counts_of_rows(codes, offsets: np.ndarray) -> np.ndarray:
+    """Feature-value counts of some rows together, shape (n_values_total,): of feature codes
+    (n_rows, n_features) or of documents' word counts (a sparse (n_rows, n_words) matrix).
+
+    Examples
+    --------
+    >>> value_counts_of_rows(np.array([[0], [1], [0]]), np.array([0, 2])).tolist()
+    [2, 1]
+    >>> value_counts_of_rows(sparse.csr_matrix([[2, 0], [1, 3]]), np.array([0, 2])).tolist()
+    [3, 3]
+    """
+    if sparse.issparse(codes):
+        return np.asarray(codes.sum(axis=0), dtype=np.int64).ravel()
+    return task_value_counts(codes, np.zeros(codes.shape[0], dtype=np.int64), 1, offsets)[0]
 
 
 def task_value_counts(

@@ -17,6 +17,8 @@ from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import OneHotEncoder
 
+from clusterednb.inference.cluster_weighted import one_hot_tasks
+
 RAW_SUFFIX = "__raw"
 
 
@@ -83,20 +85,6 @@ def class_frequency(y_train: np.ndarray, n_test: int) -> np.ndarray | None:
     return np.full(n_test, (y_train.sum() + 1.0) / (y_train.size + 2.0))
 
 
-def one_hot(index: np.ndarray, size: int) -> sparse.csr_matrix:
-    """Indicator rows of ``index`` (a -1 row stays empty), shape (len(index), size).
-
-    Examples
-    --------
-    >>> one_hot(np.array([1, -1, 0]), 2).toarray().tolist()
-    [[0.0, 1.0], [0.0, 0.0], [1.0, 0.0]]
-    """
-    known = index >= 0
-    return sparse.csr_matrix(
-        (np.ones(known.sum()), (np.flatnonzero(known), index[known])), shape=(index.size, size)
-    )
-
-
 def with_task_one_hot(X: Any, task: np.ndarray, n_tasks: int) -> sparse.csr_matrix:
     """``[X, e_task]``: the rows of ``X`` followed by their task's indicator (``lr-pooled``'s
     design on documents; a task of -1 gets no indicator).
@@ -107,7 +95,7 @@ def with_task_one_hot(X: Any, task: np.ndarray, n_tasks: int) -> sparse.csr_matr
     >>> with_task_one_hot(X, np.array([1, -1]), 2).toarray().tolist()
     [[2.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
     """
-    return sparse.hstack([X, one_hot(task, n_tasks)]).tocsr()
+    return sparse.hstack([X, one_hot_tasks(task, n_tasks)]).tocsr()
 
 
 def sparse_logistic(

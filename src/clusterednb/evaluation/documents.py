@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from clusterednb.clustered_logistic import ClusteredLogisticRegression
 from clusterednb.data.text import Vocabulary
 from clusterednb.evaluation.baselines import class_frequency, sparse_logistic, with_task_one_hot
 from clusterednb.evaluation.cluster_weights import cluster_weighted_documents
@@ -56,11 +57,13 @@ def fit_predict_documents(
     ``lr-hier``, its ``C`` and deviation scale tuned on the training tasks as on tables, and
     for ``lr-hier-fixed`` at ``C = s = 1``); ``cnb-lr`` weights ``lr-pooled``'s rows by a
     multinomial Clustered NB's co-clustering (exact enumeration up to 10 tasks, else Gibbs;
-    :mod:`clusterednb.evaluation.cluster_weights`).
+    :mod:`clusterednb.evaluation.cluster_weights`); ``cnb-logistic`` is
+    :func:`clustered_logistic_documents`.
 
     Transductively (``transductive=True``) the test documents join the fit of the clustered
     naive-Bayes models unlabelled and choose their task's cluster among those of the labelled
-    documents (``transductive="select"``); ``cnb-lr`` weighs rows by that selection. The
+    documents (``transductive="select"``); ``cnb-lr`` weighs rows by that selection;
+    ``cnb-logistic`` fits with them unlabelled (their words count in its clustering). The
     regressions, ``ns`` and ``cs`` do not learn from unlabelled documents and give their
     inductive predictions.
 
@@ -124,7 +127,49 @@ def fit_predict_documents(
             clustered.task_ids_,
             transductive_coclustering(clustered),
         )
+    if name == "cnb-logistic":
+        return clustered_logistic_documents(
+            X_train, y_train, tasks, X_test, test, seed, transductive
+        )
     raise CNBError(f"model {name!r} does not take documents")
+
+
+def clustered_logistic_documents(
+    X_train: Any,
+    y_train: np.ndarray,
+    tasks: np.ndarray,
+    X_test: Any,
+    test: pd.DataFrame,
+    seed: int,
+    transductive: bool = False,
+) -> np.ndarray:
+    """``cnb-logistic`` on word counts: :class:`~clusterednb.ClusteredLogisticRegression`
+    with ``observation="multinomial"`` (transductively the test documents join the fit
+    unlabelled, so their words help choose their task's cluster); ``P(y = 1)`` of each test
+    document.
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> X = sparse.csr_matrix(np.tile([[3, 0], [0, 3]], (4, 1)))
+    >>> p1 = clustered_logistic_documents(X, np.tile([1, 0], 4), np.repeat(["a", "b"], 4),
+    ...                                   X[:2], pd.DataFrame({"task": ["a", "a"]}), seed=0)
+    >>> bool(p1[0] > 0.5 > p1[1])
+    True
+    """
+    model = ClusteredLogisticRegression(
+        observation="multinomial", classes=[0, 1], random_state=seed
+    )
+    test_tasks = test["task"].to_numpy()
+    if transductive:
+        model.fit(
+            sparse.vstack([X_train, X_test], format="csr"),
+            np.concatenate([y_train.astype(float), np.full(X_test.shape[0], np.nan)]),
+            np.concatenate([tasks, test_tasks]),
+        )
+    else:
+        model.fit(X_train, y_train, tasks)
+    return model.predict_proba(X_test, test_tasks)[:, 1]
 
 
 def _fit_documents(

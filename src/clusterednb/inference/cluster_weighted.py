@@ -50,7 +50,6 @@ def sparse_design(
 
     Examples
     --------
-    >>> import numpy as np
     >>> codes = np.array([[0, 1], [1, -1]])
     >>> design = sparse_design(codes, np.array([0, 2, 4]), np.array([0, -1]), n_tasks=2)
     >>> design.toarray().tolist()
@@ -67,6 +66,21 @@ def sparse_design(
     if numeric is None or numeric.shape[1] == 0:
         return one_hot
     return sparse.hstack([one_hot, sparse.csr_matrix(numeric)]).tocsr()
+
+
+def one_hot_tasks(task: np.ndarray, n_tasks: int) -> sparse.csr_matrix:
+    """Indicator rows of task positions (a -1 row stays empty), shape (len(task), n_tasks).
+
+    Examples
+    --------
+    >>> one_hot_tasks(np.array([1, -1, 0]), 2).toarray().tolist()
+    [[0.0, 1.0], [0.0, 0.0], [1.0, 0.0]]
+    """
+    known = task >= 0
+    return sparse.csr_matrix(
+        (np.ones(int(known.sum())), (np.flatnonzero(known), task[known])),
+        shape=(task.size, n_tasks),
+    )
 
 
 def membership(coclustering: np.ndarray, partition: np.ndarray) -> np.ndarray:

@@ -27,10 +27,14 @@ from functools import cached_property
 import numpy as np
 from scipy import sparse
 from scipy.linalg import cho_factor, cho_solve
+from scipy.optimize import minimize
 from scipy.special import expit, log_expit, logit
 
 MAX_DENSE_COLUMNS = 256
 """Up to this many non-task columns, ``Zᵀ S Z`` is a dense BLAS product."""
+MAX_NEWTON_COLUMNS = 2000
+"""Above this many columns (a vocabulary of words) Newton's ``d × d`` Hessian is too large to
+form: the same objective is minimised by L-BFGS from the same start instead."""
 
 
 def penalised_loss(
@@ -178,6 +182,8 @@ class WeightedLogistic:
     task_columns : slice, optional
         Columns that one-hot encode the task: solved by their diagonal block when every row
         sets at most one of them (else the plain step is taken).
+    max_newton_columns : int, default=MAX_NEWTON_COLUMNS
+        With more columns than this, L-BFGS instead of Newton's method.
 
     Examples
     --------
@@ -190,15 +196,24 @@ class WeightedLogistic:
     True
     """
 
-    def __init__(self, design, y: np.ndarray, C: float, task_columns: slice | None = None):
+    def __init__(
+        self,
+        design,
+        y: np.ndarray,
+        C: float,
+        task_columns: slice | None = None,
+        max_newton_columns: int = MAX_NEWTON_COLUMNS,
+    ):
         self.y = y
         self.n_columns = design.shape[1]
         self.one_class = np.unique(y).size < 2
         self.with_bias = sparse.hstack([design, np.ones((design.shape[0], 1))]).tocsr()
         self.penalty = np.append(np.full(design.shape[1], 1.0 / C), 0.0)
         self.solver = None
+        self.quasi_newton = self.n_columns > max_newton_columns
         if (
             not self.one_class
+            and not self.quasi_newton
             and task_columns is not None
             and _TaskBlockSolver.applies(self.with_bias, task_columns)
         ):
@@ -228,6 +243,8 @@ class WeightedLogistic:
         if self.one_class:
             frequency = (weights @ y + 1.0) / (weights.sum() + 2.0)
             return np.zeros(self.n_columns), float(logit(frequency))
+        if self.quasi_newton:
+            return self._fit_quasi_newton(weights, start)
         solver = self.solver
         margin_of = solver.margin if solver is not None else with_bias.__matmul__
         transpose_times = solver.transpose_times if solver is not None else with_bias.T.__matmul__
@@ -257,6 +274,29 @@ class WeightedLogistic:
             if decrement < 1e-8:
                 break
         return coef[:-1], float(coef[-1])
+
+    def _fit_quasi_newton(
+        self, weights: np.ndarray, start: np.ndarray | None
+    ) -> tuple[np.ndarray, float]:
+        """The same objective by SciPy's L-BFGS-B (gradient from two sparse products)."""
+        y, with_bias, penalty = self.y, self.with_bias, self.penalty
+        transposed = with_bias.T.tocsr()
+
+        def loss_and_gradient(coef: np.ndarray) -> tuple[float, np.ndarray]:
+            margin = with_bias @ coef
+            residual = weights * (y - expit(margin))
+            loss = loss_of_margin(margin, y, weights, coef, penalty)
+            return loss, penalty * coef - transposed @ residual
+
+        first = np.zeros(with_bias.shape[1]) if start is None else start
+        result = minimize(
+            loss_and_gradient,
+            first,
+            jac=True,
+            method="L-BFGS-B",
+            options={"maxiter": 2000, "gtol": 1e-6, "ftol": 1e-12},
+        )
+        return result.x[:-1], float(result.x[-1])
 
 
 def fit_weighted_logistic(
