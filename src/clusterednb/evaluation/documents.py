@@ -92,7 +92,7 @@ def fit_predict_documents(
             out[rows] = sparse_logistic(X_train[own], y_train[own], X_test[rows])
         return out
     if name in ("lr-pooled", "lr-hier", "lr-hier-fixed"):
-        task_ids = pd.Index(np.unique(tasks))
+        task_ids = pd.Index(pd.unique(train["task"]))  # in order of appearance, as always
         train_task = task_ids.get_indexer(train["task"])
         test_task = task_ids.get_indexer(test["task"])
         if name == "lr-hier":
