@@ -325,3 +325,67 @@ def test_fit_calibration_sigmoid_is_the_librarys_map(tmp_path):
     np.testing.assert_allclose(load(tmp_path / "c.cnb").calibration_, library.calibration_)
     refused = cnb(*base, "--kind", "cs", "--calibration", "sigmoid", "-o", str(tmp_path / "n"))
     assert refused.returncode == 1 and "--calibration needs a clustered kind" in refused.stderr
+
+
+def test_fit_and_predict_clustered_logistic_on_documents(tmp_path):
+    """``cnb fit --kind cnb-logistic --text``: users who call the others' spam ham get their
+    own cluster; ``cnb predict`` reads the file back with the model's vocabulary."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for user in range(8):
+        flipped = user >= 4
+        for _ in range(25):
+            spam = bool(rng.random() < 0.5)
+            pool = ["cheap", "pills", "offer", "win"] if spam else ["meeting", "notes", "team"]
+            text = " ".join(rng.choice(pool, 3)) + " hello"
+            rows.append({"user": f"u{user}", "body": text, "spam": int(spam != flipped)})
+    data = tmp_path / "mail.csv"
+    pd.DataFrame(rows).to_csv(data, index=False)
+    model = tmp_path / "mail.cnb"
+    fitted = cnb(
+        "fit",
+        str(data),
+        "--task",
+        "user",
+        "--label",
+        "spam",
+        "--text",
+        "body",
+        "--kind",
+        "cnb-logistic",
+        "-o",
+        str(model),
+        "--json",
+    )
+    assert fitted.returncode == 0, fitted.stderr
+    summary = json.loads(fitted.stdout)
+    assert summary["clusters"] == 2 and "log_evidence" not in summary
+    assert set(summary) >= {"effective_rows", "floor"}
+    out = tmp_path / "p.csv"
+    predicted = cnb(
+        "predict", str(model), str(data), "--task", "user", "--text", "body", "-o", str(out)
+    )
+    assert predicted.returncode == 0, predicted.stderr
+    assert (pd.read_csv(out)["decision"] == pd.DataFrame(rows)["spam"]).mean() > 0.95
+    for extra, word in (
+        (["--calibration", "sigmoid"], "--calibration"),
+        (["--observation", "bernoulli"], "multinomial"),
+        (["--alpha", "2"], "--alpha"),
+    ):
+        refused = cnb(
+            "fit",
+            str(data),
+            "--task",
+            "user",
+            "--label",
+            "spam",
+            "--text",
+            "body",
+            "--kind",
+            "cnb-logistic",
+            "-o",
+            str(model),
+            *extra,
+        )
+        assert refused.returncode == 1 and word in refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1

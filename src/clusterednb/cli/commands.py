@@ -17,8 +17,8 @@ import pandas as pd
 from clusterednb.cli.estimators import make_model
 from clusterednb.cli.options import comma_list
 from clusterednb.cli.output import emit_json, say, write_text
-from clusterednb.cli.parser import MODEL_TITLES
-from clusterednb.data.discretize import binned_schema_of
+from clusterednb.cli.parser import FIT_TITLES, MODEL_TITLES
+from clusterednb.data.discretize import binned_schema_of, decimal_columns
 from clusterednb.data.io import check_columns_exist, read_table
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.decision import LossMatrix, bayes_decision
@@ -70,7 +70,9 @@ def fit(args: argparse.Namespace) -> None:
         )
     else:
         features = _feature_columns(frame, args.task, args.label, args.features)
-        if args.bins:
+        if args.bins and args.kind == "cnb-logistic":  # bins and the raw values both
+            model.set_params(numeric=decimal_columns(frame[features]) or None, n_bins=args.bins)
+        elif args.bins:
             model.set_params(
                 schema=binned_schema_of(frame[features], frame[args.label].to_numpy(), args.bins)
             )
@@ -80,10 +82,15 @@ def fit(args: argparse.Namespace) -> None:
         "kind": args.kind,
         "rows": len(frame),
         "tasks": int(model.task_ids_.size),
-        "log_evidence": model.log_evidence_,
-        "evidence_kind": model.evidence_kind_,
         "output": str(args.output),
     }
+    if hasattr(model, "log_evidence_"):
+        summary["log_evidence"] = model.log_evidence_
+        summary["evidence_kind"] = model.evidence_kind_
+    if hasattr(model, "effective_rows_"):  # cnb-logistic: the settings it chose
+        rows = model.effective_rows_
+        summary["effective_rows"] = rows if np.isfinite(rows) else "inf"  # JSON has no inf
+        summary["floor"] = model.floor_
     if hasattr(model, "partition_"):
         summary["clusters"] = int(model.partition_.max()) + 1
     if hasattr(model, "calibration_"):
@@ -91,9 +98,17 @@ def fit(args: argparse.Namespace) -> None:
     if args.json:
         emit_json(summary)
         return
+    if "log_evidence" in summary:
+        what = f"log evidence {model.log_evidence_:.4f}"
+    else:
+        what = (
+            f"{summary['clusters']} cluster{'s' * (summary['clusters'] != 1)} "
+            f"(effective rows {model.effective_rows_:g}, "
+            f"floor {model.floor_:g})"
+        )
     print(
-        f"fitted {MODEL_TITLES[args.kind]} on {len(frame)} rows of {model.task_ids_.size} "
-        f"tasks; log evidence {model.log_evidence_:.4f}; saved to {args.output}"
+        f"fitted {FIT_TITLES[args.kind]} on {len(frame)} rows of {model.task_ids_.size} "
+        f"tasks; {what}; saved to {args.output}"
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from clusterednb.clustered import ClusteredNB
 from clusterednb.estimator import TaskNaiveBayes
@@ -11,7 +12,7 @@ from clusterednb.models import CompleteSharingNB, NoSharingNB
 from clusterednb.prototype import PrototypeNB
 
 
-def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
+def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
     """The estimator a model name stands for, with the command's hyperparameters.
 
     Examples
@@ -23,6 +24,8 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
     >>> type(model).__name__, model.inference, model.gamma
     ('ClusteredNB', 'bhc', 1.0)
     """
+    if name == "cnb-logistic":
+        return _clustered_logistic(args)
     common = {"alpha": args.alpha, "beta": args.beta, "random_state": args.seed}
     semi = getattr(args, "semi_supervised", None)
     if semi is not None:
@@ -45,3 +48,37 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes:
     if calibration is not None:
         common["calibration"] = calibration
     return ClusteredNB(inference=inference, gamma=args.gamma, **common)
+
+
+def _clustered_logistic(args: argparse.Namespace) -> Any:
+    """``cnb-logistic``: :class:`~clusterednb.ClusteredLogisticRegression`, refusing by name
+    the options it has no use for.
+
+    Examples
+    --------
+    >>> from clusterednb.cli.parser import build_parser
+    >>> args = build_parser().parse_args(["fit", "data.csv", "--task", "user", "--label",
+    ...                                   "liked", "--kind", "cnb-logistic", "-o", "m.cnb"])
+    >>> type(make_model(args.kind, args)).__name__
+    'ClusteredLogisticRegression'
+    """
+    from clusterednb.clustered_logistic import ClusteredLogisticRegression
+
+    unused = {
+        "--transductive": getattr(args, "transductive", None) is not None,
+        "--calibration": getattr(args, "calibration", None) is not None,
+        "--semi-supervised": getattr(args, "semi_supervised", None) is not None,
+        "--alpha": args.alpha != 1.0,
+    }
+    if getattr(args, "text", None) and args.observation != "multinomial":
+        raise CNBError(
+            f"--observation {args.observation}: --kind cnb-logistic reads documents as word "
+            "counts (multinomial)"
+        )
+    given = [flag for flag, used in unused.items() if used]
+    if given:
+        raise CNBError(
+            f"{', '.join(given)}: not for --kind cnb-logistic (its probabilities come from "
+            "logistic regressions, and rows with an empty label always count in its clustering)"
+        )
+    return ClusteredLogisticRegression(gamma=args.gamma, beta=args.beta, random_state=args.seed)

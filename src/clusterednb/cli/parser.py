@@ -35,6 +35,8 @@ MODEL_TITLES = {
     "prototype": "Prototype",
 }
 """Model kinds of ``cnb fit`` and ``cnb evidence``."""
+FIT_TITLES = {**MODEL_TITLES, "cnb-logistic": "Clustered logistic regression"}
+"""Model kinds of ``cnb fit``: also ``cnb-logistic``, which has no evidence to compare."""
 FAST_EVIDENCE_KINDS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "cnb-search")
 """The default of ``cnb evidence``: each answers in seconds on thousands of rows."""
 COMMANDS = "clusterednb.cli.commands"
@@ -89,12 +91,15 @@ def _fit(commands: argparse._SubParsersAction) -> None:
     fit = commands.add_parser("fit", help="fit a model and save it")
     _add_data_arguments(fit)
     fit.add_argument(
-        "--kind", choices=list(MODEL_TITLES), default="ns", help="model kind (default ns)"
+        "--kind",
+        choices=list(FIT_TITLES),
+        default="ns",
+        help="model kind (default ns); cnb-logistic is ClusteredLogisticRegression",
     )
     fit.add_argument(
         "--model",
         dest="kind",
-        choices=list(MODEL_TITLES),
+        choices=list(FIT_TITLES),
         action=deprecated("--kind"),
         help=argparse.SUPPRESS,
     )

@@ -103,6 +103,22 @@ def discretize(
     return FeatureSchema(schema.feature_names, tuple(categories), schema.classes, bin_edges)
 
 
+def decimal_columns(X: pd.DataFrame) -> list[str]:
+    """The columns of ``X`` that hold decimal (non-integer) numbers.
+
+    Examples
+    --------
+    >>> decimal_columns(pd.DataFrame({"size": [0.5, 1.5], "count": [1.0, 2.0], "c": ["a", "b"]}))
+    ['size']
+    """
+    return [
+        name
+        for name in X.columns
+        if pd.api.types.is_float_dtype(X[name])
+        and not np.all(np.mod(X[name].dropna().to_numpy(), 1) == 0)
+    ]
+
+
 def binned_schema_of(X: pd.DataFrame, y: np.ndarray, n_bins: int) -> FeatureSchema:
     """The schema inferred from ``X`` (n_rows, n_features) and labels ``y`` (n_rows,), with
     every column of decimal (non-integer) numbers cut into ``n_bins`` quantile bins.
@@ -116,11 +132,6 @@ def binned_schema_of(X: pd.DataFrame, y: np.ndarray, n_bins: int) -> FeatureSche
     """
     if n_bins < 2:
         raise DataError(f"n_bins must be at least 2, got {n_bins}")
-    continuous = [
-        name
-        for name in X.columns
-        if pd.api.types.is_float_dtype(X[name])
-        and not np.all(np.mod(X[name].dropna().to_numpy(), 1) == 0)
-    ]
+    continuous = decimal_columns(X)
     schema = FeatureSchema.infer(X, y)
     return discretize(schema, X, continuous, n_bins) if continuous else schema
