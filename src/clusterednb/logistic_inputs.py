@@ -75,26 +75,34 @@ def training_rows(
         schema, task_ids, data = _document_rows(X, y, tasks, classes)
         numbers = NumericColumns((), np.zeros(0), np.ones(0))
     else:
-        frame = as_feature_input(X, None, who)
-        names = check_numeric_names(frame, numeric, n_bins) if numeric else ()
-        schema = (
-            binned_schema(frame, as_vector(y), names, n_bins, classes)
-            if names
-            else FeatureSchema.infer(frame, as_vector(y), classes=classes)
-        )
-        rows = TaskDataset.from_arrays(frame, y, tasks, schema=schema, handle_unknown="error")
-        check_labels(schema, rows.y, fitted=False)
-        numbers = NumericColumns.fit(frame, names)
-        data = JointData.from_codes(
-            rows.X, rows.y, rows.task_index, rows.n_tasks, schema.offsets, numbers.transform(frame)
-        )
-        task_ids = rows.task_ids
+        schema, task_ids, data, numbers = _table_rows(X, y, tasks, classes, numeric, n_bins, who)
     if schema.n_classes != 2:
         raise CNBError(
             f"{who} is a binary classifier; the labels have "
             f"{schema.n_classes} classes {list(schema.classes)}"
         )
     return TrainingRows(schema, task_ids, data, numbers)
+
+
+def _table_rows(
+    X: Any, y: Any, tasks: Any, classes: Any, numeric: Any, n_bins: int, who: str
+) -> tuple[FeatureSchema, np.ndarray, JointData, NumericColumns]:
+    """Categorical columns, and numeric ones binned for the clustering and standardised for
+    the regressions."""
+    frame = as_feature_input(X, None, who)
+    names = check_numeric_names(frame, numeric, n_bins) if numeric else ()
+    schema = (
+        binned_schema(frame, as_vector(y), names, n_bins, classes)
+        if names
+        else FeatureSchema.infer(frame, as_vector(y), classes=classes)
+    )
+    rows = TaskDataset.from_arrays(frame, y, tasks, schema=schema, handle_unknown="error")
+    check_labels(schema, rows.y, fitted=False)
+    numbers = NumericColumns.fit(frame, names)
+    data = JointData.from_codes(
+        rows.X, rows.y, rows.task_index, rows.n_tasks, schema.offsets, numbers.transform(frame)
+    )
+    return schema, rows.task_ids, data, numbers
 
 
 def _document_rows(
