@@ -342,21 +342,9 @@ def test_fit_and_predict_clustered_logistic_on_documents(tmp_path):
     data = tmp_path / "mail.csv"
     pd.DataFrame(rows).to_csv(data, index=False)
     model = tmp_path / "mail.cnb"
-    fitted = cnb(
-        "fit",
-        str(data),
-        "--task",
-        "user",
-        "--label",
-        "spam",
-        "--text",
-        "body",
-        "--kind",
-        "cnb-logistic",
-        "-o",
-        str(model),
-        "--json",
-    )
+    fit = ["fit", str(data), "--task", "user", "--label", "spam", "--text", "body"]
+    fit += ["--kind", "cnb-logistic", "-o", str(model)]
+    fitted = cnb(*fit, "--json")
     assert fitted.returncode == 0, fitted.stderr
     summary = json.loads(fitted.stdout)
     assert summary["clusters"] == 2 and "log_evidence" not in summary
@@ -372,20 +360,6 @@ def test_fit_and_predict_clustered_logistic_on_documents(tmp_path):
         (["--observation", "bernoulli"], "multinomial"),
         (["--alpha", "2"], "--alpha"),
     ):
-        refused = cnb(
-            "fit",
-            str(data),
-            "--task",
-            "user",
-            "--label",
-            "spam",
-            "--text",
-            "body",
-            "--kind",
-            "cnb-logistic",
-            "-o",
-            str(model),
-            *extra,
-        )
+        refused = cnb(*fit, *extra)
         assert refused.returncode == 1 and word in refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1
