@@ -153,3 +153,15 @@ def test_bad_documents_are_refused_by_name():
     model = ClusteredLogisticRegression(observation="multinomial", random_state=0).fit(X, y, tasks)
     with pytest.raises(DataError, match="vocabulary"):
         model.predict_proba(X[:, :10], tasks)
+
+
+def test_saturated_regressions_give_probabilities_no_larger_than_one():
+    """On spam the regressions saturate (σ = 1.0 exactly) and a mixture's weights sum to 1
+    only to rounding: found by an Enron run as P = 1.0000000000000002."""
+    from clusterednb.inference.cluster_weighted import WeightedRegressions
+
+    regressions = WeightedRegressions(np.array([[50.0], [60.0], [70.0]]), np.zeros(3))
+    mixture = np.array([[0.5, 0.5000000000000002, 0.0], [1 / 3, 1 / 3, 1 / 3]])
+    assert mixture[0].sum() > 1.0  # the rounding the fix is about
+    p1 = regressions.proba(sparse.csr_matrix([[1.0], [1.0]]), mixture)
+    assert np.all((p1 >= 0.0) & (p1 <= 1.0))

@@ -143,6 +143,7 @@ class WeightedRegressions:
         Returns
         -------
         ndarray of shape (n_rows,)
+            In ``[0, 1]``.
 
         Examples
         --------
@@ -153,7 +154,9 @@ class WeightedRegressions:
         [0.7311, 0.2689]
         """
         per_model = expit(design @ self.coef.T + self.intercept)
-        return np.einsum("rk,rk->r", per_model, mixture)
+        # A mixture's weights sum to 1 only to rounding: saturated regressions (σ = 1.0
+        # exactly, as on spam) would give 1 + 2e-16, which is no probability.
+        return np.clip(np.einsum("rk,rk->r", per_model, mixture), 0.0, 1.0)
 
 
 def fit_weighted_regressions(
