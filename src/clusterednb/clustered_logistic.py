@@ -99,7 +99,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         (``X`` a document–term matrix, sparse or dense, or a DataFrame whose columns name the
         words). For documents the clusters' feature model is the multinomial event model,
         the regressions read the word counts, and the clustering's label model regresses the
-        label on each document's out-of-fold pooled score (:mod:`clusterednb.logistic_documents`).
+        label on each document's coordinates along the documents' 16 leading SVD directions
+        (:mod:`clusterednb.logistic_documents`).
     random_state : int or numpy.random.Generator, optional
 
     Attributes

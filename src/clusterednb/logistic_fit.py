@@ -188,8 +188,7 @@ class JointData:
         return sparse.issparse(self.codes)
 
     def design(self, rows: np.ndarray):
-        """:func:`~clusterednb.inference.cluster_weighted.sparse_design` of ``rows`` (of
-        documents: :func:`~clusterednb.logistic_documents.document_design`).
+        """:func:`regression_design` of ``rows``.
 
         Examples
         --------
@@ -198,9 +197,7 @@ class JointData:
         >>> data.design(np.array([0, 2])).toarray().tolist()  # value one-hot, then task one-hot
         [[1.0, 0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0, 0.0]]
         """
-        if self.documents:
-            return document_design(self.codes[rows], self.task[rows], self.n_tasks)
-        return sparse_design(
+        return regression_design(
             self.codes[rows], self.offsets, self.task[rows], self.n_tasks, self.numeric[rows]
         )
 
@@ -369,6 +366,25 @@ def task_tempering(rows_per_task: np.ndarray, effective_rows: float) -> np.ndarr
     return np.minimum(1.0, effective_rows / np.maximum(rows_per_task, 1))
 
 
+def regression_design(
+    codes, offsets: np.ndarray, task: np.ndarray, n_tasks: int, numeric: np.ndarray
+):
+    """The predicting regressions' design of rows: one-hot features, a one-hot of the task
+    and the numeric columns (:func:`~clusterednb.inference.cluster_weighted.sparse_design`),
+    or of documents (``codes`` sparse word counts) the counts and the task's one-hot
+    (:func:`~clusterednb.logistic_documents.document_design`). Sparse, shape (n_rows, n_columns).
+
+    Examples
+    --------
+    >>> regression_design(sparse.csr_matrix([[2, 0]]), np.array([0, 2]), np.array([1]), 2,
+    ...                   np.zeros((1, 0))).toarray().tolist()
+    [[2.0, 0.0, 0.0, 1.0]]
+    """
+    if sparse.issparse(codes):
+        return document_design(codes, task, n_tasks)
+    return sparse_design(codes, offsets, task, n_tasks, numeric)
+
+
 def value_counts_of_rows(codes, offsets: np.ndarray) -> np.ndarray:
     """Feature-value counts of some rows together, shape (n_values_total,): of feature codes
     (n_rows, n_features) or of documents' word counts (a sparse (n_rows, n_words) matrix).
@@ -380,9 +396,10 @@ def value_counts_of_rows(codes, offsets: np.ndarray) -> np.ndarray:
     >>> value_counts_of_rows(sparse.csr_matrix([[2, 0], [1, 3]]), np.array([0, 2])).tolist()
     [3, 3]
     """
+    one_task = np.zeros(codes.shape[0], dtype=np.int64)
     if sparse.issparse(codes):
-        return np.asarray(codes.sum(axis=0), dtype=np.int64).ravel()
-    return task_value_counts(codes, np.zeros(codes.shape[0], dtype=np.int64), 1, offsets)[0]
+        return task_word_counts(codes, one_task, 1)[0]
+    return task_value_counts(codes, one_task, 1, offsets)[0]
 
 
 def task_value_counts(

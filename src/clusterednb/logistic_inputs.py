@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from clusterednb.data.dataset import TaskDataset, factorize_tasks
 from clusterednb.data.numeric import NumericColumns, binned_schema, check_numeric_names
@@ -19,9 +18,7 @@ from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.text import as_document_term, document_schema
 from clusterednb.data.values import as_feature_input, as_vector, ordered_unique
 from clusterednb.exceptions import CNBError, DataError
-from clusterednb.inference.cluster_weighted import sparse_design
-from clusterednb.logistic_documents import document_design
-from clusterednb.logistic_fit import JointData
+from clusterednb.logistic_fit import JointData, regression_design
 from clusterednb.training_data import check_labels
 
 OBSERVATIONS = ("categorical", "multinomial")
@@ -187,7 +184,5 @@ def prediction_design(
     >>> prediction_design(np.array([[1]]), None, schema, np.array([0]), 2, none).toarray()
     array([[0., 1., 1., 0.]])
     """
-    if sparse.issparse(features):
-        return document_design(features, task_index, n_tasks)
-    numbers = numeric.transform(frame) if frame is not None else np.zeros((len(features), 0))
-    return sparse_design(features, schema.offsets, task_index, n_tasks, numbers)
+    numbers = numeric.transform(frame) if frame is not None else np.zeros((features.shape[0], 0))
+    return regression_design(features, schema.offsets, task_index, n_tasks, numbers)

@@ -12,7 +12,7 @@ from scipy import sparse
 
 from clusterednb.clustered_logistic import ClusteredLogisticRegression
 from clusterednb.data.text import Vocabulary
-from clusterednb.evaluation.baselines import class_frequency, sparse_logistic, with_task_one_hot
+from clusterednb.evaluation.baselines import sparse_logistic, with_task_one_hot
 from clusterednb.evaluation.cluster_weights import cluster_weighted_documents
 from clusterednb.evaluation.generative import GENERATIVE, make_generative
 from clusterednb.evaluation.partial_pooling import TaskRows, augment, tuned_partial_pooling
@@ -96,8 +96,6 @@ def fit_predict_documents(
         train_task = task_ids.get_indexer(train["task"])
         test_task = task_ids.get_indexer(test["task"])
         if name == "lr-hier":
-            if (constant := class_frequency(y_train, X_test.shape[0])) is not None:
-                return constant
             return tuned_partial_pooling(
                 TaskRows(X_train, train_task, y_train),
                 TaskRows(X_test, test_task),
@@ -160,16 +158,11 @@ def clustered_logistic_documents(
     model = ClusteredLogisticRegression(
         observation="multinomial", classes=[0, 1], random_state=seed
     )
-    test_tasks = test["task"].to_numpy()
     if transductive:
-        model.fit(
-            sparse.vstack([X_train, X_test], format="csr"),
-            np.concatenate([y_train.astype(float), np.full(X_test.shape[0], np.nan)]),
-            np.concatenate([tasks, test_tasks]),
-        )
+        model.fit(*_with_unlabelled(X_train, y_train, tasks, X_test, test))
     else:
         model.fit(X_train, y_train, tasks)
-    return model.predict_proba(X_test, test_tasks)[:, 1]
+    return model.predict_proba(X_test, test["task"].to_numpy())[:, 1]
 
 
 def _fit_documents(
@@ -184,8 +177,17 @@ def _fit_documents(
     if unlabelled is None:
         model.fit(X_train, y_train, tasks)
         return
-    X_test, test = unlabelled
     model.set_params(transductive="select").fit(
+        *_with_unlabelled(X_train, y_train, tasks, *unlabelled)
+    )
+
+
+def _with_unlabelled(
+    X_train: Any, y_train: np.ndarray, tasks: np.ndarray, X_test: Any, test: pd.DataFrame
+) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The training documents followed by the test documents without labels (NaN): the
+    matrix, labels and tasks a transductive fit reads."""
+    return (
         sparse.vstack([X_train, X_test], format="csr"),
         np.concatenate([y_train.astype(float), np.full(X_test.shape[0], np.nan)]),
         np.concatenate([tasks, test["task"].to_numpy()]),

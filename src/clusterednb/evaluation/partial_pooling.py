@@ -140,7 +140,8 @@ def tuned_partial_pooling(train: TaskRows, test: TaskRows, n_tasks: int, seed: i
     test task lends half of them (drawn with ``seed``, tasks in order of their number); each
     pair of :data:`HIER_GRID` is fitted on the rest and scored by log-loss on them; the best is
     refitted on all training rows (from the validation fit's weights). Without lending tasks,
-    or with one class among the lent or kept rows, ``C = s = 1``.
+    or with one class among the lent or kept rows, ``C = s = 1``; with one class among all the
+    training labels, the add-one frequency of class 1.
 
     Parameters
     ----------
@@ -167,6 +168,8 @@ def tuned_partial_pooling(train: TaskRows, test: TaskRows, n_tasks: int, seed: i
     >>> bool(p1[0] > 0.5 > p1[1])
     True
     """
+    if (constant := class_frequency(train.label, test.task.size)) is not None:
+        return constant
     rng = np.random.default_rng([seed, 7])
     test_tasks = set(np.unique(test.task).tolist())
     held = []
@@ -254,7 +257,8 @@ def hierarchical_logistic(
 def tuned_hierarchical_logistic(
     train: pd.DataFrame, test: pd.DataFrame, features: list[str], seed: int
 ) -> np.ndarray:
-    """``lr-hier`` on one-hot features: :func:`tuned_partial_pooling`.
+    """``lr-hier`` on one-hot features: :func:`tuned_partial_pooling` (with one class only,
+    its add-one frequency).
 
     Examples
     --------
@@ -265,6 +269,4 @@ def tuned_hierarchical_logistic(
     >>> p1.shape, bool(p1[0] > p1[1])
     ((2,), True)
     """
-    if (constant := class_frequency(train["label"].to_numpy(), len(test))) is not None:
-        return constant
     return tuned_partial_pooling(*one_hot_task_rows(train, test, features), seed)
