@@ -131,11 +131,11 @@ def test_word_columns_name_the_features_and_files_round_trip(tmp_path):
     model.save(path)
     again = clusterednb.load(path)
     np.testing.assert_array_equal(again.predict_proba(X, tasks), model.predict_proba(X, tasks))
+    position = pd.Index(model.task_ids_).get_indexer(tasks)
     np.testing.assert_array_equal(
         model.predict_proba(X, tasks)[:, 1],
         model.clusters_.proba(
-            document_design(X, pd.Index(model.task_ids_).get_indexer(tasks), 4),
-            model.clusters_.membership[pd.Index(model.task_ids_).get_indexer(tasks)],
+            document_design(X, position, 4), model.clusters_.membership[position], position
         ),
     )
 

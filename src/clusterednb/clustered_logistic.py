@@ -12,6 +12,7 @@ chosen on the training tasks alone (:mod:`clusterednb.logistic_tuning`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         down to look like the task with the fewest labels (tuning for the users with few
         labels), or half the labelled rows of every task (the choice before 2026-11-24; on
         landmine 0.006–0.009 AUC worse at k = 1 to 4); :mod:`clusterednb.logistic_tuning`.
+    deviation_scale : float or "auto", default="auto"
+        ``s ≥ 0``: each task seen in training adds its own weights on the shared columns and
+        its own intercept to the clusters' log-odds, learnt from its labels under the prior
+        ``N(0, s² C)`` (:mod:`clusterednb.inference.task_deviations`); 0: none. "auto" chooses
+        it as ``effective_rows`` (after them), 0 unless a scale predicts the held rows better.
     classes : sequence, optional
         The two labels (default: those seen, sorted); the second is the positive class.
     handle_unknown : {"warn", "error", "ignore"}, default="warn"
@@ -112,7 +118,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     coclustering_ : ndarray of shape (n_tasks, n_tasks)
         ``P(u and v share a cluster | D)``.
     n_clusters_probability_ : ndarray of shape (n_tasks + 1,)
-    effective_rows_, floor_ : float
+    effective_rows_, floor_, deviation_scale_ : float
         The values used.
     tuning_ : DataFrame
         With "auto": the held-out log-loss of every setting tried (empty otherwise).
@@ -145,6 +151,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         n_sweeps: int = 30,
         burn_in: int = 10,
         validation: str = "like-fewest",
+        deviation_scale: float | str = AUTO,
         classes: Any = None,
         handle_unknown: str = "warn",
         task_column: str | None = None,
@@ -167,6 +174,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
             n_sweeps=self.n_sweeps,
             burn_in=self.burn_in,
             validation=self.validation,
+            deviation_scale=self.deviation_scale,
         )
 
     # ------------------------------------------------------------------ fitting
@@ -230,6 +238,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self.feature_names_in_ = np.asarray(names, dtype=object)
         self.effective_rows_ = float(settings.effective_rows)
         self.floor_ = float(settings.floor)
+        self.deviation_scale_ = float(settings.deviation_scale)
         self.clusters_ = clusters
         self.partition_ = clusters.partition
         self.coclustering_ = clusters.coclustering
@@ -274,11 +283,12 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         design = prediction_design(
             codes, frame, self.schema_, task_index, self.task_ids_.size, self.numeric_
         )
-        p1 = self.clusters_.proba(design, mixture)
+        p1 = self.clusters_.proba(design, mixture, task_index)
         return np.column_stack([1.0 - p1, p1])
 
     def _settings_used(self) -> FitSettings:
-        return self._settings().with_chosen(self.effective_rows_, self.floor_)
+        chosen = self._settings().with_chosen(self.effective_rows_, self.floor_)
+        return replace(chosen, deviation_scale=self.deviation_scale_)
 
     # ------------------------------------------------------------------ persistence
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -286,10 +296,13 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         arrays = {name: np.asarray(getattr(clusters, name)) for name in _ARRAYS}
         arrays["numeric_centre"] = self.numeric_.centre
         arrays["numeric_scale"] = self.numeric_.scale
+        if clusters.deviations is not None:
+            arrays["deviations"] = clusters.deviations
         meta = {
             "numeric": list(self.numeric_.names),
             "effective_rows": self.effective_rows_,
             "floor": self.floor_,
+            "deviation_scale": self.deviation_scale_,
             "log_joint": clusters.log_joint,
         }
         return meta, arrays
@@ -298,15 +311,19 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self._settings().check()
         numeric = _restored_numeric(record)
         check_observation(self.observation, record.schema, numeric)
+        arrays = {name: record.arrays[name] for name in _ARRAYS}
+        arrays["deviations"] = record.arrays.get("deviations")
         clusters = LogisticClusters.from_arrays(
-            {name: record.arrays[name] for name in _ARRAYS},
+            arrays,
             float(record.meta["log_joint"]),
             n_tasks=record.task_ids.size,
             schema=record.schema,
             n_numeric=len(numeric.names),
         )
-        chosen = self._settings().with_chosen(
-            float(record.meta["effective_rows"]), record.meta["floor"]
+        meta = record.meta
+        chosen = replace(
+            self._settings().with_chosen(float(meta["effective_rows"]), meta["floor"]),
+            deviation_scale=meta.get("deviation_scale", 0.0),  # files before 2026-11-25: none
         )
         chosen.check()
         self.tuning_ = pd.DataFrame()

@@ -7,10 +7,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy import sparse
+from scipy.special import expit, logsumexp
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
@@ -21,6 +22,7 @@ from clusterednb.inference.cluster_weighted import (
     membership,
 )
 from clusterednb.inference.joint_gibbs import gibbs_joint_blocks
+from clusterednb.inference.task_deviations import deviation_margin, fit_task_deviations, log_odds
 from clusterednb.inference.weighted_newton import WeightedLogistic
 from clusterednb.logistic_fit import (
     AUTO,
@@ -52,6 +54,9 @@ class LogisticClusters:
     intercept : ndarray of shape (K + 1,)
     log_joint : float
         ``log P(z, D)`` of the partition (tempered block scores plus the CRP prior).
+    deviations : ndarray of shape (n_tasks, n_values_total + n_numeric + 1), optional
+        Each task's own weights on the shared columns and intercept, added to the mixture's
+        log-odds (:mod:`clusterednb.inference.task_deviations`); None: none.
 
     Examples
     --------
@@ -72,9 +77,10 @@ class LogisticClusters:
     coef: np.ndarray
     intercept: np.ndarray
     log_joint: float
+    deviations: np.ndarray | None = None
 
-    def proba(self, design, mixture: np.ndarray) -> np.ndarray:
-        """``P(y = 1)`` of rows under their mixtures.
+    def proba(self, design, mixture: np.ndarray, task: np.ndarray | None = None) -> np.ndarray:
+        """``P(y = 1)`` of rows under their mixtures (and their tasks' deviations, if given).
 
         Parameters
         ----------
@@ -82,6 +88,8 @@ class LogisticClusters:
             :meth:`~clusterednb.logistic_fit.JointData.design` of the rows
             (task position -1: a new task).
         mixture : ndarray of shape (n_rows, K + 1)
+        task : ndarray of shape (n_rows,), optional
+            The rows' task positions (-1: a new task, no deviation); None: no deviations.
 
         Examples
         --------
@@ -92,7 +100,60 @@ class LogisticClusters:
         >>> bool(p1[0] > p1[1])  # value 0 came with label 1 in task 0
         True
         """
-        return WeightedRegressions(self.coef, self.intercept).proba(design, mixture)
+        p1 = WeightedRegressions(self.coef, self.intercept).proba(design, mixture)
+        if task is None or self.deviations is None:
+            return p1
+        margin = deviation_margin(self.shared_columns(design), task, self.deviations)
+        moved = margin != 0.0
+        p1[moved] = expit(log_odds(p1[moved]) + margin[moved])
+        return p1
+
+    def shared_columns(self, design):
+        """The columns of a regression design that every task shares (all but the task's
+        one-hot), sparse of shape (n_rows, n_values_total + n_numeric).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> data, clusters = toy.joint_data(), toy.fitted_clusters()  # 2 values, 3 tasks
+        >>> clusters.shared_columns(data.design(np.array([0]))).toarray().tolist()
+        [[1.0, 0.0]]
+        """
+        first = self.cluster_value_counts.shape[1]
+        after = first + self.membership.shape[0]
+        design = sparse.csc_matrix(design)
+        return sparse.hstack([design[:, :first], design[:, after:]], format="csr")
+
+    def with_deviations(
+        self, data: JointData, variance: float, tasks: np.ndarray | None = None
+    ) -> LogisticClusters:
+        """These clusters with each task's deviation fitted on its labelled rows of ``data``
+        (prior variance ``variance``; only ``tasks`` if given; 0: none).
+
+        Examples
+        --------
+        >>> from clusterednb import toy
+        >>> data, clusters = toy.joint_data(), toy.fitted_clusters()
+        >>> clusters.with_deviations(data, 1.0).deviations.shape  # 3 tasks; 2 values, intercept
+        (3, 3)
+        >>> clusters.with_deviations(data, 0.0).deviations is None
+        True
+        """
+        if variance <= 0:
+            return replace(self, deviations=None)
+        rows = data.labelled
+        design = data.design(rows)
+        offset = log_odds(self.proba(design, self.membership[data.task[rows]]))
+        deviations = fit_task_deviations(
+            self.shared_columns(design),
+            data.y[rows],
+            data.task[rows],
+            offset,
+            variance,
+            data.n_tasks,
+            tasks,
+        )
+        return replace(self, deviations=deviations)
 
     @classmethod
     def from_arrays(
@@ -103,7 +164,8 @@ class LogisticClusters:
         schema: FeatureSchema,
         n_numeric: int = 0,
     ) -> LogisticClusters:
-        """Rebuild from saved arrays, refusing any whose shape contradicts the others.
+        """Rebuild from saved arrays, refusing any whose shape contradicts the others
+        (``deviations`` may be absent: files written before tasks had deviations).
 
         Examples
         --------
@@ -128,6 +190,8 @@ class LogisticClusters:
             "coef": (n_clusters + 1, schema.n_values_total + n_tasks + n_numeric),
             "intercept": (n_clusters + 1,),
         }
+        if arrays.get("deviations") is not None:
+            expected["deviations"] = (n_tasks, schema.n_values_total + n_numeric + 1)
         for name, shape in expected.items():
             if arrays[name].shape != shape:
                 raise CNBError(f"array {name!r} has shape {arrays[name].shape}, expected {shape}")
@@ -231,7 +295,8 @@ def assemble(
 def fit_clusters(
     data: JointData, settings: FitSettings, rng: np.random.Generator
 ) -> LogisticClusters:
-    """Partition posterior, then the regressions (``effective_rows`` and ``floor`` fixed).
+    """Partition posterior, then the regressions, then the tasks' deviations
+    (``effective_rows``, ``floor`` and ``deviation_scale`` fixed).
 
     Examples
     --------
@@ -241,7 +306,8 @@ def fit_clusters(
     >>> clusters.partition.shape, clusters.intercept.shape == (clusters.cluster_sizes.size + 1,)
     ((3,), True)
     """
-    return assemble(data, partition_posterior(data, settings, rng), settings)
+    clusters = assemble(data, partition_posterior(data, settings, rng), settings)
+    return clusters.with_deviations(data, settings.deviation_variance)
 
 
 def new_task_mixture(

@@ -52,6 +52,7 @@ class FitSettings:
     n_sweeps: int = 30
     burn_in: int = 10
     validation: str = "like-fewest"
+    deviation_scale: float | str = 0.0
 
     def check(self) -> None:
         """Raise :class:`CNBError` naming the first setting outside its allowed values.
@@ -80,6 +81,11 @@ class FitSettings:
             raise CNBError(
                 f"effective_rows must be positive (inf: no tempering) or 'auto', got {rows!r}"
             )
+        scale = self.deviation_scale
+        if scale != AUTO and (
+            isinstance(scale, bool) or not (isinstance(scale, int | float) and 0 <= scale < np.inf)
+        ):
+            raise CNBError(f"deviation_scale must be a finite number >= 0 or 'auto', got {scale!r}")
         floor_ok = isinstance(self.floor, int | float) and 0 <= self.floor <= 1
         if self.floor != AUTO and not floor_ok:
             raise CNBError(f"floor must be in [0, 1] or 'auto', got {self.floor!r}")
@@ -104,6 +110,20 @@ class FitSettings:
         (15.0, 0.5, 1.0)
         """
         return replace(self, effective_rows=effective_rows, floor=floor)
+
+    @property
+    def deviation_variance(self) -> float:
+        """Prior variance ``s² C`` of each task's deviation weights (0: no deviations); the
+        scale ``s`` must be fixed.
+
+        Examples
+        --------
+        >>> FitSettings(deviation_scale=0.5, C=2.0).deviation_variance
+        0.5
+        """
+        if self.deviation_scale == AUTO:
+            raise CNBError("deviation_scale is 'auto': choose it before fitting deviations")
+        return float(self.deviation_scale) ** 2 * self.C
 
 
 @dataclass(frozen=True)

@@ -16,23 +16,35 @@ For each value of :data:`EFFECTIVE_ROWS` the partition posterior is
 computed once; for each floor the regressions are fitted; the setting with the least mean
 log-loss on the validation rows wins. ``floor = 1`` (every row weighs 1: the pooled
 regression) is in the grid, so where clustering does not help, the model falls back to
-pooled regression.
+pooled regression. Then, on the winning clusters, each task whose rows were held out fits its
+deviation (:mod:`clusterednb.inference.task_deviations`) from the labelled rows it kept, at
+every scale of :data:`DEVIATION_SCALES`; the scale with the least log-loss wins, and none
+(``0``) wins unless a scale beats it.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics import log_loss
 
-from clusterednb.logistic_clusters import assemble, labelled_regression, partition_posterior
+from clusterednb.logistic_clusters import (
+    LogisticClusters,
+    assemble,
+    labelled_regression,
+    partition_posterior,
+)
 from clusterednb.logistic_fit import AUTO, FitSettings, JointData, task_tempering
 
 EFFECTIVE_ROWS = (np.inf, 100.0, 50.0, 30.0, 15.0, 5.0)
 FLOORS = (0.05, 0.2, 0.5, 1.0)
+DEVIATION_SCALES = (0.1, 0.3, 1.0, 3.0)
 MIN_ROWS = 4
 DEFAULT_EFFECTIVE_ROWS = 10.0
 DEFAULT_FLOOR = 0.2
+DEFAULT_DEVIATION_SCALE = 0.0
 
 
 def validation_rows(data: JointData, rng: np.random.Generator) -> np.ndarray:
@@ -87,37 +99,81 @@ def like_fewest_rows(data: JointData, rng: np.random.Generator) -> tuple[np.ndar
 def choose_settings(
     data: JointData, settings: FitSettings, rng: np.random.Generator
 ) -> tuple[FitSettings, pd.DataFrame]:
-    """Settings with ``effective_rows`` and ``floor`` fixed, and the table of what was tried.
+    """Settings with ``effective_rows``, ``floor`` and ``deviation_scale`` fixed, and the table
+    of what was tried.
 
     A setting given as a number is kept; "auto" is chosen by validation (see the module).
     With no task to lend validation rows, or labels of one class only among them, "auto"
-    becomes the defaults (10 effective rows, floor 0.2).
+    becomes the defaults (10 effective rows, floor 0.2, no deviations).
 
     Examples
     --------
     >>> from clusterednb import toy
     >>> chosen, tried = choose_settings(toy.joint_data(), FitSettings(), np.random.default_rng(0))
-    >>> chosen.effective_rows, chosen.floor, len(tried)  # no validation rows: the defaults
-    (10.0, 0.2, 0)
+    >>> chosen.effective_rows, chosen.floor, chosen.deviation_scale, len(tried)  # the defaults
+    (10.0, 0.2, 0.0, 0)
     """
-    if AUTO not in (settings.effective_rows, settings.floor):
+    if AUTO not in (settings.effective_rows, settings.floor, settings.deviation_scale):
         return settings, pd.DataFrame()
-    grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
-    floors = FLOORS if settings.floor == AUTO else (settings.floor,)
     if settings.validation == "like-fewest":
         held, keep_features = like_fewest_rows(data, rng)
     else:
         held, keep_features = validation_rows(data, rng), True
     if held.size == 0 or np.unique(data.y[held]).size < 2:
-        return settings.with_chosen(
-            DEFAULT_EFFECTIVE_ROWS if settings.effective_rows == AUTO else settings.effective_rows,
-            DEFAULT_FLOOR if settings.floor == AUTO else settings.floor,
+        return replace(
+            settings,
+            effective_rows=_or_default(settings.effective_rows, DEFAULT_EFFECTIVE_ROWS),
+            floor=_or_default(settings.floor, DEFAULT_FLOOR),
+            deviation_scale=_or_default(settings.deviation_scale, DEFAULT_DEVIATION_SCALE),
         ), pd.DataFrame()
     train = data.without_labels(held) if keep_features else data.without_rows(held)
-    truth = data.y[held]
+    tried, best = _cluster_settings(data, train, held, settings, rng)
+    chosen = settings.with_chosen(best.effective_rows, best.floor)
+    if settings.deviation_scale == AUTO:
+        tried += _deviation_scales(data, train, held, best, settings.C)
+    table = pd.DataFrame(tried)
+    if settings.deviation_scale == AUTO:
+        winner = table.loc[table["log_loss"].idxmin()]  # the first of equals: no deviation
+        chosen = replace(chosen, deviation_scale=float(winner["deviation_scale"]))
+    return chosen, table
+
+
+def _or_default(value, default: float):
+    return default if value == AUTO else value
+
+
+def _held_log_loss(
+    data: JointData, held: np.ndarray, clusters: LogisticClusters, with_task: bool
+) -> float:
+    """Mean log-loss of the held rows under ``clusters`` (with their tasks' deviations)."""
+    task = data.task[held]
+    p1 = clusters.proba(data.design(held), clusters.membership[task], task if with_task else None)
+    return float(log_loss(data.y[held], np.column_stack([1 - p1, p1]), labels=[0, 1]))
+
+
+class _Best:
+    """The best clustering setting so far and its assembled clusters."""
+
+    def __init__(self) -> None:
+        self.loss = np.inf
+        self.effective_rows = self.floor = 0.0
+        self.clusters: LogisticClusters | None = None
+
+
+def _cluster_settings(
+    data: JointData,
+    train: JointData,
+    held: np.ndarray,
+    settings: FitSettings,
+    rng: np.random.Generator,
+) -> tuple[list[dict], _Best]:
+    """Every (effective rows, floor) of the grids, scored without deviations, and the best."""
+    grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
+    floors = FLOORS if settings.floor == AUTO else (settings.floor,)
     regression = labelled_regression(train, settings)  # one design and pooled fit for all
-    tried = []
+    tried: list[dict] = []
     seen: list[np.ndarray] = []
+    best = _Best()
     for rows in grid:
         weights = task_tempering(train.rows_per_task, float(rows))
         if any(np.array_equal(weights, earlier) for earlier in seen):
@@ -126,17 +182,38 @@ def choose_settings(
         clustering = partition_posterior(train, settings.with_chosen(rows, 0.0), rng)
         for floor in floors:
             clusters = assemble(train, clustering, settings.with_chosen(rows, floor), regression)
-            mixture = clusters.membership[data.task[held]]
-            p1 = clusters.proba(data.design(held), mixture)
-            loss = log_loss(truth, np.column_stack([1 - p1, p1]), labels=[0, 1])
+            loss = _held_log_loss(data, held, clusters, with_task=False)
             tried.append(
                 {
                     "effective_rows": rows,
                     "floor": floor,
+                    "deviation_scale": 0.0,
                     "n_clusters": int(clustering.partition.max()) + 1,
-                    "log_loss": float(loss),
+                    "log_loss": loss,
                 }
             )
-    table = pd.DataFrame(tried)
-    best = table.loc[table["log_loss"].idxmin()]
-    return settings.with_chosen(float(best["effective_rows"]), float(best["floor"])), table
+            if loss < best.loss:
+                best.loss, best.effective_rows, best.floor = loss, float(rows), float(floor)
+                best.clusters = clusters
+    return tried, best
+
+
+def _deviation_scales(
+    data: JointData, train: JointData, held: np.ndarray, best: _Best, C: float
+) -> list[dict]:
+    """The best clusters with the held tasks' deviations at each of :data:`DEVIATION_SCALES`."""
+    clusters = best.clusters
+    tasks = np.unique(data.task[held])
+    tried = []
+    for scale in DEVIATION_SCALES:
+        deviating = clusters.with_deviations(train, scale**2 * C, tasks)
+        tried.append(
+            {
+                "effective_rows": best.effective_rows,
+                "floor": best.floor,
+                "deviation_scale": scale,
+                "n_clusters": int(clusters.partition.max()) + 1,
+                "log_loss": _held_log_loss(data, held, deviating, with_task=True),
+            }
+        )
+    return tried

@@ -91,6 +91,7 @@ def fit(args: argparse.Namespace) -> None:
         rows = model.effective_rows_
         summary["effective_rows"] = rows if np.isfinite(rows) else "inf"  # JSON has no inf
         summary["floor"] = model.floor_
+        summary["deviation_scale"] = model.deviation_scale_
     if hasattr(model, "partition_"):
         summary["clusters"] = int(model.partition_.max()) + 1
     if hasattr(model, "calibration_"):

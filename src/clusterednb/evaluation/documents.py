@@ -125,9 +125,10 @@ def fit_predict_documents(
             clustered.task_ids_,
             transductive_coclustering(clustered),
         )
-    if name == "cnb-logistic":
+    if name in ("cnb-logistic", "cnb-logistic-shared"):
+        scale = 0.0 if name == "cnb-logistic-shared" else "auto"
         return clustered_logistic_documents(
-            X_train, y_train, tasks, X_test, test, seed, transductive
+            X_train, y_train, tasks, X_test, test, seed, transductive, scale
         )
     raise CNBError(f"model {name!r} does not take documents")
 
@@ -140,11 +141,12 @@ def clustered_logistic_documents(
     test: pd.DataFrame,
     seed: int,
     transductive: bool = False,
+    deviation_scale: float | str = "auto",
 ) -> np.ndarray:
-    """``cnb-logistic`` on word counts: :class:`~clusterednb.ClusteredLogisticRegression`
-    with ``observation="multinomial"`` (transductively the test documents join the fit
-    unlabelled, so their words help choose their task's cluster); ``P(y = 1)`` of each test
-    document.
+    """``cnb-logistic`` (``cnb-logistic-shared``: ``deviation_scale=0``) on word counts:
+    :class:`~clusterednb.ClusteredLogisticRegression` with ``observation="multinomial"``
+    (transductively the test documents join the fit unlabelled, so their words help choose their
+    task's cluster); ``P(y = 1)`` of each test document.
 
     Examples
     --------
@@ -156,7 +158,10 @@ def clustered_logistic_documents(
     True
     """
     model = ClusteredLogisticRegression(
-        observation="multinomial", classes=[0, 1], random_state=seed
+        observation="multinomial",
+        classes=[0, 1],
+        random_state=seed,
+        deviation_scale=deviation_scale,
     )
     if transductive:
         model.fit(*_with_unlabelled(X_train, y_train, tasks, X_test, test))

@@ -58,6 +58,7 @@ BASELINES = (
     "lr-hier-fixed",
     "cnb-lr",
     "cnb-logistic",
+    "cnb-logistic-shared",
     "user-knn",
     "als",
 )
@@ -161,8 +162,9 @@ def fit_predict(
         return hierarchical_logistic(train, test, features)
     if name == "cnb-lr":
         return cluster_weighted_logistic(train, test, features, seed, transductive=transductive)
-    if name == "cnb-logistic":
-        return clustered_logistic(train, test, features, seed, transductive, n_bins or 5)
+    if name in ("cnb-logistic", "cnb-logistic-shared"):
+        scale = 0.0 if name == "cnb-logistic-shared" else "auto"
+        return clustered_logistic(train, test, features, seed, transductive, n_bins or 5, scale)
     if name == "user-knn":
         return user_knn(train, test)
     if name == "als":
@@ -230,13 +232,15 @@ def clustered_logistic(
     seed: int,
     transductive: bool = False,
     n_bins: int = 5,
+    deviation_scale: float | str = "auto",
 ) -> np.ndarray:
-    """:class:`~clusterednb.ClusteredLogisticRegression` (effective rows and floor chosen on the
-    training tasks); transductively the test rows join the fit unlabelled, so their features
-    help choose their task's cluster. A discretised feature whose raw values are kept
-    (:func:`raw_column`) is passed raw, as a numeric column that the model bins into
-    ``n_bins`` training quantiles and its regressions also read as a number. Returns
-    ``P(y = 1)`` of each test row.
+    """:class:`~clusterednb.ClusteredLogisticRegression` (effective rows, floor and, with
+    ``deviation_scale="auto"``, the tasks' deviation scale chosen on the training tasks;
+    ``cnb-logistic-shared`` fixes it at 0: the clusters' prediction alone); transductively the
+    test rows join the fit unlabelled, so their features help choose their task's cluster. A
+    discretised feature whose raw values are kept (:func:`raw_column`) is passed raw, as a
+    numeric column that the model bins into ``n_bins`` training quantiles and its regressions
+    also read as a number. Returns ``P(y = 1)`` of each test row.
 
     Examples
     --------
@@ -259,6 +263,7 @@ def clustered_logistic(
         random_state=seed,
         numeric=numeric or None,
         n_bins=n_bins,
+        deviation_scale=deviation_scale,
     )
     model.fit(raw(train), train["label"].to_numpy(dtype=float), train["task"].to_numpy())
     return model.predict_proba(raw(test), test["task"].to_numpy())[:, 1]
