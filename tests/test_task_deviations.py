@@ -127,7 +127,7 @@ def test_auto_chooses_the_scale_on_held_training_rows_and_files_keep_the_deviati
     frame, features = population_with_reversed_users(5)
     test = frame[frame["task"] == "u00"].iloc[40:]
     train = frame.drop(test.index)
-    model = ClusteredLogisticRegression(random_state=0).fit(
+    model = ClusteredLogisticRegression(deviation_scale="auto", random_state=0).fit(
         train[features], train["label"], train["task"]
     )
     tried = model.tuning_

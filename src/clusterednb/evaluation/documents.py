@@ -125,8 +125,8 @@ def fit_predict_documents(
             clustered.task_ids_,
             transductive_coclustering(clustered),
         )
-    if name in ("cnb-logistic", "cnb-logistic-shared"):
-        scale = 0.0 if name == "cnb-logistic-shared" else "auto"
+    if name in ("cnb-logistic", "cnb-logistic+dev"):
+        scale = "auto" if name == "cnb-logistic+dev" else 0.0
         return clustered_logistic_documents(
             X_train, y_train, tasks, X_test, test, seed, transductive, scale
         )
@@ -141,9 +141,9 @@ def clustered_logistic_documents(
     test: pd.DataFrame,
     seed: int,
     transductive: bool = False,
-    deviation_scale: float | str = "auto",
+    deviation_scale: float | str = 0.0,
 ) -> np.ndarray:
-    """``cnb-logistic`` (``cnb-logistic-shared``: ``deviation_scale=0``) on word counts:
+    """``cnb-logistic`` (``cnb-logistic+dev``: ``deviation_scale="auto"``) on word counts:
     :class:`~clusterednb.ClusteredLogisticRegression` with ``observation="multinomial"``
     (transductively the test documents join the fit unlabelled, so their words help choose their
     task's cluster); ``P(y = 1)`` of each test document.

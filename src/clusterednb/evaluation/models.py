@@ -58,7 +58,7 @@ BASELINES = (
     "lr-hier-fixed",
     "cnb-lr",
     "cnb-logistic",
-    "cnb-logistic-shared",
+    "cnb-logistic+dev",
     "user-knn",
     "als",
 )
@@ -162,8 +162,8 @@ def fit_predict(
         return hierarchical_logistic(train, test, features)
     if name == "cnb-lr":
         return cluster_weighted_logistic(train, test, features, seed, transductive=transductive)
-    if name in ("cnb-logistic", "cnb-logistic-shared"):
-        scale = 0.0 if name == "cnb-logistic-shared" else "auto"
+    if name in ("cnb-logistic", "cnb-logistic+dev"):
+        scale = "auto" if name == "cnb-logistic+dev" else 0.0
         return clustered_logistic(train, test, features, seed, transductive, n_bins or 5, scale)
     if name == "user-knn":
         return user_knn(train, test)
@@ -232,11 +232,11 @@ def clustered_logistic(
     seed: int,
     transductive: bool = False,
     n_bins: int = 5,
-    deviation_scale: float | str = "auto",
+    deviation_scale: float | str = 0.0,
 ) -> np.ndarray:
-    """:class:`~clusterednb.ClusteredLogisticRegression` (effective rows, floor and, with
-    ``deviation_scale="auto"``, the tasks' deviation scale chosen on the training tasks;
-    ``cnb-logistic-shared`` fixes it at 0: the clusters' prediction alone); transductively the
+    """:class:`~clusterednb.ClusteredLogisticRegression` (effective rows and floor chosen on the
+    training tasks; ``cnb-logistic+dev`` chooses the tasks' deviation scale there too, with
+    ``deviation_scale="auto"``; by default there are none); transductively the
     test rows join the fit unlabelled, so their features help choose their task's cluster. A
     discretised feature whose raw values are kept (:func:`raw_column`) is passed raw, as a
     numeric column that the model bins into ``n_bins`` training quantiles and its regressions

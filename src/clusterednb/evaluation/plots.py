@@ -42,7 +42,7 @@ KNOWN_MODELS = (
     "cnb-gibbs+sigmoid",
     "cnb-bhc+sigmoid",
     "cnb-gibbs+tau",
-    "cnb-logistic-shared",
+    "cnb-logistic+dev",
 )
 
 
