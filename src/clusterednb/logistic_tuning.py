@@ -12,14 +12,14 @@ Validation rows are labelled rows whose labels are hidden from the fit, in one o
   the fit; if not, the lent rows leave it. The other tasks keep all their labels, as the
   tasks beside a new user with few labels do.
 
-For each value of :data:`EFFECTIVE_ROWS` the partition posterior is
-computed once; for each floor the regressions are fitted; the setting with the least mean
-log-loss on the validation rows wins. ``floor = 1`` (every row weighs 1: the pooled
-regression) is in the grid, so where clustering does not help, the model falls back to
-pooled regression. Then, on the winning clusters, each task whose rows were held out fits its
-deviation (:mod:`clusterednb.inference.task_deviations`) from the labelled rows it kept, at
-every scale of :data:`DEVIATION_SCALES`; the scale with the least log-loss wins, and none
-(``0``) wins unless a scale beats it.
+For each value of :data:`EFFECTIVE_ROWS` the partition posterior is computed once; for each
+floor the regressions are fitted; the setting with the least mean log-loss on the validation
+rows wins. ``floor = 1`` (every row weighs 1: the pooled regression) is in the grid, so where
+clustering does not help, the model falls back to pooled regression. With
+``deviation_scale="auto"`` (not the default), on the winning clusters each task whose rows were
+held out then fits its deviation (:mod:`clusterednb.inference.task_deviations`) from the
+labelled rows it kept, at every scale of :data:`DEVIATION_SCALES`; the scale with the least
+log-loss wins, and none (``0``) wins unless a scale beats it.
 """
 
 from __future__ import annotations
