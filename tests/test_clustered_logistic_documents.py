@@ -165,3 +165,20 @@ def test_saturated_regressions_give_probabilities_no_larger_than_one():
     assert mixture[0].sum() > 1.0  # the rounding the fix is about
     p1 = regressions.proba(sparse.csr_matrix([[1.0], [1.0]]), mixture)
     assert np.all((p1 >= 0.0) & (p1 <= 1.0))
+
+
+def test_documents_take_deviations_over_the_words_and_files_keep_them(tmp_path):
+    X, y, tasks = mail(np.random.default_rng(7), reversed_users=1, n_users=4, n_docs=20)
+    plain = ClusteredLogisticRegression(observation="multinomial", random_state=0)
+    plain.fit(X, y, tasks)
+    model = ClusteredLogisticRegression(
+        observation="multinomial", deviation_scale=0.3, random_state=0
+    ).fit(X, y, tasks)
+    assert model.clusters_.deviations.shape == (4, N_WORDS + 1)  # every word and an intercept
+    proba = model.predict_proba(X, tasks)
+    assert np.isfinite(proba).all() and not np.allclose(proba, plain.predict_proba(X, tasks))
+    new_user = model.predict_proba(X[:3], ["someone new"] * 3)  # no deviation to add
+    np.testing.assert_array_equal(new_user, plain.predict_proba(X[:3], ["someone new"] * 3))
+    path = tmp_path / "deviating-mail.cnb"
+    model.save(path)
+    np.testing.assert_array_equal(clusterednb.load(path).predict_proba(X, tasks), proba)
