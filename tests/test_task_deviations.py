@@ -154,3 +154,16 @@ def test_a_negative_or_unknown_scale_is_refused_by_name():
             ClusteredLogisticRegression(deviation_scale=scale).fit(
                 frame[features], frame["label"], frame["task"]
             )
+
+
+def test_each_row_gets_its_own_tasks_deviation_in_any_row_order():
+    rng = np.random.default_rng(7)
+    shared = sparse.random(50, 6, density=0.5, random_state=8, format="csr")
+    task = rng.integers(-1, 4, size=50)  # interleaved, with new tasks (-1)
+    deviations = rng.normal(size=(4, 7))
+    deviations[2] = 0.0  # a task without a deviation
+    by_hand = [
+        0.0 if u < 0 else shared[i].toarray().ravel() @ deviations[u, :-1] + deviations[u, -1]
+        for i, u in enumerate(task)
+    ]
+    np.testing.assert_allclose(deviation_margin(shared, task, deviations), by_hand, atol=1e-12)

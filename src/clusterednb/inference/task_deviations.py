@@ -224,9 +224,12 @@ def deviation_margin(shared, task: np.ndarray, deviations: np.ndarray) -> np.nda
     if sparse.issparse(shared):
         shared = shared.tocsr()
     margin = np.zeros(task.size)
-    for u in np.unique(task[task >= 0]):
-        if not deviations[u].any():
+    order = np.argsort(task, kind="stable")
+    present, starts = np.unique(task[order], return_index=True)
+    ends = np.append(starts[1:], task.size)
+    for u, start, end in zip(present, starts, ends, strict=True):
+        if u < 0 or not deviations[u].any():
             continue
-        rows = np.flatnonzero(task == u)
+        rows = order[start:end]
         margin[rows] = np.asarray(shared[rows] @ deviations[u, :-1]).ravel() + deviations[u, -1]
     return margin
