@@ -251,6 +251,25 @@ def test_evaluate_a_file(data_file, tmp_path):
     assert (out / "transfer_auc.png").exists()
     bad = cnb(*[a if a != "ns,cnb-bhc" else "ns,svm" for a in args])
     assert bad.returncode == 1 and "unknown model(s) ['svm']" in bad.stderr
+    empty = cnb(*[a if a != "ns,cnb-bhc" else "," for a in args])
+    assert empty.returncode == 1 and "--kind names no model" in empty.stderr
+
+
+def test_evaluate_loss_runs_calibrated_clustered_models_by_default(data_file, tmp_path):
+    """Protocol A thresholds probabilities, so without --kind its clustered models are the
+    calibrated ones; protocol T keeps the plain ones (the map does not change a ranking)."""
+    from clusterednb.cli.parser import DECISION_KINDS, EVALUATE_KINDS
+
+    base = ["evaluate", str(data_file), "--task", "user", "--label", "accepted", "--repeats", "1"]
+    result = cnb(*base, "--protocol", "loss", "-o", str(tmp_path / "loss"))
+    assert result.returncode == 0, result.stderr
+    models = set(pd.read_csv(tmp_path / "loss" / "loss.csv")["model"])
+    assert models == set(DECISION_KINDS.split(","))
+    assert {"cnb-bhc+sigmoid", "cnb-gibbs+sigmoid"} <= models and "cnb-bhc" not in models
+    transfer = cnb(*base, "--k", "1", "--targets", "1", "-o", str(tmp_path / "transfer"))
+    assert transfer.returncode == 0, transfer.stderr
+    models = set(pd.read_csv(tmp_path / "transfer" / "transfer.csv")["model"])
+    assert models == set(EVALUATE_KINDS.split(","))
 
 
 def test_fit_transductive_select_with_a_chosen_temperature(data_file, tmp_path):

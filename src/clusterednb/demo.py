@@ -4,8 +4,9 @@ Simulates the default organisation (21 users in the thesis' 9 groups, with calen
 pending invitations), fits No-Sharing, Complete-Sharing and Clustered NB (BHC and Gibbs),
 and writes a thesis-style HTML report: the evidence table and log Bayes factors, the
 recovered partition beside the true one, AUC against the number of a user's own labelled
-requests, the asymmetric-loss sweep, per-feature log-odds for two contrasting users, and
-one decided invitation with its reply.
+requests, the asymmetric-loss sweep (its clustered models calibrated, as the assistant's are),
+per-feature log-odds for two contrasting users, and one invitation decided by the assistant's
+own model (BHC with calibrated probabilities) with its reply.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from clusterednb.evaluation.report import write_report
 from clusterednb.evaluation.sweeps import run_loss_sweep
 from clusterednb.evaluation.transfer import TransferSettings, run_transfer
 from clusterednb.exceptions import CNBError
-from clusterednb.meeting.assistant import decide
+from clusterednb.meeting.assistant import decide, fit_from_frames
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.explain import feature_log_odds
 from clusterednb.meeting.features import FEATURE_NAMES, meeting_schema
@@ -36,6 +37,10 @@ from clusterednb.meeting.simulate import simulate_organisation
 from clusterednb.models import CompleteSharingNB, NoSharingNB
 
 DEMO_MODELS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "lr-pooled")
+"""Protocol T's models (a calibration map would not change their rankings)."""
+DEMO_DECISION_MODELS = ("ns", "cs", "cnb-bhc+sigmoid", "cnb-gibbs+sigmoid", "lr-pooled")
+"""Protocol A's models: decisions threshold probabilities, so the clustered ones are calibrated,
+as the assistant's are."""
 
 
 def _fit_all(requests: pd.DataFrame, seed: int) -> dict[str, TaskNaiveBayes]:
@@ -202,7 +207,9 @@ def run_demo(
             float_format=lambda v: f"{v:.3f}"
         )
     )
-    run_loss_sweep(dataset, DEMO_MODELS, out, repeats=3, seed=seed, jobs=jobs, progress=False)
+    run_loss_sweep(
+        dataset, DEMO_DECISION_MODELS, out, repeats=3, seed=seed, jobs=jobs, progress=False
+    )
     _plot_per_user_accuracy(
         pd.read_csv(out / "transfer_splits.csv"), out / "demo_per_user_accuracy.png"
     )
@@ -221,8 +228,9 @@ def run_demo(
     user = contrasting[1]
     requests = (world / "pending" / user).glob("request-*.ics")
     pending = sorted(p for p in requests if p.stem.removeprefix("request-").isdigit())[0]
+    assistant = fit_from_frames([organisation.requests], seed=seed)  # as `cnb meeting fit`
     decision = decide(
-        gibbs,
+        assistant,
         pending,
         user,
         world / "calendars" / f"{user}.ics",
@@ -269,8 +277,9 @@ def run_demo(
         ),
         (
             "One decision",
-            f"Invitation {pending.name} for {user}; a false decline costs 4 times a false "
-            "accept.\n" + decision.summary(),
+            f"Invitation {pending.name} for {user}, decided as `cnb meeting fit` would (BHC, "
+            "calibrated probabilities); a false decline costs 4 times a false accept.\n"
+            + decision.summary(),
             None,
             [],
         ),
@@ -285,7 +294,7 @@ def run_demo(
         dataset="the simulated organisation's meeting requests",
         image_format=image_format,
     )
-    _prepare_service(out, world, models["Clustered (BHC)"], contrasting, organisation.requests)
+    _prepare_service(out, world, assistant, contrasting, organisation.requests)
     print(f"\nReport: {report.resolve()} ({time.perf_counter() - started:.0f} s)")
     return report
 

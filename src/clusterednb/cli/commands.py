@@ -17,7 +17,7 @@ import pandas as pd
 from clusterednb.cli.estimators import make_model
 from clusterednb.cli.options import comma_list
 from clusterednb.cli.output import emit_json, say, write_text
-from clusterednb.cli.parser import FIT_TITLES, MODEL_TITLES
+from clusterednb.cli.parser import FIT_TITLES, MODEL_TITLES, default_kinds
 from clusterednb.data.discretize import binned_schema_of, decimal_columns
 from clusterednb.data.io import check_columns_exist, read_table
 from clusterednb.data.schema import FeatureSchema
@@ -350,7 +350,10 @@ def evaluate(args: argparse.Namespace) -> None:
         ks = tuple(int(k) for k in comma_list(args.k))
     except ValueError as exc:
         raise CNBError(f"--k takes whole numbers separated by commas, got {args.k!r}") from exc
-    models = tuple(args.kind)
+    kinds = comma_list(default_kinds(args.protocol)) if args.kind is None else args.kind
+    if not kinds:
+        raise CNBError("--kind names no model; give one or more, comma-separated")
+    models = tuple(kinds)
     out = args.output
     started = time.perf_counter()
     common = {"out_dir": out, "seed": args.seed, "jobs": args.jobs}

@@ -39,7 +39,27 @@ FIT_TITLES = {**MODEL_TITLES, "cnb-logistic": "Clustered logistic regression"}
 """Model kinds of ``cnb fit``: also ``cnb-logistic``, which has no evidence to compare."""
 FAST_EVIDENCE_KINDS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "cnb-search")
 """The default of ``cnb evidence``: each answers in seconds on thousands of rows."""
+EVALUATE_KINDS = "ns,cs,cnb-bhc,cnb-gibbs,lr-task,lr-pooled"
+"""The default models of ``cnb evaluate``."""
+DECISION_KINDS = "ns,cs,cnb-bhc+sigmoid,cnb-gibbs+sigmoid,lr-task,lr-pooled"
+"""The default of ``cnb evaluate --protocol loss``: protocol A thresholds probabilities at each
+loss, so its clustered models are the calibrated ones (uncalibrated, naive Bayes' over-confident
+probabilities cost 1.10–1.19 times No-Sharing's loss on landmine where false positives
+dominate; calibrated, 0.08–0.98)."""
 COMMANDS = "clusterednb.cli.commands"
+
+
+def default_kinds(protocol: str) -> str:
+    """The models ``cnb evaluate`` runs when ``--kind`` is not given.
+
+    Examples
+    --------
+    >>> default_kinds("loss").split(",")[2]
+    'cnb-bhc+sigmoid'
+    >>> default_kinds("transfer") == EVALUATE_KINDS
+    True
+    """
+    return DECISION_KINDS if protocol == "loss" else EVALUATE_KINDS
 
 
 def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,13 +90,15 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _kind_list(parser: argparse.ArgumentParser, default: str, help_text: str) -> None:
+def _kind_list(
+    parser: argparse.ArgumentParser, default: str | None, help_text: str, default_text: str = ""
+) -> None:
     parser.add_argument(
         "--kind",
-        default=comma_list(default),
+        default=None if default is None else comma_list(default),
         action=CommaList,
         metavar="KINDS",
-        help=f"{help_text} (comma-separated; default {default})",
+        help=f"{help_text} (comma-separated; default {default_text or default})",
     )
     parser.add_argument(
         "--models",
@@ -209,7 +231,13 @@ def _evaluate(commands: argparse._SubParsersAction) -> None:
         choices=["transfer", "curves", "loss", "evidence", "partitions"],
         default="transfer",
     )
-    _kind_list(evaluate, "ns,cs,cnb-bhc,cnb-gibbs,lr-task,lr-pooled", "models to evaluate")
+    _kind_list(
+        evaluate,
+        None,
+        "models to evaluate",
+        f"{EVALUATE_KINDS}; with --protocol loss {DECISION_KINDS}: decisions need calibrated "
+        "probabilities",
+    )
     evaluate.add_argument(
         "--k",
         default="1,2,4,8,16,32,64,128",
