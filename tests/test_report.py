@@ -160,3 +160,23 @@ def test_the_tree_and_the_heat_map_share_their_rows(tmp_path, monkeypatch):
     n = model.partition_.size
     assert tree_axes.get_ylim() == (0, 10 * n)
     assert sorted(map_axes.get_ylim()) == [-0.5, n - 0.5]
+
+
+def test_the_default_model_sets_are_drawn_in_distinct_colours():
+    """Every model of a default set of `cnb evaluate` and of the demo gets its own colour (the
+    demo once drew cnb-bhc and lr-pooled both blue); a calibrated model keeps its base's."""
+    from clusterednb.cli.parser import DECISION_KINDS, EVALUATE_KINDS
+    from clusterednb.demo import DEMO_DECISION_MODELS, DEMO_MODELS
+    from clusterednb.evaluation.plots import model_style
+
+    for models in (
+        EVALUATE_KINDS.split(","),
+        DECISION_KINDS.split(","),
+        DEMO_MODELS,
+        DEMO_DECISION_MODELS,
+    ):
+        colours = [model_style(m)["color"] for m in models]
+        assert len(set(colours)) == len(colours), dict(zip(models, colours, strict=True))
+    for base in ("cnb-bhc", "cnb-gibbs"):
+        assert model_style(f"{base}+sigmoid")["color"] == model_style(base)["color"]
+        assert model_style(f"{base}+sigmoid")["marker"] != model_style(base)["marker"]

@@ -22,25 +22,29 @@ def _pyplot() -> Any:
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 KNOWN_MODELS = (
+    # The first eight get the eight colours: the models most often drawn together.
     "lr-pooled",
     "cnb-logistic",
     "cnb-gibbs",
     "lr-hier",
     "cnb-lr",
-    "lr-pooled+raw",
+    "cnb-bhc",
     "ns",
     "cs",
-    "cnb-bhc",
+    # Then each place's colour is chosen so that the default sets of `cnb evaluate` (protocol T:
+    # ns, cs, cnb-bhc, cnb-gibbs, lr-task, lr-pooled; protocol A: the same with the calibrated
+    # clustered models) never repeat a colour; a calibrated model shares its base's colour.
+    "lr-pooled+raw",
     "cnb-variational",
-    "lr-task",
+    "cnb-gibbs+sigmoid",
     "cnb-exact",
+    "lr-task",
+    "cnb-bhc+sigmoid",
     "prototype",
     "lr-hier-fixed",
     "user-knn",
     "als",
     "cnb-gibbs-reseeded",
-    "cnb-gibbs+sigmoid",
-    "cnb-bhc+sigmoid",
     "cnb-gibbs+tau",
     "cnb-logistic+dev",
 )
