@@ -473,3 +473,34 @@ def test_transductive_documents_select_a_cluster_and_weigh_rows_by_the_selection
         selected = fit_predict(name, *args, text="text", transductive=True)
         assert not np.allclose(selected, inductive)
         assert roc_auc_score(truth, selected) > 0.9  # a's unlabelled words chose a and b
+
+
+def test_cells_computed_in_this_process_use_one_blas_thread_as_workers_do():
+    """With jobs=1 the cells run under the workers' thread limits (so a run's numbers do not
+    depend on --jobs), and the process's own limits come back afterwards."""
+    import numba
+    from threadpoolctl import threadpool_info
+
+    from clusterednb import toy
+    from clusterednb.evaluation.runner import run_cells
+    from clusterednb.evaluation.store import CellStore
+
+    def threads_seen(x):
+        blas = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+        return [{"x": x, "blas": max(blas, default=1), "numba": numba.get_num_threads()}]
+
+    before = numba.get_num_threads()
+    store = CellStore(toy.scratch_file("threads"), "threads", {}, ["x", "blas", "numba"])
+    run_cells(
+        [(1,)],
+        threads_seen,
+        store,
+        toy.eval_dataset(),
+        jobs=1,
+        desc="threads",
+        progress=False,
+        remote=lambda x: (threads_seen, (x,)),
+    )
+    row = store.rows().iloc[0]
+    assert (row["blas"], row["numba"]) == (1, 1)
+    assert numba.get_num_threads() == before
