@@ -10,8 +10,9 @@ numbers do not depend on ``jobs``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from typing import Any
 
 import numba
@@ -39,6 +40,29 @@ def one_thread_per_process() -> None:
     """
     numba.set_num_threads(1)  # first: it may load an OpenMP runtime that the limit then covers
     threadpool_limits(1)
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """BLAS and Numba limited to one thread each inside the block, as in a worker; the
+    process's own limits come back after it.
+
+    Examples
+    --------
+    >>> before = numba.get_num_threads()
+    >>> with one_thread():
+    ...     numba.get_num_threads()
+    1
+    >>> numba.get_num_threads() == before
+    True
+    """
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)  # first: it may load an OpenMP runtime that the limit then covers
+    try:
+        with threadpool_limits(1):
+            yield
+    finally:
+        numba.set_num_threads(threads)
 
 
 def _init_worker(dataset: EvalDataset) -> None:
@@ -81,19 +105,14 @@ def run_cells(
     """
     bar = progress_reporter(len(cells), desc, enabled=progress)
     if jobs <= 1:
-        threads = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            # One BLAS thread here too: a solver's sums then add in the order a worker's do, so a
-            # run gives the same numbers whatever --jobs (with two BLAS threads an Enron pooled
-            # regression's AUC differed from a worker's by up to 2e-4).
-            with warnings.catch_warnings(), threadpool_limits(1):
-                warnings.simplefilter("ignore")
-                for cell in cells:
-                    store.append(local(*cell))
-                    bar.update(1)
-        finally:
-            numba.set_num_threads(threads)
+        # One thread here too: a solver's sums then add in the order a worker's do, so a run
+        # gives the same numbers whatever --jobs (with two BLAS threads an Enron pooled
+        # regression's AUC differed from a worker's by up to 2e-4).
+        with warnings.catch_warnings(), one_thread():
+            warnings.simplefilter("ignore")
+            for cell in cells:
+                store.append(local(*cell))
+                bar.update(1)
     else:
         with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(dataset,)) as pool:
             futures = [pool.submit(_call, *remote(*cell)) for cell in cells]
