@@ -134,3 +134,26 @@ def test_the_quasi_newton_fit_for_wide_designs_reaches_newtons_optimum(start):
     found = wide.fit(weights, begin)
     np.testing.assert_allclose(found[0], expected[0], atol=1e-4)
     assert found[1] == pytest.approx(expected[1], abs=1e-4)
+
+
+def test_quasi_newton_fits_run_blas_on_one_thread_and_restore_the_callers_limit():
+    """OpenBLAS's threads made L-BFGS over a vocabulary ~5 times slower (see ``lbfgs``)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from clusterednb.inference.lbfgs import minimize_lbfgs
+
+    def blas_threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    seen: list[set[int]] = []
+
+    def loss_and_gradient(x):
+        seen.append(blas_threads())
+        return float(x @ x), 2 * x
+
+    with threadpool_limits(2, user_api="blas"):
+        before = blas_threads()  # {2} on two cores or more
+        minimize_lbfgs(loss_and_gradient, np.ones(3), gtol=1e-10, ftol=1e-14)
+        after = blas_threads()
+    assert seen and all(threads == {1} for threads in seen)
+    assert after == before

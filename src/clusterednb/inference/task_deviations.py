@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 from scipy.linalg import cho_factor, cho_solve
-from scipy.optimize import minimize
 from scipy.special import expit, log_expit
+
+from clusterednb.inference.lbfgs import minimize_lbfgs
 
 MAX_NEWTON_COLUMNS = 512
 NEWTON_TOL = 1e-10
@@ -116,12 +117,11 @@ def fit_task_deviation(shared, y: np.ndarray, offset: np.ndarray, variance: floa
         with_bias = np.hstack([np.asarray(shared, dtype=np.float64), ones])
     y = np.asarray(y, dtype=np.float64)
     if d + 1 > MAX_NEWTON_COLUMNS:
-        result = minimize(
+        result = minimize_lbfgs(
             lambda coef: deviation_loss(with_bias, y, offset, variance, coef),
             np.zeros(d + 1),
-            jac=True,
-            method="L-BFGS-B",
-            options={"maxiter": 2000, "gtol": 1e-9, "ftol": 1e-14},
+            gtol=1e-9,
+            ftol=1e-14,
         )
         return result.x
     dense = with_bias.toarray() if sparse.issparse(with_bias) else with_bias

@@ -27,8 +27,9 @@ from functools import cached_property
 import numpy as np
 from scipy import sparse
 from scipy.linalg import cho_factor, cho_solve
-from scipy.optimize import minimize
 from scipy.special import expit, log_expit, logit
+
+from clusterednb.inference.lbfgs import minimize_lbfgs
 
 MAX_DENSE_COLUMNS = 256
 """Up to this many non-task columns, ``Zᵀ S Z`` is a dense BLAS product."""
@@ -278,7 +279,8 @@ class WeightedLogistic:
     def _fit_quasi_newton(
         self, weights: np.ndarray, start: np.ndarray | None
     ) -> tuple[np.ndarray, float]:
-        """The same objective by SciPy's L-BFGS-B (gradient from two sparse products)."""
+        """The same objective by SciPy's L-BFGS-B (gradient from two sparse products), BLAS on one
+        thread (:mod:`clusterednb.inference.lbfgs`)."""
         y, with_bias, penalty = self.y, self.with_bias, self.penalty
         transposed = with_bias.T.tocsr()
 
@@ -289,13 +291,7 @@ class WeightedLogistic:
             return loss, penalty * coef - transposed @ residual
 
         first = np.zeros(with_bias.shape[1]) if start is None else start
-        result = minimize(
-            loss_and_gradient,
-            first,
-            jac=True,
-            method="L-BFGS-B",
-            options={"maxiter": 2000, "gtol": 1e-6, "ftol": 1e-12},
-        )
+        result = minimize_lbfgs(loss_and_gradient, first, gtol=1e-6, ftol=1e-12)
         return result.x[:-1], float(result.x[-1])
 
 
