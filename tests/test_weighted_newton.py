@@ -136,8 +136,9 @@ def test_the_quasi_newton_fit_for_wide_designs_reaches_newtons_optimum(start):
     assert found[1] == pytest.approx(expected[1], abs=1e-4)
 
 
-def test_quasi_newton_fits_run_blas_on_one_thread_and_restore_the_callers_limit():
-    """OpenBLAS's threads made L-BFGS over a vocabulary ~5 times slower (see ``lbfgs``)."""
+def test_minimize_lbfgs_runs_blas_on_one_thread_and_restores_the_callers_limit():
+    """OpenBLAS's threads made L-BFGS over a vocabulary ~5 times slower (see ``lbfgs``); the
+    quasi-Newton fits of ``weighted_newton`` and ``task_deviations`` call this helper."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
     from clusterednb.inference.lbfgs import minimize_lbfgs
