@@ -29,6 +29,22 @@ def test_a_format_1_file_from_release_0_1_loads_and_predicts_the_same(name):
     assert model.log_evidence_ == pytest.approx(expected["log_evidence"], rel=1e-12, nan_ok=True)
 
 
+EXPECTED_V2 = json.loads((DATA / "v2-expected.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_V2["expected"]))
+def test_a_file_saved_before_the_redesign_loads_and_predicts_the_same(name):
+    """Files saved by commit dbabffc, before the package's folders were redesigned (issue 38),
+    give the numbers they gave then: a saved model names its estimator, never a module path."""
+    model = cnb.load(DATA / f"v2-{name}.cnb")
+    X = np.array(EXPECTED_V2["X"], dtype=object)
+    tasks = np.array(EXPECTED_V2["tasks"], dtype=object)
+    expected = EXPECTED_V2["expected"][name]
+    np.testing.assert_allclose(model.predict_proba(X, tasks), expected["proba"], rtol=1e-12)
+    log_evidence = getattr(model, "log_evidence_", float("nan"))
+    assert log_evidence == pytest.approx(expected["log_evidence"], rel=1e-12, nan_ok=True)
+
+
 def _parts(path):
     with zipfile.ZipFile(path) as archive:
         return json.loads(archive.read("metadata.json")), archive.read("arrays.npz")
