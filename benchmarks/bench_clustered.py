@@ -19,9 +19,9 @@ import time
 import numpy as np
 
 from clusterednb import ClusteredNB, Counts, DirichletNB, FeatureSchema
-from clusterednb.inference.bhc import fit_bhc, fit_bhc_randomized
-from clusterednb.inference.gibbs_moves import gibbs_step
-from clusterednb.inference.gibbs_state import GibbsSettings, initial_state, prepare
+from clusterednb.inference.bhc.engine import fit_bhc, fit_bhc_randomized
+from clusterednb.inference.gibbs.moves import gibbs_step
+from clusterednb.inference.gibbs.state import GibbsSettings, initial_state, prepare
 
 
 def planted_counts(

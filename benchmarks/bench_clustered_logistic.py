@@ -31,7 +31,7 @@ def run_one(dataset_name: str, data_dir: str, k: int, target_position: int) -> d
     from sklearn.metrics import roc_auc_score
 
     from clusterednb.evaluation.datasets import load_dataset
-    from clusterednb.evaluation.models import fit_predict
+    from clusterednb.evaluation.models.registry import fit_predict
     from clusterednb.evaluation.transfer import discretised
 
     dataset = load_dataset(dataset_name, data_dir)

@@ -2,7 +2,7 @@
 and peak memory, each size in its own process.
 
 What is timed is the whole call a user makes: schema inference and encoding of the rows,
-per-user counts (dense below 256 MiB of table, sparse above: ``clusterednb.sparse_counts``),
+per-user counts (dense below 256 MiB of table, sparse above: ``clusterednb.stats.sparse_counts``),
 the engine (Gibbs: one sweep without split–merge moves; variational: the default settings)
 and the summary. The rows (10 per user, 15 features x 7 values, 50 planted groups, int8
 codes) are drawn first; the peak resident memory is reset after drawing them, so it counts

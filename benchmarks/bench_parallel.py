@@ -29,10 +29,10 @@ from sklearn.metrics import adjusted_rand_score
 sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_clustered import planted_counts
-from clusterednb.inference.gibbs import fit_gibbs
-from clusterednb.inference.gibbs_moves import gibbs_step, sequential_sweep
-from clusterednb.inference.gibbs_state import GibbsSettings, initial_state, prepare
-from clusterednb.inference.sharded import ShardedSweep
+from clusterednb.inference.gibbs.engine import fit_gibbs
+from clusterednb.inference.gibbs.moves import gibbs_step, sequential_sweep
+from clusterednb.inference.gibbs.sharded import ShardedSweep
+from clusterednb.inference.gibbs.state import GibbsSettings, initial_state, prepare
 
 NO_ROWS = np.zeros((0, 15), dtype=np.int64)
 NO_TASKS = np.zeros(0, dtype=np.int64)

@@ -69,19 +69,19 @@ def run_one(engine: str, n_users: int) -> dict:
         reset_peak_memory()
         start = time.perf_counter()
         if engine == "variational":
-            from clusterednb.inference.variational import fit_variational_sparse
+            from clusterednb.inference.variational.engine import fit_variational_sparse
 
             result = fit_variational_sparse(model, task_counts, label_counts, 1.0, rng)
         else:
-            from clusterednb.inference.gibbs import fit_gibbs_sparse
-            from clusterednb.inference.gibbs_state import GibbsSettings
+            from clusterednb.inference.gibbs.engine import fit_gibbs_sparse
+            from clusterednb.inference.gibbs.state import GibbsSettings
 
             jobs = 2 if engine == "gibbs-2-threads" else 1
             settings = GibbsSettings(n_sweeps=1, burn_in=0, split_merge_moves=0, n_jobs=jobs)
             result = fit_gibbs_sparse(model, task_counts, label_counts, 1.0, settings, rng)
     else:
         from bench_clustered import planted_counts
-        from clusterednb.inference.bhc import fit_bhc_randomized
+        from clusterednb.inference.bhc.engine import fit_bhc_randomized
 
         model, counts, group = planted_counts(rng, n_users, 50, rows_per_user=10)
         reset_peak_memory()

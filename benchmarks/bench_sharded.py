@@ -20,9 +20,9 @@ from sklearn.metrics import adjusted_rand_score
 
 from clusterednb import ClusteredNB
 from clusterednb.data.synthetic import make_planted_population
-from clusterednb.inference.gibbs import fit_gibbs
-from clusterednb.inference.gibbs_state import GibbsSettings
-from clusterednb.inference.sharded import ShardedSweep
+from clusterednb.inference.gibbs.engine import fit_gibbs
+from clusterednb.inference.gibbs.sharded import ShardedSweep
+from clusterednb.inference.gibbs.state import GibbsSettings
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 Writes a planted population (50 groups, 15 features x 7 values, 2 labels, 10 events per
 user) as ``--files`` Parquet files of events, each holding whole users, into a temporary
-folder; then fits it with :func:`clusterednb.inference.variational_stream.fit_variational_stream`
+folder; then fits it with :func:`clusterednb.inference.variational.stream.fit_variational_stream`
 fed by :class:`clusterednb.distributed.stream.ParquetTaskBatches` (first pass: read and count
 each file, caching the counts; later passes: the cache). Reports the time to write the data
 (not part of the fit), the fit's time and passes, its own peak resident memory (the peak is
@@ -56,8 +56,8 @@ def main() -> None:
     from clusterednb import DirichletNB
     from clusterednb.distributed.shards import schema_from_distinct
     from clusterednb.distributed.stream import ParquetTaskBatches
-    from clusterednb.inference.variational import VariationalSettings
-    from clusterednb.inference.variational_stream import fit_variational_stream
+    from clusterednb.inference.variational.engine import VariationalSettings
+    from clusterednb.inference.variational.stream import fit_variational_stream
 
     print(f"{date.today()} {platform.machine()}, Python {platform.python_version()}")
     folder = Path(tempfile.mkdtemp(prefix="cnb-stream-"))

@@ -23,9 +23,9 @@ from scipy import sparse
 from sklearn.metrics import adjusted_rand_score
 
 from clusterednb import Counts, DirichletNB, FeatureSchema
-from clusterednb.inference.gibbs import fit_gibbs
-from clusterednb.inference.gibbs_state import GibbsSettings
-from clusterednb.inference.variational import VariationalSettings, fit_variational_sparse
+from clusterednb.inference.gibbs.engine import fit_gibbs
+from clusterednb.inference.gibbs.state import GibbsSettings
+from clusterednb.inference.variational.engine import VariationalSettings, fit_variational_sparse
 
 N_FEATURES, N_VALUES, N_GROUPS, ROWS = 15, 7, 50, 10
 CHUNK = 100_000

@@ -14,10 +14,10 @@ import clusterednb
 from clusterednb import ClusteredNB, DirichletNB
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.gibbs_kernels import task_log_score
-from clusterednb.inference.gibbs_moves import split_merge_move
-from clusterednb.inference.gibbs_state import initial_state, prepare
-from clusterednb.priors import canonical_partition, crp_log_prior, set_partitions
+from clusterednb.inference.gibbs.kernels import task_log_score
+from clusterednb.inference.gibbs.moves import split_merge_move
+from clusterednb.inference.gibbs.state import initial_state, prepare
+from clusterednb.models.partition_prior import canonical_partition, crp_log_prior, set_partitions
 from conftest import random_frame, schema_for
 
 FEATURES = ["f0", "f1", "f2"]
@@ -230,7 +230,7 @@ def test_compiled_score_equals_numpy_evidence_difference(rng):
     cluster = counts.total([1, 2, 3]).value_counts  # (1, C, V)
     schema = model.schema_
     cells = cluster.reshape(1, -1)
-    from clusterednb.special import segment_sum
+    from clusterednb.stats.special import segment_sum
 
     totals = segment_sum(cluster, schema.offsets).reshape(1, -1)
     compiled = task_log_score(0, 0, data.tasks.packed(), cells, totals, data.tables.packed())
@@ -396,10 +396,10 @@ def test_without_semi_supervision_unlabelled_rows_change_nothing(planted):
 def test_an_engine_refuses_an_observation_model_without_closed_form_marginals(engine):
     """The engines' contract: a non-conjugate observation model is refused by name."""
     from clusterednb import NoSharingNB
-    from clusterednb.inference.bhc import fit_bhc
+    from clusterednb.inference.bhc.engine import fit_bhc
     from clusterednb.inference.exact import fit_exact
-    from clusterednb.inference.gibbs import GibbsSettings, fit_gibbs
-    from clusterednb.inference.search import fit_search
+    from clusterednb.inference.gibbs.engine import GibbsSettings, fit_gibbs
+    from clusterednb.inference.gibbs.search import fit_search
 
     class Laplace(DirichletNB):  # the interface of a model whose marginal is approximate
         conjugate = False

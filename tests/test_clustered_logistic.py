@@ -16,13 +16,13 @@ import clusterednb
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.data.synthetic import make_logistic_population
 from clusterednb.exceptions import CNBError, ModelFileError, NotFittedError
-from clusterednb.inference.block_partitions import enumerate_blocks, gibbs_blocks
-from clusterednb.inference.cluster_weighted import sparse_design
-from clusterednb.inference.joint_blocks import one_hot_design
-from clusterednb.inference.laplace import fit_laplace
-from clusterednb.logistic_fit import FitSettings, JointData
-from clusterednb.logistic_tuning import like_fewest_rows
-from clusterednb.priors import crp_log_prior, set_partitions
+from clusterednb.logistic.clustering.block_partitions import enumerate_blocks, gibbs_blocks
+from clusterednb.logistic.clustering.joint_blocks import one_hot_design
+from clusterednb.logistic.fit import FitSettings, JointData
+from clusterednb.logistic.solvers.cluster_weighted import sparse_design
+from clusterednb.logistic.solvers.laplace import fit_laplace
+from clusterednb.logistic.tuning import like_fewest_rows
+from clusterednb.models.partition_prior import crp_log_prior, set_partitions
 
 
 def one_dimensional(n_rows: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -268,7 +268,7 @@ def test_a_new_task_chooses_a_cluster_by_its_features():
     )
     proba = model.predict_proba(held[features], ["new"] * len(held))
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-    from clusterednb.logistic_clusters import new_task_mixture
+    from clusterednb.logistic.clusters import new_task_mixture
 
     codes = model.schema_.encode_features(held[features])
     settings = model._settings_used()

@@ -12,11 +12,11 @@ from sklearn.metrics import adjusted_rand_score
 import clusterednb
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.exceptions import CNBError, DataError
-from clusterednb.inference.block_partitions import enumerate_blocks
-from clusterednb.inference.joint_gibbs import gibbs_joint_blocks
-from clusterednb.logistic_clusters import new_task_mixture
-from clusterednb.logistic_documents import document_design, latent_design
-from clusterednb.logistic_fit import FitSettings, JointData
+from clusterednb.logistic.clustering.block_partitions import enumerate_blocks
+from clusterednb.logistic.clustering.joint_gibbs import gibbs_joint_blocks
+from clusterednb.logistic.clusters import new_task_mixture
+from clusterednb.logistic.documents import document_design, latent_design
+from clusterednb.logistic.fit import FitSettings, JointData
 
 N_WORDS = 40
 
@@ -70,7 +70,7 @@ def test_one_token_documents_have_the_categorical_feature_model():
         assert blocks_words.log_features(counts) == pytest.approx(
             blocks_codes.log_features(blocks_codes.value_counts[members].sum(axis=0)), abs=1e-12
         )
-    from clusterednb.logistic_clusters import fit_clusters
+    from clusterednb.logistic.clusters import fit_clusters
 
     clusters = fit_clusters(as_words, settings, np.random.default_rng(0))
     new_words = np.array([1, 1, 4])
@@ -158,7 +158,7 @@ def test_bad_documents_are_refused_by_name():
 def test_saturated_regressions_give_probabilities_no_larger_than_one():
     """On spam the regressions saturate (σ = 1.0 exactly) and a mixture's weights sum to 1
     only to rounding: found by an Enron run as P = 1.0000000000000002."""
-    from clusterednb.inference.cluster_weighted import WeightedRegressions
+    from clusterednb.logistic.solvers.cluster_weighted import WeightedRegressions
 
     regressions = WeightedRegressions(np.array([[50.0], [60.0], [70.0]]), np.zeros(3))
     mixture = np.array([[0.5, 0.5000000000000002, 0.0], [1 / 3, 1 / 3, 1 / 3]])

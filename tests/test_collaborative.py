@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from clusterednb.evaluation.collaborative import als, user_knn
+from clusterednb.evaluation.models.collaborative import als, user_knn
 from clusterednb.exceptions import CNBError
 
 

@@ -9,7 +9,7 @@ import pytest
 from clusterednb import Counts, FeatureSchema, TaskDataset, discretize
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.exceptions import DataError, SchemaError
-from clusterednb.stats import sparse_value_counts
+from clusterednb.stats.counts import sparse_value_counts
 from conftest import random_frame
 
 

@@ -143,9 +143,9 @@ def test_dask_shards_are_the_in_process_fixed_shards():
     scattered once)."""
     from clusterednb import ClusteredNB
     from clusterednb.distributed.dask import dask_sharded_sweep
-    from clusterednb.inference.gibbs import fit_gibbs
-    from clusterednb.inference.gibbs_state import GibbsSettings
-    from clusterednb.inference.sharded import ShardedSweep
+    from clusterednb.inference.gibbs.engine import fit_gibbs
+    from clusterednb.inference.gibbs.sharded import ShardedSweep
+    from clusterednb.inference.gibbs.state import GibbsSettings
 
     population = make_planted_population(
         np.random.default_rng(4), group_sizes=(8, 8), rows_per_task=6, n_features=4

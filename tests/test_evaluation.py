@@ -13,16 +13,11 @@ from sklearn.preprocessing import OneHotEncoder
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.data.discretize import quantile_edges
 from clusterednb.data.synthetic import make_planted_population
-from clusterednb.evaluation import (
-    TransferSettings,
-    baselines,
-    models,
-    partial_pooling,
-    run_transfer,
-    summarise_transfer,
-)
+from clusterednb.evaluation import TransferSettings, run_transfer, summarise_transfer
 from clusterednb.evaluation import transfer as transfer_module
 from clusterednb.evaluation.datasets import EvalDataset, from_frame
+from clusterednb.evaluation.models import baselines, partial_pooling
+from clusterednb.evaluation.models import registry as models
 from clusterednb.exceptions import CNBError
 
 ALL_MODELS = (
@@ -296,7 +291,7 @@ def test_tuned_lr_hier_on_documents_learns_a_reversed_user():
     """On word counts, ``lr-hier`` is tuned like on tables: a user who calls the others'
     spam ham is learnt from their own mail, and the tuned fit predicts better than the fit
     at C = s = 1 does on that user's held-out mail."""
-    from clusterednb.evaluation.documents import fit_predict_documents
+    from clusterednb.evaluation.models.documents import fit_predict_documents
 
     rng = np.random.default_rng(3)
     spam, ham = ["cheap pills offer", "win money now"], ["team meeting notes", "lunch plans today"]
@@ -318,7 +313,7 @@ def test_tuned_lr_hier_on_documents_learns_a_reversed_user():
 
 
 def test_cluster_weighted_logistic_is_pooled_lr_when_every_task_counts_fully(dataset):
-    from clusterednb.evaluation.models import cluster_weighted_logistic, fit_predict
+    from clusterednb.evaluation.models.registry import cluster_weighted_logistic, fit_predict
 
     frame = dataset.frame.copy()
     frame["f3"] = np.digitize(frame["f3"], [-1.0, 0.0, 1.0])
@@ -333,7 +328,7 @@ def test_cluster_weighted_logistic_is_pooled_lr_when_every_task_counts_fully(dat
 
 
 def test_transductive_clustered_models_select_a_cluster_without_refitting(dataset):
-    from clusterednb.evaluation.models import fit_predict
+    from clusterednb.evaluation.models.registry import fit_predict
 
     frame = dataset.frame.copy()
     frame["f3"] = np.digitize(frame["f3"], [-1.0, 0.0, 1.0])
@@ -408,8 +403,8 @@ def test_cluster_weighted_documents_reduce_to_the_pooled_regression_at_floor_one
     from scipy import sparse
 
     from clusterednb import ClusteredNB
-    from clusterednb.evaluation.cluster_weights import cluster_weighted_documents
-    from clusterednb.evaluation.models import fit_predict_documents
+    from clusterednb.evaluation.models.cluster_weights import cluster_weighted_documents
+    from clusterednb.evaluation.models.registry import fit_predict_documents
 
     rng = np.random.default_rng(0)
     tasks = np.repeat(["a", "b", "c", "d"], 12)
@@ -442,7 +437,7 @@ def test_transductive_documents_select_a_cluster_and_weigh_rows_by_the_selection
     the pooled regression's rows by that choice; the others repeat their inductive numbers."""
     from sklearn.metrics import roc_auc_score
 
-    from clusterednb.evaluation.models import fit_predict
+    from clusterednb.evaluation.models.registry import fit_predict
 
     rng = np.random.default_rng(2)
     tasks = np.repeat(["a", "b", "c", "d"], 30)
@@ -481,9 +476,9 @@ def test_cells_computed_in_this_process_use_one_blas_thread_as_workers_do():
     import numba
     from threadpoolctl import threadpool_info
 
-    from clusterednb import toy
+    from clusterednb.evaluation import examples as toy
+    from clusterednb.evaluation.result_store import CellStore
     from clusterednb.evaluation.runner import run_cells
-    from clusterednb.evaluation.store import CellStore
 
     def threads_seen(x):
         blas = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}

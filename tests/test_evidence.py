@@ -21,8 +21,8 @@ from clusterednb import (
 from clusterednb.averaging import ModelAveragingNB
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.evidence import compare_models, conditional_evidence, marginal_evidence
-from clusterednb.inference.ais import ais_log_features, ais_log_joint_clustered
 from clusterednb.inference.exact import fit_exact
+from clusterednb.inference.gibbs.ais import ais_log_features, ais_log_joint_clustered
 from conftest import schema_for
 
 GAMMA = 1.3

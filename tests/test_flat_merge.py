@@ -12,9 +12,9 @@ from sklearn.metrics import adjusted_rand_score
 
 from clusterednb import ClusteredNB
 from clusterednb.data.synthetic import make_planted_population
-from clusterednb.inference.bhc import _leaf_statistics, fit_bhc_randomized
-from clusterednb.inference.flat_merge import merge_clusters
-from clusterednb.priors import crp_log_prior
+from clusterednb.inference.bhc.engine import _leaf_statistics, fit_bhc_randomized
+from clusterednb.inference.bhc.flat_merge import merge_clusters
+from clusterednb.models.partition_prior import crp_log_prior
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 

@@ -15,7 +15,7 @@ from clusterednb.jit import cache_directory
 
 PROBE = """
 import numpy as np, numba
-from clusterednb.inference.gibbs_kernels import sample_index
+from clusterednb.inference.gibbs.kernels import sample_index
 sample_index(np.zeros(3), 3, 0.5)
 print(numba.config.CACHE_DIR)
 print(sum(sample_index.stats.cache_hits.values()))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.joint_blocks import TaskExpansions
+from clusterednb.logistic.clustering.joint_blocks import TaskExpansions
 
 
 def plain_log_marginal(expansions, value, gradient, hessian, precision):

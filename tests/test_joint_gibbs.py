@@ -9,11 +9,11 @@ import pytest
 
 from clusterednb.data.synthetic import make_logistic_population
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.block_partitions import enumerate_blocks, gibbs_blocks
-from clusterednb.inference.joint_blocks import JointLogisticBlocks, TaskExpansions
-from clusterednb.inference.joint_gibbs import gibbs_joint_blocks
-from clusterednb.inference.joint_gibbs_kernel import alone_scores, log_features, slot_score
-from clusterednb.logistic_fit import FitSettings, JointData
+from clusterednb.logistic.clustering.block_partitions import enumerate_blocks, gibbs_blocks
+from clusterednb.logistic.clustering.joint_blocks import JointLogisticBlocks, TaskExpansions
+from clusterednb.logistic.clustering.joint_gibbs import gibbs_joint_blocks
+from clusterednb.logistic.clustering.kernels import alone_scores, log_features, slot_score
+from clusterednb.logistic.fit import FitSettings, JointData
 
 
 def blocks_of(n_tasks: int, seed: int = 3, effective_rows: float = np.inf, n_values: int = 2):

@@ -11,7 +11,7 @@ import pytest
 import clusterednb
 from clusterednb import ClusteredNB, NoSharingNB
 from clusterednb.exceptions import CNBError
-from clusterednb.label_prior import (
+from clusterednb.models.label_prior import (
     ALPHA_BOUNDS,
     _negative_evidence,
     evidence_alpha,

@@ -1,11 +1,14 @@
-"""The package's modules import each other without a circle (the check ``make lint`` runs)."""
+"""The package keeps its declared layer order and has no import circle (the check that
+``make lint`` runs), and the check fails when either is broken."""
 
 from __future__ import annotations
 
 import importlib.util
+import shutil
 from pathlib import Path
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "check_layers.py"
+SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def _tool():
@@ -20,7 +23,47 @@ def test_no_import_circle():
     assert tool.circles(tool.graph()) == []
 
 
+def test_no_module_imports_a_higher_layer():
+    tool = _tool()
+    assert tool.upward(tool.graph()) == []
+    assert tool.main([]) == 0
+
+
+def test_every_module_is_in_a_layer():
+    tool = _tool()
+    for module in tool.graph():
+        assert tool.layer_of(module) >= 0
+
+
 def test_the_check_finds_a_circle():
     tool = _tool()
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert tool.circles(edges) == [["a", "b", "c"]]
+
+
+def test_an_upward_import_fails_the_check_even_when_lazy(tmp_path, capsys):
+    """A copy of the package in which the data layer imports the service, inside a function."""
+    tool = _tool()
+    shutil.copytree(
+        SRC / "clusterednb", tmp_path / "clusterednb", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    values = tmp_path / "clusterednb" / "data" / "values.py"
+    values.write_text(
+        values.read_text()
+        + "\n\ndef _store():\n    from clusterednb.service.store import ServiceStore\n\n"
+        + "    return ServiceStore\n"
+    )
+    assert tool.main(["--root", str(tmp_path)]) == 1
+    assert "upward import: clusterednb.data.values -> clusterednb.service.store" in (
+        capsys.readouterr().out
+    )
+
+
+def test_layer_order_is_by_longest_prefix():
+    tool = _tool()
+    layers = (("p.low",), ("p.high",), ("p",))
+    assert tool.layer_of("p.low.x", layers) == 0
+    assert tool.layer_of("p.other", layers) == 2
+    assert tool.upward({"p.low.x": {"p.high.y"}, "p.high.y": {"p.low.x"}}, layers) == [
+        ("p.low.x", "p.high.y")
+    ]

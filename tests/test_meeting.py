@@ -16,10 +16,10 @@ import clusterednb
 from clusterednb import ClusteredNB, NoSharingNB
 from clusterednb.cli import main
 from clusterednb.meeting import FEATURE_NAMES, meeting_schema, simulate_organisation
+from clusterednb.meeting.answer_store import FeedbackStore
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.reply import reply_problems
-from clusterednb.meeting.store import FeedbackStore
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,7 @@ def test_store_survives_a_writer_killed_between_writes(tmp_path):
     writer = textwrap.dedent(
         f"""
         import sys, time
-        from clusterednb.meeting.store import FeedbackStore
+        from clusterednb.meeting.answer_store import FeedbackStore
         features = {_features()!r}
         store = FeedbackStore({str(path)!r})
         for i in range(10_000):

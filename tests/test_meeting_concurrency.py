@@ -10,8 +10,8 @@ import pytest
 import clusterednb as cnb
 from clusterednb.cli import main
 from clusterednb.meeting import FEATURE_NAMES, meeting_schema
+from clusterednb.meeting.answer_store import FeedbackStore
 from clusterednb.meeting.errors import MeetingError
-from clusterednb.meeting.store import FeedbackStore
 
 N_ANSWERS = 8
 

@@ -12,9 +12,9 @@ import pytest
 from clusterednb.meeting.calendar import extract_features
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
 from clusterednb.meeting.explain import reasons
-from clusterednb.meeting.ics_world import make_calendar, make_directory, make_request
 from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.reply import make_reply, reply_problems
+from clusterednb.meeting.simulation.calendars import make_calendar, make_directory, make_request
 from test_meeting_calendar import DIRECTORY
 
 STAMP = dt.datetime(2026, 11, 2, 9, 0, tzinfo=dt.UTC)

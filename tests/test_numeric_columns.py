@@ -12,8 +12,8 @@ import clusterednb
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.data.numeric import NumericColumns, binned_schema
 from clusterednb.exceptions import CNBError, DataError
-from clusterednb.inference.cluster_weighted import sparse_design
-from clusterednb.model_state import ModelRecord
+from clusterednb.logistic.solvers.cluster_weighted import sparse_design
+from clusterednb.persistence.state import ModelRecord
 
 
 def hours_population(seed: int = 0, n_tasks: int = 6, rows: int = 60) -> pd.DataFrame:
@@ -108,7 +108,7 @@ def test_a_model_with_numbers_saves_and_loads(tmp_path):
 
 
 def test_saved_numeric_arrays_must_agree_with_the_names():
-    from clusterednb.clustered_logistic import _restored_numeric
+    from clusterednb.logistic.estimator import _restored_numeric
 
     def record(meta: dict, arrays: dict) -> ModelRecord:
         return ModelRecord(schema=None, task_ids=np.zeros(0), meta=meta, arrays=arrays)

@@ -15,7 +15,7 @@ import pytest
 
 from clusterednb import ClusteredNB, Counts, DirichletNB, NoSharingNB
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.priors import crp_log_prior, set_partitions
+from clusterednb.models.partition_prior import crp_log_prior, set_partitions
 
 mp.mp.dps = 50
 SCHEMA = FeatureSchema(("f",), ((0, 1, 2),), (0, 1))

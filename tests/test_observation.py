@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 
 from clusterednb import CompleteSharingNB, Counts, DirichletNB, NoSharingNB
 from clusterednb.exceptions import CNBError
-from clusterednb.special import log_dirichlet_multinomial
+from clusterednb.stats.special import log_dirichlet_multinomial
 from conftest import random_frame, schema_for
 
 # Two users, one feature with values {0, 1}, classes {0, 1}.

@@ -12,7 +12,7 @@ from sklearn.metrics import log_loss, roc_auc_score
 import clusterednb
 from clusterednb import ClusteredNB
 from clusterednb.exceptions import CNBError
-from clusterednb.recalibration import platt_coefficients, task_folds
+from clusterednb.naive_bayes.calibration import platt_coefficients, task_folds
 
 
 def copied_features(n_tasks: int = 6, rows: int = 60, copies: int = 4, seed: int = 0):

@@ -165,8 +165,8 @@ def test_the_tree_and_the_heat_map_share_their_rows(tmp_path, monkeypatch):
 def test_the_default_model_sets_are_drawn_in_distinct_colours():
     """Every model of a default set of `cnb evaluate` and of the demo gets its own colour (the
     demo once drew cnb-bhc and lr-pooled both blue); a calibrated model keeps its base's."""
+    from clusterednb.cli.demo import DEMO_DECISION_MODELS, DEMO_MODELS
     from clusterednb.cli.parser import DECISION_KINDS, EVALUATE_KINDS
-    from clusterednb.demo import DEMO_DECISION_MODELS, DEMO_MODELS
     from clusterednb.evaluation.plots import model_style
 
     for models in (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from browser_helpers import NEEDS_BROWSER
-from clusterednb.demo import run_demo
+from clusterednb.cli.demo import run_demo
 
 pytestmark = NEEDS_BROWSER
 SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "demo-report.png"

@@ -8,8 +8,8 @@ from scipy.special import logsumexp
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.inference.select import select_log_proba
-from clusterednb.observation import DirichletNB
-from clusterednb.stats import Counts
+from clusterednb.models.observation import DirichletNB
+from clusterednb.stats.counts import Counts
 
 
 def _counts_of(rows, labels, schema):
@@ -134,7 +134,7 @@ def test_selection_among_clusters_of_documents_equals_evidence_ratios():
     term a ratio of Dirichlet-multinomial evidences computed here from the counts."""
     from scipy import sparse
 
-    from clusterednb.document_events import MultinomialDirichletNB
+    from clusterednb.models.document_events import MultinomialDirichletNB
 
     rng = np.random.default_rng(1)
     schema = FeatureSchema(("tokens",), (("w0", "w1", "w2", "w3"),), (0, 1))
@@ -187,7 +187,7 @@ def test_selected_coclustering_is_the_selection_weight_of_each_others_cluster(in
     u0 (w from the brute-force-checked selection); rows of the other tasks are kept."""
     from clusterednb import ClusteredNB
     from clusterednb.inference.select import select_log_weights
-    from clusterednb.transductive import transductive_coclustering
+    from clusterednb.naive_bayes.transductive import transductive_coclustering
 
     frame, features, y, unlabelled = _target_with_unlabelled_rows()
     model = ClusteredNB(

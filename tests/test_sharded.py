@@ -14,10 +14,10 @@ from sklearn.metrics import adjusted_rand_score
 from clusterednb import ClusteredNB, FeatureSchema
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.gibbs import fit_gibbs
-from clusterednb.inference.gibbs_data import SparseTaskCounts
-from clusterednb.inference.gibbs_state import GibbsSettings
-from clusterednb.inference.sharded import ShardedSweep
+from clusterednb.inference.gibbs.data import SparseTaskCounts
+from clusterednb.inference.gibbs.engine import fit_gibbs
+from clusterednb.inference.gibbs.sharded import ShardedSweep
+from clusterednb.inference.gibbs.state import GibbsSettings
 
 NO_ROWS = np.zeros((0, 3), dtype=np.int64)
 NO_TASKS = np.zeros(0, dtype=np.int64)

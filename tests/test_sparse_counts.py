@@ -15,8 +15,8 @@ import clusterednb as cnb
 from clusterednb.data import guards
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError, ModelFileError
-from clusterednb.sparse_counts import SparseCounts
-from clusterednb.stats import Counts
+from clusterednb.stats.counts import Counts
+from clusterednb.stats.sparse_counts import SparseCounts
 
 
 def _random_counts(rng, n_groups=7, n_classes=3, n_values=5):

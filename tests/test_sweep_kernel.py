@@ -16,11 +16,11 @@ import pytest
 
 from clusterednb import DirichletNB, FeatureSchema
 from clusterednb.exceptions import DataError
-from clusterednb.inference.gibbs import _distinct, fit_gibbs, fit_gibbs_sparse
-from clusterednb.inference.gibbs_data import LogGammaTables
-from clusterednb.inference.gibbs_kernels import move_task, sample_index, task_log_score
-from clusterednb.inference.gibbs_state import GibbsSettings, initial_state, prepare
-from clusterednb.inference.sweep_kernel import (
+from clusterednb.inference.gibbs.data import LogGammaTables
+from clusterednb.inference.gibbs.engine import _distinct, fit_gibbs, fit_gibbs_sparse
+from clusterednb.inference.gibbs.kernels import move_task, sample_index, task_log_score
+from clusterednb.inference.gibbs.state import GibbsSettings, initial_state, prepare
+from clusterednb.inference.gibbs.sweep_kernel import (
     STEPS,
     _fill_column,
     _new_columns,
@@ -28,8 +28,8 @@ from clusterednb.inference.sweep_kernel import (
     sweep_assignments,
     sweep_shortcuts,
 )
-from clusterednb.priors import canonical_partition
-from clusterednb.stats import Counts
+from clusterednb.models.partition_prior import canonical_partition
+from clusterednb.stats.counts import Counts
 
 NO_ROWS = np.zeros((0, 4), dtype=np.int64)
 NO_TASKS = np.zeros(0, dtype=np.int64)

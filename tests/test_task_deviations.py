@@ -16,14 +16,14 @@ from sklearn.metrics import roc_auc_score
 import clusterednb
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.data.synthetic import make_logistic_population
-from clusterednb.inference import task_deviations
-from clusterednb.inference.task_deviations import (
+from clusterednb.logistic.inputs import prediction_design
+from clusterednb.logistic.solvers import task_deviations
+from clusterednb.logistic.solvers.task_deviations import (
     deviation_margin,
     fit_task_deviation,
     fit_task_deviations,
     log_odds,
 )
-from clusterednb.logistic_inputs import prediction_design
 
 
 def negative_log_posterior(coef, design, y, offset, variance):

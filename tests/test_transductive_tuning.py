@@ -9,7 +9,7 @@ from sklearn.metrics import log_loss
 
 from clusterednb import ClusteredNB, load
 from clusterednb.data.synthetic import make_planted_population
-from clusterednb.transductive_tuning import (
+from clusterednb.naive_bayes.transductive_tuning import (
     MIN_LENDER_ROWS,
     TEMPERATURES,
     choose_temperature,

@@ -60,7 +60,7 @@ def test_planted_groups_are_recovered_and_saved(tmp_path):
 
 def variational_of(model, **settings):
     """The variational engine on a fitted model's counts (γ = 1, seed 0)."""
-    from clusterednb.inference.variational import VariationalSettings, fit_variational
+    from clusterednb.inference.variational.engine import VariationalSettings, fit_variational
 
     return fit_variational(
         model.observation_,
@@ -100,8 +100,8 @@ def test_the_sequential_start_is_the_greedy_pass_of_the_collapsed_model():
     checked against the Dirichlet–multinomial marginals computed densely."""
     from scipy import sparse
 
-    from clusterednb.inference.variational_collapsed import sequential_partition
-    from clusterednb.inference.variational_problem import VariationalProblem
+    from clusterednb.inference.variational.collapsed import sequential_partition
+    from clusterednb.inference.variational.problem import VariationalProblem
 
     population = make_planted_population(
         np.random.default_rng(5), group_sizes=(4, 3, 3), rows_per_task=30
@@ -157,7 +157,7 @@ def test_the_sequential_restart_wins_when_few_tasks_hold_many_rows():
 def _problem_of(model):
     from scipy import sparse
 
-    from clusterednb.inference.variational_problem import VariationalProblem
+    from clusterednb.inference.variational.problem import VariationalProblem
 
     counts = model.counts_
     dense = counts.value_counts.reshape(counts.value_counts.shape[0], -1).astype(float)
@@ -186,7 +186,7 @@ def test_the_polish_gives_each_task_its_collapsed_gibbs_conditional():
     """With no search pass, row ``u`` is ``P(z_u = k | z_{-u}) ∝ |k|^{-u} P(n_u | N_k^{-u})``
     (``γ P(n_u)`` for a new cluster), checked against Dirichlet–multinomial marginals of dense
     sums, for every task."""
-    from clusterednb.inference.variational_collapsed import collapsed_polish
+    from clusterednb.inference.variational.collapsed import collapsed_polish
 
     population = make_planted_population(
         np.random.default_rng(8), group_sizes=(3, 3, 2), rows_per_task=6, n_features=3
@@ -227,7 +227,7 @@ def test_a_task_alone_in_a_component_made_of_itself_rejoins_its_group():
     """Mean field keeps a task in a component of its own (the component fits it perfectly);
     the polish scores it against the other tasks and moves it to its group. The search
     starts from the most probable components (one-hot), and never lowers ``log P(z, D)``."""
-    from clusterednb.inference.variational_collapsed import collapsed_polish
+    from clusterednb.inference.variational.collapsed import collapsed_polish
 
     population = make_planted_population(
         np.random.default_rng(9), group_sizes=(4, 3, 3), rows_per_task=30
@@ -255,8 +255,8 @@ def test_the_collapsed_finish_brings_a_diffuse_posterior_back_from_the_mode():
     the mode's co-clustering is far from the exact one, the refined average close to it, and
     the bound reported is the same ELBO with and without the refinement."""
     from clusterednb.inference.exact import fit_exact
-    from clusterednb.inference.variational import fit_variational
-    from clusterednb.inference.variational_problem import VariationalSettings
+    from clusterednb.inference.variational.engine import fit_variational
+    from clusterednb.inference.variational.problem import VariationalSettings
 
     population = make_planted_population(
         np.random.default_rng(4), group_sizes=(3, 3), rows_per_task=2, n_features=3

@@ -17,8 +17,8 @@ from clusterednb.data.synthetic import make_planted_population
 from clusterednb.distributed.shards import shard_counts
 from clusterednb.distributed.stream import ParquetTaskBatches
 from clusterednb.exceptions import DataError
-from clusterednb.inference.variational import VariationalSettings, fit_variational_sparse
-from clusterednb.inference.variational_stream import fit_variational_stream
+from clusterednb.inference.variational.engine import VariationalSettings, fit_variational_sparse
+from clusterednb.inference.variational.stream import fit_variational_stream
 
 
 def _counts(population):

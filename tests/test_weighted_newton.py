@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from clusterednb.inference import weighted_newton
-from clusterednb.inference.cluster_weighted import sparse_design
-from clusterednb.inference.weighted_newton import fit_weighted_logistic
+from clusterednb.logistic.solvers import weighted_newton
+from clusterednb.logistic.solvers.cluster_weighted import sparse_design
+from clusterednb.logistic.solvers.weighted_newton import fit_weighted_logistic
 
 
 def problem(seed: int = 0, n_rows: int = 300, n_tasks: int = 7):
@@ -141,7 +141,7 @@ def test_minimize_lbfgs_runs_blas_on_one_thread_and_restores_the_callers_limit()
     quasi-Newton fits of ``weighted_newton`` and ``task_deviations`` call this helper."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from clusterednb.inference.lbfgs import minimize_lbfgs
+    from clusterednb.logistic.solvers.lbfgs import minimize_lbfgs
 
     def blas_threads() -> set[int]:
         return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}

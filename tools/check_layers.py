@@ -1,9 +1,12 @@
-"""Fail when the package's modules import each other in a circle.
+"""Fail when a module of the package imports a higher layer, or modules import in a circle.
 
-Every ``import`` of a ``clusterednb`` module counts, at the top of a file, inside a function
-(a lazy import hides a circle from Python, not from a reader) or under ``if TYPE_CHECKING:``;
-a package's ``__init__`` re-exporting its own modules is not an edge. Run by ``make lint``;
-prints each circle found and exits 1.
+:data:`LAYERS` is the one place the layer order is declared, lowest first. A module belongs to
+the layer of the longest prefix that names it; it may import its own layer and the layers
+below, never one above. Every ``import`` of a ``clusterednb`` module counts, at the top of a
+file, inside a function (a lazy import hides an upward edge or a circle from Python, not from
+a reader) or under ``if TYPE_CHECKING:``; a package's ``__init__`` re-exporting its own
+modules is not an edge. Run by ``make lint`` and the test suite; prints each upward import
+and each circle found and exits 1.
 """
 
 from __future__ import annotations
@@ -15,9 +18,53 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "clusterednb"
 
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # foundation: errors, version, compilation, randomness, progress, loss matrices
+    (
+        "clusterednb.exceptions",
+        "clusterednb.version",
+        "clusterednb.jit",
+        "clusterednb.seeding",
+        "clusterednb.progress",
+        "clusterednb.decision",
+    ),
+    ("clusterednb.data",),
+    ("clusterednb.stats",),
+    ("clusterednb.models",),
+    ("clusterednb.inference",),
+    ("clusterednb.inference.gibbs",),
+    ("clusterednb.inference.bhc", "clusterednb.inference.variational"),
+    ("clusterednb.inference.examples",),
+    ("clusterednb.persistence",),
+    ("clusterednb.distributed",),
+    ("clusterednb.naive_bayes",),
+    ("clusterednb.naive_bayes.examples",),
+    ("clusterednb.logistic.solvers",),
+    ("clusterednb.logistic.clustering",),
+    ("clusterednb.logistic",),
+    ("clusterednb.logistic.examples",),
+    # the estimators' face: evidence of any model, loading any file, cross-validation
+    (
+        "clusterednb.evidence",
+        "clusterednb.loading",
+        "clusterednb.model_selection",
+        "clusterednb.warmup",
+    ),
+    ("clusterednb.averaging",),
+    ("clusterednb.evaluation",),
+    ("clusterednb.evaluation.examples",),
+    ("clusterednb.meeting",),
+    ("clusterednb.meeting.examples",),
+    ("clusterednb.service",),
+    ("clusterednb.service.examples",),
+    ("clusterednb.cli",),
+    ("clusterednb",),
+)
+"""The layers, lowest first: a module may import only its own layer and those below."""
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -42,10 +89,11 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
     return found
 
 
-def graph() -> dict[str, set[str]]:
-    files = sorted((ROOT / PACKAGE).rglob("*.py"))
-    modules = {module_name(f) for f in files}
-    edges = {module_name(f): imports_of(f, modules) for f in files}
+def graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Every module of the package under ``root`` and the package's modules it imports."""
+    files = sorted((root / PACKAGE).rglob("*.py"))
+    modules = {module_name(f, root) for f in files}
+    edges = {module_name(f, root): imports_of(f, modules) for f in files}
     for module, targets in edges.items():  # a package's __init__ is not a layer of its own
         targets.discard(module)
         targets -= {m for m in targets if module.startswith(m + ".") and m != PACKAGE}
@@ -89,13 +137,45 @@ def circles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def main() -> int:
-    found = circles(graph())
+def layer_of(module: str, layers: tuple[tuple[str, ...], ...] = LAYERS) -> int:
+    """The index in ``layers`` of the longest prefix naming ``module``."""
+    best, best_length = -1, -1
+    for index, prefixes in enumerate(layers):
+        for prefix in prefixes:
+            named = module == prefix or module.startswith(prefix + ".")
+            if named and len(prefix) > best_length:
+                best, best_length = index, len(prefix)
+    if best < 0:
+        raise SystemExit(f"{module} is in no layer: add it to LAYERS in {Path(__file__).name}")
+    return best
+
+
+def upward(
+    edges: dict[str, set[str]], layers: tuple[tuple[str, ...], ...] = LAYERS
+) -> list[tuple[str, str]]:
+    """Every import of a higher layer, as (importer, imported)."""
+    return sorted(
+        (module, target)
+        for module, targets in edges.items()
+        for target in targets
+        if layer_of(target, layers) > layer_of(module, layers)
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Check the tree under ``--root`` (default: this checkout's ``src``)."""
+    args = sys.argv[1:] if argv is None else argv
+    root = Path(args[args.index("--root") + 1]) if "--root" in args else ROOT
+    edges = graph(root)
+    found = circles(edges)
     for component in found:
         print("import circle: " + " <-> ".join(component))
-    if not found:
-        print("no import circle")
-    return 1 if found else 0
+    climbs = upward(edges)
+    for module, target in climbs:
+        print(f"upward import: {module} -> {target}")
+    if not found and not climbs:
+        print(f"no import circle; every import keeps to the {len(LAYERS)} layers' order")
+    return 1 if found or climbs else 0
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ from clusterednb.version import __version__
 
 _EXPORTS = {
     "ModelAveragingNB": "clusterednb.averaging",
-    "ClusteredNB": "clusterednb.clustered",
-    "ClusteredLogisticRegression": "clusterednb.clustered_logistic",
+    "ClusteredNB": "clusterednb.naive_bayes.clustered",
+    "ClusteredLogisticRegression": "clusterednb.logistic.estimator",
     "FeatureSchema": "clusterednb.data",
     "TaskDataset": "clusterednb.data",
     "discretize": "clusterednb.data",
@@ -28,13 +28,13 @@ _EXPORTS = {
     "NotFittedError": "clusterednb.exceptions",
     "SchemaError": "clusterednb.exceptions",
     "UnknownCategoryWarning": "clusterednb.exceptions",
-    "CompleteSharingNB": "clusterednb.models",
-    "NoSharingNB": "clusterednb.models",
+    "CompleteSharingNB": "clusterednb.naive_bayes.sharing",
+    "NoSharingNB": "clusterednb.naive_bayes.sharing",
     "WithinTaskKFold": "clusterednb.model_selection",
-    "DirichletNB": "clusterednb.observation",
+    "DirichletNB": "clusterednb.models.observation",
     "load": "clusterednb.loading",
-    "PrototypeNB": "clusterednb.prototype",
-    "Counts": "clusterednb.stats",
+    "PrototypeNB": "clusterednb.naive_bayes.prototype",
+    "Counts": "clusterednb.stats.counts",
 }
 
 __all__ = [
@@ -66,8 +66,6 @@ __all__ = [
 
 if TYPE_CHECKING:
     from clusterednb.averaging import ModelAveragingNB
-    from clusterednb.clustered import ClusteredNB
-    from clusterednb.clustered_logistic import ClusteredLogisticRegression
     from clusterednb.data import FeatureSchema, TaskDataset, discretize
     from clusterednb.decision import LossMatrix, bayes_decision, binary_threshold
     from clusterednb.exceptions import (
@@ -80,11 +78,13 @@ if TYPE_CHECKING:
         UnknownCategoryWarning,
     )
     from clusterednb.loading import load
+    from clusterednb.logistic.estimator import ClusteredLogisticRegression
     from clusterednb.model_selection import WithinTaskKFold
-    from clusterednb.models import CompleteSharingNB, NoSharingNB
-    from clusterednb.observation import DirichletNB
-    from clusterednb.prototype import PrototypeNB
-    from clusterednb.stats import Counts
+    from clusterednb.models.observation import DirichletNB
+    from clusterednb.naive_bayes.clustered import ClusteredNB
+    from clusterednb.naive_bayes.prototype import PrototypeNB
+    from clusterednb.naive_bayes.sharing import CompleteSharingNB, NoSharingNB
+    from clusterednb.stats.counts import Counts
 
 
 def __getattr__(name: str) -> Any:

@@ -9,9 +9,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
-from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.evidence import conditional_evidence
 from clusterednb.exceptions import CNBError, NotFittedError
+from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 
 
 class ModelAveragingNB(ClassifierMixin, BaseEstimator):
@@ -74,7 +74,8 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
 
         Examples
         --------
-        >>> from clusterednb import CompleteSharingNB, NoSharingNB, toy
+        >>> from clusterednb import CompleteSharingNB, NoSharingNB
+        >>> from clusterednb.naive_bayes import examples as toy
         >>> averaged = ModelAveragingNB({"ns": NoSharingNB(), "cs": CompleteSharingNB()})
         >>> averaged = averaged.fit(*toy.colour_rows())  # cy's taste differs: pooling loses
         >>> {name: round(float(np.exp(w)), 3) for name, w in averaged.log_weights_.items()}
@@ -115,7 +116,8 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
 
         Examples
         --------
-        >>> from clusterednb import CompleteSharingNB, NoSharingNB, toy
+        >>> from clusterednb import CompleteSharingNB, NoSharingNB
+        >>> from clusterednb.naive_bayes import examples as toy
         >>> averaged = ModelAveragingNB({"ns": NoSharingNB(), "cs": CompleteSharingNB()})
         >>> averaged = averaged.fit(*toy.colour_rows())
         >>> np.exp(averaged.predict_log_proba([["red"]], ["cy"])).round(3).tolist()
@@ -134,7 +136,8 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
 
         Examples
         --------
-        >>> from clusterednb import CompleteSharingNB, NoSharingNB, toy
+        >>> from clusterednb import CompleteSharingNB, NoSharingNB
+        >>> from clusterednb.naive_bayes import examples as toy
         >>> members = {"ns": NoSharingNB(), "cs": CompleteSharingNB()}
         >>> averaged = ModelAveragingNB(members).fit(*toy.colour_rows())
         >>> ns = averaged.members_["ns"].predict_proba([["red"]], ["cy"])
@@ -151,7 +154,8 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
 
         Examples
         --------
-        >>> from clusterednb import CompleteSharingNB, NoSharingNB, toy
+        >>> from clusterednb import CompleteSharingNB, NoSharingNB
+        >>> from clusterednb.naive_bayes import examples as toy
         >>> members = {"ns": NoSharingNB(), "cs": CompleteSharingNB()}
         >>> averaged = ModelAveragingNB(members).fit(*toy.colour_rows())
         >>> averaged.predict([["red"], ["blue"]], ["cy", "cy"]).tolist()

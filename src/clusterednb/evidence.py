@@ -3,7 +3,7 @@
 ``log P(D | model)`` (marginal evidence) and ``log P(Y | X, model) = log P(X, Y) − log P(X)``
 (conditional evidence: how well a model predicts the labels given the features, thesis
 §3.2.2 and Appendix A.2.3). ``P(X)`` sums over every labelling, so it is estimated by
-annealed importance sampling (:mod:`clusterednb.inference.ais`).
+annealed importance sampling (:mod:`clusterednb.inference.gibbs.ais`).
 """
 
 from __future__ import annotations
@@ -16,19 +16,19 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from clusterednb.clustered import ClusteredNB
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.ais import (
+from clusterednb.inference.exact import MAX_EXACT_TASKS, fit_exact
+from clusterednb.inference.gibbs.ais import (
     ais_log_features,
     ais_log_joint_clustered,
     ais_log_prototype_features,
     ais_log_prototype_joint,
 )
-from clusterednb.inference.exact import MAX_EXACT_TASKS, fit_exact
-from clusterednb.models import CompleteSharingNB, NoSharingNB
-from clusterednb.prototype import PrototypeNB
+from clusterednb.naive_bayes.clustered import ClusteredNB
+from clusterednb.naive_bayes.estimator import TaskNaiveBayes
+from clusterednb.naive_bayes.prototype import PrototypeNB
+from clusterednb.naive_bayes.sharing import CompleteSharingNB, NoSharingNB
 from clusterednb.seeding import as_generator
 
 Kind = Literal["exact", "lower_bound", "estimate"]
@@ -135,12 +135,14 @@ def marginal_evidence(
 
     Examples
     --------
-    Complete sharing on :func:`clusterednb.toy.colour_rows` (5 yes: red 3, blue 2; 4 no: red
+    Complete sharing on :func:`clusterednb.naive_bayes.examples.colour_rows` (5 yes: red 3, blue 2;
+    4 no: red
     1, blue 3; uniform priors) by hand: ``P(y) = 5! 4! / 10!``, ``P(x | yes) = 3! 2! / 6!``,
     ``P(x | no) = 1! 3! / 5!``:
 
     >>> import math
-    >>> from clusterednb import CompleteSharingNB, toy
+    >>> from clusterednb import CompleteSharingNB
+    >>> from clusterednb.naive_bayes import examples as toy
     >>> evidence = marginal_evidence(CompleteSharingNB(), *toy.colour_rows())
     >>> evidence.kind, round(evidence.value, 9) == round(math.log(1 / 1260 / 60 / 20), 9)
     ('exact', True)
@@ -167,7 +169,7 @@ def prototype_evidence_steps(schema: FeatureSchema) -> int:
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> prototype_evidence_steps(toy.colour_schema())  # two classes, one feature
     2
     """
@@ -204,7 +206,8 @@ def conditional_evidence(
 
     Examples
     --------
-    >>> from clusterednb import NoSharingNB, toy
+    >>> from clusterednb import NoSharingNB
+    >>> from clusterednb.naive_bayes import examples as toy
     >>> evidence = conditional_evidence(NoSharingNB(), *toy.colour_rows(), n_temperatures=200,
     ...                                 n_runs=4, random_state=0)
     >>> evidence.kind, bool(-7.0 < evidence.value < -5.0), bool(0 < evidence.stderr < 0.2)
@@ -290,7 +293,8 @@ def compare_models(
 
     Examples
     --------
-    >>> from clusterednb import ClusteredNB, CompleteSharingNB, NoSharingNB, toy
+    >>> from clusterednb import ClusteredNB, CompleteSharingNB, NoSharingNB
+    >>> from clusterednb.naive_bayes import examples as toy
     >>> models = {"ns": NoSharingNB(), "cs": CompleteSharingNB(),
     ...           "cnb": ClusteredNB(inference="exact")}
     >>> table = compare_models(*toy.colour_rows(), models)

@@ -1,7 +1,7 @@
 """``clusterednb.load``: read a saved model of any estimator of the library.
 
 It sits above the estimators: importing them here registers their classes with
-:mod:`clusterednb.persistence`, which itself never imports an estimator.
+:mod:`clusterednb.persistence.model_file`, which itself never imports an estimator.
 """
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from clusterednb import clustered, clustered_logistic, models, prototype
-from clusterednb.persistence import read_model
+from clusterednb.logistic import estimator as clustered_logistic
+from clusterednb.naive_bayes import clustered, prototype
+from clusterednb.naive_bayes import sharing as models
+from clusterednb.persistence.model_file import read_model
 
 REGISTERED = (
     models.NoSharingNB,
@@ -43,7 +45,8 @@ def load(path: str | Path) -> Any:
     Examples
     --------
     >>> import numpy as np
-    >>> from clusterednb import NoSharingNB, toy
+    >>> from clusterednb import NoSharingNB
+    >>> from clusterednb.models import examples as toy
     >>> model = NoSharingNB().fit([[0], [1], [1]], [0, 1, 1], ["u", "u", "v"])
     >>> path = toy.scratch_file("model.cnb")
     >>> model.save(path)

@@ -15,13 +15,13 @@ import warnings
 
 import numpy as np
 
-from clusterednb.clustered import ClusteredNB
-from clusterednb.clustered_logistic import ClusteredLogisticRegression
 from clusterednb.data.dataset import TaskDataset
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.jit import cache_directory
-from clusterednb.models import NoSharingNB
-from clusterednb.sparse_counts import SparseCounts
+from clusterednb.logistic.estimator import ClusteredLogisticRegression
+from clusterednb.naive_bayes.clustered import ClusteredNB
+from clusterednb.naive_bayes.sharing import NoSharingNB
+from clusterednb.stats.sparse_counts import SparseCounts
 
 ENGINE_SETTINGS: dict[str, dict] = {
     "counting": {},

@@ -22,10 +22,10 @@ from clusterednb.data.discretize import binned_schema_of, decimal_columns
 from clusterednb.data.io import check_columns_exist, read_table
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.decision import LossMatrix, bayes_decision
-from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.exceptions import CNBError
 from clusterednb.loading import load
-from clusterednb.prototype import PrototypeNB
+from clusterednb.naive_bayes.estimator import TaskNaiveBayes
+from clusterednb.naive_bayes.prototype import PrototypeNB
 
 
 def _feature_columns(
@@ -43,7 +43,7 @@ def fit(args: argparse.Namespace) -> None:
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.naive_bayes import examples as toy
     >>> from clusterednb.cli.parser import build_parser
     >>> data = toy.colour_csv()
     >>> path = data.with_name("model.cnb")
@@ -142,7 +142,8 @@ def predict(args: argparse.Namespace) -> None:
 
     Examples
     --------
-    >>> from clusterednb import NoSharingNB, toy
+    >>> from clusterednb import NoSharingNB
+    >>> from clusterednb.naive_bayes import examples as toy
     >>> from clusterednb.cli.parser import build_parser
     >>> data = toy.colour_csv()
     >>> NoSharingNB().fit(*toy.colour_rows()).save(data.with_name("model.cnb"))
@@ -269,7 +270,7 @@ def evidence(args: argparse.Namespace) -> None:
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.naive_bayes import examples as toy
     >>> from clusterednb.cli.parser import build_parser
     >>> args = build_parser().parse_args(["evidence", str(toy.colour_csv()), "--task", "user",
     ...                                   "--label", "liked", "--kind", "ns,cs"])
@@ -321,7 +322,7 @@ def evaluate(args: argparse.Namespace) -> None:
     Examples
     --------
     >>> import contextlib, io
-    >>> from clusterednb import toy
+    >>> from clusterednb.naive_bayes import examples as toy
     >>> from clusterednb.cli.parser import build_parser
     >>> data = toy.colour_csv()
     >>> with contextlib.redirect_stdout(io.StringIO()):
@@ -404,7 +405,7 @@ def evaluate(args: argparse.Namespace) -> None:
 
 def demo(args: argparse.Namespace) -> None:
     """``cnb demo``: the meeting assistant on a simulated organisation
-    (:func:`clusterednb.demo.run_demo`; a few minutes).
+    (:func:`clusterednb.cli.demo.run_demo`; a few minutes).
 
     Examples
     --------
@@ -412,7 +413,7 @@ def demo(args: argparse.Namespace) -> None:
     >>> build_parser().parse_args(["demo", "-o", "demo-out"]).run  # the handler it dispatches to
     'clusterednb.cli.commands:demo'
     """
-    from clusterednb.demo import run_demo
+    from clusterednb.cli.demo import run_demo
 
     run_demo(seed=args.seed, out=args.output, jobs=args.jobs, image_format=args.format)
 

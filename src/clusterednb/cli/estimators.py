@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from clusterednb.clustered import ClusteredNB
-from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.exceptions import CNBError
-from clusterednb.models import CompleteSharingNB, NoSharingNB
-from clusterednb.prototype import PrototypeNB
+from clusterednb.naive_bayes.clustered import ClusteredNB
+from clusterednb.naive_bayes.estimator import TaskNaiveBayes
+from clusterednb.naive_bayes.prototype import PrototypeNB
+from clusterednb.naive_bayes.sharing import CompleteSharingNB, NoSharingNB
 
 
 def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
@@ -62,7 +62,7 @@ def _clustered_logistic(args: argparse.Namespace) -> Any:
     >>> type(make_model(args.kind, args)).__name__
     'ClusteredLogisticRegression'
     """
-    from clusterednb.clustered_logistic import ClusteredLogisticRegression
+    from clusterednb.logistic.estimator import ClusteredLogisticRegression
 
     unused = {
         "--transductive": getattr(args, "transductive", None) is not None,

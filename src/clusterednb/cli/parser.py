@@ -309,8 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     >>> args.kind, args.run  # the default model and the handler, imported only when it runs
     ('ns', 'clusterednb.cli.commands:fit')
     """
-    from clusterednb.meeting.cli import add_meeting_commands
-    from clusterednb.service.cli import add_service_commands
+    from clusterednb.cli.meeting_options import add_meeting_commands
+    from clusterednb.cli.service_options import add_service_commands
 
     parser = argparse.ArgumentParser(
         prog="cnb",

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from clusterednb.data.kernels import integer_codes
 from clusterednb.data.values import (
     FeatureInput,
     as_vector,
@@ -24,7 +25,6 @@ from clusterednb.data.values import (
     to_python_scalar,
 )
 from clusterednb.exceptions import SchemaError, UnknownCategoryWarning
-from clusterednb.kernels import integer_codes
 
 
 class _SchemaView(Protocol):
@@ -80,7 +80,7 @@ def encode_column(schema: _SchemaView, f: int, column: np.ndarray) -> tuple[np.n
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> codes, unknown = encode_column(toy.colour_schema(), 0, np.array(["blue", None, "green"]))
     >>> codes.tolist(), unknown.tolist()  # missing and unknown are both -1; only green is unknown
     ([1, -1, -1], [False, False, True])
@@ -148,7 +148,7 @@ def encode_features(
     Examples
     --------
     >>> import pandas as pd
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> encode_features(toy.colour_schema(), pd.DataFrame({"colour": ["red", "blue"]})).tolist()
     [[0], [1]]
     >>> encode_features(toy.colour_schema(), pd.DataFrame({"colour": ["green"]}), "error")
@@ -207,7 +207,7 @@ def encode_labels(
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> encode_labels(toy.colour_schema(), [1, None, 0]).tolist()  # classes (0, 1)
     [1, -1, 0]
     """

@@ -20,7 +20,7 @@ MAX_COUNT_BYTES = 2**31
 """Largest dense count table (int64 cells) a fit may allocate: 2 GiB."""
 SPARSE_COUNT_BYTES = 2**28
 """Above this size of a dense count table (256 MiB), an estimator whose engine reads sparse
-counts keeps them sparse (:class:`clusterednb.sparse_counts.SparseCounts`)."""
+counts keeps them sparse (:class:`clusterednb.stats.sparse_counts.SparseCounts`)."""
 IDENTIFIER_SHARE = 0.9
 """A column with a distinct value in at least this share of its rows looks like an id."""
 MIN_ROWS_TO_JUDGE = 50

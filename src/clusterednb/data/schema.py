@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.data import encode
+from clusterednb.data.kernels import integer_presence
 from clusterednb.data.schema_rules import (
     check_feature_input,
     check_same_columns,
@@ -32,7 +33,6 @@ from clusterednb.data.values import (
     to_python_scalar,
 )
 from clusterednb.exceptions import SchemaError
-from clusterednb.kernels import integer_presence
 
 _INTEGER_FAST_LIMIT = 4096
 HandleUnknown = Literal["warn", "error", "ignore"]

@@ -20,7 +20,6 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import DataError
-from clusterednb.stats import Counts
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -234,53 +233,6 @@ def as_document_term(X: Any, n_words: int | None = None) -> sparse.csr_matrix:
     matrix = matrix.astype(np.int64)
     matrix.eliminate_zeros()
     return matrix
-
-
-def document_counts(
-    X: sparse.csr_matrix,
-    y: np.ndarray,
-    task_index: np.ndarray,
-    n_tasks: int,
-    n_classes: int,
-    observation: str,
-) -> Counts:
-    """Per-task counts of labelled documents, never densifying ``X``.
-
-    ``"multinomial"``: value counts are token counts, shape (n_tasks, C, W).
-    ``"bernoulli"``: flat values ``2w`` (absent) and ``2w + 1`` (present), shape
-    (n_tasks, C, 2W); absent = labelled documents of the class minus present ones.
-
-    Examples
-    --------
-    Two documents of task 0 (classes 1 and 0) and one unlabelled of task 1:
-
-    >>> from scipy import sparse
-    >>> X = sparse.csr_matrix([[2, 0], [1, 1], [0, 3]])
-    >>> y, task = np.array([1, 0, -1]), np.array([0, 0, 1])
-    >>> tokens = document_counts(X, y, task, n_tasks=2, n_classes=2, observation="multinomial")
-    >>> tokens.value_counts[0].tolist(), tokens.label_counts.tolist()
-    ([[1, 1], [2, 0]], [[1, 1], [0, 0]])
-    >>> present = document_counts(X, y, task, n_tasks=2, n_classes=2, observation="bernoulli")
-    >>> present.value_counts[0].tolist()  # per word: (absent, present) documents
-    [[0, 1, 0, 1], [0, 1, 1, 0]]
-    """
-    labelled = np.flatnonzero(y >= 0)
-    group = task_index[labelled] * n_classes + y[labelled]
-    indicator = sparse.csr_matrix(
-        (np.ones(labelled.size, dtype=np.int64), (group, np.arange(labelled.size))),
-        shape=(n_tasks * n_classes, labelled.size),
-    )
-    label_counts = np.bincount(group, minlength=n_tasks * n_classes).reshape(n_tasks, n_classes)
-    rows = X[labelled]
-    n_words = X.shape[1]
-    if observation == "multinomial":
-        tokens = (indicator @ rows).toarray().reshape(n_tasks, n_classes, n_words)
-        return Counts(label_counts.astype(np.int64), tokens.astype(np.int64))
-    present = (indicator @ (rows > 0).astype(np.int64)).toarray().reshape(n_tasks, n_classes, -1)
-    values = np.empty((n_tasks, n_classes, 2 * n_words), dtype=np.int64)
-    values[..., 0::2] = label_counts[..., None] - present
-    values[..., 1::2] = present
-    return Counts(label_counts.astype(np.int64), values)
 
 
 def document_schema(

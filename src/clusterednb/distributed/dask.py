@@ -27,7 +27,7 @@ from clusterednb.distributed.shards import (
     schema_from_distinct,
     shard_counts,
 )
-from clusterednb.inference.sharded import ShardedSweep
+from clusterednb.inference.gibbs.sharded import ShardedSweep
 
 
 def _tree_reduce(parts: list[Any], fan_in: int = 8) -> Any:
@@ -72,7 +72,8 @@ def counts_from_parquet(
 
     Examples
     --------
-    >>> from clusterednb import NoSharingNB, toy
+    >>> from clusterednb import NoSharingNB
+    >>> from clusterednb.naive_bayes import examples as toy
     >>> X, y, tasks = toy.colour_rows()
     >>> path = toy.scratch_file("events.parquet")
     >>> X.assign(task=tasks, label=y).to_parquet(path)
@@ -102,8 +103,9 @@ def counts_from_parquet(
 def dask_sharded_sweep(n_shards: int | None = None) -> Iterator[ShardedSweep]:
     """The Gibbs sampler's assignment sweep with its shards on Dask workers.
 
-    Pass it to :func:`~clusterednb.inference.gibbs.fit_gibbs` as ``sweep``: the tasks are dealt
-    to shards once (:class:`~clusterednb.inference.sharded.ShardedSweep` with ``remote=True,
+    Pass it to :func:`~clusterednb.inference.gibbs.engine.fit_gibbs` as ``sweep``: the tasks are
+    dealt
+    to shards once (:class:`~clusterednb.inference.gibbs.sharded.ShardedSweep` with ``remote=True,
     fixed_shards=True``); each worker receives its shard's sparse counts once (scattered),
     and each sweep only the assignments and the clusters' statistics. Uses the
     current ``dask.distributed`` client, or a 2-worker ``LocalCluster`` started on entry and
@@ -117,8 +119,8 @@ def dask_sharded_sweep(n_shards: int | None = None) -> Iterator[ShardedSweep]:
     >>> from dask.distributed import Client
     >>> from clusterednb import NoSharingNB
     >>> from clusterednb.data.synthetic import make_planted_population
-    >>> from clusterednb.inference.gibbs import fit_gibbs
-    >>> from clusterednb.inference.gibbs_state import GibbsSettings
+    >>> from clusterednb.inference.gibbs.engine import fit_gibbs
+    >>> from clusterednb.inference.gibbs.state import GibbsSettings
     >>> population = make_planted_population(np.random.default_rng(0), group_sizes=(4, 4))
     >>> model = NoSharingNB().fit(population.frame[population.feature_names],
     ...                           population.frame["label"], population.frame["task"])

@@ -21,7 +21,7 @@ from clusterednb.data.dataset import TaskDataset, factorize_tasks
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.values import ordered_unique
 from clusterednb.exceptions import DataError
-from clusterednb.stats import Counts, sparse_value_counts
+from clusterednb.stats.counts import Counts, sparse_value_counts
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class ShardCounts:
     label_counts : int ndarray of shape (n_tasks, n_classes)
     cells : scipy.sparse.csr_matrix of shape (n_tasks, n_classes * n_values_total), int64
         Value counts, row ``u`` = ``counts.value_counts[u].ravel()``
-        (:func:`clusterednb.stats.sparse_value_counts`).
+        (:func:`clusterednb.stats.counts.sparse_value_counts`).
     n_events : int
         Rows seen (labelled or not).
 
@@ -54,7 +54,7 @@ class ShardCounts:
 
     @property
     def counts(self) -> Counts:
-        """The same counts as a dense :class:`~clusterednb.stats.Counts` (n_tasks × C × V).
+        """The same counts as a dense :class:`~clusterednb.stats.counts.Counts` (n_tasks × C × V).
 
         Examples
         --------

@@ -76,7 +76,8 @@ def spark_counts(
     >>> if not spark_available():  # the extra [spark] and Java; else this example is skipped
     ...     pytest.skip("needs pyspark and Java")
     >>> import os, sys
-    >>> from clusterednb import NoSharingNB, toy
+    >>> from clusterednb import NoSharingNB
+    >>> from clusterednb.naive_bayes import examples as toy
     >>> os.environ["PYSPARK_PYTHON"] = sys.executable  # executors import clusterednb
     >>> X, y, tasks = toy.colour_rows()
     >>> spark = local_session("clusterednb-example")

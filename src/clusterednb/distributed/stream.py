@@ -1,6 +1,6 @@
 """Batches of per-task counts streamed from Parquet event files, for the streamed engines.
 
-:class:`ParquetTaskBatches` is a :data:`~clusterednb.inference.variational_stream.TaskBatches`
+:class:`ParquetTaskBatches` is a :data:`~clusterednb.inference.variational.stream.TaskBatches`
 source: one batch per Parquet file, every task's events in one file (partition the events by
 task when writing them). The first pass reads each file and counts it
 (:func:`~clusterednb.distributed.shards.shard_counts`), keeping the sparse counts in a cache
@@ -76,7 +76,7 @@ class ParquetTaskBatches:
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.models import examples as toy
         >>> folder = toy.scratch_file("events")
         >>> folder.mkdir()
         >>> pd.DataFrame({"user": ["ann", "bob"], "label": [0, 1], "colour": ["red", "blue"]}

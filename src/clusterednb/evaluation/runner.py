@@ -19,7 +19,7 @@ import numba
 from threadpoolctl import threadpool_limits
 
 from clusterednb.evaluation.datasets import EvalDataset
-from clusterednb.evaluation.store import CellStore
+from clusterednb.evaluation.result_store import CellStore
 from clusterednb.progress import progress as progress_reporter
 
 _WORKER_DATASET: EvalDataset | None = None
@@ -93,8 +93,8 @@ def run_cells(
 
     Examples
     --------
-    >>> from clusterednb import toy
-    >>> from clusterednb.evaluation.store import CellStore
+    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.evaluation.result_store import CellStore
     >>> store = CellStore(toy.scratch_file("run"), "squares", {}, ["x", "square"])
     >>> def square(x):
     ...     return [{"x": x, "square": x * x}]

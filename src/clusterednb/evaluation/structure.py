@@ -16,15 +16,15 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.evaluation.datasets import EvalDataset
-from clusterednb.evaluation.generative import GENERATIVE, fit_generative, make_generative
+from clusterednb.evaluation.models.generative import GENERATIVE, fit_generative, make_generative
 from clusterednb.evaluation.plots import (
     plot_coclustering,
     plot_dendrogram,
     plot_evidence,
     plot_n_clusters,
 )
+from clusterednb.evaluation.result_store import CellStore
 from clusterednb.evaluation.runner import run_cells
-from clusterednb.evaluation.store import CellStore
 from clusterednb.evaluation.sweeps import per_task_training_mask
 from clusterednb.evaluation.transfer import discretised
 from clusterednb.exceptions import CNBError
@@ -74,7 +74,7 @@ def evidence_cell(
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.evaluation import examples as toy
     >>> rows = evidence_cell(toy.eval_dataset(), ("ns", "cs"), seed=0, fraction=0.5,
     ...                      repetition=0)
     >>> [(row["model"], row["n_rows"], row["kind"]) for row in rows]
@@ -127,7 +127,7 @@ def run_evidence(
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.evaluation import examples as toy
     >>> summary = run_evidence(toy.eval_dataset(), ("ns", "cs"), toy.scratch_file("evidence"),
     ...                        fractions=(0.5, 1.0), repeats=1, progress=False)
     >>> summary[summary["model"] == "ns"]["log_bf_vs_ns"].tolist()  # the baseline: 0
@@ -199,7 +199,7 @@ def partition_cell(dataset: EvalDataset, seed: int, k: int, out_dir: str) -> lis
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.evaluation import examples as toy
     >>> out = toy.scratch_file("partitions")
     >>> out.mkdir()
     >>> rows = partition_cell(toy.eval_dataset(), seed=0, k=8, out_dir=str(out))
@@ -263,7 +263,7 @@ def run_partitions(
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.evaluation import examples as toy
     >>> out = toy.scratch_file("partitions")
     >>> summary = run_partitions(toy.eval_dataset(), out, ks=(8,), progress=False)
     >>> summary.columns.tolist(), (out / "partitions_nclusters_k8.csv").exists()

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.evaluation.datasets import EvalDataset
-from clusterednb.evaluation.models import check_models, fit_predict
+from clusterednb.evaluation.models.registry import check_models, fit_predict
 from clusterednb.evaluation.plots import plot_learning_curves, plot_loss_ratio
+from clusterednb.evaluation.result_store import CellStore
 from clusterednb.evaluation.runner import run_cells
-from clusterednb.evaluation.store import CellStore
 from clusterednb.evaluation.transfer import discretised
 
 LOSS_COLUMNS = ["repetition", "model", "n", "loss", "n_test"]
@@ -76,7 +76,7 @@ def loss_cell(
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.evaluation import examples as toy
     >>> rows = loss_cell(toy.eval_dataset(), ("ns", "cs"), seed=0, holdout=0.25, repetition=0)
     >>> len(rows), sorted({row["n"] for row in rows}) == list(EXPONENTS), rows[0]["n_test"]
     (34, True, 30)
@@ -121,7 +121,7 @@ def run_loss_sweep(
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.evaluation import examples as toy
     >>> summary = run_loss_sweep(toy.eval_dataset(), ("ns", "cs"), toy.scratch_file("loss"),
     ...                          repeats=2, holdout=0.25, progress=False)
     >>> summary[summary["model"] == "ns"]["ratio_to_ns"].unique().tolist()  # ns against itself
@@ -171,7 +171,7 @@ def curve_cell(
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.evaluation import examples as toy
     >>> rows = curve_cell(toy.eval_dataset(), ("ns",), seed=0, fraction=0.5, repetition=0,
     ...                   step=3)
     >>> [(row["task"], row["n_train"], row["n_test"]) for row in rows][:2]
@@ -222,7 +222,7 @@ def run_learning_curves(
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.evaluation import examples as toy
     >>> summary = run_learning_curves(toy.eval_dataset(), ("ns",), toy.scratch_file("curves"),
     ...                               repeats=1, steps=3, progress=False)
     >>> summary["fraction"].tolist()  # from one row of a median task (1/20) to 95 %

@@ -21,14 +21,14 @@ from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
 
 from clusterednb.data.discretize import discretize
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.evaluation.baselines import raw_column
 from clusterednb.evaluation.calibration import COLUMNS as CALIBRATION_COLUMNS
 from clusterednb.evaluation.calibration import bin_sums, reliability_table
 from clusterednb.evaluation.datasets import EvalDataset
-from clusterednb.evaluation.models import check_models, document_matrices, fit_predict
+from clusterednb.evaluation.models.baselines import raw_column
+from clusterednb.evaluation.models.registry import check_models, document_matrices, fit_predict
 from clusterednb.evaluation.plots import plot_reliability, plot_transfer
+from clusterednb.evaluation.result_store import CellStore
 from clusterednb.evaluation.runner import run_cells
-from clusterednb.evaluation.store import CellStore
 from clusterednb.exceptions import CNBError
 
 SUMMARY_FILE = "transfer.csv"
@@ -92,7 +92,7 @@ def choose_targets(dataset: EvalDataset, settings: TransferSettings) -> list:
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.evaluation import examples as toy
     >>> dataset = toy.eval_dataset()
     >>> choose_targets(dataset, TransferSettings(models=("ns",), n_targets=None))
     ['u0', 'u1', 'u2', 'u3', 'u4', 'u5']
@@ -148,7 +148,7 @@ def run_cell(
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.evaluation import examples as toy
     >>> settings = TransferSettings(models=("ns", "cs"), ks=(1, 4, 18), repeats=1)
     >>> rows = run_cell(toy.eval_dataset(), settings, "u3", 3, 0)
     >>> [(row["k"], row["model"]) for row in rows if row["skipped"]]  # 18 leaves 2 test rows
@@ -234,7 +234,7 @@ def run_transfer(
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.evaluation import examples as toy
     >>> out = toy.scratch_file("transfer")
     >>> settings = TransferSettings(models=("ns", "cs"), ks=(1, 4), repeats=1, n_targets=2)
     >>> summary = run_transfer(toy.eval_dataset(), settings, out, progress=False)

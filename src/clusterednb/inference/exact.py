@@ -14,10 +14,10 @@ from scipy.special import gammaln, logsumexp
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
-from clusterednb.observation import DirichletNB
-from clusterednb.priors import set_partitions
-from clusterednb.special import log_rising_factorial
-from clusterednb.stats import Counts
+from clusterednb.models.observation import DirichletNB
+from clusterednb.models.partition_prior import set_partitions
+from clusterednb.stats.counts import Counts
+from clusterednb.stats.special import log_rising_factorial
 
 MAX_EXACT_TASKS = 10
 
@@ -69,7 +69,7 @@ def fit_exact(model: DirichletNB, counts: Counts, gamma: float) -> ClusteringRes
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> result = fit_exact(toy.colour_model(), toy.three_task_counts(), 1.0)
     >>> total = round(float(result.partition_weights.sum()), 12)
     >>> result.evidence_kind, len(result.partitions), total

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from clusterednb.jit import njit
-from clusterednb.observation import DirichletNB
-from clusterednb.special import segment_sum
-from clusterednb.stats import Counts
+from clusterednb.models.observation import DirichletNB
+from clusterednb.stats.counts import Counts
+from clusterednb.stats.special import segment_sum
 
 
 @njit(cache=True, nogil=True)
@@ -114,11 +114,11 @@ class LabelSampler:
 
     Examples
     --------
-    The tasks of :func:`clusterednb.toy.three_task_counts`, each its own group, and one
+    The tasks of :func:`clusterednb.models.examples.three_task_counts`, each its own group, and one
     unlabelled red row of task 2 (two blue "yes" rows): with ``α = β = 1``, "no" weighs
     ``1 · 1/2`` and "yes" ``3 · 1/4``, so ``P(no) = 0.4``:
 
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> own = np.arange(3)
     >>> sampler = LabelSampler.start(toy.three_task_counts(), np.array([0, 2]),
     ...                              np.array([[0]]), np.array([2]), own, own)
@@ -161,7 +161,7 @@ class LabelSampler:
         --------
         Labels per task, features pooled in one group:
 
-        >>> from clusterednb import toy
+        >>> from clusterednb.models import examples as toy
         >>> sampler = LabelSampler.start(toy.three_task_counts(), np.array([0, 2]),
         ...                              np.array([[0]]), np.array([2]), np.arange(3),
         ...                              np.zeros(3, dtype=int))
@@ -208,7 +208,7 @@ class LabelSampler:
         --------
         At temperature 0 every label is equally likely, whatever the counts:
 
-        >>> from clusterednb import toy
+        >>> from clusterednb.models import examples as toy
         >>> own = np.arange(3)
         >>> sampler = LabelSampler.start(toy.three_task_counts(), np.array([0, 2]),
         ...                              np.array([[0]]), np.array([2]), own, own)
@@ -239,7 +239,7 @@ class LabelSampler:
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.models import examples as toy
         >>> counts, own = toy.three_task_counts(), np.arange(3)
         >>> sampler = LabelSampler.start(counts, np.array([0, 2]), np.array([[0]]),
         ...                              np.array([2]), own, own)
@@ -267,7 +267,7 @@ def sweep_with_model(
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> own = np.arange(3)
     >>> sampler = LabelSampler.start(toy.three_task_counts(), np.array([0, 2]),
     ...                              np.array([[0]]), np.array([2]), own, own)

@@ -11,18 +11,18 @@ from typing import Protocol
 
 import numpy as np
 
-from clusterednb.kernels import log_normalize_rows
-from clusterednb.observation import DirichletNB
+from clusterednb.models.observation import DirichletNB
+from clusterednb.stats.kernels import log_normalize_rows
 
 
-class Posterior(Protocol):
+class PosteriorTables(Protocol):
     """What the predictive reads of a :class:`clusterednb.inference.posterior.Posterior`.
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.inference import examples as toy
     >>> posterior = toy.three_task_posterior()  # a clusterednb.inference.posterior.Posterior
-    >>> all(hasattr(posterior, name) for name in Posterior.__annotations__)
+    >>> all(hasattr(posterior, name) for name in PosteriorTables.__annotations__)
     True
     """
 
@@ -36,7 +36,7 @@ ROW_CHUNK = 65_536  # rows (times mixture entries) evaluated at once
 
 
 def mixture_log_proba(
-    posterior: Posterior,
+    posterior: PosteriorTables,
     model: DirichletNB,
     X: np.ndarray,
     task: np.ndarray,
@@ -51,10 +51,11 @@ def mixture_log_proba(
 
     Examples
     --------
-    Task 0 of :func:`clusterednb.toy.three_task_posterior` (its cluster saw red four times under
+    Task 0 of :func:`clusterednb.inference.examples.three_task_posterior` (its cluster saw red four
+    times under
     "no"; the task's labels 2 : 0): ``P(no | red) ∝ 3/4 · 5/6`` against ``1/4 · 1/2``:
 
-    >>> from clusterednb import toy
+    >>> from clusterednb.inference import examples as toy
     >>> model, posterior = toy.colour_model(), toy.three_task_posterior()
     >>> log_prior = model.log_label_prior(posterior.task_label_counts)
     >>> prior_of_entry = np.repeat(np.arange(3), np.diff(posterior.indptr))
@@ -92,7 +93,7 @@ def mixture_log_proba(
 
 
 def _log_joint(
-    posterior: Posterior,
+    posterior: PosteriorTables,
     model: DirichletNB,
     X: np.ndarray,
     log_prior: np.ndarray,
@@ -108,7 +109,7 @@ def _log_joint(
 
 
 def cold_start_log_proba(
-    posterior: Posterior,
+    posterior: PosteriorTables,
     model: DirichletNB,
     X: np.ndarray,
     group: np.ndarray,
@@ -124,7 +125,7 @@ def cold_start_log_proba(
     --------
     A new task's red row: what the posterior predicts for a task never seen (index -1):
 
-    >>> from clusterednb import toy
+    >>> from clusterednb.inference import examples as toy
     >>> model, posterior = toy.colour_model(), toy.three_task_posterior()
     >>> red = np.array([[0]])
     >>> out = cold_start_log_proba(posterior, model, red, np.array([0]), None)

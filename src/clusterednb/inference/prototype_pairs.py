@@ -219,7 +219,7 @@ def pairs_of(schema: FeatureSchema) -> Iterator[tuple[int, int, slice]]:
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> list(pairs_of(toy.colour_schema()))  # two classes, one feature of two values
     [(0, 0, slice(0, 2, None)), (1, 0, slice(0, 2, None))]
     """

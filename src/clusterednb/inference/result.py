@@ -1,7 +1,7 @@
 """The engines' contract: what a clustering engine is given, what it returns, what it needs.
 
 An engine is a function ``engine(model, counts, gamma, ...) -> ClusteringResult``: ``model``
-an observation model (:class:`~clusterednb.observation.ObservationModel`), ``counts`` one
+an observation model (:class:`~clusterednb.models.observation.ObservationModel`), ``counts`` one
 group of additive statistics per task (labelled rows), ``gamma`` the Dirichlet-process
 concentration. The collapsed engines (exact enumeration, BHC, Gibbs, search, sharded Gibbs)
 need closed-form marginal likelihoods of count statistics; :func:`require_conjugate` lets
@@ -30,7 +30,7 @@ def require_conjugate(model: Any, engine: str) -> None:
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> require_conjugate(toy.colour_model(), "bhc")  # Dirichlet–NB: counts have marginals
     >>> require_conjugate(object(), "bhc")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -69,7 +69,7 @@ class ClusteringResult:
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> from clusterednb.inference.exact import fit_exact
     >>> result = fit_exact(toy.colour_model(), toy.three_task_counts(), 1.0)
     >>> result.partition.tolist(), result.n_clusters_probability.round(4).tolist()
@@ -92,7 +92,7 @@ class ClusteringResult:
         --------
         Two partitions, weights 3/4 and 1/4; tasks 0 and 1 together only in the first:
 
-        >>> from clusterednb import toy
+        >>> from clusterednb.inference import examples as toy
         >>> result = ClusteringResult(toy.three_task_posterior(), 0.0, "exact", np.array([0, 0, 1]),
         ...                           np.zeros(4), np.array([[0, 0, 1], [0, 1, 1]]),
         ...                           np.array([0.75, 0.25]))
@@ -109,7 +109,7 @@ class ClusteringResult:
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.naive_bayes import examples as toy
         >>> sorted(toy.exact_clustering().result_.to_arrays())[:2]
         ['result_n_clusters_probability', 'result_partition']
         """
@@ -135,7 +135,7 @@ class ClusteringResult:
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.naive_bayes import examples as toy
         >>> saved = toy.exact_clustering().result_
         >>> again = ClusteringResult.from_arrays(saved.to_arrays(), saved.posterior,
         ...                                      saved.log_evidence, "exact", n_tasks=3)

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from clusterednb.kernels import log_normalize_rows
-from clusterednb.observation import DirichletNB
+from clusterednb.models.observation import DirichletNB
+from clusterednb.stats.kernels import log_normalize_rows
 
 
 def select_log_weights(
@@ -45,7 +45,7 @@ def select_log_weights(
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> clusters = np.array([[[4, 0], [0, 0]], [[0, 0], [0, 4]]])
     >>> log_weights = select_log_weights(
     ...     toy.colour_model(), clusters, np.array([1, 1]), 1.0, np.zeros(2), np.zeros((2, 2)),
@@ -103,7 +103,7 @@ def select_log_proba(
     Two clusters of four rows, red under "no" and blue under "yes"; the task's three red
     unlabelled rows choose the red one, and red then predicts "no":
 
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> clusters = np.array([[[4, 0], [0, 0]], [[0, 0], [0, 4]]])
     >>> log_proba, log_weights = select_log_proba(
     ...     toy.colour_model(), clusters, np.array([1, 1]), 1.0, np.zeros(2), np.zeros((2, 2)),

@@ -13,8 +13,8 @@ _EXPORTS = {
     "LABELS": "clusterednb.meeting.features",
     "MEETING_FEATURES": "clusterednb.meeting.features",
     "meeting_schema": "clusterednb.meeting.features",
-    "Organisation": "clusterednb.meeting.simulate",
-    "simulate_organisation": "clusterednb.meeting.simulate",
+    "Organisation": "clusterednb.meeting.simulation.organisation",
+    "simulate_organisation": "clusterednb.meeting.simulation.organisation",
 }
 
 __all__ = [
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         MEETING_FEATURES,
         meeting_schema,
     )
-    from clusterednb.meeting.simulate import Organisation, simulate_organisation
+    from clusterednb.meeting.simulation.organisation import Organisation, simulate_organisation
 
 
 def __getattr__(name: str) -> Any:

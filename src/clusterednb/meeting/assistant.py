@@ -3,122 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
-import math
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from clusterednb.clustered import ClusteredNB
-from clusterednb.decision import LossMatrix, bayes_decision, expected_loss
-from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.loading import load
+from clusterednb.meeting.answer_store import FeedbackStore
 from clusterednb.meeting.calendar import extract_features
+from clusterednb.meeting.deciding import Decision, decide_or_ask, meeting_loss
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError
-from clusterednb.meeting.explain import Reason, feature_log_odds, format_probability, reasons
 from clusterednb.meeting.features import FEATURE_NAMES, LABELS, meeting_schema
 from clusterednb.meeting.invitation import read_calendar, request_event
 from clusterednb.meeting.reply import make_reply
-from clusterednb.meeting.store import FeedbackStore
-from clusterednb.persistence import update_lock
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The assistant's answer to one request.
-
-    Attributes
-    ----------
-    accept : bool
-    probability : float
-        Posterior probability that the user would accept.
-    threshold : float
-        Accept when ``probability`` exceeds it: ``A / (A + B)`` for a false-accept cost
-        ``A`` and a false-decline cost ``B``.
-    features : dict of str to str
-    log_odds : Series
-        Per-feature log-odds of accepting, largest magnitude first.
-    reply : bytes
-        The ``METHOD:REPLY`` calendar.
-    reasons : list of Reason
-        The log-odds with dependent features grouped (one fact, one reason).
-    expected_loss : dict of str to float
-        Posterior expected loss of ``"accept"`` and of ``"decline"`` under the user's costs.
-
-    Examples
-    --------
-    >>> from clusterednb.meeting import toy
-    >>> folder, directory = toy.world()
-    >>> decision = decide(toy.fitted_model(), folder / "pending/user00/request-0.ics", "user00",
-    ...                   folder / "calendars/user00.ics", directory, cost_false_accept=3.0)
-    >>> decision.threshold, decision.accept == (decision.probability > 0.75)
-    (0.75, True)
-    """
-
-    accept: bool
-    probability: float
-    threshold: float
-    features: dict[str, str]
-    log_odds: pd.Series
-    reply: bytes
-    reasons: tuple[Reason, ...] = ()
-    expected_loss: dict[str, float] | None = None
-
-    def summary(self, top: int = 5) -> str:
-        """A few lines for a person: the decision, its probability and the main reasons.
-
-        Probabilities are printed with the digits they need (never "1.000" unless exactly
-        1). Dependent features (a conflict, its importance and its frequency) are one reason.
-
-        Examples
-        --------
-        >>> from clusterednb.meeting import toy
-        >>> folder, directory = toy.world()
-        >>> decision = decide(toy.fitted_model(), folder / "pending/user02/request-1.ics",
-        ...                   "user02", folder / "calendars/user02.ics", directory)
-        >>> lines = decision.summary(top=2).splitlines()
-        >>> lines[0].startswith("decision: "), len(lines)
-        (True, 4)
-        """
-        lines = [
-            f"decision: {'ACCEPT' if self.accept else 'DECLINE'} "
-            f"(P(accept) = {format_probability(self.probability)}; "
-            f"accept above {format_probability(self.threshold)})",
-            "reasons that pushed it most (log-odds of accepting):",
-        ]
-        for reason in self.reasons[:top]:
-            lines.append(f"  {reason.feature} = {reason.value}: {reason.log_odds:+.2f}")
-        return "\n".join(lines)
-
-
-def meeting_loss(cost_false_accept: float, cost_false_decline: float) -> LossMatrix:
-    """Loss over (truth, action) in the order ``("decline", "accept")``.
-
-    Raises
-    ------
-    MeetingError
-        A cost that is negative or not finite, or both costs zero (no decision is better).
-
-    Examples
-    --------
-    >>> meeting_loss(cost_false_accept=3.0, cost_false_decline=1.0).matrix.tolist()
-    [[0.0, 3.0], [1.0, 0.0]]
-    """
-    for name, cost in (("false accept", cost_false_accept), ("false decline", cost_false_decline)):
-        if not math.isfinite(cost) or cost < 0:
-            raise MeetingError(f"the cost of a {name} must be a finite number >= 0, got {cost}")
-    if cost_false_accept == 0 and cost_false_decline == 0:
-        raise MeetingError(
-            "the costs of a false accept and a false decline are both 0: every decision costs "
-            "nothing, so there is nothing to decide; make at least one positive"
-        )
-    return LossMatrix.binary(
-        cost_false_positive=cost_false_accept,
-        cost_false_negative=cost_false_decline,
-        pos_label="accept",
-    ).for_classes(LABELS)
+from clusterednb.naive_bayes.clustered import ClusteredNB
+from clusterednb.naive_bayes.estimator import TaskNaiveBayes
+from clusterednb.persistence.model_file import update_lock
 
 
 def decide(
@@ -131,7 +33,8 @@ def decide(
     cost_false_decline: float = 1.0,
     stamp: dt.datetime | None = None,
 ) -> Decision:
-    """Decide one request for ``user`` with a fitted model (labels ``decline``/``accept``).
+    """Decide one request file for ``user`` with a fitted model (labels ``decline``/``accept``),
+    never asking: :func:`~clusterednb.meeting.deciding.decide_or_ask` with an ask band of 0.
 
     The request's 15 features are computed against the user's calendar and the directory;
     the decision minimises the posterior expected loss under the two costs, and the reply
@@ -139,39 +42,25 @@ def decide(
 
     Examples
     --------
-    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting import examples as toy
     >>> folder, directory = toy.world()
     >>> decision = decide(toy.fitted_model(), folder / "pending/user00/request-0.ics", "user00",
     ...                   folder / "calendars/user00.ics", directory)
     >>> b"METHOD:REPLY" in decision.reply, sorted(decision.expected_loss)
     (True, ['accept', 'decline'])
     """
-    if list(model.classes_) != list(LABELS):
-        found = [str(c) for c in model.classes_]
-        raise MeetingError(f"the model's classes are {found}, expected {list(LABELS)}")
-    loss = meeting_loss(cost_false_accept, cost_false_decline)
+    if model is None:
+        raise MeetingError("no model: fit one first (cnb meeting fit)")
+    meeting_loss(cost_false_accept, cost_false_decline)  # the costs are checked first
     request = read_calendar(request_path)
     features = extract_features(request, read_calendar(calendar_path), directory, user)
-    row = pd.DataFrame([features], columns=list(FEATURE_NAMES))
-    proba = model.predict_proba(row, np.array([user], dtype=object))
-    accept = bool(bayes_decision(proba, loss)[0] == 1)
+    costs = (cost_false_accept, cost_false_decline)
+    decision = decide_or_ask(model, features, user, costs, n_answers=0, ask_band=0.0)
     entry = directory.user(user)
     reply = make_reply(
-        request, entry.email, accept, stamp or dt.datetime.now(dt.UTC), entry.timezone
+        request, entry.email, decision.accept, stamp or dt.datetime.now(dt.UTC), entry.timezone
     )
-    log_odds = feature_log_odds(model, row, user, "accept")
-    return Decision(
-        accept=accept,
-        probability=float(proba[0, 1]),
-        threshold=cost_false_accept / (cost_false_accept + cost_false_decline),
-        features=features,
-        log_odds=log_odds,
-        reply=reply.to_ical(),
-        reasons=tuple(reasons(log_odds, features)),
-        expected_loss=dict(
-            zip(LABELS, (float(v) for v in expected_loss(proba, loss)[0]), strict=True)
-        ),
-    )
+    return replace(decision, reply=reply.to_ical())
 
 
 def learn(
@@ -187,8 +76,8 @@ def learn(
 
     Examples
     --------
-    >>> from clusterednb.meeting import toy
-    >>> from clusterednb.meeting.store import FeedbackStore
+    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.meeting.answer_store import FeedbackStore
     >>> folder, directory = toy.world()
     >>> with FeedbackStore(folder / "answers.sqlite") as store:
     ...     features = learn(store, folder / "pending/user01/request-2.ics", "user01", True,
@@ -210,7 +99,7 @@ def add_answer(model: TaskNaiveBayes, features: dict[str, str], user: str, accep
 
     Examples
     --------
-    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting import examples as toy
     >>> model = toy.fitted_model()
     >>> features = toy.organisation().requests.iloc[0].drop(["user", "accepted"]).to_dict()
     >>> before = model.counts_.label_counts.sum()
@@ -229,8 +118,8 @@ def add_answer_to_file(
 
     Examples
     --------
-    >>> from clusterednb import toy as core_toy
-    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.models import examples as core_toy
+    >>> from clusterednb.meeting import examples as toy
     >>> path = core_toy.scratch_file("meeting.cnb")
     >>> toy.fitted_model().save(path)
     >>> features = toy.organisation().requests.iloc[0].drop(["user", "accepted"]).to_dict()
@@ -261,7 +150,7 @@ def fit_from_frames(
 
     Examples
     --------
-    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting import examples as toy
     >>> fit_from_frames([toy.organisation().requests]).partition_.tolist()
     [0, 0, 1, 1]
     >>> fit_from_frames([toy.organisation().requests.iloc[:0]])

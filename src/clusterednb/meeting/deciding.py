@@ -1,5 +1,8 @@
 """Decide or ask: the Bayes decision under the user's costs, or a question when it is close.
 
+:func:`decide_or_ask` is the one decision of the assistant, and :class:`Decision` its one result:
+``cnb meeting decide``, the service and the calendar pass all call it.
+
 A request is answered only when the decision is clear:
 
 - "ask" when the posterior expected losses of accepting and declining differ by less than the
@@ -14,15 +17,16 @@ An ask band of 0 never asks when there is a model (neither rule applies).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from clusterednb.decision import bayes_decision, expected_loss
-from clusterednb.meeting.assistant import meeting_loss
-from clusterednb.meeting.explain import feature_log_odds, reasons
+from clusterednb.decision import LossMatrix, bayes_decision, expected_loss
+from clusterednb.meeting.errors import MeetingError
+from clusterednb.meeting.explain import Reason, feature_log_odds, format_probability, reasons
 from clusterednb.meeting.features import FEATURE_NAMES, LABELS
 from clusterednb.meeting.invitation import calendar_address, recurrence_key, sequence_number
 
@@ -32,29 +36,114 @@ UNCERTAIN = 0.3
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """The service's answer to one request.
+class Decision:
+    """The assistant's answer to one request, wherever it was asked (the command line, the
+    service, a calendar pass).
 
     Attributes
     ----------
     decision : {"accept", "decline", "ask"}
+        "ask" only by the rules of :func:`decide_or_ask`.
     p_accept : float or None
-        None without a model.
-    loss : dict of str to float, or None
-        Posterior expected loss of ``"accept"`` and ``"decline"``.
-    reasons : list of dict
-        ``{"feature", "value", "log_odds"}``, strongest first.
+        Posterior probability that the user would accept; None without a model.
+    threshold : float or None
+        Accept when ``p_accept`` exceeds it: ``A / (A + B)`` for a false-accept cost ``A``
+        and a false-decline cost ``B``.
+    expected_loss : dict of str to float, or None
+        Posterior expected loss of ``"accept"`` and of ``"decline"`` under the user's costs.
+    reasons : tuple of Reason
+        The per-feature log-odds with dependent features grouped, strongest first.
+    log_odds : Series or None
+        Per-feature log-odds of accepting, largest magnitude first.
+    features : dict of str to str or None
+        The request's features.
+    reply : bytes or None
+        The ``METHOD:REPLY`` calendar, when the caller made one
+        (:func:`~clusterednb.meeting.assistant.decide` does).
 
     Examples
     --------
-    >>> Outcome("ask", None, None, []).decision  # no model yet: the service asks
+    >>> Decision("ask").decision  # no model yet: the assistant asks
     'ask'
+    >>> from clusterednb.meeting import examples as toy
+    >>> folder, directory = toy.world()
+    >>> from clusterednb.meeting.assistant import decide
+    >>> decision = decide(toy.fitted_model(), folder / "pending/user00/request-0.ics", "user00",
+    ...                   folder / "calendars/user00.ics", directory, cost_false_accept=3.0)
+    >>> decision.threshold, decision.accept == (decision.p_accept > 0.75)
+    (0.75, True)
     """
 
     decision: str
     p_accept: float | None = None
-    loss: dict[str, float] | None = None
-    reasons: list[dict[str, Any]] = field(default_factory=list)
+    threshold: float | None = None
+    expected_loss: dict[str, float] | None = None
+    reasons: tuple[Reason, ...] = ()
+    log_odds: pd.Series | None = None
+    features: dict[str, str | None] = field(default_factory=dict)
+    reply: bytes | None = None
+
+    @property
+    def accept(self) -> bool:
+        """Whether the decision is to accept."""
+        return self.decision == "accept"
+
+    def summary(self, top: int = 5) -> str:
+        """A few lines for a person: the decision, its probability and the main reasons.
+
+        Probabilities are printed with the digits they need (never "1.000" unless exactly
+        1). Dependent features (a conflict, its importance and its frequency) are one reason.
+
+        Examples
+        --------
+        >>> from clusterednb.meeting import examples as toy
+        >>> from clusterednb.meeting.assistant import decide
+        >>> folder, directory = toy.world()
+        >>> decision = decide(toy.fitted_model(), folder / "pending/user02/request-1.ics",
+        ...                   "user02", folder / "calendars/user02.ics", directory)
+        >>> lines = decision.summary(top=2).splitlines()
+        >>> lines[0].startswith("decision: "), len(lines)
+        (True, 4)
+        >>> Decision("ask").summary()
+        'decision: ASK (no model yet)'
+        """
+        if self.p_accept is None:
+            return f"decision: {self.decision.upper()} (no model yet)"
+        head = f"decision: {self.decision.upper()} (P(accept) = {format_probability(self.p_accept)}"
+        if self.threshold is not None:
+            head += f"; accept above {format_probability(self.threshold)}"
+        lines = [head + ")", "reasons that pushed it most (log-odds of accepting):"]
+        for reason in self.reasons[:top]:
+            lines.append(f"  {reason.feature} = {reason.value}: {reason.log_odds:+.2f}")
+        return "\n".join(lines)
+
+
+def meeting_loss(cost_false_accept: float, cost_false_decline: float) -> LossMatrix:
+    """Loss over (truth, action) in the order ``("decline", "accept")``.
+
+    Raises
+    ------
+    MeetingError
+        A cost that is negative or not finite, or both costs zero (no decision is better).
+
+    Examples
+    --------
+    >>> meeting_loss(cost_false_accept=3.0, cost_false_decline=1.0).matrix.tolist()
+    [[0.0, 3.0], [1.0, 0.0]]
+    """
+    for name, cost in (("false accept", cost_false_accept), ("false decline", cost_false_decline)):
+        if not math.isfinite(cost) or cost < 0:
+            raise MeetingError(f"the cost of a {name} must be a finite number >= 0, got {cost}")
+    if cost_false_accept == 0 and cost_false_decline == 0:
+        raise MeetingError(
+            "the costs of a false accept and a false decline are both 0: every decision costs "
+            "nothing, so there is nothing to decide; make at least one positive"
+        )
+    return LossMatrix.binary(
+        cost_false_positive=cost_false_accept,
+        cost_false_negative=cost_false_decline,
+        pos_label="accept",
+    ).for_classes(LABELS)
 
 
 def decide_or_ask(
@@ -64,7 +153,7 @@ def decide_or_ask(
     costs: tuple[float, float],
     n_answers: int,
     ask_band: float = ASK_BAND,
-) -> Outcome:
+) -> Decision:
     """Decide one request for ``user`` (see the module's rules).
 
     Parameters
@@ -82,7 +171,7 @@ def decide_or_ask(
 
     Examples
     --------
-    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting import examples as toy
     >>> request, calendar, directory = toy.pending()
     >>> from clusterednb.meeting.calendar import extract_features
     >>> features = extract_features(request, calendar, directory, "user00")
@@ -93,7 +182,10 @@ def decide_or_ask(
     'accept'
     """
     if model is None:
-        return Outcome("ask")
+        return Decision("ask", features=dict(features))
+    if list(model.classes_) != list(LABELS):
+        found = [str(c) for c in model.classes_]
+        raise MeetingError(f"the model's classes are {found}, expected {list(LABELS)}")
     row = pd.DataFrame([features], columns=list(FEATURE_NAMES))
     proba = model.predict_proba(row, np.array([user], dtype=object))
     loss = meeting_loss(*costs)
@@ -103,11 +195,14 @@ def decide_or_ask(
     close = abs(losses[0] - losses[1]) < ask_band
     unsure = ask_band > 0 and n_answers < MIN_ANSWERS and abs(p_accept - 0.5) < UNCERTAIN
     log_odds = feature_log_odds(model, row, user, "accept")
-    return Outcome(
+    return Decision(
         "ask" if close or unsure else chosen,
         p_accept,
+        costs[0] / (costs[0] + costs[1]),
         {LABELS[0]: float(losses[0]), LABELS[1]: float(losses[1])},
-        [reason.to_dict() for reason in reasons(log_odds, features)],
+        tuple(reasons(log_odds, features)),
+        log_odds,
+        dict(features),
     )
 
 
@@ -116,7 +211,7 @@ def request_record(
     data: bytes,
     features: dict[str, str | None],
     missing: list[str],
-    outcome: Outcome,
+    decision: Decision,
 ) -> dict[str, Any]:
     """What a store keeps of one decided invitation (a ``VEVENT`` and its bytes).
 
@@ -129,11 +224,11 @@ def request_record(
 
     Examples
     --------
-    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting import examples as toy
     >>> request, calendar, directory = toy.pending()
     >>> from clusterednb.meeting.invitation import request_event
     >>> record = request_record(request_event(request), request.to_ical(), {"duration": "60"},
-    ...                         ["conflict"], Outcome("ask", None, None, []))
+    ...                         ["conflict"], Decision("ask"))
     >>> record["uid"], record["decision"], record["sequence"]
     ('user00-pending-0@org.example', 'ask', 0)
     """
@@ -147,9 +242,9 @@ def request_record(
         "starts_at": event.decoded("DTSTART").isoformat(),
         "features": features,
         "missing": missing,
-        "decision": outcome.decision,
-        "p_accept": outcome.p_accept,
-        "loss_accept": outcome.loss["accept"] if outcome.loss else None,
-        "loss_decline": outcome.loss["decline"] if outcome.loss else None,
-        "reasons": outcome.reasons,
+        "decision": decision.decision,
+        "p_accept": decision.p_accept,
+        "loss_accept": decision.expected_loss["accept"] if decision.expected_loss else None,
+        "loss_decline": decision.expected_loss["decline"] if decision.expected_loss else None,
+        "reasons": [reason.to_dict() for reason in decision.reasons],
     }

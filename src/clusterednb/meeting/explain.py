@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from clusterednb.estimator import TaskNaiveBayes
 from clusterednb.meeting.features import FEATURE_GROUPS
+from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 
 
 def feature_log_odds(
@@ -39,7 +39,7 @@ def feature_log_odds(
 
     Examples
     --------
-    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting import examples as toy
     >>> model = toy.fitted_model()
     >>> request = toy.organisation().requests.iloc[[0]]
     >>> odds = feature_log_odds(model, request[list(model.feature_names_in_)], "user00", "accept")

@@ -74,7 +74,7 @@ def make_reply(
 
     Examples
     --------
-    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting import examples as toy
     >>> request, calendar, directory = toy.pending()
     >>> stamp = dt.datetime(2026, 11, 24, 9, tzinfo=dt.UTC)
     >>> reply = make_reply(request, directory.user("user00").email, True, stamp)
@@ -221,7 +221,7 @@ def ics_bytes(calendar: icalendar.Calendar) -> bytes:
 
     Examples
     --------
-    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.meeting import examples as toy
     >>> request, calendar, directory = toy.pending()
     >>> ics_bytes(request).startswith(b"BEGIN:VCALENDAR\\r\\n")  # CRLF line ends
     True

@@ -127,7 +127,7 @@ def create_app(
     The application answers on any ASGI server; here through httpx's in-process transport:
 
     >>> import asyncio, httpx
-    >>> from clusterednb import toy
+    >>> from clusterednb.models import examples as toy
     >>> app = create_app(toy.scratch_file("service.db"))
     >>> async def health():
     ...     transport = httpx.ASGITransport(app=app)

@@ -63,8 +63,8 @@ def receive_invitation(
 
     Examples
     --------
-    >>> from clusterednb import toy as data_toy
-    >>> from clusterednb.meeting import toy
+    >>> from clusterednb.service import examples as data_toy
+    >>> from clusterednb.meeting import examples as toy
     >>> from clusterednb.meeting.invitation import read_calendar
     >>> folder, directory = toy.world()
     >>> store, _ = data_toy.service_store()
@@ -94,7 +94,7 @@ def receive_invitation(
             entry,
             directory.jobs if directory else {},
         )
-    outcome = decide_or_ask(
+    decision = decide_or_ask(
         model,
         features,
         who.user,
@@ -102,6 +102,6 @@ def receive_invitation(
         store.answers_of(who.user),
         ask_band,
     )
-    record = request_record(event, data, features, missing, outcome)
+    record = request_record(event, data, features, missing, decision)
     stored, created = store.add_request(who.user, record)
     return stored, created, [str(w.message) for w in caught]

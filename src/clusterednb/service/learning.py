@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from clusterednb.clustered import ClusteredNB
 from clusterednb.loading import load
 from clusterednb.meeting.features import FEATURE_NAMES, meeting_schema
+from clusterednb.naive_bayes.clustered import ClusteredNB
 from clusterednb.service.store import ServiceStore
 
 log = logging.getLogger("clusterednb.service")
@@ -37,7 +37,7 @@ def refit(store: ServiceStore, base_model: Path | None) -> Any:
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.service import examples as toy
     >>> store, _ = toy.service_store()
     >>> refit(store, None) is None  # no answers and no base model yet
     True
@@ -79,7 +79,7 @@ class Learner:
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.service import examples as toy
     >>> store, _ = toy.service_store()
     >>> learner = Learner(store, None, debounce=0.0)
     >>> learner.status()
@@ -101,7 +101,7 @@ class Learner:
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> _ = store.import_history([("ann", {"start_time": "morning"}, True)])
         >>> learner = Learner(store, None)
@@ -118,7 +118,7 @@ class Learner:
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> learner = Learner(toy.service_store()[0], None)
         >>> learner.start()
         >>> learner.stop()
@@ -136,7 +136,7 @@ class Learner:
         Examples
         --------
         >>> import time
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> learner = Learner(store, None, debounce=0.0)
         >>> learner.start()  # nothing answered yet: no model
@@ -157,7 +157,7 @@ class Learner:
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> Learner(toy.service_store()[0], None).current() is None  # not started
         True
         """
@@ -190,7 +190,7 @@ class Learner:
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> learner = Learner(toy.service_store()[0], None)
         >>> learner.start()  # nothing answered: no model yet
         >>> learner.status()["model"]

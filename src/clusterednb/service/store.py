@@ -85,7 +85,7 @@ class ServiceStore(AccountTables, SQLiteFile):
 
     Examples
     --------
-    >>> from clusterednb import toy
+    >>> from clusterednb.service import examples as toy
     >>> store, _ = toy.service_store()
     >>> store.counts()
     {'users': 2, 'requests': 0, 'answers': 0}
@@ -129,7 +129,7 @@ class ServiceStore(AccountTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> _ = store.add_request("ann", toy.request_record("m1@example.org"))
         >>> store.find_request("ann", "m1@example.org", "", 0)["summary"]
@@ -149,7 +149,7 @@ class ServiceStore(AccountTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> first, created = store.add_request("ann", toy.request_record())
         >>> again, created_again = store.add_request("ann", toy.request_record())
@@ -199,7 +199,7 @@ class ServiceStore(AccountTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> for uid in ("m1", "m2"):
         ...     _ = store.add_request("ann", toy.request_record(uid))
@@ -217,7 +217,7 @@ class ServiceStore(AccountTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> record, _ = store.add_request("ann", toy.request_record())
         >>> store.request("ann", record["id"])["uid"], store.request("bob", record["id"])
@@ -231,7 +231,7 @@ class ServiceStore(AccountTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> record, _ = store.add_request("ann", toy.request_record())
         >>> store.answer("ann", record["id"], accepted=False)["answer"]
@@ -253,7 +253,7 @@ class ServiceStore(AccountTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> store.import_history([("ann", {"hour": "9"}, True), ("bob", {"hour": "17"}, False)])
         2
@@ -290,7 +290,7 @@ class ServiceStore(AccountTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> record, _ = store.add_request("ann", toy.request_record())
         >>> _ = store.answer("ann", record["id"], accepted=True)
@@ -305,7 +305,7 @@ class ServiceStore(AccountTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> store.revoke("bob")
         >>> _ = store.add_request("ann", toy.request_record())
@@ -323,7 +323,7 @@ class ServiceStore(AccountTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> store.import_history([("ann", {"hour": "9"}, True)])
         1
@@ -340,7 +340,7 @@ class ServiceStore(AccountTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> store.set_calendar("ann", b"first")
         >>> store.set_calendar("ann", b"second")
@@ -357,7 +357,7 @@ class ServiceStore(AccountTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb import toy
+        >>> from clusterednb.service import examples as toy
         >>> store, _ = toy.service_store()
         >>> store.calendar("bob") is None
         True

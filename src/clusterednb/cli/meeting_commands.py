@@ -1,0 +1,241 @@
+"""What each ``cnb meeting`` command does (imported only when one runs)."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.cli.output import emit_json, say, to_stdout, write_bytes
+from clusterednb.loading import load
+from clusterednb.meeting.answer_store import FeedbackStore
+from clusterednb.meeting.assistant import add_answer_to_file, decide, fit_from_frames, learn
+from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.errors import MeetingError
+from clusterednb.meeting.simulation.calendars import write_world
+from clusterednb.meeting.simulation.organisation import simulate_organisation
+from clusterednb.naive_bayes.calibration import MIN_ROWS_PER_CLASS
+
+
+def simulate(args: argparse.Namespace) -> None:
+    """``cnb meeting simulate``: an organisation's answered requests, its directory, calendars
+    and pending invitations, written to ``-o``.
+
+    Examples
+    --------
+    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> out = toy.scratch_file("world")
+    >>> simulate(build_parser().parse_args(["meeting", "simulate", "-o", str(out)]))
+    ... # doctest: +ELLIPSIS
+    simulated 21 users, ... requests: .../requests.csv, truth.csv, directory.json, ...
+    """
+    rng = np.random.default_rng(args.seed)
+    organisation = simulate_organisation(rng)
+    organisation.write(args.output, args.format)
+    write_world(
+        rng,
+        args.output,
+        list(organisation.truth["user"]),
+        list(organisation.truth["role"]),
+        n_pending=args.pending,
+    )
+    print(
+        f"simulated {len(organisation.truth)} users, {len(organisation.requests)} requests: "
+        f"{args.output / ('requests.' + args.format)}, truth.{args.format}, directory.json, "
+        "calendars/, pending/"
+    )
+
+
+def decide_request(args: argparse.Namespace) -> None:
+    """``cnb meeting decide``: accept or decline one invitation and write the iTIP reply.
+
+    Examples
+    --------
+    >>> import contextlib, io, json
+    >>> from clusterednb.cli.parser import build_parser
+    >>> from clusterednb.meeting import examples as toy
+    >>> folder, _ = toy.world()
+    >>> toy.fitted_model().save(folder / "model.cnb")
+    >>> request = folder / "pending" / "user00" / "request-0.ics"
+    >>> args = build_parser().parse_args([
+    ...     "meeting", "decide", str(request), "--user", "user00", "--calendar",
+    ...     str(folder / "calendars" / "user00.ics"), "--directory",
+    ...     str(folder / "directory.json"), "--model", str(folder / "model.cnb"), "--json"])
+    >>> printed = io.StringIO()
+    >>> with contextlib.redirect_stdout(printed):
+    ...     decide_request(args)
+    >>> answer = json.loads(printed.getvalue())
+    >>> answer["decision"] in ("accept", "decline"), answer["reply"].endswith("request-0-reply.ics")
+    (True, True)
+    """
+    if args.json and to_stdout(args.output):
+        raise MeetingError("--json and -o - both write to standard output: choose one")
+    model = load(args.model)
+    decision = decide(
+        model,
+        args.request,
+        args.user,
+        args.calendar,
+        Directory.from_json(args.directory),
+        args.cost_false_accept,
+        args.cost_false_decline,
+    )
+    reply = args.output or args.request.with_name(args.request.stem + "-reply.ics")
+    write_bytes(reply, decision.reply)
+    if args.json:
+        emit_json(
+            {
+                "decision": decision.decision,
+                "p_accept": decision.p_accept,
+                "threshold": decision.threshold,
+                "expected_loss": decision.expected_loss,
+                "reasons": [reason.to_dict() for reason in decision.reasons],
+                "reply": str(reply),
+            }
+        )
+        return
+    say(decision.summary(), args)
+    if not to_stdout(reply):
+        say(f"reply written to {reply}", args)
+
+
+def learn_answer(args: argparse.Namespace) -> None:
+    """``cnb meeting learn``: record the person's real answer to an invitation.
+
+    Examples
+    --------
+    >>> from clusterednb.cli.parser import build_parser
+    >>> from clusterednb.meeting import examples as toy
+    >>> folder, _ = toy.world()
+    >>> args = build_parser().parse_args([
+    ...     "meeting", "learn", str(folder / "pending" / "user01" / "request-2.ics"),
+    ...     "--user", "user01", "--calendar", str(folder / "calendars" / "user01.ics"),
+    ...     "--directory", str(folder / "directory.json"), "--accepted", "yes",
+    ...     "--store", str(folder / "answers.db")])
+    >>> learn_answer(args)  # doctest: +ELLIPSIS
+    recorded user01's answer (yes) in .../answers.db
+    """
+    accepted = args.accepted == "yes"
+    with FeedbackStore(args.store) as store:
+        features = learn(
+            store,
+            args.request,
+            args.user,
+            accepted,
+            args.calendar,
+            Directory.from_json(args.directory),
+        )
+    if args.model is not None:
+        add_answer_to_file(args.model, features, args.user, accepted)
+    print(
+        f"recorded {args.user}'s answer ({args.accepted}) in {args.store}"
+        + (f"; updated {args.model}" if args.model is not None else "")
+    )
+
+
+def fit(args: argparse.Namespace) -> None:
+    """``cnb meeting fit``: Clustered NB from the recorded answers and a requests file.
+
+    Examples
+    --------
+    >>> from clusterednb.cli.parser import build_parser
+    >>> from clusterednb.meeting import examples as toy
+    >>> folder, _ = toy.world()
+    >>> toy.organisation().write(folder)
+    >>> fit(build_parser().parse_args([
+    ...     "meeting", "fit", "--requests", str(folder / "requests.csv"), "--store",
+    ...     str(folder / "answers.db"), "-o", str(folder / "model.cnb")]))  # doctest: +ELLIPSIS
+    fitted Clustered NB (bhc) on ... decisions of 4 users: 2 clusters; ...; saved to .../model.cnb
+    """
+    frames = []
+    if args.requests:
+        frames.append(pd.read_csv(args.requests, dtype=str, keep_default_na=False))
+    if args.store.exists():
+        with FeedbackStore(args.store) as store:
+            frames.append(store.frame())
+    elif not args.requests:
+        raise MeetingError(f"no store at {args.store} and no --requests file")
+    model = fit_from_frames(frames, args.inference, args.seed, args.calibration)
+    model.save(args.model)
+    print(
+        f"fitted Clustered NB ({args.inference}) on {int(model.counts_.label_counts.sum())} "
+        f"decisions of {model.task_ids_.size} users: {int(model.partition_.max()) + 1} "
+        f"clusters; {_calibration_words(model)}; saved to {args.model}"
+    )
+
+
+def _calibration_words(model) -> str:
+    """What the fit did to the probabilities, for the command's one line."""
+    if not hasattr(model, "calibration_"):
+        return "probabilities not calibrated"
+    slope, intercept = model.calibration_
+    if (slope, intercept) == (1.0, 0.0):
+        fewest = MIN_ROWS_PER_CLASS
+        return f"probabilities not calibrated (fewer than {fewest} answers of each kind)"
+    return f"log-odds calibrated to {slope:.3g} z {intercept:+.3g}"
+
+
+def sync_calendars(args: argparse.Namespace) -> None:
+    """``cnb meeting sync``: one pass over the user's CalDAV calendars.
+
+    Examples
+    --------
+    A malformed ``--smtp`` is refused before anything is read:
+
+    >>> from clusterednb.cli.parser import build_parser
+    >>> sync_calendars(build_parser().parse_args([
+    ...     "meeting", "sync", "--caldav", "http://127.0.0.1:5232/", "--username", "ann",
+    ...     "--password", "secret", "--user", "ann@example.org", "--model", "model.cnb",
+    ...     "--smtp", "mail.example.org"]))
+    Traceback (most recent call last):
+    ...
+    clusterednb.meeting.errors.MeetingError: --smtp takes HOST:PORT, got 'mail.example.org'
+    """
+    from clusterednb.meeting.deciding import meeting_loss
+    from clusterednb.service.sync import SyncSettings, sync
+
+    meeting_loss(args.cost_false_accept, args.cost_false_decline)  # checks the costs
+    smtp = None
+    if args.smtp:
+        host, _, port = args.smtp.rpartition(":")
+        if not host or not port.isdigit():
+            raise MeetingError(f"--smtp takes HOST:PORT, got {args.smtp!r}")
+        smtp = (host, int(port))
+    settings = SyncSettings(
+        url=args.caldav,
+        username=args.username,
+        password=args.password,
+        email=args.user,
+        model=load(args.model),
+        state=args.state,
+        directory=Directory.from_json(args.directory) if args.directory else None,
+        smtp=smtp,
+        sender=args.sender,
+        ask_band=args.ask_band,
+        costs=(args.cost_false_accept, args.cost_false_decline),
+        dry_run=args.dry_run,
+    )
+    results = sync(settings)
+    if args.json:
+        emit_json(
+            [
+                {
+                    "uid": o.uid,
+                    "recurrence_id": o.recurrence_id or None,
+                    "sequence": o.sequence,
+                    "summary": o.summary,
+                    "decision": o.decision,
+                    "p_accept": o.p_accept,
+                    "action": o.action,
+                    "reasons": o.reasons[:3],
+                }
+                for o in results
+            ]
+        )
+        return
+    for result in results:
+        print(result.line())
+    if not results:
+        print("no invitation waits for an answer")

@@ -1,0 +1,118 @@
+"""The ``cnb meeting simulate | decide | learn | fit`` commands' options (argparse only)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from clusterednb.cli.options import add_calibration, add_json, add_output
+
+COMMANDS = "clusterednb.cli.meeting_commands"
+
+
+def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
+    """Register ``cnb meeting ...``.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser(prog="cnb")
+    >>> add_meeting_commands(parser.add_subparsers())
+    >>> parser.parse_args(["meeting", "simulate", "-o", "world"]).run
+    'clusterednb.cli.meeting_commands:simulate'
+    """
+    meeting = commands.add_parser("meeting", help="the meeting assistant")
+    sub = meeting.add_subparsers(dest="meeting_command", required=True)
+
+    simulate = sub.add_parser("simulate", help="simulate an organisation and its calendars")
+    add_output(simulate, "output folder", old="--out")
+    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--pending", type=int, default=3, help="pending requests per user")
+    simulate.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    simulate.set_defaults(run=f"{COMMANDS}:simulate")
+
+    def add_request_arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("request", type=Path, help="the METHOD:REQUEST .ics file")
+        parser.add_argument("--user", required=True, help="user id (as in the directory)")
+        parser.add_argument("--calendar", type=Path, required=True, help="the user's .ics")
+        parser.add_argument("--directory", type=Path, required=True, help="directory.json")
+
+    decide_parser = sub.add_parser("decide", help="accept or decline a request")
+    add_request_arguments(decide_parser)
+    decide_parser.add_argument("--model", type=Path, required=True)
+    decide_parser.add_argument(
+        "--cost-false-accept",
+        "--cost-false-positive",
+        dest="cost_false_accept",
+        type=float,
+        default=1.0,
+        help="cost of accepting a request the user would decline (default 1)",
+    )
+    decide_parser.add_argument(
+        "--cost-false-decline",
+        "--cost-false-negative",
+        dest="cost_false_decline",
+        type=float,
+        default=1.0,
+        help="cost of declining a request the user would accept (default 1)",
+    )
+    add_output(
+        decide_parser,
+        "reply .ics (default REQUEST-reply.ics; - for standard output)",
+        required=False,
+        old="--reply",
+    )
+    add_json(decide_parser)
+    decide_parser.set_defaults(run=f"{COMMANDS}:decide_request")
+
+    learn_parser = sub.add_parser("learn", help="record the user's real answer")
+    add_request_arguments(learn_parser)
+    learn_parser.add_argument("--accepted", choices=["yes", "no"], required=True)
+    learn_parser.add_argument("--store", type=Path, default=Path("feedback.sqlite"))
+    learn_parser.add_argument("--model", type=Path, help="also update this model file")
+    learn_parser.set_defaults(run=f"{COMMANDS}:learn_answer")
+
+    sync = sub.add_parser(
+        "sync", help="decide the invitations waiting in a CalDAV calendar, answer them there"
+    )
+    sync.add_argument("--caldav", required=True, metavar="URL", help="the CalDAV server")
+    sync.add_argument("--username", required=True)
+    sync.add_argument("--password", required=True)
+    sync.add_argument("--user", required=True, metavar="EMAIL", help="the attendee to act for")
+    sync.add_argument("--model", type=Path, required=True, help="the organisation's model file")
+    sync.add_argument("--directory", type=Path, help="directory.json")
+    sync.add_argument("--smtp", metavar="HOST:PORT", help="also mail the organiser an iMIP REPLY")
+    sync.add_argument("--from", dest="sender", metavar="EMAIL", help="the mail's sender")
+    sync.add_argument(
+        "--state",
+        type=Path,
+        default=Path("sync-state.db"),
+        help="what was answered (a service store; default sync-state.db)",
+    )
+    sync.add_argument("--ask-band", type=float, default=0.2, help="0 never asks")
+    sync.add_argument("--cost-false-accept", type=float, default=1.0)
+    sync.add_argument("--cost-false-decline", type=float, default=1.0)
+    sync.add_argument("--dry-run", action="store_true", help="decide, but change nothing")
+    add_json(sync)
+    sync.set_defaults(run=f"{COMMANDS}:sync_calendars")
+
+    fit = sub.add_parser("fit", help="train Clustered NB from the store (and a requests CSV)")
+    fit.add_argument("--store", type=Path, default=Path("feedback.sqlite"))
+    fit.add_argument("--requests", type=Path, help="requests.csv to train on as well")
+    fit.add_argument(
+        "--model",
+        "-o",
+        "--output",
+        dest="model",
+        type=Path,
+        required=True,
+        help="output model file",
+    )
+    fit.add_argument("--inference", choices=["bhc", "gibbs"], default="bhc")
+    add_calibration(
+        fit,
+        "sigmoid",
+        "learn a map of the model's log-odds on answers it did not see, so that "
+        "decisions at each person's costs use honest probabilities",
+    )
+    fit.add_argument("--seed", type=int, default=0)
+    fit.set_defaults(run=f"{COMMANDS}:fit")

@@ -1,0 +1,95 @@
+"""What ``cnb serve`` and ``cnb users ...`` do (imported only when one runs)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from clusterednb.meeting.deciding import meeting_loss
+from clusterednb.service.store import ServiceStore
+
+
+def serve(args: argparse.Namespace) -> None:
+    """``cnb serve``: uvicorn over the app; one log line per request; SIGTERM/SIGINT stop it.
+
+    Examples
+    --------
+    Blocks until stopped, so here only what it is given: the store, the bind address and port:
+
+    >>> from clusterednb.cli.parser import build_parser
+    >>> args = build_parser().parse_args(["serve", "--store", "service.db", "--port", "8080"])
+    >>> args.run, args.host, args.port
+    ('clusterednb.cli.service_commands:serve', '127.0.0.1', 8080)
+    """
+    import uvicorn
+
+    from clusterednb.service.app import create_app
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    app = create_app(args.store, args.directory, args.model, args.ask_band)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=True)
+
+
+def add_user(args: argparse.Namespace) -> None:
+    """``cnb users add``: print the new account's API token.
+
+    Examples
+    --------
+    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> store = toy.scratch_file("service.db")
+    >>> add_user(build_parser().parse_args(["users", "add", "ann", "--email", "ann@example.org",
+    ...                                     "--store", str(store)]))  # doctest: +ELLIPSIS
+    ann...
+    >>> add_user(build_parser().parse_args(["users", "add", "bob", "--email", "bob@example.org",
+    ...                                     "--store", str(store), "--cost-false-accept", "-1"]))
+    Traceback (most recent call last):
+    ...
+    clusterednb.meeting.errors.MeetingError: ...
+    """
+    meeting_loss(args.cost_false_accept, args.cost_false_decline)  # checks the costs
+    with ServiceStore(args.store) as store:
+        token = store.add_user(
+            args.user,
+            args.email,
+            cost_false_accept=args.cost_false_accept,
+            cost_false_decline=args.cost_false_decline,
+        )
+    print(token)
+
+
+def list_users(args: argparse.Namespace) -> None:
+    """``cnb users list``.
+
+    Examples
+    --------
+    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> store, _ = toy.service_store()
+    >>> list_users(build_parser().parse_args(["users", "list", "--store", str(store.path)]))
+    ann	ann@example.org	active	false accept 1, false decline 5
+    bob	bob@example.org	active	false accept 1, false decline 1
+    """
+    with ServiceStore(args.store) as store:
+        for account in store.users():
+            state = "revoked" if account.revoked else "active"
+            print(
+                f"{account.user}\t{account.email}\t{state}\tfalse accept "
+                f"{account.cost_false_accept:g}, false decline {account.cost_false_decline:g}"
+            )
+
+
+def revoke_user(args: argparse.Namespace) -> None:
+    """``cnb users revoke``.
+
+    Examples
+    --------
+    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> path = toy.service_store()[0].path
+    >>> revoke_user(build_parser().parse_args(["users", "revoke", "bob", "--store", str(path)]))
+    revoked bob
+    """
+    with ServiceStore(args.store) as store:
+        store.revoke(args.user)
+    print(f"revoked {args.user}")

@@ -1,0 +1,50 @@
+"""The ``cnb serve`` and ``cnb users add | list | revoke`` commands' options (argparse only)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+COMMANDS = "clusterednb.cli.service_commands"
+
+
+def add_service_commands(commands: argparse._SubParsersAction) -> None:
+    """Register ``cnb serve`` and ``cnb users ...``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="cnb")
+    >>> add_service_commands(parser.add_subparsers())
+    >>> args = parser.parse_args(["users", "add", "ann", "--email", "ann@example.org", "--store",
+    ...                           "service.db"])
+    >>> args.run, args.cost_false_decline
+    ('clusterednb.cli.service_commands:add_user', 1.0)
+    """
+    serve = commands.add_parser("serve", help="run the meeting assistant as a web service")
+    serve.add_argument("--store", type=Path, required=True, help="SQLite store (created if absent)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--directory", type=Path, help="the organisation's directory.json")
+    serve.add_argument("--model", type=Path, help="the organisation's model file (the base)")
+    serve.add_argument(
+        "--ask-band", type=float, default=0.2, help="ask if losses are closer (%(default)s)"
+    )
+    serve.set_defaults(run=f"{COMMANDS}:serve")
+
+    users = commands.add_parser("users", help="accounts of the service")
+    sub = users.add_subparsers(dest="users_command", required=True)
+    add = sub.add_parser("add", help="create an account and print its API token (once)")
+    add.add_argument("user", help="user id (as in the directory)")
+    add.add_argument("--email", required=True)
+    add.add_argument("--store", type=Path, required=True)
+    add.add_argument("--cost-false-accept", type=float, default=1.0)
+    add.add_argument("--cost-false-decline", type=float, default=1.0)
+    add.set_defaults(run=f"{COMMANDS}:add_user")
+    listing = sub.add_parser("list", help="list the accounts (never their tokens)")
+    listing.add_argument("--store", type=Path, required=True)
+    listing.set_defaults(run=f"{COMMANDS}:list_users")
+    revoke = sub.add_parser("revoke", help="revoke an account's token")
+    revoke.add_argument("user")
+    revoke.add_argument("--store", type=Path, required=True)
+    revoke.set_defaults(run=f"{COMMANDS}:revoke_user")

@@ -1,0 +1,1 @@
+"""Bayesian Hierarchical Clustering of tasks, and greedy merges of its cut."""

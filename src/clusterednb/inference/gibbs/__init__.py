@@ -1,0 +1,2 @@
+"""Collapsed Gibbs sampling over task assignments, and the evidence estimators built on its
+moves."""

@@ -1,0 +1,1 @@
+"""Truncated stick-breaking mean-field variational inference, in memory and streamed."""

@@ -1,0 +1,1 @@
+"""Clustered logistic regression: the estimator and everything only it uses."""

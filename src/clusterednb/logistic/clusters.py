@@ -1,0 +1,351 @@
+"""The fitting steps of :class:`~clusterednb.ClusteredLogisticRegression`, on encoded rows.
+
+:func:`fit_clusters` runs the partition posterior and the cluster-weighted regressions;
+:class:`LogisticClusters` is what a fitted model keeps (plain arrays, saved as they are);
+:func:`new_task_mixture` places a task never seen in training.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import sparse
+from scipy.special import expit, logsumexp
+
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.exceptions import CNBError
+from clusterednb.logistic.clustering.block_partitions import BlockClustering, enumerate_blocks
+from clusterednb.logistic.clustering.joint_gibbs import gibbs_joint_blocks
+from clusterednb.logistic.fit import (
+    AUTO,
+    MAX_ENUMERATED_TASKS,
+    FitSettings,
+    JointData,
+    task_tempering,
+    value_counts_of_rows,
+)
+from clusterednb.logistic.solvers.cluster_weighted import (
+    WeightedRegressions,
+    fit_weighted_regressions,
+    membership,
+)
+from clusterednb.logistic.solvers.task_deviations import (
+    deviation_margin,
+    fit_task_deviations,
+    log_odds,
+)
+from clusterednb.logistic.solvers.weighted_newton import WeightedLogistic
+from clusterednb.stats.special import log_dirichlet_multinomial
+
+
+@dataclass(frozen=True)
+class LogisticClusters:
+    """A fitted clustering and its regressions (everything prediction reads).
+
+    Attributes
+    ----------
+    partition : ndarray of shape (n_tasks,)
+    coclustering : ndarray of shape (n_tasks, n_tasks)
+    n_clusters_probability : ndarray of shape (n_tasks + 1,)
+    membership : ndarray of shape (n_tasks, K + 1)
+        Each task's mixture over the regressions (the last, pooled one: 0 for known tasks).
+    cluster_value_counts : ndarray of shape (K, n_values_total)
+        Tempered feature-value counts of the MAP clusters (``Σ_u τ_u n_u``, for new tasks'
+        choice of cluster).
+    cluster_sizes : ndarray of shape (K,)
+    coef : ndarray of shape (K + 1, n_values_total + n_tasks + n_numeric)
+    intercept : ndarray of shape (K + 1,)
+    log_joint : float
+        ``log P(z, D)`` of the partition (tempered block scores plus the CRP prior).
+    deviations : ndarray of shape (n_tasks, n_values_total + n_numeric + 1), optional
+        Each task's own weights on the shared columns and intercept, added to the mixture's
+        log-odds (:mod:`clusterednb.logistic.solvers.task_deviations`); None: none.
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+    >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
+    >>> clusters = fit_clusters(data, settings, np.random.default_rng(0))
+    >>> int(clusters.cluster_sizes.sum()), clusters.membership.shape[1] == clusters.coef.shape[0]
+    (3, True)
+    """
+
+    partition: np.ndarray
+    coclustering: np.ndarray
+    n_clusters_probability: np.ndarray
+    membership: np.ndarray
+    cluster_value_counts: np.ndarray
+    cluster_sizes: np.ndarray
+    coef: np.ndarray
+    intercept: np.ndarray
+    log_joint: float
+    deviations: np.ndarray | None = None
+
+    def proba(self, design, mixture: np.ndarray, task: np.ndarray | None = None) -> np.ndarray:
+        """``P(y = 1)`` of rows under their mixtures (and their tasks' deviations, if given).
+
+        Parameters
+        ----------
+        design : sparse matrix of shape (n_rows, n_columns)
+            :meth:`~clusterednb.logistic.fit.JointData.design` of the rows
+            (task position -1: a new task).
+        mixture : ndarray of shape (n_rows, K + 1)
+        task : ndarray of shape (n_rows,), optional
+            The rows' task positions (-1: a new task, no deviation); None: no deviations.
+
+        Examples
+        --------
+        >>> from clusterednb.logistic import examples as toy
+        >>> data, clusters = toy.joint_data(), toy.fitted_clusters(floor=1.0)  # the fit above
+        >>> rows = np.array([0, 1])
+        >>> p1 = clusters.proba(data.design(rows), clusters.membership[data.task[rows]])
+        >>> bool(p1[0] > p1[1])  # value 0 came with label 1 in task 0
+        True
+        """
+        p1 = WeightedRegressions(self.coef, self.intercept).proba(design, mixture)
+        if task is None or self.deviations is None:
+            return p1
+        margin = deviation_margin(self.shared_columns(design), task, self.deviations)
+        moved = margin != 0.0
+        p1[moved] = expit(log_odds(p1[moved]) + margin[moved])
+        return p1
+
+    def shared_columns(self, design):
+        """The columns of a regression design that every task shares (all but the task's
+        one-hot), sparse of shape (n_rows, n_values_total + n_numeric).
+
+        Examples
+        --------
+        >>> from clusterednb.logistic import examples as toy
+        >>> data, clusters = toy.joint_data(), toy.fitted_clusters()  # 2 values, 3 tasks
+        >>> clusters.shared_columns(data.design(np.array([0]))).toarray().tolist()
+        [[1.0, 0.0]]
+        """
+        first = self.cluster_value_counts.shape[1]
+        after = first + self.membership.shape[0]
+        design = sparse.csc_matrix(design)
+        return sparse.hstack([design[:, :first], design[:, after:]], format="csr")
+
+    def with_deviations(
+        self, data: JointData, variance: float, tasks: np.ndarray | None = None
+    ) -> LogisticClusters:
+        """These clusters with each task's deviation fitted on its labelled rows of ``data``
+        (prior variance ``variance``; only ``tasks`` if given; 0: none).
+
+        Examples
+        --------
+        >>> from clusterednb.logistic import examples as toy
+        >>> data, clusters = toy.joint_data(), toy.fitted_clusters()
+        >>> clusters.with_deviations(data, 1.0).deviations.shape  # 3 tasks; 2 values, intercept
+        (3, 3)
+        >>> clusters.with_deviations(data, 0.0).deviations is None
+        True
+        """
+        if variance <= 0:
+            return replace(self, deviations=None)
+        rows = data.labelled
+        design = data.design(rows)
+        offset = log_odds(self.proba(design, self.membership[data.task[rows]]))
+        deviations = fit_task_deviations(
+            self.shared_columns(design),
+            data.y[rows],
+            data.task[rows],
+            offset,
+            variance,
+            data.n_tasks,
+            tasks,
+        )
+        return replace(self, deviations=deviations)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        arrays: dict[str, np.ndarray],
+        log_joint: float,
+        n_tasks: int,
+        schema: FeatureSchema,
+        n_numeric: int = 0,
+    ) -> LogisticClusters:
+        """Rebuild from saved arrays, refusing any whose shape contradicts the others
+        (``deviations`` may be absent: files written before tasks had deviations).
+
+        Examples
+        --------
+        >>> from clusterednb.logistic import examples as toy
+        >>> clusters = toy.fitted_clusters()  # the fit above
+        >>> arrays = {name: getattr(clusters, name) for name in (
+        ...     "partition", "coclustering", "n_clusters_probability", "membership",
+        ...     "cluster_value_counts", "cluster_sizes", "coef", "intercept")}
+        >>> schema = FeatureSchema(("f",), ((0, 1),), (0, 1))  # one feature of two values
+        >>> again = LogisticClusters.from_arrays(arrays, clusters.log_joint, 3, schema)
+        >>> bool(np.array_equal(again.coef, clusters.coef))
+        True
+        """
+        n_clusters = arrays["cluster_sizes"].shape[0]
+        expected = {
+            "partition": (n_tasks,),
+            "coclustering": (n_tasks, n_tasks),
+            "n_clusters_probability": (n_tasks + 1,),
+            "membership": (n_tasks, n_clusters + 1),
+            "cluster_value_counts": (n_clusters, schema.n_values_total),
+            "cluster_sizes": (n_clusters,),
+            "coef": (n_clusters + 1, schema.n_values_total + n_tasks + n_numeric),
+            "intercept": (n_clusters + 1,),
+        }
+        if arrays.get("deviations") is not None:
+            expected["deviations"] = (n_tasks, schema.n_values_total + n_numeric + 1)
+        for name, shape in expected.items():
+            if arrays[name].shape != shape:
+                raise CNBError(f"array {name!r} has shape {arrays[name].shape}, expected {shape}")
+            if not np.isfinite(arrays[name]).all():
+                raise CNBError(f"array {name!r} holds values that are not finite")
+        if n_tasks and (arrays["partition"].min() < 0 or arrays["partition"].max() >= n_clusters):
+            raise CNBError("array 'partition' names clusters that do not exist")
+        return cls(**arrays, log_joint=log_joint)
+
+
+def partition_posterior(
+    data: JointData, settings: FitSettings, rng: np.random.Generator
+) -> BlockClustering:
+    """The partition posterior of ``data`` (enumerated for few tasks, else sampled).
+
+    Examples
+    --------
+    >>> from clusterednb.logistic import examples as toy
+    >>> data = toy.joint_data()  # 3 tasks of 2 rows, one unlabelled
+    >>> settings = FitSettings(effective_rows=5.0)
+    >>> clustering = partition_posterior(data, settings, np.random.default_rng(0))
+    >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
+    ((3, 3), 1.0)
+    """
+    blocks = data.blocks(settings)
+    exact = settings.inference == "exact" or (
+        settings.inference == AUTO and data.n_tasks <= MAX_ENUMERATED_TASKS
+    )
+    if exact:
+        return enumerate_blocks(data.n_tasks, blocks.log_block, settings.gamma)
+    return gibbs_joint_blocks(blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in)
+
+
+def labelled_regression(data: JointData, settings: FitSettings) -> WeightedLogistic:
+    """The regression problem of ``data``'s labelled rows (design, labels, penalty ``C``).
+
+    Examples
+    --------
+    >>> from clusterednb.logistic import examples as toy
+    >>> data = toy.joint_data()  # 3 tasks of 2 rows, one unlabelled
+    >>> labelled_regression(data, FitSettings()).with_bias.shape  # 2 values, 3 tasks, bias
+    (5, 6)
+    """
+    rows = data.labelled
+    first_task_column = int(data.offsets[-1])
+    return WeightedLogistic(
+        data.design(rows),
+        data.y[rows],
+        settings.C,
+        task_columns=slice(first_task_column, first_task_column + data.n_tasks),
+    )
+
+
+def assemble(
+    data: JointData,
+    clustering: BlockClustering,
+    settings: FitSettings,
+    regression: WeightedLogistic | None = None,
+) -> LogisticClusters:
+    """The cluster-weighted regressions of a clustering, and what prediction needs of it.
+
+    ``regression`` is :func:`labelled_regression` of ``data`` when already built (tuning
+    assembles many clusterings on the same rows).
+
+    Examples
+    --------
+    >>> from clusterednb.logistic import examples as toy
+    >>> data = toy.joint_data()  # 3 tasks of 2 rows, one unlabelled
+    >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
+    >>> clustering = partition_posterior(data, settings, np.random.default_rng(0))
+    >>> clusters = assemble(data, clustering, settings)
+    >>> clusters.coef.shape[1], clusters.membership.sum(axis=1).round(12).tolist()
+    (5, [1.0, 1.0, 1.0])
+    """
+    q = membership(clustering.coclustering, clustering.partition)
+    regressions = fit_weighted_regressions(
+        regression or labelled_regression(data, settings),
+        data.task[data.labelled],
+        q,
+        float(settings.floor),
+    )
+    n_clusters = q.shape[1]
+    indicator = np.eye(n_clusters, dtype=np.int64)[clustering.partition]
+    return LogisticClusters(
+        partition=clustering.partition,
+        coclustering=clustering.coclustering,
+        n_clusters_probability=clustering.n_clusters_probability,
+        membership=np.column_stack([q / q.sum(axis=1, keepdims=True), np.zeros(data.n_tasks)]),
+        cluster_value_counts=indicator.T
+        @ (
+            data.value_counts
+            * task_tempering(data.rows_per_task, float(settings.effective_rows))[:, None]
+        ),
+        cluster_sizes=indicator.sum(axis=0),
+        coef=regressions.coef,
+        intercept=regressions.intercept,
+        log_joint=clustering.log_joint,
+    )
+
+
+def fit_clusters(
+    data: JointData, settings: FitSettings, rng: np.random.Generator
+) -> LogisticClusters:
+    """Partition posterior, then the regressions, then the tasks' deviations
+    (``effective_rows``, ``floor`` and ``deviation_scale`` fixed).
+
+    Examples
+    --------
+    >>> from clusterednb.logistic import examples as toy
+    >>> clusters = fit_clusters(toy.joint_data(), FitSettings(effective_rows=5.0, floor=0.2),
+    ...                         np.random.default_rng(0))
+    >>> clusters.partition.shape, clusters.intercept.shape == (clusters.cluster_sizes.size + 1,)
+    ((3,), True)
+    """
+    clusters = assemble(data, partition_posterior(data, settings, rng), settings)
+    return clusters.with_deviations(data, settings.deviation_variance)
+
+
+def new_task_mixture(
+    clusters: LogisticClusters, codes, offsets: np.ndarray, settings: FitSettings
+) -> np.ndarray:
+    """A new task's weights over the regressions, from its rows' features (codes of shape
+    (n_rows, n_features), or documents' word counts, sparse (n_rows, n_words)).
+
+    ``w_c ∝ |c| · P(τ n_X | N_c) `` for the MAP clusters and ``γ · P(τ n_X)`` for a new
+    cluster (predicted by the pooled regression), with the task's counts ``n_X`` tempered
+    like a training task's (``τ = min(1, R / rows)``) and ``N_c`` the clusters' tempered counts.
+
+    Returns
+    -------
+    ndarray of shape (K + 1,)
+
+    Examples
+    --------
+    >>> from clusterednb.logistic import examples as toy
+    >>> data, clusters = toy.joint_data(), toy.fitted_clusters(floor=0.2)
+    >>> settings = FitSettings(effective_rows=5.0, floor=0.2)  # the fit's settings
+    >>> mixture = new_task_mixture(clusters, np.array([[0], [0]]), data.offsets, settings)
+    >>> mixture.shape == (clusters.cluster_sizes.size + 1,), round(float(mixture.sum()), 12)
+    (True, 1.0)
+    """
+    tau = float(task_tempering(np.array([codes.shape[0]]), float(settings.effective_rows))[0])
+    counts = tau * value_counts_of_rows(codes, offsets)
+    prior = np.full(counts.size, settings.beta)
+    joined = log_dirichlet_multinomial(clusters.cluster_value_counts + counts, prior, offsets)
+    alone = log_dirichlet_multinomial(clusters.cluster_value_counts, prior, offsets)
+    log_weights = np.concatenate(
+        [
+            np.log(clusters.cluster_sizes) + joined - alone,
+            [np.log(settings.gamma) + log_dirichlet_multinomial(counts, prior, offsets)],
+        ]
+    )
+    return np.exp(log_weights - logsumexp(log_weights))

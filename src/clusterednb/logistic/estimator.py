@@ -1,0 +1,350 @@
+"""Clustered logistic regression: a Dirichlet-process mixture over tasks whose clusters model
+the features and the labels jointly, predicting by cluster-weighted pooled regressions.
+
+The partition prior is the Chinese restaurant process (concentration ``γ``); a cluster's
+likelihood is :class:`~clusterednb.logistic.clustering.joint_blocks.JointLogisticBlocks` (naive
+Bayes of
+the features, Laplace-approximated logistic regression of the labels, tempered by ``τ``); the
+partition posterior comes from enumeration or Gibbs sampling
+(:mod:`clusterednb.logistic.clustering.block_partitions`); prediction is
+:mod:`clusterednb.logistic.solvers.cluster_weighted`. ``effective_rows="auto"`` and
+``floor="auto"`` are
+chosen on the training tasks alone (:mod:`clusterednb.logistic.tuning`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+
+from clusterednb.data.dataset import index_tasks
+from clusterednb.data.numeric import NumericColumns
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.data.values import as_vector
+from clusterednb.exceptions import CNBError, NotFittedError
+from clusterednb.logistic.clusters import LogisticClusters, fit_clusters, new_task_mixture
+from clusterednb.logistic.fit import AUTO, FitSettings
+from clusterednb.logistic.inputs import (
+    check_observation,
+    prediction_design,
+    prediction_features,
+    training_rows,
+)
+from clusterednb.logistic.tuning import choose_settings
+from clusterednb.naive_bayes.decisions import BayesDecisions
+from clusterednb.naive_bayes.training_data import split_tasks
+from clusterednb.persistence.saving import SavesAsPlainData
+from clusterednb.persistence.state import ModelRecord
+from clusterednb.seeding import as_generator
+
+_ARRAYS = (
+    "partition",
+    "coclustering",
+    "n_clusters_probability",
+    "membership",
+    "cluster_value_counts",
+    "cluster_sizes",
+    "coef",
+    "intercept",
+)
+_NUMERIC_ARRAYS = ("numeric_centre", "numeric_scale")
+
+
+class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimator):
+    """Multi-task logistic regression that shares rows between tasks of the same cluster.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+        Concentration of the Dirichlet process over partitions of the tasks.
+    effective_rows : float or "auto", default="auto"
+        ``R > 0``: each task's likelihood in the clustering is raised to ``min(1, R / n_u)``
+        (``n_u`` its rows), so no task counts as more than ``R`` rows (``inf``: no tempering);
+        "auto" chooses it on the training tasks (held-out labelled rows, see ``validation``;
+        never the rows predicted later).
+    floor : float or "auto", default="auto"
+        Weight in ``[0, 1]`` of the rows of tasks outside a cluster; "auto" as ``effective_rows``.
+    beta : float, default=1.0
+        Dirichlet pseudo-count of each feature value in the clusters' feature model.
+    precision : float, default=1.0
+        Prior precision of the clusters' logistic weights in the partition posterior.
+    C : float, default=1.0
+        Inverse L2 penalty of the predicting regressions (as scikit-learn's).
+    inference : {"auto", "exact", "gibbs"}, default="auto"
+        Enumerate every partition ("exact", at most 10 tasks) or sample them ("gibbs");
+        "auto" enumerates up to 8 tasks.
+    n_sweeps, burn_in : int, default=30, 10
+        Gibbs sweeps, and those discarded before averaging.
+    validation : {"like-fewest", "half"}, default="like-fewest"
+        How "auto" holds rows out: most of the labelled rows of a third of the tasks, each cut
+        down to look like the task with the fewest labels (tuning for the users with few
+        labels), or half the labelled rows of every task (the choice before 2026-11-24; on
+        landmine 0.006–0.009 AUC worse at k = 1 to 4); :mod:`clusterednb.logistic.tuning`.
+    deviation_scale : float or "auto", default=0.0
+        ``s ≥ 0``: each task seen in training adds its own weights on the shared columns and
+        its own intercept to the clusters' log-odds, learnt from its labels under the prior
+        ``N(0, s² C)`` (:mod:`clusterednb.logistic.solvers.task_deviations`); 0: none. "auto"
+        chooses
+        it as ``effective_rows`` (after them), 0 unless a scale predicts the held rows better.
+        Off by default: measured on MovieLens and multi-domain sentiment it gained nothing
+        (+0.000 to +0.001 AUC) or lost a little (up to −0.002, and a higher log-loss).
+    classes : sequence, optional
+        The two labels (default: those seen, sorted); the second is the positive class.
+    handle_unknown : {"warn", "error", "ignore"}, default="warn"
+        A category not seen in training: warn and treat as missing, refuse, or ignore.
+    task_column : str, optional
+        Read the tasks from this column of ``X`` when ``tasks`` is not passed.
+    numeric : sequence of str, optional
+        Columns of ``X`` (a DataFrame) that hold numbers. The clustering and the one-hot part
+        of the regressions see them as ``n_bins`` quantile bins of the training rows; the
+        regressions also read each as a standardised number (a missing value counts as the
+        training mean).
+    n_bins : int, default=5
+        Bins per numeric column (fewer where quantiles tie).
+    observation : {"categorical", "multinomial"}, default="categorical"
+        What a row is: categorical (and numeric) columns, or a document's word counts
+        (``X`` a document–term matrix, sparse or dense, or a DataFrame whose columns name the
+        words). For documents the clusters' feature model is the multinomial event model,
+        the regressions read the word counts, and the clustering's label model regresses the
+        label on each document's coordinates along the documents' 16 leading SVD directions
+        (:mod:`clusterednb.logistic.documents`).
+    random_state : int or numpy.random.Generator, optional
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    task_ids_ : ndarray of shape (n_tasks,)
+    partition_ : ndarray of shape (n_tasks,)
+        The best partition found (clusters numbered by first appearance).
+    coclustering_ : ndarray of shape (n_tasks, n_tasks)
+        ``P(u and v share a cluster | D)``.
+    n_clusters_probability_ : ndarray of shape (n_tasks + 1,)
+    effective_rows_, floor_, deviation_scale_ : float
+        The values used.
+    tuning_ : DataFrame
+        With "auto": the held-out log-loss of every setting tried (empty otherwise).
+    numeric_ : NumericColumns
+        The numeric columns' names, training means and scales.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from clusterednb.data.synthetic import make_logistic_population
+    >>> population = make_logistic_population(np.random.default_rng(0), group_sizes=(3, 3))
+    >>> frame = population.frame
+    >>> model = ClusteredLogisticRegression(random_state=0)
+    >>> model = model.fit(frame[population.feature_names], frame["label"], frame["task"])
+    >>> model.partition_.tolist()
+    [0, 0, 0, 1, 1, 1]
+    >>> model.predict_proba(frame[population.feature_names][:2], ["u0", "u0"]).shape
+    (2, 2)
+    """
+
+    def __init__(
+        self,
+        gamma: float = 1.0,
+        effective_rows: float | str = AUTO,
+        floor: float | str = AUTO,
+        beta: float = 1.0,
+        precision: float = 1.0,
+        C: float = 1.0,
+        inference: str = "auto",
+        n_sweeps: int = 30,
+        burn_in: int = 10,
+        validation: str = "like-fewest",
+        deviation_scale: float | str = 0.0,
+        classes: Any = None,
+        handle_unknown: str = "warn",
+        task_column: str | None = None,
+        numeric: Any = None,
+        n_bins: int = 5,
+        observation: str = "categorical",
+        random_state: int | np.random.Generator | None = None,
+    ) -> None:
+        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+
+    def _settings(self) -> FitSettings:
+        return FitSettings(
+            gamma=self.gamma,
+            effective_rows=self.effective_rows,
+            floor=self.floor,
+            beta=self.beta,
+            precision=self.precision,
+            C=self.C,
+            inference=self.inference,
+            n_sweeps=self.n_sweeps,
+            burn_in=self.burn_in,
+            validation=self.validation,
+            deviation_scale=self.deviation_scale,
+        )
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X: Any, y: Any, tasks: Any = None) -> ClusteredLogisticRegression:
+        """Fit on the rows of many tasks (a missing label marks an unlabelled row, whose
+        features still tell which cluster its task belongs to).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_rows, n_features)
+            Categorical features (missing values allowed), or with ``observation=
+            "multinomial"`` word counts of shape (n_rows, n_words).
+        y : array-like of shape (n_rows,)
+        tasks : array-like of shape (n_rows,), optional
+
+        Examples
+        --------
+        >>> from clusterednb.naive_bayes import examples as toy
+        >>> model = ClusteredLogisticRegression(random_state=0).fit(*toy.colour_rows())
+        >>> model.partition_.tolist()  # ann and bob like red; cy likes blue
+        [0, 0, 1]
+        """
+        settings = self._settings()
+        settings.check()
+        if self.handle_unknown not in ("warn", "error", "ignore"):
+            raise CNBError(
+                f"handle_unknown must be warn, error or ignore, got {self.handle_unknown!r}"
+            )
+        X, tasks = split_tasks(X, tasks, self.task_column)
+        rows = training_rows(
+            X,
+            y,
+            tasks,
+            self.observation,
+            self.classes,
+            self.numeric,
+            self.n_bins,
+            type(self).__name__,
+        )
+        data = rows.data
+        rng = as_generator(self.random_state)
+        chosen, self.tuning_ = choose_settings(data, settings, rng)
+        clusters = fit_clusters(data, chosen, rng)
+        self._set_fitted(rows.schema, rows.task_ids, clusters, chosen, rows.numeric)
+        return self
+
+    def _set_fitted(
+        self,
+        schema: FeatureSchema,
+        task_ids: np.ndarray,
+        clusters: LogisticClusters,
+        settings: FitSettings,
+        numeric: NumericColumns,
+    ) -> None:
+        self.schema_ = schema
+        self.numeric_ = numeric
+        self.task_ids_ = task_ids
+        self.classes_ = np.asarray(schema.classes)
+        names = schema.categories[0] if self.observation == "multinomial" else schema.feature_names
+        self.n_features_in_ = len(names)
+        self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.effective_rows_ = float(settings.effective_rows)
+        self.floor_ = float(settings.floor)
+        self.deviation_scale_ = float(settings.deviation_scale)
+        self.clusters_ = clusters
+        self.partition_ = clusters.partition
+        self.coclustering_ = clusters.coclustering
+        self.n_clusters_probability_ = clusters.n_clusters_probability
+
+    # ------------------------------------------------------------------ prediction
+    def predict_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
+        """``P(y | x)``: shape (n_rows, 2) in ``classes_`` order.
+
+        A task seen in training is predicted by its clusters' regressions; a new task's rows
+        first choose among the clusters by their features (the CRP predictive, tempered as a
+        training task of as many rows; a new cluster means the pooled regression).
+
+        Examples
+        --------
+        >>> from clusterednb.naive_bayes import examples as toy
+        >>> model = ClusteredLogisticRegression(random_state=0).fit(*toy.colour_rows())
+        >>> proba = model.predict_proba([["red"], ["red"]], ["ann", "cy"])  # no, yes
+        >>> bool(proba[0, 1] > proba[1, 1])  # red is liked more by ann than by cy
+        True
+        """
+        if not hasattr(self, "clusters_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        X, tasks = split_tasks(X, tasks, self.task_column)
+        codes, frame = prediction_features(
+            X, self.schema_, self.observation, self.handle_unknown, type(self).__name__
+        )
+        task_values = as_vector(tasks)
+        if task_values.shape != (codes.shape[0],):
+            raise CNBError(f"X has {codes.shape[0]} rows but tasks has shape {task_values.shape}")
+        task_index = index_tasks(task_values, self.task_ids_)
+        mixture = self.clusters_.membership[np.maximum(task_index, 0)].copy()
+        unseen = task_index < 0
+        if unseen.any():
+            groups = pd.Index(task_values[unseen]).factorize()[0]
+            new_rows = np.flatnonzero(unseen)
+            for group in range(groups.max() + 1):
+                rows = new_rows[groups == group]
+                mixture[rows] = new_task_mixture(
+                    self.clusters_, codes[rows], self.schema_.offsets, self._settings_used()
+                )
+        design = prediction_design(
+            codes, frame, self.schema_, task_index, self.task_ids_.size, self.numeric_
+        )
+        p1 = self.clusters_.proba(design, mixture, task_index)
+        return np.column_stack([1.0 - p1, p1])
+
+    def _settings_used(self) -> FitSettings:
+        chosen = self._settings().with_chosen(self.effective_rows_, self.floor_)
+        return replace(chosen, deviation_scale=self.deviation_scale_)
+
+    # ------------------------------------------------------------------ persistence
+    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        clusters = self.clusters_
+        arrays = {name: np.asarray(getattr(clusters, name)) for name in _ARRAYS}
+        arrays["numeric_centre"] = self.numeric_.centre
+        arrays["numeric_scale"] = self.numeric_.scale
+        if clusters.deviations is not None:
+            arrays["deviations"] = clusters.deviations
+        meta = {
+            "numeric": list(self.numeric_.names),
+            "effective_rows": self.effective_rows_,
+            "floor": self.floor_,
+            "deviation_scale": self.deviation_scale_,
+            "log_joint": clusters.log_joint,
+        }
+        return meta, arrays
+
+    def _restore(self, record: ModelRecord) -> None:
+        self._settings().check()
+        numeric = _restored_numeric(record)
+        check_observation(self.observation, record.schema, numeric)
+        arrays = {name: record.arrays[name] for name in _ARRAYS}
+        arrays["deviations"] = record.arrays.get("deviations")
+        clusters = LogisticClusters.from_arrays(
+            arrays,
+            float(record.meta["log_joint"]),
+            n_tasks=record.task_ids.size,
+            schema=record.schema,
+            n_numeric=len(numeric.names),
+        )
+        meta = record.meta
+        chosen = replace(
+            self._settings().with_chosen(float(meta["effective_rows"]), meta["floor"]),
+            deviation_scale=meta.get("deviation_scale", 0.0),  # files before 2026-11-25: none
+        )
+        chosen.check()
+        self.tuning_ = pd.DataFrame()
+        self._set_fitted(record.schema, record.task_ids, clusters, chosen, numeric)
+
+
+def _restored_numeric(record: ModelRecord) -> NumericColumns:
+    """The numeric columns of a saved model (none in files written before they existed)."""
+    names = tuple(str(name) for name in record.meta.get("numeric", ()))
+    arrays = [record.arrays.get(name, np.zeros(0)) for name in _NUMERIC_ARRAYS]
+    for name, array in zip(_NUMERIC_ARRAYS, arrays, strict=True):
+        if array.shape != (len(names),) or not np.isfinite(array).all():
+            raise CNBError(
+                f"array {name!r} has shape {array.shape} (or values that are not finite); "
+                f"expected {len(names)} finite values, one per numeric column"
+            )
+    if len(names) and not (arrays[1] > 0).all():
+        raise CNBError("array 'numeric_scale' holds a scale that is not positive")
+    return NumericColumns(names, *arrays)

@@ -1,0 +1,138 @@
+"""Tiny ready-made rows, expansions, blocks and clusters for the clustered logistic model's
+examples.
+
+Every folder's ``examples.py`` holds the fixtures of its own docstrings, and hands on those of
+the layer below, so one ``examples`` serves a docstring that needs both. Only examples import it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clusterednb.logistic.clustering.joint_blocks import (
+    JointLogisticBlocks,
+    TaskExpansions,
+    one_hot_design,
+)
+from clusterednb.logistic.clusters import LogisticClusters, fit_clusters
+from clusterednb.logistic.fit import FitSettings, JointData
+from clusterednb.naive_bayes.examples import (
+    colour_csv,
+    colour_model,
+    colour_rows,
+    colour_schema,
+    dense_statistics,
+    exact_clustering,
+    gibbs_start,
+    one_row_counts,
+    own_tables,
+    scratch_file,
+    three_task_counts,
+    three_task_posterior,
+    tokens_model,
+    unlabelled_rows,
+    variational_problem,
+)
+
+__all__ = [
+    "colour_csv",
+    "colour_model",
+    "colour_rows",
+    "colour_schema",
+    "dense_statistics",
+    "exact_clustering",
+    "fitted_clusters",
+    "gibbs_start",
+    "joint_blocks",
+    "joint_data",
+    "logistic_rows",
+    "one_row_counts",
+    "own_tables",
+    "scratch_file",
+    "task_expansions",
+    "three_task_counts",
+    "three_task_posterior",
+    "tokens_model",
+    "unlabelled_rows",
+    "variational_problem",
+]
+
+
+def logistic_rows() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two tasks of two rows each, one-hot encoded with an intercept.
+
+    Returns
+    -------
+    design : ndarray of shape (4, 3)
+        The one-hot columns of one feature of two values, then the intercept.
+    y : ndarray of shape (4,)
+        Labels ``1, 0`` (task 0) and ``1, 1`` (task 1).
+    starts : ndarray of shape (3,)
+        Task ``u``'s rows are ``starts[u]:starts[u + 1]``.
+
+    Examples
+    --------
+    >>> design, y, starts = logistic_rows()
+    >>> design.tolist()[:2], y.tolist(), starts.tolist()
+    ([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]], [1.0, 0.0, 1.0, 1.0], [0, 2, 4])
+    """
+    design = one_hot_design(np.array([[0], [1], [0], [1]]), np.array([0, 2]))
+    return design, np.array([1.0, 0.0, 1.0, 1.0]), np.array([0, 2, 4])
+
+
+def task_expansions() -> TaskExpansions:
+    """The second-order expansions of :func:`logistic_rows`' tasks at their pooled MAP (``λ = 1``).
+
+    Examples
+    --------
+    >>> task_expansions().hessian.shape  # two tasks, 2 values + intercept
+    (2, 3, 3)
+    """
+    design, y, starts = logistic_rows()
+    return TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
+
+
+def joint_blocks() -> JointLogisticBlocks:
+    """The joint block scores of :func:`logistic_rows`' two tasks, each of which saw both values.
+
+    Examples
+    --------
+    >>> joint_blocks().n_tasks
+    2
+    """
+    return JointLogisticBlocks(np.array([[1, 1], [1, 1]]), np.array([0, 2]), task_expansions())
+
+
+def joint_data() -> JointData:
+    """Three tasks of two rows over one feature of two values; one row of task 1 is unlabelled.
+
+    Examples
+    --------
+    >>> data = joint_data()
+    >>> data.task.tolist(), data.y.tolist()
+    ([0, 0, 1, 1, 2, 2], [1, 0, -1, 1, 0, 1])
+    """
+    return JointData.from_codes(
+        np.array([[0], [1], [0], [1], [1], [0]]),
+        np.array([1, 0, -1, 1, 0, 1]),
+        np.array([0, 0, 1, 1, 2, 2]),
+        3,
+        np.array([0, 2]),
+    )
+
+
+def fitted_clusters(floor: float = 1.0) -> LogisticClusters:
+    """The clustered logistic fit of :func:`joint_data` (``R = 5`` effective rows, seed 0).
+
+    Parameters
+    ----------
+    floor : float
+        The weight every other cluster's rows keep in a cluster's regression.
+
+    Examples
+    --------
+    >>> int(fitted_clusters().cluster_sizes.sum())  # every task in some cluster
+    3
+    """
+    settings = FitSettings(effective_rows=5.0, floor=floor)
+    return fit_clusters(joint_data(), settings, np.random.default_rng(0))

@@ -1,0 +1,441 @@
+"""The encoded rows and settings of :class:`~clusterednb.ClusteredLogisticRegression`.
+
+:class:`FitSettings` holds one fit's hyperparameters, :class:`JointData` the encoded rows in the
+forms the fitting steps (:mod:`clusterednb.logistic.clusters`) read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from clusterednb.exceptions import CNBError
+from clusterednb.logistic.clustering.joint_blocks import (
+    JointLogisticBlocks,
+    TaskExpansions,
+    one_hot_design,
+)
+from clusterednb.logistic.documents import (
+    document_design,
+    latent_design,
+    task_word_counts,
+)
+from clusterednb.logistic.solvers.cluster_weighted import sparse_design
+
+AUTO = "auto"
+MAX_ENUMERATED_TASKS = 8
+INFERENCES = ("auto", "exact", "gibbs")
+VALIDATIONS = ("half", "like-fewest")
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """The hyperparameters of one fit (see :class:`~clusterednb.ClusteredLogisticRegression`).
+
+    Examples
+    --------
+    >>> FitSettings(effective_rows=10.0, floor=0.2).with_chosen(5.0, 1.0).floor
+    1.0
+    """
+
+    gamma: float = 1.0
+    effective_rows: float | str = AUTO
+    floor: float | str = AUTO
+    beta: float = 1.0
+    precision: float = 1.0
+    C: float = 1.0
+    inference: str = "auto"
+    n_sweeps: int = 30
+    burn_in: int = 10
+    validation: str = "like-fewest"
+    deviation_scale: float | str = 0.0
+
+    def check(self) -> None:
+        """Raise :class:`CNBError` naming the first setting outside its allowed values.
+
+        Examples
+        --------
+        >>> try:
+        ...     FitSettings(floor=2.0).check()
+        ... except CNBError as error:
+        ...     print(error)
+        floor must be in [0, 1] or 'auto', got 2.0
+        """
+        positive = {
+            "gamma": self.gamma,
+            "beta": self.beta,
+            "precision": self.precision,
+            "C": self.C,
+        }
+        for name, value in positive.items():
+            if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
+                raise CNBError(f"{name} must be a positive number, got {value!r}")
+        rows = self.effective_rows
+        if rows != AUTO and (
+            isinstance(rows, bool) or not (isinstance(rows, int | float) and rows > 0)
+        ):
+            raise CNBError(
+                f"effective_rows must be positive (inf: no tempering) or 'auto', got {rows!r}"
+            )
+        scale = self.deviation_scale
+        if scale != AUTO and (
+            isinstance(scale, bool) or not (isinstance(scale, int | float) and 0 <= scale < np.inf)
+        ):
+            raise CNBError(f"deviation_scale must be a finite number >= 0 or 'auto', got {scale!r}")
+        floor_ok = isinstance(self.floor, int | float) and 0 <= self.floor <= 1
+        if self.floor != AUTO and not floor_ok:
+            raise CNBError(f"floor must be in [0, 1] or 'auto', got {self.floor!r}")
+        if self.inference not in INFERENCES:
+            raise CNBError(f"inference must be one of {INFERENCES}, got {self.inference!r}")
+        if self.validation not in VALIDATIONS:
+            raise CNBError(f"validation must be one of {VALIDATIONS}, got {self.validation!r}")
+        for name in ("n_sweeps", "burn_in"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise CNBError(f"{name} must be a non-negative integer, got {value!r}")
+        if self.burn_in >= self.n_sweeps:
+            raise CNBError(f"burn_in ({self.burn_in}) must be below n_sweeps ({self.n_sweeps})")
+
+    def with_chosen(self, effective_rows: Any, floor: Any) -> FitSettings:
+        """These settings with ``effective_rows`` and ``floor`` fixed.
+
+        Examples
+        --------
+        >>> chosen = FitSettings().with_chosen(15.0, 0.5)
+        >>> chosen.effective_rows, chosen.floor, chosen.gamma
+        (15.0, 0.5, 1.0)
+        """
+        return replace(self, effective_rows=effective_rows, floor=floor)
+
+    @property
+    def deviation_variance(self) -> float:
+        """Prior variance ``s² C`` of each task's deviation weights (0: no deviations); the
+        scale ``s`` must be fixed.
+
+        Examples
+        --------
+        >>> FitSettings(deviation_scale=0.5, C=2.0).deviation_variance
+        0.5
+        """
+        if self.deviation_scale == AUTO:
+            raise CNBError("deviation_scale is 'auto': choose it before fitting deviations")
+        return float(self.deviation_scale) ** 2 * self.C
+
+
+@dataclass(frozen=True)
+class JointData:
+    """Encoded training rows.
+
+    Attributes
+    ----------
+    codes : ndarray of shape (n_rows, n_features), or sparse matrix of shape (n_rows, n_words)
+        Feature codes (-1 missing), or documents' word counts (then ``offsets`` is
+        ``[0, n_words]``: the vocabulary is one feature whose values are the words;
+        :mod:`clusterednb.logistic.documents`).
+    y : ndarray of shape (n_rows,)
+        Class codes 0/1, -1 for an unlabelled row.
+    task : ndarray of shape (n_rows,)
+        Task positions.
+    n_tasks : int
+    offsets : ndarray of shape (n_features + 1,)
+    numeric : ndarray of shape (n_rows, n_numeric)
+        Standardised numbers that only the regressions read (none by default).
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+    ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+    >>> data.rows_per_task.tolist(), data.labelled.tolist()
+    ([2, 2, 2], [0, 1, 3, 4, 5])
+    """
+
+    codes: np.ndarray
+    y: np.ndarray
+    task: np.ndarray
+    n_tasks: int
+    offsets: np.ndarray
+    numeric: np.ndarray
+
+    @classmethod
+    def from_codes(
+        cls,
+        codes: np.ndarray,
+        y: np.ndarray,
+        task: np.ndarray,
+        n_tasks: int,
+        offsets: np.ndarray,
+        numeric: np.ndarray | None = None,
+    ) -> JointData:
+        """Rows reordered by task (stable), so each task's labelled rows are contiguous.
+
+        Examples
+        --------
+        Rows arrive in any order and are kept grouped by task:
+
+        >>> data = JointData.from_codes(
+        ...     np.array([[0], [1], [1]]), np.array([1, 0, 1]), np.array([1, 0, 1]), 2,
+        ...     np.array([0, 2]),
+        ... )
+        >>> data.task.tolist(), data.codes[:, 0].tolist()
+        ([0, 1, 1], [1, 0, 1])
+        """
+        order = np.argsort(task, kind="stable")
+        numbers = np.zeros((codes.shape[0], 0)) if numeric is None else np.asarray(numeric)
+        return cls(
+            codes[order],
+            y[order],
+            task[order],
+            int(n_tasks),
+            np.asarray(offsets),
+            numbers[order].astype(np.float64),
+        )
+
+    @property
+    def documents(self) -> bool:
+        """Whether the rows are documents (word counts) rather than feature codes.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(sparse.csr_matrix([[1, 2], [0, 1]]), np.array([1, 0]),
+        ...                             np.array([0, 1]), 2, np.array([0, 2]))
+        >>> data.documents, data.value_counts.tolist()
+        (True, [[1, 2], [0, 1]])
+        """
+        return sparse.issparse(self.codes)
+
+    def design(self, rows: np.ndarray):
+        """:func:`regression_design` of ``rows``.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> data.design(np.array([0, 2])).toarray().tolist()  # value one-hot, then task one-hot
+        [[1.0, 0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0, 0.0]]
+        """
+        return regression_design(
+            self.codes[rows], self.offsets, self.task[rows], self.n_tasks, self.numeric[rows]
+        )
+
+    def without_rows(self, rows: np.ndarray) -> JointData:
+        """These data without ``rows`` (positions); the tasks keep their numbers.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> fewer = data.without_rows(np.array([1, 2]))
+        >>> fewer.y.tolist(), fewer.task.tolist(), fewer.n_tasks
+        ([1, 1, 0, 1], [0, 1, 2, 2], 3)
+        """
+        keep = np.ones(self.y.size, dtype=bool)
+        keep[rows] = False
+        return replace(
+            self,
+            codes=self.codes[keep],
+            y=self.y[keep],
+            task=self.task[keep],
+            numeric=self.numeric[keep],
+        )
+
+    def without_labels(self, rows: np.ndarray) -> JointData:
+        """The same rows with the labels of ``rows`` (positions) hidden.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> data.without_labels(np.array([0, 1])).y.tolist()
+        [-1, -1, -1, 1, 0, 1]
+        """
+        y = self.y.copy()
+        y[rows] = -1
+        return replace(self, y=y)
+
+    @cached_property
+    def value_counts(self) -> np.ndarray:
+        """Feature-value counts per task over all rows, shape (n_tasks, n_values_total).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> data.value_counts.tolist()  # every row counts, labelled or not
+        [[1, 1], [1, 1], [1, 1]]
+        """
+        if self.documents:
+            return task_word_counts(self.codes, self.task, self.n_tasks)
+        return task_value_counts(self.codes, self.task, self.n_tasks, self.offsets)
+
+    @cached_property
+    def rows_per_task(self) -> np.ndarray:
+        """Rows of each task, labelled or not, shape (n_tasks,).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> data.rows_per_task.tolist()
+        [2, 2, 2]
+        """
+        return np.bincount(self.task, minlength=self.n_tasks)
+
+    @cached_property
+    def labelled(self) -> np.ndarray:
+        """Positions of the labelled rows (in task order).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> data.labelled.tolist()  # row 2 is unlabelled
+        [0, 1, 3, 4, 5]
+        """
+        return np.flatnonzero(self.y >= 0)
+
+    @cached_property
+    def task_starts(self) -> np.ndarray:
+        """Task ``u``'s labelled rows are ``labelled[task_starts[u]:task_starts[u + 1]]``.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> data.task_starts.tolist()  # task 1 has one labelled row
+        [0, 2, 3, 5]
+        """
+        sizes = np.bincount(self.task[self.labelled], minlength=self.n_tasks)
+        return np.concatenate([[0], np.cumsum(sizes)])
+
+    @cached_property
+    def _expansions(self) -> dict[float, TaskExpansions]:
+        return {}
+
+    def label_design(self) -> np.ndarray:
+        """The label model's design of the labelled rows: one-hot features and an intercept
+        (of documents: their coordinates on the documents' leading directions and an intercept).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> data.label_design().shape  # 5 labelled rows; 2 values and an intercept
+        (5, 3)
+        """
+        rows = self.labelled
+        if self.documents:
+            return latent_design(self.codes, rows)
+        return one_hot_design(self.codes[rows], self.offsets)
+
+    def expansions(self, precision: float) -> TaskExpansions:
+        """Each task's label log-likelihood expanded at the pooled MAP (computed once per
+        prior precision: the tuning grid's settings all share it).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> expansions = data.expansions(precision=1.0)
+        >>> expansions.gradient.shape, expansions.hessian.shape  # 2 values and an intercept
+        ((3, 3), (3, 3, 3))
+        """
+        if precision not in self._expansions:
+            rows = self.labelled
+            self._expansions[precision] = TaskExpansions.at_pooled_map(
+                self.label_design(),
+                self.y[rows].astype(np.float64),
+                self.task_starts,
+                precision,
+            )
+        return self._expansions[precision]
+
+    def blocks(self, settings: FitSettings) -> JointLogisticBlocks:
+        """The block scores of these rows under ``settings`` (fixed ``effective_rows``).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> blocks = data.blocks(FitSettings(effective_rows=1.0, floor=0.2))
+        >>> blocks.value_counts.tolist()  # tempered: each task counts as 1 row
+        [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]]
+        """
+        return JointLogisticBlocks(
+            self.value_counts,
+            self.offsets,
+            self.expansions(settings.precision),
+            beta=settings.beta,
+            precision=settings.precision,
+            task_weights=task_tempering(self.rows_per_task, float(settings.effective_rows)),
+        )
+
+
+def task_tempering(rows_per_task: np.ndarray, effective_rows: float) -> np.ndarray:
+    """``τ_u = min(1, R / n_u)``: the power on each task's likelihood, so that no task counts
+    as more than ``R`` rows (a task of few rows keeps its full weight), shape (n_tasks,).
+
+    Examples
+    --------
+    >>> task_tempering(np.array([4, 20, 100]), 10.0).tolist()
+    [1.0, 0.5, 0.1]
+    """
+    return np.minimum(1.0, effective_rows / np.maximum(rows_per_task, 1))
+
+
+def regression_design(
+    codes, offsets: np.ndarray, task: np.ndarray, n_tasks: int, numeric: np.ndarray
+):
+    """The predicting regressions' design of rows: one-hot features, a one-hot of the task
+    and the numeric columns (:func:`~clusterednb.logistic.solvers.cluster_weighted.sparse_design`),
+    or of documents (``codes`` sparse word counts) the counts and the task's one-hot
+    (:func:`~clusterednb.logistic.documents.document_design`). Sparse, shape (n_rows, n_columns).
+
+    Examples
+    --------
+    >>> regression_design(sparse.csr_matrix([[2, 0]]), np.array([0, 2]), np.array([1]), 2,
+    ...                   np.zeros((1, 0))).toarray().tolist()
+    [[2.0, 0.0, 0.0, 1.0]]
+    """
+    if sparse.issparse(codes):
+        return document_design(codes, task, n_tasks)
+    return sparse_design(codes, offsets, task, n_tasks, numeric)
+
+
+def value_counts_of_rows(codes, offsets: np.ndarray) -> np.ndarray:
+    """Feature-value counts of some rows together, shape (n_values_total,): of feature codes
+    (n_rows, n_features) or of documents' word counts (a sparse (n_rows, n_words) matrix).
+
+    Examples
+    --------
+    >>> value_counts_of_rows(np.array([[0], [1], [0]]), np.array([0, 2])).tolist()
+    [2, 1]
+    >>> value_counts_of_rows(sparse.csr_matrix([[2, 0], [1, 3]]), np.array([0, 2])).tolist()
+    [3, 3]
+    """
+    one_task = np.zeros(codes.shape[0], dtype=np.int64)
+    if sparse.issparse(codes):
+        return task_word_counts(codes, one_task, 1)[0]
+    return task_value_counts(codes, one_task, 1, offsets)[0]
+
+
+def task_value_counts(
+    codes: np.ndarray, task: np.ndarray, n_tasks: int, offsets: np.ndarray
+) -> np.ndarray:
+    """Counts of each (task, feature value), shape (n_tasks, n_values_total).
+
+    Examples
+    --------
+    >>> codes = np.array([[0, 2], [1, -1], [0, 0]])
+    >>> task_value_counts(codes, np.array([0, 0, 1]), 2, np.array([0, 2, 5])).tolist()
+    [[1, 1, 0, 0, 1], [1, 0, 1, 0, 0]]
+    """
+    counts = np.zeros((n_tasks, int(offsets[-1])), dtype=np.int64)
+    present = codes >= 0
+    columns = (codes + offsets[:-1])[present]
+    rows = np.broadcast_to(task[:, None], codes.shape)[present]
+    np.add.at(counts, (rows, columns), 1)
+    return counts

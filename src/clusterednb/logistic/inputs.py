@@ -1,0 +1,188 @@
+"""Reading the rows of :class:`~clusterednb.ClusteredLogisticRegression`: categorical (and
+numeric) columns, or documents' word counts (``observation="multinomial"``), checked and
+encoded into :class:`~clusterednb.logistic.fit.JointData` for fitting and into the
+regressions' design for prediction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from clusterednb.data.dataset import TaskDataset, factorize_tasks
+from clusterednb.data.numeric import NumericColumns, binned_schema, check_numeric_names
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.data.text import as_document_term, document_schema
+from clusterednb.data.values import as_feature_input, as_vector, ordered_unique
+from clusterednb.exceptions import CNBError, DataError
+from clusterednb.logistic.fit import JointData, regression_design
+from clusterednb.naive_bayes.training_data import check_labels
+
+OBSERVATIONS = ("categorical", "multinomial")
+
+
+@dataclass(frozen=True)
+class TrainingRows:
+    """Encoded training rows and what encoding them learnt.
+
+    Attributes
+    ----------
+    schema : FeatureSchema
+        Of documents: one feature ``"tokens"`` whose values are the words.
+    task_ids : ndarray of shape (n_tasks,)
+    data : JointData
+    numeric : NumericColumns
+        Standardisation of the numeric columns (none for documents).
+    """
+
+    schema: FeatureSchema
+    task_ids: np.ndarray
+    data: JointData
+    numeric: NumericColumns
+
+
+def training_rows(
+    X: Any,
+    y: Any,
+    tasks: Any,
+    observation: str,
+    classes: Any,
+    numeric: Any,
+    n_bins: int,
+    who: str,
+) -> TrainingRows:
+    """Check and encode training rows (a missing label marks an unlabelled row).
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> rows = training_rows(sparse.csr_matrix([[2, 0], [0, 1], [1, 1]]), [1, None, 0],
+    ...                      ["u", "v", "v"], "multinomial", None, None, 5, "demo")
+    >>> rows.schema.categories, rows.data.y.tolist(), rows.data.documents
+    ((('w0', 'w1'),), [1, -1, 0], True)
+    """
+    if observation not in OBSERVATIONS:
+        raise CNBError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+    if observation == "multinomial":
+        if numeric:
+            raise CNBError("numeric columns are for tables; documents are word counts only")
+        schema, task_ids, data = _document_rows(X, y, tasks, classes)
+        numbers = NumericColumns((), np.zeros(0), np.ones(0))
+    else:
+        schema, task_ids, data, numbers = _table_rows(X, y, tasks, classes, numeric, n_bins, who)
+    if schema.n_classes != 2:
+        raise CNBError(
+            f"{who} is a binary classifier; the labels have "
+            f"{schema.n_classes} classes {list(schema.classes)}"
+        )
+    return TrainingRows(schema, task_ids, data, numbers)
+
+
+def _table_rows(
+    X: Any, y: Any, tasks: Any, classes: Any, numeric: Any, n_bins: int, who: str
+) -> tuple[FeatureSchema, np.ndarray, JointData, NumericColumns]:
+    """Categorical columns, and numeric ones binned for the clustering and standardised for
+    the regressions."""
+    frame = as_feature_input(X, None, who)
+    names = check_numeric_names(frame, numeric, n_bins) if numeric else ()
+    schema = (
+        binned_schema(frame, as_vector(y), names, n_bins, classes)
+        if names
+        else FeatureSchema.infer(frame, as_vector(y), classes=classes)
+    )
+    rows = TaskDataset.from_arrays(frame, y, tasks, schema=schema, handle_unknown="error")
+    check_labels(schema, rows.y, fitted=False)
+    numbers = NumericColumns.fit(frame, names)
+    data = JointData.from_codes(
+        rows.X, rows.y, rows.task_index, rows.n_tasks, schema.offsets, numbers.transform(frame)
+    )
+    return schema, rows.task_ids, data, numbers
+
+
+def _document_rows(
+    X: Any, y: Any, tasks: Any, classes: Any
+) -> tuple[FeatureSchema, np.ndarray, JointData]:
+    """Documents' word counts (columns of a DataFrame name the words)."""
+    words = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
+    counts = as_document_term(X)
+    labels, task_values = as_vector(y), as_vector(tasks)
+    if labels.shape != (counts.shape[0],) or task_values.shape != (counts.shape[0],):
+        raise DataError(
+            f"X has {counts.shape[0]} documents but y has shape {labels.shape} and tasks "
+            f"{task_values.shape}"
+        )
+    found = tuple(classes) if classes is not None else ordered_unique(labels)
+    names = words or [f"w{j}" for j in range(counts.shape[1])]
+    schema = document_schema(names, found, "multinomial")
+    codes = schema.encode_labels(labels)
+    check_labels(schema, codes, False)
+    task_index, task_ids = factorize_tasks(task_values)
+    data = JointData.from_codes(counts, codes, task_index, task_ids.size, schema.offsets)
+    return schema, task_ids, data
+
+
+def check_observation(observation: str, schema: FeatureSchema, numeric: NumericColumns) -> None:
+    """Refuse a saved model whose schema cannot be that of its ``observation`` (documents: one
+    feature of words, no numeric columns).
+
+    Examples
+    --------
+    >>> schema = FeatureSchema(("colour", "size"), (("blue", "red"), ("s", "l")), ("no", "yes"))
+    >>> none = NumericColumns((), np.zeros(0), np.ones(0))
+    >>> check_observation("multinomial", schema, none)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: a multinomial model reads one feature of words; ...
+    """
+    if observation not in OBSERVATIONS:
+        raise CNBError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+    if observation == "multinomial" and (schema.n_features != 1 or numeric.names):
+        raise CNBError(
+            "a multinomial model reads one feature of words; this file's schema has "
+            f"{schema.n_features} features" + (" and numeric columns" if numeric.names else "")
+        )
+
+
+def prediction_features(
+    X: Any, schema: FeatureSchema, observation: str, handle_unknown: str, who: str
+) -> tuple[Any, pd.DataFrame | None]:
+    """Rows to predict, encoded: feature codes (n_rows, n_features) and the frame they came
+    from, or documents' word counts (sparse (n_rows, n_words)) and None.
+
+    Examples
+    --------
+    >>> schema = FeatureSchema(("colour",), (("blue", "red"),), ("no", "yes"))
+    >>> codes, frame = prediction_features([["red"]], schema, "categorical", "warn", "demo")
+    >>> codes.tolist()
+    [[1]]
+    """
+    if observation == "multinomial":
+        return as_document_term(X, schema.n_values_total), None
+    frame = as_feature_input(X, schema.n_features, who)
+    schema.check_input(frame)
+    return schema.encode_features(frame, handle_unknown), frame
+
+
+def prediction_design(
+    features: Any,
+    frame: pd.DataFrame | None,
+    schema: FeatureSchema,
+    task_index: np.ndarray,
+    n_tasks: int,
+    numeric: NumericColumns,
+):
+    """The regressions' design of rows from :func:`prediction_features` (sparse, shape
+    (n_rows, n_values_total + n_tasks + n_numeric)).
+
+    Examples
+    --------
+    >>> schema = FeatureSchema(("colour",), (("blue", "red"),), ("no", "yes"))
+    >>> none = NumericColumns((), np.zeros(0), np.ones(0))
+    >>> prediction_design(np.array([[1]]), None, schema, np.array([0]), 2, none).toarray()
+    array([[0., 1., 1., 0.]])
+    """
+    numbers = numeric.transform(frame) if frame is not None else np.zeros((features.shape[0], 0))
+    return regression_design(features, schema.offsets, task_index, n_tasks, numbers)

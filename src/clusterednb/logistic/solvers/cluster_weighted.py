@@ -1,0 +1,210 @@
+"""Cluster-weighted pooled logistic regressions: one pooled model per cluster of tasks.
+
+Naive Bayes' predictions rank worse than a logistic regression's (correlated features are
+counted twice), but a clustering of the tasks says whose rows to trust. For a cluster ``c`` of
+the MAP partition, every row of task ``u`` gets the weight
+
+    m_u(c) = floor + (1 − floor) · q_u(c),   q_u(c) = mean_{v ∈ c} P(u and v share a cluster | D),
+
+and one L2-penalised logistic regression on the one-hot features and a one-hot of the task
+(each task's own intercept) is fitted with those weights. Task ``v`` is predicted by the
+mixture ``Σ_c π_v(c) σ(w_c · z(x))`` with ``π_v ∝ q_v``. With one cluster every weight is 1
+and the model is exactly the pooled regression; ``floor > 0`` keeps every task's rows in
+every cluster's fit, so a cluster of few tasks still has the population's rows to lean on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.special import expit
+
+from clusterednb.logistic.solvers.weighted_newton import WeightedLogistic
+
+
+def sparse_design(
+    codes: np.ndarray,
+    offsets: np.ndarray,
+    task: np.ndarray,
+    n_tasks: int,
+    numeric: np.ndarray | None = None,
+):
+    """One-hot features, a one-hot of the task and any numeric columns, as CSR.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_features)
+        Value codes (-1: missing or unknown, no column set).
+    offsets : ndarray of shape (n_features + 1,)
+    task : ndarray of shape (n_rows,)
+        Task positions (-1: a task not seen in training, no column set).
+    n_tasks : int
+    numeric : ndarray of shape (n_rows, n_numeric), optional
+        Numbers appended as they are (standardised by the caller).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n_rows, offsets[-1] + n_tasks + n_numeric)
+
+    Examples
+    --------
+    >>> codes = np.array([[0, 1], [1, -1]])
+    >>> design = sparse_design(codes, np.array([0, 2, 4]), np.array([0, -1]), n_tasks=2)
+    >>> design.toarray().tolist()
+    [[1.0, 0.0, 0.0, 1.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0, 0.0, 0.0]]
+    """
+    n_rows = codes.shape[0]
+    columns = np.column_stack([codes + offsets[:-1], int(offsets[-1]) + task])
+    present = np.column_stack([codes >= 0, task >= 0])
+    rows = np.broadcast_to(np.arange(n_rows)[:, None], columns.shape)
+    one_hot = sparse.csr_matrix(
+        (np.ones(int(present.sum())), (rows[present], columns[present])),
+        shape=(n_rows, int(offsets[-1]) + n_tasks),
+    )
+    if numeric is None or numeric.shape[1] == 0:
+        return one_hot
+    return sparse.hstack([one_hot, sparse.csr_matrix(numeric)]).tocsr()
+
+
+def one_hot_tasks(task: np.ndarray, n_tasks: int) -> sparse.csr_matrix:
+    """Indicator rows of task positions (a -1 row stays empty), shape (len(task), n_tasks).
+
+    Examples
+    --------
+    >>> one_hot_tasks(np.array([1, -1, 0]), 2).toarray().tolist()
+    [[0.0, 1.0], [0.0, 0.0], [1.0, 0.0]]
+    """
+    known = task >= 0
+    return sparse.csr_matrix(
+        (np.ones(int(known.sum())), (np.flatnonzero(known), task[known])),
+        shape=(task.size, n_tasks),
+    )
+
+
+def membership(coclustering: np.ndarray, partition: np.ndarray) -> np.ndarray:
+    """``q_u(c)``: each task's mean co-clustering with the members of each MAP cluster.
+
+    Parameters
+    ----------
+    coclustering : ndarray of shape (n_tasks, n_tasks)
+    partition : ndarray of shape (n_tasks,)
+        Canonical labels ``0..K-1``.
+
+    Returns
+    -------
+    ndarray of shape (n_tasks, K)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> together = np.array([[1.0, 0.8, 0.1], [0.8, 1.0, 0.2], [0.1, 0.2, 1.0]])
+    >>> membership(together, np.array([0, 0, 1])).round(2).tolist()
+    [[0.9, 0.1], [0.9, 0.2], [0.15, 1.0]]
+    """
+    n_clusters = int(partition.max()) + 1
+    indicator = np.eye(n_clusters)[partition]
+    return coclustering @ indicator / indicator.sum(axis=0)
+
+
+@dataclass(frozen=True)
+class WeightedRegressions:
+    """The fitted regressions: one per cluster and a pooled one for new clusters.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (K + 1, n_columns)
+        Rows ``0..K-1`` the clusters' weights; row ``K`` the unweighted pooled regression.
+    intercept : ndarray of shape (K + 1,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import sparse
+    >>> regressions = WeightedRegressions(np.array([[2.0], [0.0]]), np.array([0.0, 0.0]))
+    >>> design = sparse.csr_matrix([[1.0]])
+    >>> regressions.proba(design, np.array([[0.5, 0.5]])).round(4).tolist()  # (σ(2) + σ(0)) / 2
+    [0.6904]
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+
+    def proba(self, design, mixture: np.ndarray) -> np.ndarray:
+        """``P(y = 1)`` of rows under their mixtures over the regressions.
+
+        Parameters
+        ----------
+        design : sparse matrix of shape (n_rows, n_columns)
+        mixture : ndarray of shape (n_rows, K + 1)
+            Each row's weights over the regressions (rows sum to 1).
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+            In ``[0, 1]``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from scipy import sparse
+        >>> regressions = WeightedRegressions(np.array([[1.0], [-1.0]]), np.array([0.0, 0.0]))
+        >>> regressions.proba(sparse.csr_matrix([[1.0], [1.0]]), np.eye(2)).round(4).tolist()
+        [0.7311, 0.2689]
+        """
+        per_model = expit(design @ self.coef.T + self.intercept)
+        # A mixture's weights sum to 1 only to rounding: saturated regressions (σ = 1.0
+        # exactly, as on spam) would give 1 + 2e-16, which is no probability.
+        return np.clip(np.einsum("rk,rk->r", per_model, mixture), 0.0, 1.0)
+
+
+def fit_weighted_regressions(
+    problem: WeightedLogistic,
+    row_task: np.ndarray,
+    cluster_membership: np.ndarray,
+    floor: float,
+) -> WeightedRegressions:
+    """Fit each cluster's weighted pooled regression and the unweighted one.
+
+    Parameters
+    ----------
+    problem : WeightedLogistic
+        The labelled rows' :func:`sparse_design`, labels and penalty ``C`` (inverse L2
+        penalty as in scikit-learn's :class:`~sklearn.linear_model.LogisticRegression`, the
+        intercept unpenalised), with the design's one-hot of the task solved by its diagonal
+        block. Each regression starts Newton's method from the pooled one.
+    row_task : ndarray of shape (n_labelled,)
+        Each row's task position.
+    cluster_membership : ndarray of shape (n_tasks, K)
+        :func:`membership`.
+    floor : float
+        In ``[0, 1]``.
+
+    Examples
+    --------
+    With ``floor = 1`` every row weighs 1 in every cluster: each cluster's regression is the
+    pooled one (the last row).
+
+    >>> import numpy as np
+    >>> codes = np.array([[0], [1], [0], [1], [0], [1]])
+    >>> task = np.array([0, 0, 1, 1, 2, 2])
+    >>> design = sparse_design(codes, np.array([0, 2]), task, 3)
+    >>> problem = WeightedLogistic(design, np.array([1, 0, 1, 1, 0, 0]), C=1.0)
+    >>> q = membership(np.eye(3), np.array([0, 1, 2]))
+    >>> fitted = fit_weighted_regressions(problem, task, q, floor=1.0)
+    >>> fitted.coef.shape, bool(np.allclose(fitted.coef[0], fitted.coef[-1]))
+    ((4, 5), True)
+    """
+    n_clusters = cluster_membership.shape[1]
+    coefs, intercepts = [], []
+    pooled = problem.pooled
+    start = np.append(*pooled)
+    for cluster in range(n_clusters):
+        weights = floor + (1.0 - floor) * cluster_membership[row_task, cluster]
+        coef, intercept = pooled if np.allclose(weights, 1.0) else problem.fit(weights, start)
+        coefs.append(coef)
+        intercepts.append(intercept)
+    coefs.append(pooled[0])
+    intercepts.append(pooled[1])
+    return WeightedRegressions(np.array(coefs), np.array(intercepts))

@@ -1,0 +1,219 @@
+"""Choosing ``effective_rows`` and ``floor`` of :class:`~clusterednb.ClusteredLogisticRegression`
+on the training tasks alone.
+
+Validation rows are labelled rows whose labels are hidden from the fit, in one of two ways
+(``validation``):
+
+- "half": every task with at least :data:`MIN_ROWS` labelled rows lends half of them (drawn
+  at random); their features stay in the fit, as those of any unlabelled row.
+- "like-fewest": a third of those tasks (at least one, drawn at random) are made to look like
+  the task with the fewest labelled rows, ``m``: each keeps ``min(m, half)`` of its labelled
+  rows and lends the rest. If that task has unlabelled rows the lent rows' features stay in
+  the fit; if not, the lent rows leave it. The other tasks keep all their labels, as the
+  tasks beside a new user with few labels do.
+
+For each value of :data:`EFFECTIVE_ROWS` the partition posterior is computed once; for each
+floor the regressions are fitted; the setting with the least mean log-loss on the validation
+rows wins. ``floor = 1`` (every row weighs 1: the pooled regression) is in the grid, so where
+clustering does not help, the model falls back to pooled regression. With
+``deviation_scale="auto"`` (not the default), on the winning clusters each task whose rows were
+held out then fits its deviation (:mod:`clusterednb.logistic.solvers.task_deviations`) from the
+labelled rows it kept, at every scale of :data:`DEVIATION_SCALES`; the scale with the least
+log-loss wins, and none (``0``) wins unless a scale beats it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import log_loss
+
+from clusterednb.logistic.clusters import (
+    LogisticClusters,
+    assemble,
+    labelled_regression,
+    partition_posterior,
+)
+from clusterednb.logistic.fit import AUTO, FitSettings, JointData, task_tempering
+
+EFFECTIVE_ROWS = (np.inf, 100.0, 50.0, 30.0, 15.0, 5.0)
+FLOORS = (0.05, 0.2, 0.5, 1.0)
+DEVIATION_SCALES = (0.1, 0.3, 1.0, 3.0)
+MIN_ROWS = 4
+DEFAULT_EFFECTIVE_ROWS = 10.0
+DEFAULT_FLOOR = 0.2
+DEFAULT_DEVIATION_SCALE = 0.0
+
+
+def validation_rows(data: JointData, rng: np.random.Generator) -> np.ndarray:
+    """Half of the labelled rows of every task with at least ``MIN_ROWS`` of them.
+
+    Examples
+    --------
+    >>> from clusterednb.logistic import examples as toy
+    >>> data = toy.joint_data()  # tasks of two rows: fewer than MIN_ROWS, none lends any
+    >>> validation_rows(data, np.random.default_rng(0)).tolist()
+    []
+    """
+    chosen = []
+    for task in range(data.n_tasks):
+        rows = data.labelled[data.task_starts[task] : data.task_starts[task + 1]]
+        if rows.size >= MIN_ROWS:
+            chosen.append(rng.choice(rows, size=rows.size // 2, replace=False))
+    return np.sort(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64)
+
+
+def like_fewest_rows(data: JointData, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
+    """Validation rows of pseudo-tasks cut to look like the task with the fewest labels, and
+    whether their features stay in the fit (see the module).
+
+    Examples
+    --------
+    >>> from clusterednb.logistic.fit import JointData
+    >>> codes = np.zeros((11, 1), dtype=np.int64)
+    >>> y = np.array([1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1])  # tasks of 1, 4 and 6 labelled rows
+    >>> task = np.array([0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2])
+    >>> data = JointData.from_codes(codes, y, task, 3, np.array([0, 1]))
+    >>> held, keep_features = like_fewest_rows(data, np.random.default_rng(0))
+    >>> np.unique(data.task[held]).size, held.size in (3, 5), keep_features  # one pseudo-task
+    (1, True, False)
+    """
+    counts = np.diff(data.task_starts)
+    lenders = np.flatnonzero(counts >= MIN_ROWS)
+    if not np.any(counts > 0) or lenders.size == 0:
+        return np.zeros(0, dtype=np.int64), True
+    fewest = int(counts[counts > 0].min())
+    few_tasks = np.flatnonzero(counts == fewest)
+    keep_features = bool(np.any(data.rows_per_task[few_tasks] > fewest))
+    pseudo = np.sort(rng.choice(lenders, size=max(1, lenders.size // 3), replace=False))
+    held = []
+    for task in pseudo:
+        rows = data.labelled[data.task_starts[task] : data.task_starts[task + 1]]
+        kept = min(fewest, rows.size // 2)
+        held.append(rng.permutation(rows)[kept:])
+    return np.sort(np.concatenate(held)), keep_features
+
+
+def choose_settings(
+    data: JointData, settings: FitSettings, rng: np.random.Generator
+) -> tuple[FitSettings, pd.DataFrame]:
+    """Settings with ``effective_rows``, ``floor`` and ``deviation_scale`` fixed, and the table
+    of what was tried.
+
+    A setting given as a number is kept; "auto" is chosen by validation (see the module).
+    With no task to lend validation rows, or labels of one class only among them, "auto"
+    becomes the defaults (10 effective rows, floor 0.2, no deviations).
+
+    Examples
+    --------
+    >>> from clusterednb.logistic import examples as toy
+    >>> chosen, tried = choose_settings(toy.joint_data(), FitSettings(), np.random.default_rng(0))
+    >>> chosen.effective_rows, chosen.floor, chosen.deviation_scale, len(tried)  # the defaults
+    (10.0, 0.2, 0.0, 0)
+    """
+    if AUTO not in (settings.effective_rows, settings.floor, settings.deviation_scale):
+        return settings, pd.DataFrame()
+    if settings.validation == "like-fewest":
+        held, keep_features = like_fewest_rows(data, rng)
+    else:
+        held, keep_features = validation_rows(data, rng), True
+    if held.size == 0 or np.unique(data.y[held]).size < 2:
+        return replace(
+            settings,
+            effective_rows=_or_default(settings.effective_rows, DEFAULT_EFFECTIVE_ROWS),
+            floor=_or_default(settings.floor, DEFAULT_FLOOR),
+            deviation_scale=_or_default(settings.deviation_scale, DEFAULT_DEVIATION_SCALE),
+        ), pd.DataFrame()
+    train = data.without_labels(held) if keep_features else data.without_rows(held)
+    tried, best = _cluster_settings(data, train, held, settings, rng)
+    chosen = settings.with_chosen(best.effective_rows, best.floor)
+    if settings.deviation_scale == AUTO:
+        tried += _deviation_scales(data, train, held, best, settings.C)
+    table = pd.DataFrame(tried)
+    if settings.deviation_scale == AUTO:
+        winner = table.loc[table["log_loss"].idxmin()]  # the first of equals: no deviation
+        chosen = replace(chosen, deviation_scale=float(winner["deviation_scale"]))
+    return chosen, table
+
+
+def _or_default(value, default: float):
+    return default if value == AUTO else value
+
+
+def _held_log_loss(
+    data: JointData, held: np.ndarray, clusters: LogisticClusters, with_task: bool
+) -> float:
+    """Mean log-loss of the held rows under ``clusters`` (with their tasks' deviations)."""
+    task = data.task[held]
+    p1 = clusters.proba(data.design(held), clusters.membership[task], task if with_task else None)
+    return float(log_loss(data.y[held], np.column_stack([1 - p1, p1]), labels=[0, 1]))
+
+
+class _Best:
+    """The best clustering setting so far and its assembled clusters."""
+
+    def __init__(self) -> None:
+        self.loss = np.inf
+        self.effective_rows = self.floor = 0.0
+        self.clusters: LogisticClusters | None = None
+
+
+def _cluster_settings(
+    data: JointData,
+    train: JointData,
+    held: np.ndarray,
+    settings: FitSettings,
+    rng: np.random.Generator,
+) -> tuple[list[dict], _Best]:
+    """Every (effective rows, floor) of the grids, scored without deviations, and the best."""
+    grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
+    floors = FLOORS if settings.floor == AUTO else (settings.floor,)
+    regression = labelled_regression(train, settings)  # one design and pooled fit for all
+    tried: list[dict] = []
+    seen: list[np.ndarray] = []
+    best = _Best()
+    for rows in grid:
+        weights = task_tempering(train.rows_per_task, float(rows))
+        if any(np.array_equal(weights, earlier) for earlier in seen):
+            continue  # the same weights for every task as a setting already tried
+        seen.append(weights)
+        clustering = partition_posterior(train, settings.with_chosen(rows, 0.0), rng)
+        for floor in floors:
+            clusters = assemble(train, clustering, settings.with_chosen(rows, floor), regression)
+            loss = _held_log_loss(data, held, clusters, with_task=False)
+            tried.append(
+                {
+                    "effective_rows": rows,
+                    "floor": floor,
+                    "deviation_scale": 0.0,
+                    "n_clusters": int(clustering.partition.max()) + 1,
+                    "log_loss": loss,
+                }
+            )
+            if loss < best.loss:
+                best.loss, best.effective_rows, best.floor = loss, float(rows), float(floor)
+                best.clusters = clusters
+    return tried, best
+
+
+def _deviation_scales(
+    data: JointData, train: JointData, held: np.ndarray, best: _Best, C: float
+) -> list[dict]:
+    """The best clusters with the held tasks' deviations at each of :data:`DEVIATION_SCALES`."""
+    clusters = best.clusters
+    tasks = np.unique(data.task[held])
+    tried = []
+    for scale in DEVIATION_SCALES:
+        deviating = clusters.with_deviations(train, scale**2 * C, tasks)
+        tried.append(
+            {
+                "effective_rows": best.effective_rows,
+                "floor": best.floor,
+                "deviation_scale": scale,
+                "n_clusters": int(clusters.partition.max()) + 1,
+                "log_loss": _held_log_loss(data, held, deviating, with_task=True),
+            }
+        )
+    return tried

@@ -1,0 +1,1 @@
+"""The simulated organisation: answered requests, and its iCalendar side."""

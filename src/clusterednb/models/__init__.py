@@ -1,0 +1,1 @@
+"""The probability models: observation models, document event models, partition and label priors."""

@@ -1,0 +1,81 @@
+"""Decisions and accuracy for any multi-task classifier that gives ``predict_proba(X, tasks)``.
+
+:class:`BayesDecisions` turns posterior predictive probabilities into Bayes decisions under a
+loss (:mod:`clusterednb.decision`) and scores them, the same way for every estimator of the
+package.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import ClassifierMixin
+
+from clusterednb.data.values import as_vector
+from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
+from clusterednb.exceptions import CNBError
+
+
+class BayesDecisions(ClassifierMixin):
+    """``predict`` and ``score`` from ``predict_proba(X, tasks)`` and ``classes_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class Fixed(BayesDecisions):
+    ...     classes_ = np.array(["no", "yes"])
+    ...     def predict_proba(self, X, tasks=None):
+    ...         return np.array([[0.7, 0.3], [0.2, 0.8]])
+    >>> Fixed().predict([[0], [1]]).tolist()
+    ['no', 'yes']
+    >>> Fixed().predict([[0], [1]], loss=[[0, 1], [9, 0]]).tolist()  # missing a "yes" costs 9
+    ['yes', 'yes']
+    >>> Fixed().score([[0], [1]], ["no", None])  # unlabelled rows are not scored
+    1.0
+    """
+
+    def predict(self, X: Any, tasks: Any = None, loss: LossMatrix | Any = None) -> np.ndarray:
+        """Bayes decisions, shape (n_rows,): the class of least posterior expected loss under
+        ``loss`` (a :class:`~clusterednb.decision.LossMatrix` or an array in ``classes_``
+        order; default 0-1 loss, the most probable class).
+
+        Examples
+        --------
+        A false "yes" costing five times a false "no" turns ann's 0.67 "yes" into a "no":
+
+        >>> from clusterednb import CompleteSharingNB, LossMatrix
+        >>> from clusterednb.naive_bayes import examples as toy
+        >>> model = CompleteSharingNB().fit(*toy.colour_rows())
+        >>> careful = LossMatrix.binary(cost_false_positive=5.0, cost_false_negative=1.0,
+        ...                             pos_label="yes")
+        >>> model.predict([["red"]], ["ann"]).tolist(), model.predict([["red"]], ["ann"], careful)
+        (['yes'], array(['no'], dtype='<U3'))
+        """
+        proba = self.predict_proba(X, tasks)
+        if loss is None:
+            return self.classes_[np.argmax(proba, axis=1)]
+        return self.classes_[bayes_decision(proba, as_loss_matrix(loss, self.classes_))]
+
+    def score(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> float:
+        """Mean accuracy of :meth:`predict` on labelled rows (``sample_weight`` is refused:
+        the models count rows, and a differently weighted score would mislead).
+
+        Examples
+        --------
+        >>> from clusterednb import CompleteSharingNB
+        >>> from clusterednb.naive_bayes import examples as toy
+        >>> X, y, tasks = toy.colour_rows()
+        >>> CompleteSharingNB().fit(X, y, tasks).score(X, y, tasks)  # pooled: cy is wrong
+        0.6666666666666666
+        """
+        if sample_weight is not None:
+            raise CNBError(
+                "sample_weight is not supported: the models count rows; repeat or drop rows "
+                "instead of weighting them"
+            )
+        y = as_vector(y)
+        predicted = self.predict(X, tasks)
+        labelled = ~pd.isna(y)
+        return float(np.mean(predicted[labelled].astype(object) == y[labelled]))

@@ -1,0 +1,241 @@
+"""Which engine a :class:`~clusterednb.naive_bayes.clustered.ClusteredNB` runs, with its settings.
+
+The estimator's hyperparameters are copied once into an :class:`EngineSettings`; here they become
+each engine's arguments, so the estimator holds no engine logic and neither this module nor the
+engines ever see an estimator. A warm start (``partial_fit``) resumes the Gibbs chain from the
+previous assignment with a quarter of the sweeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from clusterednb.exceptions import CNBError
+from clusterednb.inference.bhc.engine import fit_bhc, fit_bhc_randomized
+from clusterednb.inference.exact import fit_exact
+from clusterednb.inference.gibbs.engine import GibbsSettings, fit_gibbs
+from clusterednb.inference.gibbs.search import fit_search
+from clusterednb.inference.result import ClusteringResult
+from clusterednb.inference.variational.engine import VariationalSettings, fit_variational
+from clusterednb.models.observation import ObservationModel
+from clusterednb.stats.counts import Counts
+from clusterednb.stats.sparse_counts import SparseCounts
+
+INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search", "variational")
+SPARSE_ENGINES = ("gibbs", "variational")
+"""The engines that read per-task counts kept sparse (:class:`SparseCounts`)."""
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """The settings an engine runs with, copied from the estimator's hyperparameters.
+
+    Attributes
+    ----------
+    inference : str
+        One of :data:`INFERENCE_ENGINES`.
+    gamma : float
+        The Dirichlet-process concentration.
+    n_sweeps, burn_in, thin : int
+        The Gibbs chain's length, discarded start and thinning.
+    sample_gamma : bool
+    gamma_prior : tuple of float
+        The Gamma(shape, rate) prior of ``gamma`` when it is sampled.
+    split_merge : bool or int
+        Split-merge moves per sweep (``True`` = 3).
+    progress : bool
+    n_jobs : int
+    backend : str
+        ``"local"`` or ``"dask"``.
+    n_shards : int or None
+        The Dask backend's shards.
+
+    Examples
+    --------
+    >>> from clusterednb import ClusteredNB
+    >>> EngineSettings.of(ClusteredNB(inference="bhc", gamma=2.0).get_params()).inference
+    'bhc'
+    """
+
+    inference: str = "gibbs"
+    gamma: float = 1.0
+    n_sweeps: int = 200
+    burn_in: int = 50
+    thin: int = 1
+    sample_gamma: bool = False
+    gamma_prior: tuple[float, float] = (1.0, 1.0)
+    split_merge: bool | int = True
+    progress: bool = False
+    n_jobs: int = 1
+    backend: str = "local"
+    n_shards: int | None = None
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> EngineSettings:
+        """The settings named in ``params`` (an estimator's ``get_params()``); others are
+        ignored."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{name: value for name, value in params.items() if name in known})
+
+
+def check_engine_settings(settings: EngineSettings) -> None:
+    """Refuse engine settings that no engine can run, with a
+    :class:`~clusterednb.exceptions.CNBError` naming the value.
+
+    Examples
+    --------
+    >>> check_engine_settings(EngineSettings())  # the defaults run
+    >>> check_engine_settings(EngineSettings(n_sweeps=10, burn_in=10))
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: burn_in (10) must be smaller than n_sweeps (10)
+    """
+    if settings.backend not in ("local", "dask"):
+        raise CNBError(f"backend must be 'local' or 'dask', got {settings.backend!r}")
+    if settings.backend == "dask" and settings.inference != "gibbs":
+        raise CNBError("backend='dask' runs the Gibbs engine: set inference='gibbs'")
+    if not (isinstance(settings.n_jobs, int | np.integer) and settings.n_jobs >= 1):
+        raise CNBError(f"n_jobs must be a positive integer, got {settings.n_jobs!r}")
+    if settings.inference not in INFERENCE_ENGINES:
+        raise CNBError(f"inference must be one of {INFERENCE_ENGINES}, got {settings.inference!r}")
+    if not (np.isfinite(settings.gamma) and settings.gamma > 0):
+        raise CNBError(f"gamma must be positive and finite, got {settings.gamma!r}")
+    if settings.n_sweeps < 1 or settings.burn_in < 0 or settings.thin < 1:
+        raise CNBError(
+            "need n_sweeps >= 1, burn_in >= 0 and thin >= 1; got "
+            f"{settings.n_sweeps}, {settings.burn_in}, {settings.thin}"
+        )
+    if settings.burn_in >= settings.n_sweeps:
+        raise CNBError(
+            f"burn_in ({settings.burn_in}) must be smaller than n_sweeps ({settings.n_sweeps})"
+        )
+
+
+@dataclass(frozen=True)
+class EngineInput:
+    """What an engine reads besides the counts: the random generator, the unlabelled rows that
+    the Gibbs sampler completes, and a previous assignment to resume from.
+
+    Attributes
+    ----------
+    rng : numpy.random.Generator
+    unlabelled_X : int array of shape (n_unlabelled, n_features)
+        Encoded unlabelled rows (empty when they are not part of the inference).
+    unlabelled_task : int array of shape (n_unlabelled,)
+    warm_assignment : int array of shape (n_previous_tasks,) or None
+        The previous fit's cluster of each task (``partial_fit``).
+    """
+
+    rng: np.random.Generator
+    unlabelled_X: np.ndarray
+    unlabelled_task: np.ndarray
+    warm_assignment: np.ndarray | None = None
+
+    @classmethod
+    def labelled_only(cls, rng: np.random.Generator, n_features: int) -> EngineInput:
+        """No unlabelled rows, no warm start.
+
+        Examples
+        --------
+        >>> EngineInput.labelled_only(np.random.default_rng(0), 2).unlabelled_X.shape
+        (0, 2)
+        """
+        return cls(rng, np.zeros((0, n_features), np.int64), np.zeros(0, np.int64))
+
+
+def run_engine(
+    settings: EngineSettings,
+    model: ObservationModel,
+    counts: Counts | SparseCounts,
+    given: EngineInput,
+) -> ClusteringResult:
+    """Run ``settings.inference`` on the per-task counts.
+
+    Parameters
+    ----------
+    settings : EngineSettings
+    model : ObservationModel
+    counts : Counts or SparseCounts
+        Per-task counts, ``n_groups`` = tasks.
+    given : EngineInput
+
+    Returns
+    -------
+    ClusteringResult
+
+    Examples
+    --------
+    >>> from clusterednb import ClusteredNB
+    >>> from clusterednb.models import examples as toy
+    >>> given = EngineInput.labelled_only(np.random.default_rng(0), 1)
+    >>> result = run_engine(EngineSettings(inference="exact"), toy.colour_model(),
+    ...                     toy.three_task_counts(), given)
+    >>> fitted = ClusteredNB(inference="exact").fit_counts(toy.three_task_counts(),
+    ...                                                    ["a", "b", "c"], toy.colour_schema())
+    >>> bool(np.isclose(result.log_evidence, fitted.log_evidence_))  # what fit runs
+    True
+    """
+    if isinstance(counts, SparseCounts) and settings.inference not in SPARSE_ENGINES:
+        raise CNBError(
+            f"this model holds its {counts.n_groups} tasks' counts sparse (too many tasks for a "
+            f"dense table), which inference={settings.inference!r} cannot read: use one of "
+            f"{SPARSE_ENGINES}, or refit with fewer tasks"
+        )
+    gamma, rng = settings.gamma, given.rng
+    engines: dict[str, Callable[[], ClusteringResult]] = {
+        "exact": lambda: fit_exact(model, counts, gamma),
+        "gibbs": lambda: _run_gibbs(settings, model, counts, given),
+        "bhc": lambda: fit_bhc(model, counts, gamma),
+        "bhc-randomized": lambda: fit_bhc_randomized(model, counts, gamma, rng),
+        "search": lambda: fit_search(model, counts, gamma, rng),
+        "variational": lambda: fit_variational(
+            model, counts, gamma, rng, VariationalSettings(n_jobs=settings.n_jobs)
+        ),
+    }
+    return engines[settings.inference]()
+
+
+def _run_gibbs(
+    settings: EngineSettings,
+    model: ObservationModel,
+    counts: Counts | SparseCounts,
+    given: EngineInput,
+) -> ClusteringResult:
+    n_sweeps, burn_in, initial = settings.n_sweeps, settings.burn_in, None
+    if given.warm_assignment is not None:
+        previous = given.warm_assignment
+        initial = np.full(counts.n_groups, -1, dtype=np.int64)
+        initial[: previous.size] = previous
+        n_sweeps, burn_in = max(settings.n_sweeps // 4, 1), settings.burn_in // 4
+    moves = 3 if settings.split_merge is True else int(settings.split_merge)
+    gibbs = GibbsSettings(
+        n_sweeps=n_sweeps,
+        burn_in=min(burn_in, n_sweeps - 1),
+        thin=settings.thin,
+        sample_gamma=settings.sample_gamma,
+        gamma_prior=tuple(settings.gamma_prior),
+        split_merge_moves=moves,
+        progress=settings.progress,
+        n_jobs=settings.n_jobs,
+    )
+    arguments = (
+        model,
+        counts,
+        given.unlabelled_X,
+        given.unlabelled_task,
+        settings.gamma,
+        gibbs,
+        given.rng,
+        initial,
+    )
+    if settings.backend == "dask":
+        # dask is an optional extra: imported only when this backend is asked for
+        from clusterednb.distributed.dask import dask_sharded_sweep
+
+        with dask_sharded_sweep(settings.n_shards) as sweep:
+            return fit_gibbs(*arguments, sweep=sweep)
+    return fit_gibbs(*arguments)

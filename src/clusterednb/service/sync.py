@@ -1,0 +1,390 @@
+"""One pass of the assistant over a user's calendars on a CalDAV server.
+
+For every ``VEVENT`` (and every overridden instance of a recurring one) where the user is an
+``ATTENDEE`` with ``PARTSTAT=NEEDS-ACTION``: compute the features from it and the rest of the
+same calendars, decide or ask under the user's loss, and for a decision set the attendee's
+``PARTSTAT`` on the server (nothing else of the event changes; the write carries the ETag it
+read, and a concurrent change is re-read, never overwritten) and, with an SMTP server, mail the
+organiser an iMIP REPLY. What was answered is remembered in the state file (a service store,
+so ``cnb serve`` can share it); a second pass sends nothing again, and an invitation the
+organiser updated (a higher ``SEQUENCE``) is decided afresh. When the person later answers an
+"ask" in their own client, the next pass records that answer as feedback.
+
+Never answered: cancelled events, events the user organises, events the user is not invited
+to. An object on the server that cannot be read is skipped with a warning naming its href.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import icalendar
+
+from clusterednb.meeting.calendar import features_in_context
+from clusterednb.meeting.deciding import ASK_BAND, decide_or_ask, request_record
+from clusterednb.meeting.directory import Directory, UserEntry
+from clusterednb.meeting.errors import MeetingError, MeetingWarning
+from clusterednb.meeting.imip import reply_message, send
+from clusterednb.meeting.invitation import (
+    calendar_address,
+    find_attendee,
+    read_calendar,
+    recurrence_key,
+    sequence_number,
+)
+from clusterednb.meeting.reply import make_reply
+
+MAX_WRITE_ATTEMPTS = 3
+
+
+class ServerUnavailable(MeetingError):
+    """The CalDAV server cannot be reached or refused the login (exit status 2).
+
+    Examples
+    --------
+    >>> ServerUnavailable("cannot use the CalDAV server").exit_status
+    2
+    """
+
+    exit_status = 2
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    """What one pass needs (the ``cnb meeting sync`` options).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> settings = SyncSettings("http://127.0.0.1:5232/ann/", "ann", "secret",
+    ...                         "ann@example.org", model=None, state=Path("ann.db"))
+    >>> settings.costs, settings.dry_run  # a wrong accept and a wrong decline cost the same
+    ((1.0, 1.0), False)
+    """
+
+    url: str
+    username: str
+    password: str
+    email: str
+    model: Any
+    state: Path
+    directory: Directory | None = None
+    smtp: tuple[str, int] | None = None
+    sender: str | None = None
+    ask_band: float = ASK_BAND
+    costs: tuple[float, float] = (1.0, 1.0)
+    dry_run: bool = False
+
+
+@dataclass
+class PassResult:
+    """What the pass did with one invitation (the decision itself is a
+    :class:`~clusterednb.meeting.deciding.Decision`).
+
+    Examples
+    --------
+    >>> outcome = PassResult("/ann/m1.ics", "m1", "", 0, "Planning", "accept", 0.91, "written")
+    >>> outcome.reasons
+    []
+    """
+
+    href: str
+    uid: str
+    recurrence_id: str
+    sequence: int
+    summary: str
+    decision: str
+    p_accept: float | None
+    action: str
+    reasons: list[dict[str, Any]] = field(default_factory=list)
+
+    def line(self) -> str:
+        """One line for a person.
+
+        Examples
+        --------
+        >>> PassResult("/ann/m1.ics", "m1", "", 0, "Planning", "accept", 0.91, "written").line()
+        'accept  P(accept) 0.910  written                          Planning'
+        """
+        p = "  —  " if self.p_accept is None else f"{self.p_accept:.3f}"
+        instance = f" [{self.recurrence_id}]" if self.recurrence_id else ""
+        return f"{self.decision:7} P(accept) {p}  {self.action:32} {self.summary}{instance}"
+
+
+@dataclass
+class _Object:
+    href: str
+    calendar: icalendar.Calendar
+
+
+def _connect(settings: SyncSettings) -> tuple[Any, list[Any]]:
+    import caldav
+
+    try:
+        client = caldav.DAVClient(
+            url=settings.url, username=settings.username, password=settings.password
+        )
+        calendars = client.principal().calendars()
+    except Exception as error:  # connection refused, DNS, 401/403: one clear line
+        raise ServerUnavailable(
+            f"cannot use the CalDAV server {settings.url}: {type(error).__name__}: {error}"
+        ) from error
+    return client, calendars
+
+
+def _objects(calendars: list[Any]) -> list[_Object]:
+    found = []
+    for calendar in calendars:
+        try:
+            events = calendar.events()
+        except Exception as error:  # one unreadable collection must not stop the pass
+            warnings.warn(f"calendar {calendar.url} skipped: {error}", MeetingWarning, stacklevel=2)
+            continue
+        for event in events:
+            href = str(event.url)
+            try:
+                data = event.data
+                found.append(
+                    _Object(href, read_calendar(data.encode() if isinstance(data, str) else data))
+                )
+            except (MeetingError, ValueError) as error:
+                warnings.warn(f"{href} skipped: {error}", MeetingWarning, stacklevel=2)
+    return found
+
+
+def _everything(objects: list[_Object]) -> icalendar.Calendar:
+    """All events of all calendars in one calendar (for busy time and conflicts)."""
+    combined = icalendar.Calendar()
+    combined.add("PRODID", "-//clusterednb//sync//EN")
+    combined.add("VERSION", "2.0")
+    seen_zones = set()
+    for item in objects:
+        for component in item.calendar.subcomponents:
+            if component.name == "VTIMEZONE":
+                if str(component.get("TZID")) in seen_zones:
+                    continue
+                seen_zones.add(str(component.get("TZID")))
+            if component.name in ("VTIMEZONE", "VEVENT"):
+                combined.add_component(component)
+    return combined
+
+
+def _single(item: _Object, event: icalendar.Event) -> icalendar.Calendar:
+    """One invitation (one VEVENT, its object's time zones), as a request to decide."""
+    single = icalendar.Calendar()
+    single.add("PRODID", "-//clusterednb//sync//EN")
+    single.add("VERSION", "2.0")
+    for component in item.calendar.walk("VTIMEZONE"):
+        single.add_component(component)
+    single.add_component(event)
+    return single
+
+
+def _matching_event(
+    calendar: icalendar.Calendar, uid: str, recurrence_id: str
+) -> icalendar.Event | None:
+    for event in calendar.walk("VEVENT"):
+        if str(event.get("UID")) == uid and recurrence_key(event) == recurrence_id:
+            return event
+    return None
+
+
+def set_partstat(
+    client: Any, href: str, uid: str, recurrence_id: str, email: str, partstat: str
+) -> str:
+    """Set the user's PARTSTAT in the event on the server, honouring its ETag.
+
+    Reads the object, changes only the attendee's ``PARTSTAT`` in the matching ``VEVENT``
+    and writes it back with ``If-Match``; on ``412 Precondition Failed`` (someone changed it
+    meanwhile) it reads again and retries, and if the user's status is no longer
+    ``NEEDS-ACTION`` it leaves the event alone.
+
+    Returns
+    -------
+    {"written", "changed on the server"}
+
+    Examples
+    --------
+    A stand-in for a CalDAV client, holding one event and its ETag in memory (the tests use a
+    real Radicale server):
+
+    >>> from types import SimpleNamespace
+    >>> class OneEvent:
+    ...     def __init__(self, body):
+    ...         self.body, self.etag = body, '"1"'
+    ...     def request(self, href, method, body=None, headers=None):
+    ...         if method == "PUT":
+    ...             self.body, self.etag = body, '"2"'
+    ...         return SimpleNamespace(status=204 if method == "PUT" else 200, raw=self.body,
+    ...                                headers={"ETag": self.etag})
+    >>> server = OneEvent(chr(10).join([  # one content line per item
+    ...     "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//example//EN", "BEGIN:VEVENT",
+    ...     "UID:m1", "DTSTAMP:20261124T090000Z", "DTSTART:20261125T100000Z",
+    ...     "ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:ann@example.org", "END:VEVENT",
+    ...     "END:VCALENDAR", ""]).encode())
+    >>> set_partstat(server, "/ann/m1.ics", "m1", "", "ann@example.org", "ACCEPTED")
+    'written'
+    >>> b"PARTSTAT=ACCEPTED" in server.body
+    True
+    >>> set_partstat(server, "/ann/m1.ics", "m1", "", "ann@example.org", "DECLINED")
+    'changed on the server'
+    """
+    for _ in range(MAX_WRITE_ATTEMPTS):
+        response = client.request(href, "GET")
+        etag = response.headers.get("ETag") or response.headers.get("etag")
+        body = response.raw if isinstance(response.raw, bytes) else str(response.raw).encode()
+        calendar = read_calendar(body)
+        event = _matching_event(calendar, uid, recurrence_id)
+        attendee = None if event is None else find_attendee(event, email)
+        if attendee is None or attendee.params.get("PARTSTAT", "NEEDS-ACTION") != "NEEDS-ACTION":
+            return "changed on the server"
+        attendee.params["PARTSTAT"] = partstat
+        headers = {"Content-Type": "text/calendar; charset=utf-8"}
+        if etag:
+            headers["If-Match"] = etag
+        written = client.request(href, "PUT", calendar.to_ical(), headers)
+        if written.status in (200, 201, 204):
+            return "written"
+        if written.status != 412:
+            raise MeetingError(f"{href}: the server refused the update ({written.status})")
+    return "changed on the server"
+
+
+def _user_key(settings: SyncSettings) -> tuple[str, UserEntry | None]:
+    directory = settings.directory
+    if directory is not None:
+        for user, entry in directory.users.items():
+            if entry.email == calendar_address(settings.email):
+                return user, entry
+    return calendar_address(settings.email), None
+
+
+def sync(settings: SyncSettings) -> list[PassResult]:
+    """One pass (see the module's docstring); returns what it did with each invitation.
+
+    Examples
+    --------
+    A server that cannot be reached is one clear error (exit status 2 on the command line):
+
+    >>> from clusterednb.models import examples as toy
+    >>> settings = SyncSettings("http://127.0.0.1:9/dav/", "ann", "secret", "ann@example.org",
+    ...                         model=None, state=toy.scratch_file("ann.db"))
+    >>> sync(settings)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.service.sync.ServerUnavailable: cannot use the CalDAV server http://127.0.0.1:9/...
+    """
+    from clusterednb.service.store import ServiceStore
+
+    client, calendars = _connect(settings)
+    objects = _objects(calendars)
+    everything = _everything(objects)
+    user, entry = _user_key(settings)
+    jobs = settings.directory.jobs if settings.directory else {}
+    outcomes = []
+    with ServiceStore(settings.state) as store:
+        for item in objects:
+            for event in item.calendar.walk("VEVENT"):
+                outcome = _one(settings, store, client, everything, item, event, user, entry, jobs)
+                if outcome is not None:
+                    outcomes.append(outcome)
+    return outcomes
+
+
+def _one(
+    settings: SyncSettings,
+    store: Any,
+    client: Any,
+    everything: icalendar.Calendar,
+    item: _Object,
+    event: icalendar.Event,
+    user: str,
+    entry: UserEntry | None,
+    jobs: dict[str, str],
+) -> PassResult | None:
+    email = calendar_address(settings.email)
+    attendee = find_attendee(event, email)
+    if attendee is None or "ORGANIZER" not in event or "UID" not in event:
+        return None
+    if calendar_address(event["ORGANIZER"]) == email:
+        return None
+    uid, recurrence = str(event["UID"]), recurrence_key(event)
+    try:
+        sequence = sequence_number(event)
+    except MeetingError as error:
+        warnings.warn(f"{item.href} skipped: {error}", MeetingWarning, stacklevel=2)
+        return None
+    summary = str(event.get("SUMMARY", "(no title)"))
+    base = {
+        "href": item.href,
+        "uid": uid,
+        "recurrence_id": recurrence,
+        "sequence": sequence,
+        "summary": summary,
+    }
+    status = str(attendee.params.get("PARTSTAT", "NEEDS-ACTION")).upper()
+    known = store.find_request(user, uid, recurrence, sequence)
+    if str(event.get("STATUS", "")).upper() == "CANCELLED":
+        return PassResult(**base, decision="-", p_accept=None, action="cancelled: never answered")
+    if status != "NEEDS-ACTION":
+        if known is not None and known["decision"] == "ask" and known["answer"] is None:
+            if not settings.dry_run and status in ("ACCEPTED", "DECLINED"):
+                store.answer(user, known["id"], status == "ACCEPTED")
+            return PassResult(
+                **base,
+                decision="ask",
+                p_accept=known["p_accept"],
+                action=f"learned the answer ({status.lower()})",
+            )
+        return None
+    if known is not None:
+        action = "still waiting for the person" if known["decision"] == "ask" else "answered before"
+        return PassResult(
+            **base, decision=known["decision"], p_accept=known["p_accept"], action=action
+        )
+    single = _single(item, event)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MeetingWarning)
+            features, missing = features_in_context(single, email, everything, entry, jobs)
+    except MeetingError as error:
+        warnings.warn(f"{item.href} skipped: {error}", MeetingWarning, stacklevel=2)
+        return None
+    decided = decide_or_ask(
+        settings.model, features, user, settings.costs, store.answers_of(user), settings.ask_band
+    )
+    result = PassResult(
+        **base,
+        decision=decided.decision,
+        p_accept=decided.p_accept,
+        action="would answer" if decided.decision != "ask" else "would ask",
+        reasons=[reason.to_dict() for reason in decided.reasons],
+    )
+    if settings.dry_run:
+        return result
+    if decided.decision != "ask":
+        accept = decided.decision == "accept"
+        written = set_partstat(
+            client, item.href, uid, recurrence, email, "ACCEPTED" if accept else "DECLINED"
+        )
+        if written != "written":
+            result.action = "left alone: changed on the server"
+            return result
+        result.action = "answered on the server"
+        if settings.smtp is not None:
+            zone = entry.timezone if entry else "UTC"
+            reply = make_reply(single, email, accept, dt.datetime.now(dt.UTC), zone).to_ical()
+            organizer = calendar_address(event["ORGANIZER"])
+            send(
+                reply_message(reply, settings.sender or email, organizer, summary, accept),
+                *settings.smtp,
+            )
+            result.action = "answered on the server and by mail"
+    else:
+        result.action = "asked the person"
+    store.add_request(user, request_record(event, single.to_ical(), features, missing, decided))
+    return result

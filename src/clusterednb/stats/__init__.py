@@ -1,0 +1,1 @@
+"""Count statistics and the special functions and compiled loops they are computed with."""
