@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.stats.counts import Counts
 
 
@@ -102,7 +102,7 @@ def expected_counts(
 
 
 def fit_em(
-    model: DirichletNB,
+    model: ConjugateModel,
     labelled: Counts,
     X: np.ndarray,
     row_task: np.ndarray,
@@ -115,7 +115,7 @@ def fit_em(
 
     Parameters
     ----------
-    model : DirichletNB
+    model : ConjugateModel
         Supplies ``α``, ``β``.
     labelled : Counts with n_tasks groups
         Counts of the labelled rows.

@@ -14,7 +14,7 @@ from scipy.special import gammaln, logsumexp
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.models.partition_prior import set_partitions
 from clusterednb.stats.counts import Counts
 from clusterednb.stats.special import log_rising_factorial
@@ -59,7 +59,7 @@ def enumerate_partitions(n_tasks: int) -> np.ndarray:
     return np.array(list(set_partitions(n_tasks)), dtype=np.int64).reshape(-1, n_tasks)
 
 
-def fit_exact(model: DirichletNB, counts: Counts, gamma: float) -> ClusteringResult:
+def fit_exact(model: ConjugateModel, counts: Counts, gamma: float) -> ClusteringResult:
     """Engine ``"exact"``: the posterior over every partition, the exact evidence and the
     exact predictive.
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from clusterednb.jit import njit
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.stats.counts import Counts
 from clusterednb.stats.special import segment_sum
 
@@ -261,7 +261,7 @@ class LabelSampler:
 
 
 def sweep_with_model(
-    rng: np.random.Generator, sampler: LabelSampler, model: DirichletNB, temperature: float = 1.0
+    rng: np.random.Generator, sampler: LabelSampler, model: ConjugateModel, temperature: float = 1.0
 ) -> None:
     """A label sweep under the fixed priors ``α``, ``β`` of ``model``.
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.predictive import cold_start_log_proba, mixture_log_proba
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.stats.counts import Counts
 
 _TABLE_BUDGET = 1 << 22  # component tables up to this many entries are computed once
@@ -57,7 +57,7 @@ class Posterior:
     Three tasks; the first two share a cluster:
 
     >>> from clusterednb import Counts, FeatureSchema
-    >>> from clusterednb.models.observation import DirichletNB
+    >>> from clusterednb.models.observation import ConjugateModel, DirichletNB
     >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
     >>> counts = Counts(np.array([[2, 0], [2, 0], [0, 2]]),
     ...                 np.array([[[2, 0], [0, 0]], [[2, 0], [0, 0]], [[0, 0], [0, 2]]]))
@@ -226,7 +226,7 @@ class Posterior:
 
     def predict_log_proba(
         self,
-        model: DirichletNB,
+        model: ConjugateModel,
         X: np.ndarray,
         task_index: np.ndarray,
         cold_group: np.ndarray | None = None,
@@ -235,7 +235,7 @@ class Posterior:
 
         Parameters
         ----------
-        model : DirichletNB
+        model : ConjugateModel
         X : ndarray of shape (n_rows, n_features)
             Category codes, -1 for missing.
         task_index : ndarray of shape (n_rows,)

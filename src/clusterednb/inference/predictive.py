@@ -11,7 +11,7 @@ from typing import Protocol
 
 import numpy as np
 
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.stats.kernels import log_normalize_rows
 
 
@@ -37,7 +37,7 @@ ROW_CHUNK = 65_536  # rows (times mixture entries) evaluated at once
 
 def mixture_log_proba(
     posterior: PosteriorTables,
-    model: DirichletNB,
+    model: ConjugateModel,
     X: np.ndarray,
     task: np.ndarray,
     indptr: np.ndarray,
@@ -94,7 +94,7 @@ def mixture_log_proba(
 
 def _log_joint(
     posterior: PosteriorTables,
-    model: DirichletNB,
+    model: ConjugateModel,
     X: np.ndarray,
     log_prior: np.ndarray,
     component: np.ndarray,
@@ -110,7 +110,7 @@ def _log_joint(
 
 def cold_start_log_proba(
     posterior: PosteriorTables,
-    model: DirichletNB,
+    model: ConjugateModel,
     X: np.ndarray,
     group: np.ndarray,
     tables: np.ndarray | None,

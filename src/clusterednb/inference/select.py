@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.stats.kernels import log_normalize_rows
 
 
 def select_log_weights(
-    model: DirichletNB,
+    model: ConjugateModel,
     cluster_counts: np.ndarray,
     cluster_sizes: np.ndarray,
     gamma: float,
@@ -60,7 +60,7 @@ def select_log_weights(
 
 
 def select_log_proba(
-    model: DirichletNB,
+    model: ConjugateModel,
     cluster_counts: np.ndarray,
     cluster_sizes: np.ndarray,
     gamma: float,
@@ -74,7 +74,7 @@ def select_log_proba(
 
     Parameters
     ----------
-    model : DirichletNB
+    model : ConjugateModel
         Any observation model of the family (categorical codes, or documents as a sparse
         matrix for the Bernoulli and multinomial event models).
     cluster_counts : ndarray of shape (K, C, V)
@@ -131,7 +131,7 @@ class _Selection:
 
     def __init__(
         self,
-        model: DirichletNB,
+        model: ConjugateModel,
         cluster_counts: np.ndarray,
         cluster_sizes: np.ndarray,
         gamma: float,

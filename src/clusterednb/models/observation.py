@@ -76,6 +76,52 @@ class ObservationModel(Protocol):
         ...
 
 
+class ConjugateModel(ObservationModel, Protocol):
+    """An observation model whose count statistics have closed-form marginals under Dirichlet
+    pseudo-counts: what the collapsed engines (exact, Gibbs, BHC, search, variational) read.
+
+    Attributes
+    ----------
+    alpha : float array of shape (n_classes,)
+        Label pseudo-counts.
+    beta : float array of shape (n_classes, n_values_total)
+        Feature-value pseudo-counts on the flat value axis.
+    offsets : int array of shape (n_features + 1,)
+        Where each feature's values start on that axis.
+
+    Examples
+    --------
+    :class:`DirichletNB` is one:
+
+    >>> from clusterednb import FeatureSchema
+    >>> model = DirichletNB(FeatureSchema(("colour",), (("red", "blue"),), (0, 1)))
+    >>> model.beta.shape, model.offsets.tolist()
+    ((2, 2), [0, 2])
+    """
+
+    alpha: np.ndarray
+    beta: np.ndarray
+    offsets: np.ndarray
+
+    def log_marginal_labels(self, label_counts: np.ndarray) -> np.ndarray:
+        """``log P(labels of each group)``, shape (n_groups,); see
+        :meth:`DirichletNB.log_marginal_labels`."""
+        ...
+
+    def log_marginal_features(self, value_counts: np.ndarray) -> np.ndarray:
+        """``log P(features of each group | labels)``, shape (n_groups,); see
+        :meth:`DirichletNB.log_marginal_features`."""
+        ...
+
+    def log_label_prior(self, label_counts: np.ndarray) -> np.ndarray:
+        """Posterior predictive log label probabilities, shape (..., n_classes)."""
+        ...
+
+    def log_feature_table(self, value_counts: np.ndarray) -> np.ndarray:
+        """Posterior predictive log value probabilities, shape (..., n_classes, n_values_total)."""
+        ...
+
+
 def _positive_finite(values: np.ndarray, name: str) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     bad = ~np.isfinite(values) | (values <= 0)

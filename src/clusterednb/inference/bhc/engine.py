@@ -16,7 +16,7 @@ from clusterednb.inference.bhc.kernels import assign_to_sides, greedy_bhc, tree_
 from clusterednb.inference.gibbs.data import LogGammaTables
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.models.partition_prior import crp_log_prior
 from clusterednb.stats.counts import Counts
 from clusterednb.stats.special import log_rising_factorial, segment_sum
@@ -26,7 +26,7 @@ _LEAF_SIZE = 64  # randomised BHC: subsets of at most this many tasks get exact 
 
 
 def _leaf_statistics(
-    model: DirichletNB, counts: Counts
+    model: ConjugateModel, counts: Counts
 ) -> tuple[np.ndarray, np.ndarray, LogGammaTables]:
     schema = model.schema
     n_tasks = counts.n_groups
@@ -42,7 +42,7 @@ def _leaf_statistics(
     return cells, totals, tables
 
 
-def fit_bhc(model: DirichletNB, counts: Counts, gamma: float) -> ClusteringResult:
+def fit_bhc(model: ConjugateModel, counts: Counts, gamma: float) -> ClusteringResult:
     """Engine ``"bhc"``: greedy Bayesian Hierarchical Clustering of the tasks.
 
     The result's ``evidence_kind`` is ``"lower_bound"``; its ``extras`` hold ``tree`` (a
@@ -67,7 +67,7 @@ def fit_bhc(model: DirichletNB, counts: Counts, gamma: float) -> ClusteringResul
 
 
 def fit_bhc_randomized(
-    model: DirichletNB,
+    model: ConjugateModel,
     counts: Counts,
     gamma: float,
     rng: np.random.Generator,
@@ -134,7 +134,7 @@ def fit_bhc_randomized(
 
 
 def _refined(
-    model: DirichletNB,
+    model: ConjugateModel,
     counts: Counts,
     gamma: float,
     result: ClusteringResult,
@@ -188,7 +188,7 @@ def _leaves_under(children: np.ndarray, n_leaves: int, node: int) -> np.ndarray:
 
 
 def tree_result(
-    model: DirichletNB,
+    model: ConjugateModel,
     counts: Counts,
     gamma: float,
     children: np.ndarray,

@@ -35,7 +35,7 @@ from clusterednb.inference.prototype_pairs import (
     pairs_of,
     update_pair,
 )
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.stats.counts import Counts
 
 Structure = Literal["ns", "cs", "cnb"]
@@ -152,7 +152,7 @@ def _run(
 
 
 def ais_log_features(
-    model: DirichletNB,
+    model: ConjugateModel,
     X: np.ndarray,
     task_index: np.ndarray,
     n_tasks: int,
@@ -166,7 +166,7 @@ def ais_log_features(
 
     Parameters
     ----------
-    model : DirichletNB
+    model : ConjugateModel
     X : ndarray of shape (n_rows, n_features)
         Category codes of the rows (their labels are treated as unknown).
     task_index : ndarray of shape (n_rows,)
@@ -202,7 +202,7 @@ def ais_log_features(
 
 
 def ais_log_joint_clustered(
-    model: DirichletNB,
+    model: ConjugateModel,
     counts: Counts,
     gamma: float,
     n_temperatures: int,
@@ -254,7 +254,7 @@ def _prior_pair_draw(
 
 
 def ais_log_prototype_joint(
-    model: DirichletNB,
+    model: ConjugateModel,
     counts: Counts,
     k_shape: float,
     k_rate: float,
@@ -305,7 +305,7 @@ def ais_log_prototype_joint(
 
 
 def ais_log_prototype_features(
-    model: DirichletNB,
+    model: ConjugateModel,
     X: np.ndarray,
     task_index: np.ndarray,
     n_tasks: int,

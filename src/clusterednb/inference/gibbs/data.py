@@ -19,7 +19,7 @@ from scipy.special import gammaln
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import DataError
 from clusterednb.inference.gibbs.kernels import new_cluster_scores
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.stats.counts import sparse_value_counts
 from clusterednb.stats.kernels import csr_task_counts
 
@@ -208,7 +208,7 @@ class GibbsData:
     [-1.0986, -1.0986, -1.0986]
     """
 
-    model: DirichletNB
+    model: ConjugateModel
     labelled_cells: sparse.csr_matrix  # (U, C * V) value counts of the labelled rows
     labelled_label_counts: np.ndarray  # (U, C)
     unlabelled_X: np.ndarray  # (R, F) codes

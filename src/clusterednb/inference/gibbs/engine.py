@@ -30,7 +30,7 @@ from clusterednb.inference.gibbs.state import (
 )
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.models.partition_prior import canonical_partition, crp_log_prior
 from clusterednb.progress import progress
 from clusterednb.stats.counts import Counts
@@ -85,7 +85,7 @@ def _labelled_log_joint(state: GibbsState, data: GibbsData) -> float:
 
 
 def fit_gibbs(
-    model: DirichletNB,
+    model: ConjugateModel,
     counts: Counts | SparseCounts,
     unlabelled_X: np.ndarray,
     unlabelled_task: np.ndarray,
@@ -99,7 +99,7 @@ def fit_gibbs(
 
     Parameters
     ----------
-    model : DirichletNB
+    model : ConjugateModel
     counts : Counts or SparseCounts with one group per task (labelled rows)
     unlabelled_X : ndarray of shape (n_unlabelled, n_features)
     unlabelled_task : ndarray of shape (n_unlabelled,)
@@ -141,7 +141,7 @@ def fit_gibbs(
 
 
 def fit_gibbs_sparse(
-    model: DirichletNB,
+    model: ConjugateModel,
     task_counts: sparse.csr_matrix,
     label_counts: np.ndarray,
     gamma: float,
@@ -154,7 +154,7 @@ def fit_gibbs_sparse(
 
     Parameters
     ----------
-    model : DirichletNB
+    model : ConjugateModel
     task_counts : scipy.sparse matrix of shape (n_tasks, n_classes * n_values_total)
         Task ``u``'s value counts, flattened class-major (``counts.value_counts[u].ravel()``;
         :func:`clusterednb.stats.counts.sparse_value_counts` counts rows into it).
@@ -247,7 +247,7 @@ def _sample(
 
 
 def _summarise(
-    model: DirichletNB, label_counts: np.ndarray, recorder: _Recorder
+    model: ConjugateModel, label_counts: np.ndarray, recorder: _Recorder
 ) -> ClusteringResult:
     n_samples = len(recorder.partitions)
     n_tasks = label_counts.shape[0]

@@ -19,7 +19,7 @@ from clusterednb.inference.gibbs.kernels import merged_log_ml, move_task, task_l
 from clusterednb.inference.gibbs.state import GibbsState, feature_log_ml, initial_state, prepare
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult, require_conjugate
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.models.partition_prior import canonical_partition, crp_log_prior
 from clusterednb.stats.counts import Counts
 
@@ -82,7 +82,7 @@ def _best_merge(state: GibbsState, data: GibbsData) -> bool:
 
 
 def search_partition(
-    model: DirichletNB,
+    model: ConjugateModel,
     counts: Counts,
     gamma: float,
     rng: np.random.Generator,
@@ -128,7 +128,7 @@ def search_partition(
 
 
 def fit_search(
-    model: DirichletNB, counts: Counts, gamma: float, rng: np.random.Generator, n_starts: int = 5
+    model: ConjugateModel, counts: Counts, gamma: float, rng: np.random.Generator, n_starts: int = 5
 ) -> ClusteringResult:
     """Engine ``"search"``: the best partition found, its clusters' predictive, the bound.
 

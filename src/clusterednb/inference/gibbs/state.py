@@ -26,7 +26,7 @@ from scipy import sparse
 from clusterednb.inference.gibbs.data import GibbsData, LogGammaTables
 from clusterednb.inference.gibbs.kernels import merged_log_ml
 from clusterednb.inference.gibbs.sweep_kernel import sweep_assignments
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.stats.counts import Counts
 from clusterednb.stats.sparse_counts import SparseCounts
 from clusterednb.stats.special import segment_sum
@@ -253,7 +253,7 @@ class GibbsState:
 
 
 def prepare(
-    model: DirichletNB,
+    model: ConjugateModel,
     counts: Counts | SparseCounts,
     unlabelled_X: np.ndarray,
     unlabelled_task: np.ndarray,
@@ -274,7 +274,7 @@ def prepare(
 
 
 def prepare_sparse(
-    model: DirichletNB,
+    model: ConjugateModel,
     cells: sparse.csr_matrix,
     label_counts: np.ndarray,
     unlabelled_X: np.ndarray,

@@ -260,7 +260,7 @@ def gibbs_refinement(
 
     Parameters
     ----------
-    model : DirichletNB
+    model : ConjugateModel
     task_counts : scipy.sparse matrix of shape (n_tasks, n_classes * n_values_total)
     label_counts : ndarray of shape (n_tasks, n_classes)
     responsibilities : ndarray of shape (n_tasks, n_components)

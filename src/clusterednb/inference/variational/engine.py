@@ -68,7 +68,7 @@ from clusterednb.inference.variational.merges import (
 )
 from clusterednb.inference.variational.problem import VariationalProblem, VariationalSettings
 from clusterednb.inference.variational.seeds import spread_seeds
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 from clusterednb.models.partition_prior import canonical_partition
 from clusterednb.stats.counts import Counts
 from clusterednb.stats.sparse_counts import SparseCounts
@@ -296,7 +296,7 @@ def _n_clusters_probability(r: np.ndarray, n_tasks: int) -> np.ndarray:
 
 
 def fit_variational(
-    model: DirichletNB,
+    model: ConjugateModel,
     counts: Counts | SparseCounts,
     gamma: float,
     rng: np.random.Generator,
@@ -327,7 +327,7 @@ def fit_variational(
 
 
 def fit_variational_sparse(
-    model: DirichletNB,
+    model: ConjugateModel,
     task_counts: sparse.csr_matrix,
     label_counts: np.ndarray,
     gamma: float,
@@ -338,7 +338,7 @@ def fit_variational_sparse(
 
     Parameters
     ----------
-    model : DirichletNB
+    model : ConjugateModel
     task_counts : scipy.sparse matrix of shape (n_tasks, n_classes * n_values_total)
         Task ``u``'s value counts, flattened class-major (``counts.value_counts[u].ravel()``).
     label_counts : ndarray of shape (n_tasks, n_classes)

@@ -10,7 +10,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import digamma, gammaln
 
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 
 
 class VariationalProblem:
@@ -18,7 +18,7 @@ class VariationalProblem:
 
     Parameters
     ----------
-    model : DirichletNB
+    model : ConjugateModel
         The observation model (its ``β`` and the features' value offsets).
     task_counts : scipy.sparse matrix of shape (n_tasks, n_classes * n_values_total)
         Each task's value counts, flattened class-major.
@@ -37,7 +37,7 @@ class VariationalProblem:
     """
 
     def __init__(
-        self, model: DirichletNB, task_counts: sparse.csr_matrix, label_counts: np.ndarray
+        self, model: ConjugateModel, task_counts: sparse.csr_matrix, label_counts: np.ndarray
     ) -> None:
         n_tasks = task_counts.shape[0]
         n_classes = label_counts.shape[1]

@@ -43,7 +43,7 @@ from clusterednb.inference.variational.merges import (
 )
 from clusterednb.inference.variational.problem import VariationalProblem
 from clusterednb.inference.variational.seeds import spread_seeds
-from clusterednb.models.observation import DirichletNB
+from clusterednb.models.observation import ConjugateModel
 
 TaskBatches = Callable[[], Iterable[tuple[sparse.csr_matrix, np.ndarray]]]
 """``batches()`` yields, in the same order at every call, ``(task_counts, label_counts)``:
@@ -139,7 +139,7 @@ class _Summary:
 
 
 def fit_variational_stream(
-    model: DirichletNB,
+    model: ConjugateModel,
     batches: TaskBatches,
     gamma: float,
     rng: np.random.Generator,
@@ -150,7 +150,7 @@ def fit_variational_stream(
 
     Parameters
     ----------
-    model : DirichletNB
+    model : ConjugateModel
     batches : callable
         Called once per pass (:data:`TaskBatches`); every task in exactly one batch.
     gamma : float
