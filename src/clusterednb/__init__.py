@@ -4,12 +4,12 @@ The public names are imported on first use (PEP 562), so ``import clusterednb`` 
 ``cnb --help`` do not pay for scikit-learn, pandas or Numba until they are needed.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
 from clusterednb.version import __version__
+
+globals().pop("version", None)  # the submodule the line above bound: not a public name
 
 _EXPORTS = {
     "ModelAveragingNB": "clusterednb.averaging",
@@ -64,7 +64,7 @@ __all__ = [
     "load",
 ]
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from clusterednb.averaging import ModelAveragingNB
     from clusterednb.data import FeatureSchema, TaskDataset, discretize
     from clusterednb.decision import LossMatrix, bayes_decision, binary_threshold
@@ -87,14 +87,14 @@ if TYPE_CHECKING:
     from clusterednb.stats.counts import Counts
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     """Import a public name (or a submodule) on first use."""
     if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        value = getattr(_importlib.import_module(_EXPORTS[name]), name)
         globals()[name] = value
         return value
     try:
-        return importlib.import_module(f"{__name__}.{name}")
+        return _importlib.import_module(f"{__name__}.{name}")
     except ModuleNotFoundError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 

@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
 from clusterednb.evidence import conditional_evidence
 from clusterednb.exceptions import CNBError, NotFittedError
+from clusterednb.naive_bayes.decisions import refuse_sample_weight
 from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 
 
@@ -69,7 +70,7 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         self.n_runs = n_runs
         self.random_state = random_state
 
-    def fit(self, X: Any, y: Any, tasks: Any) -> ModelAveragingNB:
+    def fit(self, X: Any, y: Any, tasks: Any, sample_weight: Any = None) -> ModelAveragingNB:
         """Fit every member and weigh it by its evidence times its prior.
 
         Examples
@@ -81,6 +82,7 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         >>> {name: round(float(np.exp(w)), 3) for name, w in averaged.log_weights_.items()}
         {'ns': 0.802, 'cs': 0.198}
         """
+        refuse_sample_weight(sample_weight)
         if self.weights not in ("marginal", "conditional"):
             raise CNBError(f"weights must be 'marginal' or 'conditional', got {self.weights!r}")
         if not self.models:
@@ -111,8 +113,9 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         self.log_weights_ = dict(zip(names, log_post.tolist(), strict=True))
         return self
 
-    def predict_log_proba(self, X: Any, tasks: Any) -> np.ndarray:
-        """``log Σ_m P(m | D) P(y | x, D, m)``; shape (n_rows, n_classes).
+    def predict_log_proba(self, X: Any, tasks: Any, new_tasks: str = "pooled") -> np.ndarray:
+        """``log Σ_m P(m | D) P(y | x, D, m)``; shape (n_rows, n_classes); ``new_tasks`` is
+        passed to every member ("pooled" or "each-row").
 
         Examples
         --------
@@ -126,12 +129,12 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         if not hasattr(self, "members_"):
             raise NotFittedError("this ModelAveragingNB is not fitted yet; call fit first")
         terms = [
-            self.log_weights_[name] + member.predict_log_proba(X, tasks)
+            self.log_weights_[name] + member.predict_log_proba(X, tasks, new_tasks=new_tasks)
             for name, member in self.members_.items()
         ]
         return np.logaddexp.reduce(np.stack(terms), axis=0)
 
-    def predict_proba(self, X: Any, tasks: Any) -> np.ndarray:
+    def predict_proba(self, X: Any, tasks: Any, new_tasks: str = "pooled") -> np.ndarray:
         """Model-averaged ``P(y | x, D)``; rows sum to 1.
 
         Examples
@@ -147,9 +150,11 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         >>> bool(np.allclose(averaged.predict_proba([["red"]], ["cy"]), mixed))
         True
         """
-        return np.exp(self.predict_log_proba(X, tasks))
+        return np.exp(self.predict_log_proba(X, tasks, new_tasks))
 
-    def predict(self, X: Any, tasks: Any, loss: LossMatrix | Any = None) -> np.ndarray:
+    def predict(
+        self, X: Any, tasks: Any, loss: LossMatrix | Any = None, new_tasks: str = "pooled"
+    ) -> np.ndarray:
         """Bayes decisions under ``loss`` (default 0-1) from the averaged predictive.
 
         Examples
@@ -161,6 +166,6 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         >>> averaged.predict([["red"], ["blue"]], ["cy", "cy"]).tolist()
         ['no', 'yes']
         """
-        proba = self.predict_proba(X, tasks)
+        proba = self.predict_proba(X, tasks, new_tasks)
         loss = LossMatrix.zero_one(proba.shape[1]) if loss is None else loss
         return self.classes_[bayes_decision(proba, as_loss_matrix(loss, self.classes_))]

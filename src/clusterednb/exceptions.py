@@ -6,7 +6,32 @@ message that names the offending column, row or value.
 
 from __future__ import annotations
 
+import sys
+import warnings
+from pathlib import Path
+
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent)
+
+
+def warn_at_caller(message: str, category: type[Warning]) -> None:
+    """Warn with the location of the first frame outside the package: the line of the
+    caller's code that called the library, however deep inside the library the warning
+    arose.
+
+    Examples
+    --------
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_at_caller("a column looks like an identifier", DataWarning)
+    >>> caught[0].filename.endswith("exceptions.py")  # the doctest's own frame is outside
+    False
+    """
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 class CNBError(ValueError):

@@ -6,7 +6,6 @@ unknown categories reported (or refused) in the same pass.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -24,7 +23,7 @@ from clusterednb.data.values import (
     preview,
     to_python_scalar,
 )
-from clusterednb.exceptions import SchemaError, UnknownCategoryWarning
+from clusterednb.exceptions import SchemaError, UnknownCategoryWarning, warn_at_caller
 
 
 class _SchemaView(Protocol):
@@ -174,10 +173,9 @@ def encode_features(
         if phrase:
             report.append(phrase)
     if report and handle_unknown == "warn":
-        warnings.warn(
+        warn_at_caller(
             "categories never seen in training were treated as missing: " + "; ".join(report),
             UnknownCategoryWarning,
-            stacklevel=4,
         )
     return codes
 

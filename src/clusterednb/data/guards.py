@@ -8,13 +8,11 @@ category per distinct number) fits without error but learns nothing that carries
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.exceptions import DataError, DataWarning
+from clusterednb.exceptions import DataError, DataWarning, warn_at_caller
 
 MAX_COUNT_BYTES = 2**31
 """Largest dense count table (int64 cells) a fit may allocate: 2 GiB."""
@@ -112,17 +110,15 @@ def warn_suspicious_columns(frame: pd.DataFrame | np.ndarray, schema: FeatureSch
             and not np.all(np.mod(np.asarray(column, dtype=float)[~np.isnan(column)], 1) == 0)
         )
         if decimal:
-            warnings.warn(
+            warn_at_caller(
                 f"column {name!r} holds {n_distinct} distinct decimal values and each becomes "
                 "its own category; bin it (clusterednb.discretize, or cnb fit --bins N)",
                 DataWarning,
-                stacklevel=4,
             )
         elif n_rows >= MIN_ROWS_TO_JUDGE and n_distinct >= IDENTIFIER_SHARE * n_rows:
-            warnings.warn(
+            warn_at_caller(
                 f"column {name!r} has a distinct value in nearly every row ({n_distinct} of "
                 f"{n_rows}): an identifier used as a feature learns nothing that carries "
                 "over to new rows; drop it",
                 DataWarning,
-                stacklevel=4,
             )

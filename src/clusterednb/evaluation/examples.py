@@ -6,59 +6,17 @@ the layer below, so one ``examples`` serves a docstring that needs both. Only ex
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.evaluation.datasets import EvalDataset, from_frame
+from clusterednb.logistic import examples as _below
 from clusterednb.logistic.examples import (
-    colour_csv,
-    colour_model,
     colour_rows,
-    colour_schema,
-    dense_statistics,
-    exact_clustering,
-    fitted_clusters,
-    gibbs_start,
-    joint_blocks,
-    joint_data,
-    logistic_rows,
-    one_row_counts,
-    own_tables,
-    scratch_file,
-    task_expansions,
-    three_task_counts,
-    three_task_posterior,
-    tokens_model,
-    unlabelled_rows,
-    variational_problem,
 )
-
-__all__ = [
-    "auc_rows",
-    "colour_csv",
-    "colour_model",
-    "colour_rows",
-    "colour_schema",
-    "dense_statistics",
-    "eval_dataset",
-    "exact_clustering",
-    "fitted_clusters",
-    "gibbs_start",
-    "joint_blocks",
-    "joint_data",
-    "logistic_rows",
-    "one_row_counts",
-    "own_tables",
-    "scratch_file",
-    "task_expansions",
-    "three_task_counts",
-    "three_task_posterior",
-    "tokens_model",
-    "transfer_split",
-    "unlabelled_rows",
-    "variational_problem",
-]
 
 
 def transfer_split() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -112,3 +70,8 @@ def eval_dataset() -> EvalDataset:
         np.random.default_rng(0), group_sizes=(3, 3), rows_per_task=20, n_features=3, n_values=3
     )
     return from_frame(population.frame, "task", "label", name="planted")
+
+
+def __getattr__(name: str) -> Any:
+    """The fixtures of the layer below (:mod:`clusterednb.logistic.examples`), handed on."""
+    return getattr(_below, name)

@@ -6,6 +6,8 @@ the layer below, so one ``examples`` serves a docstring that needs both. Only ex
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy import sparse
 
@@ -13,27 +15,11 @@ from clusterednb.inference.gibbs.data import GibbsData, LogGammaTables
 from clusterednb.inference.gibbs.state import GibbsState, initial_state, prepare
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.variational.problem import VariationalProblem
+from clusterednb.models import examples as _below
 from clusterednb.models.examples import (
     colour_model,
-    colour_schema,
-    one_row_counts,
-    scratch_file,
     three_task_counts,
-    tokens_model,
 )
-
-__all__ = [
-    "colour_model",
-    "colour_schema",
-    "dense_statistics",
-    "gibbs_start",
-    "one_row_counts",
-    "scratch_file",
-    "three_task_counts",
-    "three_task_posterior",
-    "tokens_model",
-    "variational_problem",
-]
 
 
 def three_task_posterior() -> Posterior:
@@ -92,3 +78,8 @@ def dense_statistics() -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
     cells = np.array([[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]])
     totals = np.array([[2, 0], [2, 0], [0, 2]])
     return cells, totals, LogGammaTables.build(np.ones(4), np.full(2, 2.0), 10).packed()
+
+
+def __getattr__(name: str) -> Any:
+    """The fixtures of the layer below (:mod:`clusterednb.models.examples`), handed on."""
+    return getattr(_below, name)

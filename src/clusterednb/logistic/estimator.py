@@ -35,8 +35,8 @@ from clusterednb.logistic.inputs import (
     training_rows,
 )
 from clusterednb.logistic.tuning import choose_settings
-from clusterednb.naive_bayes.decisions import BayesDecisions
-from clusterednb.naive_bayes.training_data import split_tasks
+from clusterednb.naive_bayes.decisions import BayesDecisions, refuse_sample_weight
+from clusterednb.naive_bayes.training_data import check_new_tasks, split_tasks
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord
 from clusterednb.seeding import as_generator
@@ -183,7 +183,9 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         )
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X: Any, y: Any, tasks: Any = None) -> ClusteredLogisticRegression:
+    def fit(
+        self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None
+    ) -> ClusteredLogisticRegression:
         """Fit on the rows of many tasks (a missing label marks an unlabelled row, whose
         features still tell which cluster its task belongs to).
 
@@ -202,6 +204,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         >>> model.partition_.tolist()  # ann and bob like red; cy likes blue
         [0, 0, 1]
         """
+        refuse_sample_weight(sample_weight)
         settings = self._settings()
         settings.check()
         if self.handle_unknown not in ("warn", "error", "ignore"):
@@ -250,12 +253,13 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self.n_clusters_probability_ = clusters.n_clusters_probability
 
     # ------------------------------------------------------------------ prediction
-    def predict_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
+    def predict_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:
         """``P(y | x)``: shape (n_rows, 2) in ``classes_`` order.
 
         A task seen in training is predicted by its clusters' regressions; a new task's rows
         first choose among the clusters by their features (the CRP predictive, tempered as a
-        training task of as many rows; a new cluster means the pooled regression).
+        training task of as many rows; a new cluster means the pooled regression): all its
+        rows together (``new_tasks="pooled"``), or each row alone (``"each-row"``).
 
         Examples
         --------
@@ -267,6 +271,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         """
         if not hasattr(self, "clusters_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        check_new_tasks(new_tasks)
         X, tasks = split_tasks(X, tasks, self.task_column)
         codes, frame = prediction_features(
             X, self.schema_, self.observation, self.handle_unknown, type(self).__name__
@@ -278,7 +283,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         mixture = self.clusters_.membership[np.maximum(task_index, 0)].copy()
         unseen = task_index < 0
         if unseen.any():
-            groups = pd.Index(task_values[unseen]).factorize()[0]
+            groups = (
+                np.arange(unseen.sum())
+                if new_tasks == "each-row"
+                else pd.Index(task_values[unseen]).factorize()[0]
+            )
             new_rows = np.flatnonzero(unseen)
             for group in range(groups.max() + 1):
                 rows = new_rows[groups == group]

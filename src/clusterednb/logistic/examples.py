@@ -7,6 +7,8 @@ the layer below, so one ``examples`` serves a docstring that needs both. Only ex
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from clusterednb.logistic.clustering.joint_blocks import (
@@ -16,46 +18,7 @@ from clusterednb.logistic.clustering.joint_blocks import (
 )
 from clusterednb.logistic.clusters import LogisticClusters, fit_clusters
 from clusterednb.logistic.fit import FitSettings, JointData
-from clusterednb.naive_bayes.examples import (
-    colour_csv,
-    colour_model,
-    colour_rows,
-    colour_schema,
-    dense_statistics,
-    exact_clustering,
-    gibbs_start,
-    one_row_counts,
-    own_tables,
-    scratch_file,
-    three_task_counts,
-    three_task_posterior,
-    tokens_model,
-    unlabelled_rows,
-    variational_problem,
-)
-
-__all__ = [
-    "colour_csv",
-    "colour_model",
-    "colour_rows",
-    "colour_schema",
-    "dense_statistics",
-    "exact_clustering",
-    "fitted_clusters",
-    "gibbs_start",
-    "joint_blocks",
-    "joint_data",
-    "logistic_rows",
-    "one_row_counts",
-    "own_tables",
-    "scratch_file",
-    "task_expansions",
-    "three_task_counts",
-    "three_task_posterior",
-    "tokens_model",
-    "unlabelled_rows",
-    "variational_problem",
-]
+from clusterednb.naive_bayes import examples as _below
 
 
 def logistic_rows() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -136,3 +99,8 @@ def fitted_clusters(floor: float = 1.0) -> LogisticClusters:
     """
     settings = FitSettings(effective_rows=5.0, floor=floor)
     return fit_clusters(joint_data(), settings, np.random.default_rng(0))
+
+
+def __getattr__(name: str) -> Any:
+    """The fixtures of the layer below (:mod:`clusterednb.naive_bayes.examples`), handed on."""
+    return getattr(_below, name)

@@ -23,7 +23,6 @@ events are expanded with ``recurring_ical_events``; time zones come from the eve
 from __future__ import annotations
 
 import datetime as dt
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
@@ -31,6 +30,7 @@ from zoneinfo import ZoneInfo
 import icalendar
 import recurring_ical_events
 
+from clusterednb.exceptions import warn_at_caller
 from clusterednb.meeting.directory import Directory, UserEntry
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
 from clusterednb.meeting.features import FEATURE_NAMES, IMPORTANCE
@@ -121,7 +121,7 @@ def _recurrence(master: icalendar.Event | None) -> str:
 
 
 def _skip(uid: str, reason: object) -> None:
-    warnings.warn(f"calendar event {uid} skipped: {reason}", MeetingWarning, stacklevel=4)
+    warn_at_caller(f"calendar event {uid} skipped: {reason}", MeetingWarning)
 
 
 def _occurrences(
@@ -319,11 +319,10 @@ def features_in_context(
     event = request_event(request, email)
     zone = ZoneInfo(entry.timezone) if entry else _request_zone(event)
     for name, tzid in unknown_time_zones(event).items():
-        warnings.warn(
+        warn_at_caller(
             f"the request's {name} uses time zone {tzid!r}, which neither a VTIMEZONE of the "
             f"request nor the IANA database defines; read in the user's zone {zone.key}",
             MeetingWarning,
-            stacklevel=2,
         )
     times = event_times(event, zone)
     if times is None:

@@ -17,15 +17,6 @@ from clusterednb.models.document_events import MultinomialDirichletNB
 from clusterednb.models.observation import DirichletNB
 from clusterednb.stats.counts import Counts
 
-__all__ = [
-    "colour_model",
-    "colour_schema",
-    "one_row_counts",
-    "scratch_file",
-    "three_task_counts",
-    "tokens_model",
-]
-
 
 def colour_schema() -> FeatureSchema:
     """One feature, ``colour``, of values ``red`` (code 0) and ``blue`` (code 1); classes 0, 1.

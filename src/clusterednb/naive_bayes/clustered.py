@@ -214,7 +214,7 @@ class ClusteredNB(TaskNaiveBayes):
     ) -> None:
         vars(self).update({k: v for k, v in locals().items() if k != "self"})
 
-    def fit(self, X: Any, y: Any, tasks: Any = None) -> ClusteredNB:
+    def fit(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> ClusteredNB:
         """Fit on the rows of many tasks (see :meth:`TaskNaiveBayes.fit`), then, with
         ``calibration="sigmoid"``, learn the calibration map.
 
@@ -225,7 +225,7 @@ class ClusteredNB(TaskNaiveBayes):
         >>> model.calibration_.shape
         (2,)
         """
-        super().fit(X, y, tasks)
+        super().fit(X, y, tasks, sample_weight)
         choose_tau = self.transductive == "select" and self.transductive_temperature == "auto"
         if choose_tau or self.calibration == "sigmoid":
             X, tasks = split_tasks(X, tasks, self.task_column)
@@ -330,10 +330,11 @@ class ClusteredNB(TaskNaiveBayes):
             if key in result.extras:
                 setattr(self, attribute, result.extras[key])
 
-    def predict_log_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
+    def predict_log_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:
         """Log posterior predictive, shape (n_rows, n_classes); with ``transductive="select"``
         a task's unlabelled training rows choose its clusters
-        (:mod:`clusterednb.naive_bayes.transductive`).
+        (:mod:`clusterednb.naive_bayes.transductive`); ``new_tasks`` as in
+        :meth:`~clusterednb.naive_bayes.predictions.PredictsFromPosterior.predict_log_proba`.
 
         Examples
         --------
@@ -342,13 +343,13 @@ class ClusteredNB(TaskNaiveBayes):
         >>> np.exp(model.predict_log_proba([["red"]], ["cy"])).round(3).tolist()  # no, yes
         [[0.576, 0.424]]
         """
-        log_proba = self._uncalibrated_log_proba(X, tasks)
+        log_proba = self._uncalibrated_log_proba(X, tasks, new_tasks)
         if hasattr(self, "calibration_"):
             return calibrated_log_proba(log_proba, self.calibration_)
         return log_proba
 
-    def _uncalibrated_log_proba(self, X: Any, tasks: Any) -> np.ndarray:
-        log_proba = super().predict_log_proba(X, tasks)
+    def _uncalibrated_log_proba(self, X: Any, tasks: Any, new_tasks: str = "pooled") -> np.ndarray:
+        log_proba = super().predict_log_proba(X, tasks, new_tasks)
         if self.transductive != "select" or self.unlabelled_X_.shape[0] == 0:
             return log_proba
         X_codes, task_index, _ = self._encode_for_prediction(X, tasks)

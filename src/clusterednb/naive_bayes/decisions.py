@@ -36,10 +36,13 @@ class BayesDecisions(ClassifierMixin):
     1.0
     """
 
-    def predict(self, X: Any, tasks: Any = None, loss: LossMatrix | Any = None) -> np.ndarray:
+    def predict(
+        self, X: Any, tasks: Any = None, loss: LossMatrix | Any = None, new_tasks: str = "pooled"
+    ) -> np.ndarray:
         """Bayes decisions, shape (n_rows,): the class of least posterior expected loss under
         ``loss`` (a :class:`~clusterednb.decision.LossMatrix` or an array in ``classes_``
-        order; default 0-1 loss, the most probable class).
+        order; default 0-1 loss, the most probable class). ``new_tasks``: how rows of tasks
+        never seen are predicted ("pooled" or "each-row", see ``predict_proba``).
 
         Examples
         --------
@@ -53,7 +56,7 @@ class BayesDecisions(ClassifierMixin):
         >>> model.predict([["red"]], ["ann"]).tolist(), model.predict([["red"]], ["ann"], careful)
         (['yes'], array(['no'], dtype='<U3'))
         """
-        proba = self.predict_proba(X, tasks)
+        proba = self.predict_proba(X, tasks, new_tasks=new_tasks)
         if loss is None:
             return self.classes_[np.argmax(proba, axis=1)]
         return self.classes_[bayes_decision(proba, as_loss_matrix(loss, self.classes_))]
@@ -70,12 +73,27 @@ class BayesDecisions(ClassifierMixin):
         >>> CompleteSharingNB().fit(X, y, tasks).score(X, y, tasks)  # pooled: cy is wrong
         0.6666666666666666
         """
-        if sample_weight is not None:
-            raise CNBError(
-                "sample_weight is not supported: the models count rows; repeat or drop rows "
-                "instead of weighting them"
-            )
+        refuse_sample_weight(sample_weight)
         y = as_vector(y)
         predicted = self.predict(X, tasks)
         labelled = ~pd.isna(y)
         return float(np.mean(predicted[labelled].astype(object) == y[labelled]))
+
+
+def refuse_sample_weight(sample_weight: Any) -> None:
+    """Refuse row weights with a clear error rather than ignore them: the models are fitted
+    on counts of rows (docs/sklearn.md).
+
+    Examples
+    --------
+    >>> refuse_sample_weight(None)
+    >>> refuse_sample_weight([1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: sample_weight is not supported: the models count rows; ...
+    """
+    if sample_weight is not None:
+        raise CNBError(
+            "sample_weight is not supported: the models count rows; repeat or drop rows "
+            "instead of weighting them"
+        )

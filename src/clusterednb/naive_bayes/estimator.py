@@ -23,7 +23,7 @@ from clusterednb.models import label_prior
 from clusterednb.models.document_events import OBSERVATIONS
 from clusterednb.models.observation import DirichletNB
 from clusterednb.naive_bayes import semi_supervised, training_data
-from clusterednb.naive_bayes.decisions import BayesDecisions
+from clusterednb.naive_bayes.decisions import BayesDecisions, refuse_sample_weight
 from clusterednb.naive_bayes.predictions import PredictsFromPosterior
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord, base_state, restore_base
@@ -108,7 +108,7 @@ class TaskNaiveBayes(
         tags.input_tags.sparse = self.observation != "categorical"
         return tags
 
-    def fit(self, X: Any, y: Any, tasks: Any = None) -> TaskNaiveBayes:
+    def fit(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> TaskNaiveBayes:
         """Fit on the rows of many tasks.
 
         Parameters
@@ -119,6 +119,8 @@ class TaskNaiveBayes(
             Labels; NaN or None marks an unlabelled row (used as ``semi_supervised`` says).
         tasks : array-like of shape (n_rows,)
             Task (user) id of each row, any hashable type.
+        sample_weight : None
+            Refused if given (a clear error): the models count rows; repeat or drop rows.
 
         Returns
         -------
@@ -132,6 +134,7 @@ class TaskNaiveBayes(
         >>> model.classes_.tolist(), model.task_ids_.tolist()
         (['no', 'yes'], ['ann', 'bob', 'cy'])
         """
+        refuse_sample_weight(sample_weight)
         self._forget_fit()
         return self.partial_fit(X, y, tasks)
 
@@ -140,7 +143,9 @@ class TaskNaiveBayes(
         for attribute in [a for a in vars(self) if a.endswith("_")]:
             delattr(self, attribute)
 
-    def partial_fit(self, X: Any, y: Any, tasks: Any = None, classes: Any = None) -> TaskNaiveBayes:
+    def partial_fit(
+        self, X: Any, y: Any, tasks: Any = None, classes: Any = None, sample_weight: Any = None
+    ) -> TaskNaiveBayes:
         """Add rows (of known or new tasks); counts add, so chunks ≡ one fit.
 
         ``classes`` declares the label values on the first call (as in scikit-learn).
@@ -156,6 +161,7 @@ class TaskNaiveBayes(
         >>> bool(np.allclose(chunks.predict_proba(X, tasks), whole.predict_proba(X, tasks)))
         True
         """
+        refuse_sample_weight(sample_weight)
         if self.observation != "categorical":  # documents: settings first (rows: per value)
             self._check_settings()
         X, tasks = training_data.split_tasks(X, tasks, self.task_column)

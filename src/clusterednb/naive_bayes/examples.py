@@ -7,44 +7,21 @@ the layer below, so one ``examples`` serves a docstring that needs both. Only ex
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from clusterednb.inference import examples as _below
 from clusterednb.inference.examples import (
-    colour_model,
     colour_schema,
-    dense_statistics,
-    gibbs_start,
-    one_row_counts,
     scratch_file,
     three_task_counts,
-    three_task_posterior,
-    tokens_model,
-    variational_problem,
 )
 from clusterednb.inference.posterior import Posterior
 from clusterednb.naive_bayes.clustered import ClusteredNB
 from clusterednb.naive_bayes.semi_supervised import Unlabelled
 from clusterednb.stats.counts import Counts
-
-__all__ = [
-    "colour_csv",
-    "colour_model",
-    "colour_rows",
-    "colour_schema",
-    "dense_statistics",
-    "exact_clustering",
-    "gibbs_start",
-    "one_row_counts",
-    "own_tables",
-    "scratch_file",
-    "three_task_counts",
-    "three_task_posterior",
-    "tokens_model",
-    "unlabelled_rows",
-    "variational_problem",
-]
 
 
 def own_tables(counts: Counts, feature_group: np.ndarray) -> Posterior:
@@ -129,3 +106,8 @@ def exact_clustering() -> ClusteredNB:
     return ClusteredNB(inference="exact").fit_counts(
         three_task_counts(), ["a", "b", "c"], colour_schema()
     )
+
+
+def __getattr__(name: str) -> Any:
+    """The fixtures of the layer below (:mod:`clusterednb.inference.examples`), handed on."""
+    return getattr(_below, name)

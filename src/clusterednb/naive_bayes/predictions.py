@@ -31,9 +31,19 @@ class PredictsFromPosterior:
     True
     """
 
-    def predict_log_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
+    def predict_log_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:
         """Log posterior predictive ``log P(y | x, D)``: shape (n_rows, n_classes) in
         ``classes_`` order; a task never seen in training gets the cold-start predictive.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_rows, n_features)
+        tasks : array-like of shape (n_rows,), optional
+            Each row's task (or ``task_column`` of ``X``).
+        new_tasks : {"pooled", "each-row"}, default="pooled"
+            Rows of a task never seen in training: passed together they are that task's data
+            and choose its clusters together ("pooled"), or each row is predicted as if it
+            were its task's only row ("each-row"), as a row-by-row classifier would.
 
         Examples
         --------
@@ -44,11 +54,12 @@ class PredictsFromPosterior:
         >>> bool(np.isclose(np.logaddexp.reduce(log_proba[0]), 0.0))
         True
         """
-        X_codes, task_index, cold_group = self._encode_for_prediction(X, tasks)
+        X_codes, task_index, cold_group = self._encode_for_prediction(X, tasks, new_tasks)
         return self.posterior_.predict_log_proba(self.observation_, X_codes, task_index, cold_group)
 
-    def predict_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
-        """Posterior predictive ``P(y | x, D)``; shape (n_rows, n_classes), rows sum to 1.
+    def predict_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:
+        """Posterior predictive ``P(y | x, D)``; shape (n_rows, n_classes), rows sum to 1;
+        ``new_tasks`` as in :meth:`predict_log_proba`.
 
         Examples
         --------
@@ -59,10 +70,10 @@ class PredictsFromPosterior:
         >>> proba.round(3).tolist()  # ann: 2/5·1/3 : 3/5·3/4; cy: 2/5·2/3 : 3/5·1/4
         [[0.229, 0.771], [0.64, 0.36]]
         """
-        return np.exp(self.predict_log_proba(X, tasks))
+        return np.exp(self.predict_log_proba(X, tasks, new_tasks))
 
     def _encode_for_prediction(
-        self, X: Any, tasks: Any
+        self, X: Any, tasks: Any, new_tasks: str = "pooled"
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The rows' value codes (n_rows, n_features), their tasks' positions among the fitted
         tasks (n_rows,; -1 for a new task) and each new task's cold-start group."""
@@ -78,4 +89,5 @@ class PredictsFromPosterior:
             n_words,
             self.handle_unknown,
             type(self).__name__,
+            new_tasks,
         )

@@ -247,8 +247,9 @@ class PrototypeNB(TaskNaiveBayes):
         self.unlabelled_proba_ = responsibilities
         return own_counts_posterior(current), float("nan")
 
-    def predict_log_proba(self, X: Any, tasks: Any = None) -> np.ndarray:
-        """Average over posterior samples of No-Sharing's predictive with ``β = K θ̄``.
+    def predict_log_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:
+        """Average over posterior samples of No-Sharing's predictive with ``β = K θ̄``
+        (``new_tasks`` as for every estimator: "pooled" or "each-row").
 
         Examples
         --------
@@ -258,7 +259,7 @@ class PrototypeNB(TaskNaiveBayes):
         >>> bool(np.isclose(np.logaddexp.reduce(log_proba[0]), 0.0))
         True
         """
-        X_codes, task_index, cold_group = self._encode_for_prediction(X, tasks)
+        X_codes, task_index, cold_group = self._encode_for_prediction(X, tasks, new_tasks)
         return self._sample_log_proba(X_codes, task_index, cold_group)
 
     def _sample_log_proba(

@@ -379,10 +379,18 @@ def _add_counts(
 
 
 def prediction_inputs(
-    X: Any, tasks: Any, held: Chunk, observation: str, n_words: int, handle_unknown: str, who: str
+    X: Any,
+    tasks: Any,
+    held: Chunk,
+    observation: str,
+    n_words: int,
+    handle_unknown: str,
+    who: str,
+    new_tasks: str = "pooled",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Encode rows to predict: feature codes (or a document–term matrix), each row's task
-    position (-1: a task never seen) and, for unseen tasks, a group index per distinct task.
+    position (-1: a task never seen) and, for unseen tasks, a cold-start group: one per
+    distinct task (``new_tasks="pooled"``) or one per row (``"each-row"``).
 
     Examples
     --------
@@ -393,7 +401,11 @@ def prediction_inputs(
     ...                                       first, "categorical", 0, "warn", "demo")
     >>> codes.tolist(), task.tolist(), cold.tolist()
     ([[1], [0]], [1, -1], [-1, 0])
+    >>> prediction_inputs(pd.DataFrame({"room": ["b", "a"]}), ["new", "new"], first,
+    ...                   "categorical", 0, "warn", "demo", new_tasks="each-row")[2].tolist()
+    [0, 1]
     """
+    check_new_tasks(new_tasks)
     if observation != "categorical":
         X_codes = as_document_term(X, n_words)
     else:
@@ -406,8 +418,33 @@ def prediction_inputs(
     cold_group = np.full(task_index.size, -1, dtype=np.int64)
     cold = task_index < 0
     if cold.any():
-        cold_group[cold] = factorize_tasks(task_values[cold])[0]
+        each_row = new_tasks == "each-row"
+        cold_group[cold] = (
+            np.arange(cold.sum()) if each_row else factorize_tasks(task_values[cold])[0]
+        )
     return X_codes, task_index, cold_group
+
+
+NEW_TASKS = ("pooled", "each-row")
+"""How rows of tasks never seen in training are predicted: a new task's rows passed together
+are that task's data and choose its clusters together (``"pooled"``, the default: the Bayesian
+answer when they are one person's rows), or every row is predicted as if it were its task's
+only row (``"each-row"``: what a row-by-row classifier does)."""
+
+
+def check_new_tasks(new_tasks: str) -> None:
+    """Refuse a ``new_tasks`` that is not one of :data:`NEW_TASKS`.
+
+    Examples
+    --------
+    >>> check_new_tasks("pooled")
+    >>> check_new_tasks("each")
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: new_tasks must be one of ('pooled', 'each-row'), got 'each'
+    """
+    if new_tasks not in NEW_TASKS:
+        raise CNBError(f"new_tasks must be one of {NEW_TASKS}, got {new_tasks!r}")
 
 
 def counts_chunk(counts: Counts, task_ids: Any, schema: FeatureSchema) -> Chunk:

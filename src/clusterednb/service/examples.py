@@ -8,60 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterednb.evaluation import examples as _below
 from clusterednb.evaluation.examples import (
-    auc_rows,
-    colour_csv,
-    colour_model,
-    colour_rows,
-    colour_schema,
-    dense_statistics,
-    eval_dataset,
-    exact_clustering,
-    fitted_clusters,
-    gibbs_start,
-    joint_blocks,
-    joint_data,
-    logistic_rows,
-    one_row_counts,
-    own_tables,
     scratch_file,
-    task_expansions,
-    three_task_counts,
-    three_task_posterior,
-    tokens_model,
-    transfer_split,
-    unlabelled_rows,
-    variational_problem,
 )
 from clusterednb.service.store import ServiceStore
-
-__all__ = [
-    "auc_rows",
-    "colour_csv",
-    "colour_model",
-    "colour_rows",
-    "colour_schema",
-    "dense_statistics",
-    "eval_dataset",
-    "exact_clustering",
-    "fitted_clusters",
-    "gibbs_start",
-    "joint_blocks",
-    "joint_data",
-    "logistic_rows",
-    "one_row_counts",
-    "own_tables",
-    "request_record",
-    "scratch_file",
-    "service_store",
-    "task_expansions",
-    "three_task_counts",
-    "three_task_posterior",
-    "tokens_model",
-    "transfer_split",
-    "unlabelled_rows",
-    "variational_problem",
-]
 
 
 def service_store() -> tuple[ServiceStore, str]:
@@ -105,3 +56,8 @@ def request_record(uid: str = "m1@example.org") -> dict[str, Any]:
         "loss_decline": 4.0,
         "reasons": [],
     }
+
+
+def __getattr__(name: str) -> Any:
+    """The fixtures of the layer below (:mod:`clusterednb.evaluation.examples`), handed on."""
+    return getattr(_below, name)

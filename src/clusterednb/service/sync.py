@@ -24,6 +24,7 @@ from typing import Any
 
 import icalendar
 
+from clusterednb.exceptions import warn_at_caller
 from clusterednb.meeting.calendar import features_in_context
 from clusterednb.meeting.deciding import ASK_BAND, decide_or_ask, request_record
 from clusterednb.meeting.directory import Directory, UserEntry
@@ -142,7 +143,7 @@ def _objects(calendars: list[Any]) -> list[_Object]:
         try:
             events = calendar.events()
         except Exception as error:  # one unreadable collection must not stop the pass
-            warnings.warn(f"calendar {calendar.url} skipped: {error}", MeetingWarning, stacklevel=2)
+            warn_at_caller(f"calendar {calendar.url} skipped: {error}", MeetingWarning)
             continue
         for event in events:
             href = str(event.url)
@@ -152,7 +153,7 @@ def _objects(calendars: list[Any]) -> list[_Object]:
                     _Object(href, read_calendar(data.encode() if isinstance(data, str) else data))
                 )
             except (MeetingError, ValueError) as error:
-                warnings.warn(f"{href} skipped: {error}", MeetingWarning, stacklevel=2)
+                warn_at_caller(f"{href} skipped: {error}", MeetingWarning)
     return found
 
 
@@ -316,7 +317,7 @@ def _one(
     try:
         sequence = sequence_number(event)
     except MeetingError as error:
-        warnings.warn(f"{item.href} skipped: {error}", MeetingWarning, stacklevel=2)
+        warn_at_caller(f"{item.href} skipped: {error}", MeetingWarning)
         return None
     summary = str(event.get("SUMMARY", "(no title)"))
     base = {
@@ -352,7 +353,7 @@ def _one(
             warnings.simplefilter("ignore", MeetingWarning)
             features, missing = features_in_context(single, email, everything, entry, jobs)
     except MeetingError as error:
-        warnings.warn(f"{item.href} skipped: {error}", MeetingWarning, stacklevel=2)
+        warn_at_caller(f"{item.href} skipped: {error}", MeetingWarning)
         return None
     decided = decide_or_ask(
         settings.model, features, user, settings.costs, store.answers_of(user), settings.ask_band
