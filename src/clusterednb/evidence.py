@@ -17,7 +17,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.exceptions import CNBError
+from clusterednb.exceptions import CNBError, CNBWarning
 from clusterednb.inference.exact import MAX_EXACT_TASKS, fit_exact
 from clusterednb.inference.gibbs.ais import (
     ais_log_features,
@@ -34,7 +34,7 @@ from clusterednb.seeding import as_generator
 Kind = Literal["exact", "lower_bound", "estimate"]
 
 
-class AISWarning(UserWarning):
+class AISWarning(CNBWarning):
     """An annealed importance sampling estimate looks unreliable.
 
     Examples

@@ -6,6 +6,7 @@ message that names the offending column, row or value.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import warnings
 from pathlib import Path
@@ -109,7 +110,17 @@ class NotFittedError(CNBError, _SklearnNotFittedError):
     """
 
 
-class UnknownCategoryWarning(UserWarning):
+class CNBWarning(UserWarning):
+    """Base class of every warning the library gives.
+
+    Examples
+    --------
+    >>> issubclass(DataWarning, CNBWarning) and issubclass(UnknownCategoryWarning, CNBWarning)
+    True
+    """
+
+
+class UnknownCategoryWarning(CNBWarning):
     """Values never seen in training were treated as missing.
 
     Examples
@@ -126,7 +137,7 @@ class UnknownCategoryWarning(UserWarning):
     """
 
 
-class DataWarning(UserWarning):
+class DataWarning(CNBWarning):
     """Data that will fit but probably not as meant (an identifier or a decimal column).
 
     Examples
@@ -134,3 +145,88 @@ class DataWarning(UserWarning):
     >>> issubclass(DataWarning, UserWarning)
     True
     """
+
+
+OPTIONAL_EXTRAS = {
+    "matplotlib": "report",
+    "pyarrow": "parquet",
+    "fastapi": "service",
+    "starlette": "service",
+    "uvicorn": "service",
+    "jinja2": "service",
+    "multipart": "service",
+    "python_multipart": "service",
+    "caldav": "caldav",
+    "dask": "dask",
+    "distributed": "dask",
+    "pyspark": "spark",
+}
+"""The top-level module of each optional dependency, and the extra of ``pyproject.toml`` that
+installs it."""
+
+
+class MissingExtraError(CNBError, ImportError):
+    """An optional extra that a feature needs is not installed; the message names it.
+
+    Examples
+    --------
+    >>> print(MissingExtraError("reading Parquet", "parquet", "pyarrow"))
+    reading Parquet needs the optional extra [parquet] (module 'pyarrow' is not installed): ...
+    """
+
+    def __init__(self, what: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{what} needs the optional extra [{extra}] (module {module!r} is not installed): "
+            f'pip install "clusterednb[{extra}]"'
+        )
+        self.extra, self.name = extra, module
+
+
+def require_extra(extra: str, what: str) -> None:
+    """Raise :class:`MissingExtraError` if ``extra`` is not installed.
+
+    Examples
+    --------
+    >>> require_extra("service", "the web service") if absent_extras(("service",)) else None
+    """
+    for _, module in absent_extras((extra,)):
+        raise MissingExtraError(what, extra, module)
+
+
+def absent_extras(extras: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The (extra, module) pairs among ``extras`` whose module cannot be imported here.
+
+    Examples
+    --------
+    >>> absent_extras(())
+    []
+    """
+    absent = []
+    for extra in extras:
+        for module in sorted(m for m, e in OPTIONAL_EXTRAS.items() if e == extra):
+            if module in ("starlette", "python_multipart", "distributed"):
+                continue  # installed with another module of the same extra
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):  # None in sys.modules: blocked
+                found = False
+            if not found:
+                absent.append((extra, module))
+                break
+    return absent
+
+
+def missing_extra(error: ImportError) -> str | None:
+    """The optional extra whose absence raised ``error``, or None if it is not one of them.
+
+    Examples
+    --------
+    >>> missing_extra(ModuleNotFoundError("No module named 'uvicorn'", name="uvicorn"))
+    'service'
+    >>> missing_extra(ModuleNotFoundError("...", name="matplotlib.pyplot"))
+    'report'
+    >>> missing_extra(ModuleNotFoundError("...", name="numpy")) is None  # a core dependency
+    True
+    """
+    name = (getattr(error, "name", None) or "").split(".")[0]
+    return OPTIONAL_EXTRAS.get(name)

@@ -1,7 +1,8 @@
 """The ``cnb`` command: a thin layer over the public API.
 
 Exit status: 0 success; 1 bad input — one line ``cnb: error: ...`` naming the file, column,
-row or value, without a traceback unless ``--debug``; 2 a usage error (argparse's own).
+row or value, without a traceback unless ``--debug`` — or an optional extra the command needs
+is not installed (one line naming it); 2 a usage error (argparse's own).
 """
 
 from __future__ import annotations
@@ -18,6 +19,14 @@ __all__ = ["build_parser", "main"]
 
 def _show_warning(message: Warning | str, *_: object, **__: object) -> None:
     print(f"cnb: warning: {message}", file=sys.stderr)
+
+
+def _say_missing(extra: str, module: str) -> None:
+    print(
+        f"cnb: error: this command needs the optional extra [{extra}] (module {module!r} is not "
+        f'installed): pip install "clusterednb[{extra}]"',
+        file=sys.stderr,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -37,15 +46,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     module, name = args.run.split(":")
+    from clusterednb.exceptions import CNBError, CNBWarning, absent_extras, missing_extra
+
+    for extra, absent in absent_extras(getattr(args, "needs", ())):
+        _say_missing(extra, absent)
+        return 1
     try:
         with warnings.catch_warnings():
-            warnings.filterwarnings("always", module="clusterednb")
-            warnings.filterwarnings("always", message="categories never seen in training")
+            warnings.filterwarnings("always", category=CNBWarning)
             warnings.showwarning = _show_warning
             getattr(importlib.import_module(module), name)(args)
+    except ImportError as exc:
+        extra = missing_extra(exc)
+        if args.debug or extra is None:
+            raise
+        _say_missing(extra, exc.name.split(".")[0])
+        return 1
     except (ValueError, OSError) as exc:
-        from clusterednb.exceptions import CNBError
-
         if args.debug or not isinstance(exc, CNBError | OSError):
             raise
         print(f"cnb: error: {exc}", file=sys.stderr)

@@ -93,7 +93,7 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     sync.add_argument("--cost-false-decline", type=float, default=1.0)
     sync.add_argument("--dry-run", action="store_true", help="decide, but change nothing")
     add_json(sync)
-    sync.set_defaults(run=f"{COMMANDS}:sync_calendars")
+    sync.set_defaults(run=f"{COMMANDS}:sync_calendars", needs=("caldav",))
 
     fit = sub.add_parser("fit", help="train Clustered NB from the store (and a requests CSV)")
     fit.add_argument("--store", type=Path, default=Path("feedback.sqlite"))

@@ -259,7 +259,7 @@ def _evaluate(commands: argparse._SubParsersAction) -> None:
     add_output(evaluate, "output folder", old="--out")
     add_image_format(evaluate)
     add_json(evaluate)
-    evaluate.set_defaults(run=f"{COMMANDS}:evaluate")
+    evaluate.set_defaults(run=f"{COMMANDS}:evaluate", needs=("report",))
 
 
 def _demo(commands: argparse._SubParsersAction) -> None:
@@ -270,7 +270,7 @@ def _demo(commands: argparse._SubParsersAction) -> None:
     add_output(demo, "report folder", required=False, old="--out", default=Path("demo-output"))
     demo.add_argument("--jobs", type=int, default=2, help="worker processes")
     add_image_format(demo)
-    demo.set_defaults(run=f"{COMMANDS}:demo")
+    demo.set_defaults(run=f"{COMMANDS}:demo", needs=("report",))
 
 
 def add_image_format(parser: argparse.ArgumentParser) -> None:

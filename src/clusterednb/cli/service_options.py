@@ -30,7 +30,7 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--ask-band", type=float, default=0.2, help="ask if losses are closer (%(default)s)"
     )
-    serve.set_defaults(run=f"{COMMANDS}:serve")
+    serve.set_defaults(run=f"{COMMANDS}:serve", needs=("service",))
 
     users = commands.add_parser("users", help="accounts of the service")
     sub = users.add_subparsers(dest="users_command", required=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from clusterednb.exceptions import DataError
+from clusterednb.exceptions import DataError, require_extra
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
@@ -41,6 +41,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     suffixes = "".join(path.suffixes).lower()
     try:
         if suffixes.endswith((".parquet", ".pq")):
+            require_extra("parquet", f"reading {path.name}")
             return pd.read_parquet(path)
         if suffixes.endswith((".tsv", ".tsv.gz")):
             return pd.read_csv(path, sep="\t")

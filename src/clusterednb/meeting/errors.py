@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clusterednb.exceptions import CNBError
+from clusterednb.exceptions import CNBError, CNBWarning
 
 
 class MeetingError(CNBError):
@@ -16,7 +16,7 @@ class MeetingError(CNBError):
     """
 
 
-class MeetingWarning(UserWarning):
+class MeetingWarning(CNBWarning):
     """Something in a request or calendar was skipped or read by a documented fallback.
 
     Examples

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from clusterednb.exceptions import CNBError
+from clusterednb.exceptions import CNBError, require_extra
 from clusterednb.inference.bhc.engine import fit_bhc, fit_bhc_randomized
 from clusterednb.inference.exact import fit_exact
 from clusterednb.inference.gibbs.engine import GibbsSettings, fit_gibbs
@@ -234,6 +234,7 @@ def _run_gibbs(
     )
     if settings.backend == "dask":
         # dask is an optional extra: imported only when this backend is asked for
+        require_extra("dask", "backend='dask'")
         from clusterednb.distributed.dask import dask_sharded_sweep
 
         with dask_sharded_sweep(settings.n_shards) as sweep:

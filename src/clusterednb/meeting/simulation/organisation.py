@@ -27,7 +27,7 @@ import pandas as pd
 from scipy.special import expit
 
 from clusterednb.data.dataset import TaskDataset
-from clusterednb.exceptions import CNBError
+from clusterednb.exceptions import CNBError, require_extra
 from clusterednb.meeting.features import FEATURE_NAMES, LABELS, MEETING_FEATURES, meeting_schema
 
 DEFAULT_GROUP_SIZES = (6, 2, 2, 4, 3, 1, 1, 1, 1)
@@ -108,6 +108,8 @@ class Organisation:
         """
         if file_format not in ("csv", "parquet"):
             raise CNBError(f"file_format must be 'csv' or 'parquet', got {file_format!r}")
+        if file_format == "parquet":
+            require_extra("parquet", "writing Parquet files")
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         for name, frame in (("requests", self.requests), ("truth", self.truth)):
