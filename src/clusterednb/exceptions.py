@@ -11,8 +11,6 @@ import sys
 import warnings
 from pathlib import Path
 
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
-
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
 
@@ -93,20 +91,6 @@ class ModelFileError(CNBError):
     ... except ModelFileError:
     ...     print("refused")
     refused
-    """
-
-
-class NotFittedError(CNBError, _SklearnNotFittedError):
-    """An estimator was used before ``fit`` (also scikit-learn's ``NotFittedError``).
-
-    Examples
-    --------
-    >>> from clusterednb import NoSharingNB
-    >>> try:
-    ...     NoSharingNB().predict([[0]], ["u"])
-    ... except NotFittedError:
-    ...     print("fit first")
-    fit first
     """
 
 
@@ -230,3 +214,34 @@ def missing_extra(error: ImportError) -> str | None:
     """
     name = (getattr(error, "name", None) or "").split(".")[0]
     return OPTIONAL_EXTRAS.get(name)
+
+
+def _not_fitted_error() -> type:
+    """``NotFittedError``, built on first use: it is also scikit-learn's ``NotFittedError``,
+    and importing scikit-learn (about a second) only to define it would slow every command
+    that never fits (``cnb users list``)."""
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+
+    class NotFittedError(CNBError, SklearnNotFittedError):
+        """An estimator was used before ``fit`` (also scikit-learn's ``NotFittedError``).
+
+        Examples
+        --------
+        >>> from clusterednb import NoSharingNB
+        >>> try:
+        ...     NoSharingNB().predict([[0]], ["u"])
+        ... except NotFittedError:
+        ...     print("fit first")
+        fit first
+        """
+
+    NotFittedError.__module__ = __name__
+    return NotFittedError
+
+
+def __getattr__(name: str) -> type:
+    """``NotFittedError`` on first use (see :func:`_not_fitted_error`)."""
+    if name == "NotFittedError":
+        globals()[name] = cls = _not_fitted_error()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

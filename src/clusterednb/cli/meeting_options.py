@@ -25,9 +25,14 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
 
     simulate = sub.add_parser("simulate", help="simulate an organisation and its calendars")
     add_output(simulate, "output folder", old="--out")
-    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     simulate.add_argument("--pending", type=int, default=3, help="pending requests per user")
-    simulate.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    simulate.add_argument(
+        "--format",
+        choices=["csv", "parquet"],
+        default="csv",
+        help="file format of the requests (parquet needs the [parquet] extra)",
+    )
     simulate.set_defaults(run=f"{COMMANDS}:simulate")
 
     def add_request_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,7 +43,9 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
 
     decide_parser = sub.add_parser("decide", help="accept or decline a request")
     add_request_arguments(decide_parser)
-    decide_parser.add_argument("--model", type=Path, required=True)
+    decide_parser.add_argument(
+        "--model", type=Path, required=True, help="the organisation's model file (cnb meeting fit)"
+    )
     decide_parser.add_argument(
         "--cost-false-accept",
         "--cost-false-positive",
@@ -66,8 +73,15 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
 
     learn_parser = sub.add_parser("learn", help="record the user's real answer")
     add_request_arguments(learn_parser)
-    learn_parser.add_argument("--accepted", choices=["yes", "no"], required=True)
-    learn_parser.add_argument("--store", type=Path, default=Path("feedback.sqlite"))
+    learn_parser.add_argument(
+        "--accepted", choices=["yes", "no"], required=True, help="the user's answer"
+    )
+    learn_parser.add_argument(
+        "--store",
+        type=Path,
+        default=Path("feedback.sqlite"),
+        help="the answers' store (created if absent; default %(default)s)",
+    )
     learn_parser.add_argument("--model", type=Path, help="also update this model file")
     learn_parser.set_defaults(run=f"{COMMANDS}:learn_answer")
 
@@ -75,8 +89,10 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
         "sync", help="decide the invitations waiting in a CalDAV calendar, answer them there"
     )
     sync.add_argument("--caldav", required=True, metavar="URL", help="the CalDAV server")
-    sync.add_argument("--username", required=True)
-    sync.add_argument("--password", required=True)
+    sync.add_argument("--username", required=True, help="the CalDAV account's user name")
+    sync.add_argument(
+        "--password", required=True, help="the CalDAV account's password (visible to ps: see docs)"
+    )
     sync.add_argument("--user", required=True, metavar="EMAIL", help="the attendee to act for")
     sync.add_argument("--model", type=Path, required=True, help="the organisation's model file")
     sync.add_argument("--directory", type=Path, help="directory.json")
@@ -89,14 +105,29 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
         help="what was answered (a service store; default sync-state.db)",
     )
     sync.add_argument("--ask-band", type=float, default=0.2, help="0 never asks")
-    sync.add_argument("--cost-false-accept", type=float, default=1.0)
-    sync.add_argument("--cost-false-decline", type=float, default=1.0)
+    sync.add_argument(
+        "--cost-false-accept",
+        type=float,
+        default=1.0,
+        help="cost of accepting an invitation the person would decline (default 1)",
+    )
+    sync.add_argument(
+        "--cost-false-decline",
+        type=float,
+        default=1.0,
+        help="cost of declining an invitation the person would accept (default 1)",
+    )
     sync.add_argument("--dry-run", action="store_true", help="decide, but change nothing")
     add_json(sync)
     sync.set_defaults(run=f"{COMMANDS}:sync_calendars", needs=("caldav",))
 
     fit = sub.add_parser("fit", help="train Clustered NB from the store (and a requests CSV)")
-    fit.add_argument("--store", type=Path, default=Path("feedback.sqlite"))
+    fit.add_argument(
+        "--store",
+        type=Path,
+        default=Path("feedback.sqlite"),
+        help="the answers' store to train on (default %(default)s)",
+    )
     fit.add_argument("--requests", type=Path, help="requests.csv to train on as well")
     fit.add_argument(
         "--model",
@@ -107,12 +138,17 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
         required=True,
         help="output model file",
     )
-    fit.add_argument("--inference", choices=["bhc", "gibbs"], default="bhc")
+    fit.add_argument(
+        "--inference",
+        choices=["bhc", "gibbs"],
+        default="bhc",
+        help="Clustered NB's inference engine (default %(default)s)",
+    )
     add_calibration(
         fit,
         "sigmoid",
         "learn a map of the model's log-odds on answers it did not see, so that "
         "decisions at each person's costs use honest probabilities",
     )
-    fit.add_argument("--seed", type=int, default=0)
+    fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     fit.set_defaults(run=f"{COMMANDS}:fit")

@@ -223,13 +223,20 @@ def _evaluate(commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--dataset",
         choices=["landmine", "computer-survey", "movielens", "enron-spam", "multidomain-sentiment"],
+        help="one of the real multi-task data sets (read from --data-dir) instead of DATA",
     )
     evaluate.add_argument("--text", help="a column of DATA holding documents (bag of words)")
-    evaluate.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
+    evaluate.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path("../shared/data"),
+        help="folder of the data sets (default %(default)s)",
+    )
     evaluate.add_argument(
         "--protocol",
         choices=["transfer", "curves", "loss", "evidence", "partitions"],
         default="transfer",
+        help="which protocol of protocols.md to run (default %(default)s)",
     )
     _kind_list(
         evaluate,
@@ -243,9 +250,11 @@ def _evaluate(commands: argparse._SubParsersAction) -> None:
         default="1,2,4,8,16,32,64,128",
         help="comma-separated k (transfer: own rows; partitions: rows per task)",
     )
-    evaluate.add_argument("--repeats", type=int, default=5)
+    evaluate.add_argument(
+        "--repeats", type=int, default=5, help="repetitions of every split (default %(default)s)"
+    )
     evaluate.add_argument("--targets", type=int, default=50, help="target tasks sampled")
-    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--seed", type=int, default=0, help="random seed of the splits")
     evaluate.add_argument("--jobs", type=int, default=1, help="worker processes")
     evaluate.add_argument(
         "--transductive",
@@ -266,7 +275,7 @@ def _demo(commands: argparse._SubParsersAction) -> None:
     demo = commands.add_parser(
         "demo", help="the meeting assistant on a simulated organisation, with an HTML report"
     )
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=int, default=0, help="seed of the simulated organisation")
     add_output(demo, "report folder", required=False, old="--out", default=Path("demo-output"))
     demo.add_argument("--jobs", type=int, default=2, help="worker processes")
     add_image_format(demo)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 
-from clusterednb.meeting.deciding import meeting_loss
+from clusterednb.exceptions import warn_at_caller
+from clusterednb.meeting.errors import MeetingWarning
 from clusterednb.service.store import ServiceStore
 
 
@@ -47,7 +48,20 @@ def add_user(args: argparse.Namespace) -> None:
     ...
     clusterednb.meeting.errors.MeetingError: ...
     """
+    from clusterednb.meeting.deciding import meeting_loss  # numpy and pandas: only here
+
     meeting_loss(args.cost_false_accept, args.cost_false_decline)  # checks the costs
+    if args.directory is not None:
+        from clusterednb.meeting.directory import Directory
+
+        directory = Directory.from_json(args.directory)
+        if args.user not in directory.users:
+            warn_at_caller(
+                f"user {args.user!r} is not in the directory {args.directory}: the service will "
+                "know no relations, topics or time zone for them (UTC), so its features are "
+                "weaker; add them to the directory or check the spelling",
+                MeetingWarning,
+            )
     with ServiceStore(args.store) as store:
         token = store.add_user(
             args.user,

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 COMMANDS = "clusterednb.cli.service_commands"
+STORE_HELP = "the service's SQLite store (as given to cnb serve --store)"
 
 
 def add_service_commands(commands: argparse._SubParsersAction) -> None:
@@ -24,7 +25,7 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser("serve", help="run the meeting assistant as a web service")
     serve.add_argument("--store", type=Path, required=True, help="SQLite store (created if absent)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
     serve.add_argument("--directory", type=Path, help="the organisation's directory.json")
     serve.add_argument("--model", type=Path, help="the organisation's model file (the base)")
     serve.add_argument(
@@ -36,15 +37,30 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     sub = users.add_subparsers(dest="users_command", required=True)
     add = sub.add_parser("add", help="create an account and print its API token (once)")
     add.add_argument("user", help="user id (as in the directory)")
-    add.add_argument("--email", required=True)
-    add.add_argument("--store", type=Path, required=True)
-    add.add_argument("--cost-false-accept", type=float, default=1.0)
-    add.add_argument("--cost-false-decline", type=float, default=1.0)
+    add.add_argument("--email", required=True, help="the address invitations are sent to")
+    add.add_argument("--store", type=Path, required=True, help=STORE_HELP)
+    add.add_argument(
+        "--directory",
+        type=Path,
+        help="the organisation's directory.json: warn if the user is not in it",
+    )
+    add.add_argument(
+        "--cost-false-accept",
+        type=float,
+        default=1.0,
+        help="cost of accepting an invitation the user would decline (default 1)",
+    )
+    add.add_argument(
+        "--cost-false-decline",
+        type=float,
+        default=1.0,
+        help="cost of declining an invitation the user would accept (default 1)",
+    )
     add.set_defaults(run=f"{COMMANDS}:add_user")
     listing = sub.add_parser("list", help="list the accounts (never their tokens)")
-    listing.add_argument("--store", type=Path, required=True)
+    listing.add_argument("--store", type=Path, required=True, help=STORE_HELP)
     listing.set_defaults(run=f"{COMMANDS}:list_users")
     revoke = sub.add_parser("revoke", help="revoke an account's token")
-    revoke.add_argument("user")
-    revoke.add_argument("--store", type=Path, required=True)
+    revoke.add_argument("user", help="the user id whose token stops working")
+    revoke.add_argument("--store", type=Path, required=True, help=STORE_HELP)
     revoke.set_defaults(run=f"{COMMANDS}:revoke_user")
