@@ -27,10 +27,18 @@ serve: $(VENV)/.installed-report+service
 	$(BIN)/cnb serve --store demo-output/service.db \
 	    --directory demo-output/organisation/directory.json
 
-test: $(VENV)/.installed-test
+# schemathesis tests the API contract from an environment of its own: the [caldav] extra
+# installs urllib3-future under the name urllib3, which schemathesis' transport cannot use.
+CONTRACT := .venv-contract
+$(CONTRACT)/bin/schemathesis:
+	$(PYTHON) -m venv $(CONTRACT)
+	$(CONTRACT)/bin/pip install --quiet --upgrade pip
+	$(CONTRACT)/bin/pip install --quiet "schemathesis>=4.32"
+
+test: $(VENV)/.installed-test $(CONTRACT)/bin/schemathesis
 	$(BIN)/pytest -q
 
-test-all: $(VENV)/.installed-test+spark
+test-all: $(VENV)/.installed-test+spark $(CONTRACT)/bin/schemathesis
 	$(BIN)/pytest -q -m "slow or not slow"
 
 # The Spark tests alone (the JVM and pyspark are large: not part of `make test`).
@@ -52,4 +60,4 @@ lint: $(VENV)/.installed-test
 	$(BIN)/python tools/check_layers.py
 
 clean:
-	rm -rf $(VENV) build dist site src/*.egg-info .pytest_cache
+	rm -rf $(VENV) $(CONTRACT) build dist site src/*.egg-info .pytest_cache

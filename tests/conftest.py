@@ -9,6 +9,9 @@ import pytest
 from browser_helpers import CHROMIUM, DRIVER
 from clusterednb.data.schema import FeatureSchema
 
+# schemathesis' hooks run inside the contract environment (.venv-contract), not here
+collect_ignore = ["contract_hooks.py"]
+
 
 def random_frame(
     rng: np.random.Generator,

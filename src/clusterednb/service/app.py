@@ -14,10 +14,14 @@ from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
 import icalendar
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, Request
+from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from clusterednb.exceptions import CNBError
 from clusterednb.meeting.deciding import ASK_BAND
@@ -25,9 +29,22 @@ from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.reply import make_reply
 from clusterednb.service.accounts import Account
+from clusterednb.service.api_schema import (
+    FEEDBACK_BODY,
+    MAX_ID,
+    REQUEST_LINKS,
+    CalendarStored,
+    Health,
+    ServiceStatus,
+    StoredRequest,
+    calendar_body,
+    errors,
+    without_validation_errors,
+)
 from clusterednb.service.intake import receive_invitation
 from clusterednb.service.learning import Learner
 from clusterednb.service.store import ServiceStore
+from clusterednb.version import __version__
 
 log = logging.getLogger("clusterednb.service")
 MAX_REQUEST_BYTES = 1 << 20
@@ -37,7 +54,7 @@ TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 
 
 class ApiError(Exception):
-    """An error answered as ``{"error": message}`` with ``status``.
+    """An error answered as ``{"error": message}`` with ``status`` (and ``headers``).
 
     Examples
     --------
@@ -46,9 +63,16 @@ class ApiError(Exception):
     (404, 'no such request')
     """
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.headers = status, message, headers
+
+
+RequestId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="The request's id")]
+BEARER = HTTPBearer(
+    auto_error=False,
+    description="The API token that `cnb users add` printed: `Authorization: Bearer TOKEN`",
+)
 
 
 async def _body(request: Request, limit: int, kind: str) -> bytes:
@@ -150,15 +174,41 @@ def create_app(
         learner.stop()
         store.close()
 
-    app = FastAPI(title="clusterednb meeting assistant", lifespan=lifespan)
+    app = FastAPI(
+        title="clusterednb meeting assistant",
+        version=__version__,
+        description="Decide or ask about meeting invitations under each person's costs; "
+        'every error is JSON {"error": "..."}.',
+        lifespan=lifespan,
+    )
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            app.openapi_schema = without_validation_errors(schema)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, error: ApiError) -> JSONResponse:
-        return JSONResponse({"error": error.message}, status_code=error.status)
+        return JSONResponse(
+            {"error": error.message}, status_code=error.status, headers=error.headers
+        )
 
-    @app.exception_handler(HTTPException)
-    async def http_error(_: Request, error: HTTPException) -> JSONResponse:
-        return JSONResponse({"error": str(error.detail)}, status_code=error.status_code)
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        headers = dict(getattr(error, "headers", None) or {})
+        if error.status_code == 405:  # every method of every route on this path, not one's
+            headers["Allow"] = ", ".join(_allowed_methods(app, request.url.path))
+        return JSONResponse(
+            {"error": str(error.detail)}, status_code=error.status_code, headers=headers
+        )
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, error: RequestValidationError) -> JSONResponse:
@@ -179,12 +229,16 @@ def create_app(
     def store() -> ServiceStore:
         return state["store"]
 
-    def account(request: Request) -> Account:
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        found = store().authenticate(token.strip()) if scheme.lower() == "bearer" else None
+    def account(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+    ) -> Account:
+        found = store().authenticate(credentials.credentials.strip()) if credentials else None
         if found is None:
-            raise ApiError(401, "missing, invalid or revoked API token (Authorization: Bearer)")
+            raise ApiError(
+                401,
+                "missing, invalid or revoked API token (Authorization: Bearer)",
+                {"WWW-Authenticate": "Bearer"},
+            )
         return found
 
     Caller = Annotated[Account, Depends(account)]
@@ -194,11 +248,34 @@ def create_app(
         return ZoneInfo(entry.timezone) if entry else ZoneInfo("UTC")
 
     # ------------------------------------------------------------------ API
-    @app.get("/healthz")
+    @app.get(
+        "/healthz", operation_id="health", response_model=None, responses={200: {"model": Health}}
+    )
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.post("/api/requests")
+    @app.post(
+        "/api/requests",
+        operation_id="post_request",
+        status_code=201,
+        response_model=None,
+        responses={
+            201: {
+                "model": StoredRequest,
+                "description": "Decided (or asked) and stored",
+                "links": REQUEST_LINKS,
+            },
+            200: {
+                "model": StoredRequest,
+                "description": "Stored before (the same UID, RECURRENCE-ID and SEQUENCE)",
+                "links": REQUEST_LINKS,
+            },
+            **errors(400, 401, 413, 415),
+        },
+        openapi_extra=calendar_body(
+            "An iTIP REQUEST (RFC 5546) with one VEVENT inviting you", MAX_REQUEST_BYTES
+        ),
+    )
     async def post_request(request: Request, who: Caller) -> JSONResponse:
         data = await _body(request, MAX_REQUEST_BYTES, "the request")
         calendar = _parse(data, "the request")
@@ -208,7 +285,12 @@ def create_app(
         body = _public(stored) | ({"warnings": notes} if notes else {})
         return JSONResponse(body, status_code=201 if created else 200)
 
-    @app.get("/api/requests")
+    @app.get(
+        "/api/requests",
+        operation_id="list_requests",
+        response_model=None,
+        responses={200: {"model": list[StoredRequest]}, **errors(401)},
+    )
     def list_requests(who: Caller) -> list[dict[str, Any]]:
         return [_public(r) for r in store().requests(who.user)]
 
@@ -218,12 +300,23 @@ def create_app(
             raise ApiError(404, f"no request {request_id}")
         return record
 
-    @app.get("/api/requests/{request_id}")
-    def get_request(request_id: int, who: Caller) -> dict[str, Any]:
+    @app.get(
+        "/api/requests/{request_id}",
+        operation_id="get_request",
+        response_model=None,
+        responses={200: {"model": StoredRequest}, **errors(400, 401, 404)},
+    )
+    def get_request(request_id: RequestId, who: Caller) -> dict[str, Any]:
         return _public(owned(who, request_id))
 
-    @app.post("/api/requests/{request_id}/feedback")
-    async def feedback(request_id: int, request: Request, who: Caller) -> dict[str, Any]:
+    @app.post(
+        "/api/requests/{request_id}/feedback",
+        operation_id="give_feedback",
+        response_model=None,
+        responses={200: {"model": StoredRequest}, **errors(400, 401, 404)},
+        openapi_extra=FEEDBACK_BODY,
+    )
+    async def feedback(request_id: RequestId, request: Request, who: Caller) -> dict[str, Any]:
         owned(who, request_id)
         try:
             body = await request.json()
@@ -235,8 +328,19 @@ def create_app(
         state["learner"].request_refit()
         return _public(record)
 
-    @app.get("/api/requests/{request_id}/reply.ics")
-    def reply(request_id: int, who: Caller) -> Response:
+    @app.get(
+        "/api/requests/{request_id}/reply.ics",
+        operation_id="get_reply",
+        response_class=Response,
+        responses={
+            200: {
+                "description": "The iTIP REPLY (RFC 5546) to send to the organiser",
+                "content": {"text/calendar": {"schema": {"type": "string"}}},
+            },
+            **errors(400, 401, 404, 409),
+        },
+    )
+    def reply(request_id: RequestId, who: Caller) -> Response:
         record = owned(who, request_id)
         if record["answer"] is None and record["decision"] == "ask":
             raise ApiError(409, "this request waits for the user's answer; no reply yet")
@@ -251,14 +355,27 @@ def create_app(
         )
         return Response(calendar.to_ical(), media_type="text/calendar; method=REPLY; charset=utf-8")
 
-    @app.put("/api/calendar")
+    @app.put(
+        "/api/calendar",
+        operation_id="put_calendar",
+        response_model=None,
+        responses={200: {"model": CalendarStored}, **errors(400, 401, 413, 415)},
+        openapi_extra=calendar_body(
+            "Your own calendar (RFC 5545), read for conflicts", MAX_CALENDAR_BYTES
+        ),
+    )
     async def put_calendar(request: Request, who: Caller) -> dict[str, Any]:
         data = await _body(request, MAX_CALENDAR_BYTES, "the calendar")
         calendar = _parse(data, "the calendar")
         store().set_calendar(who.user, data)
         return {"status": "stored", "events": len(list(calendar.walk("VEVENT")))}
 
-    @app.get("/api/status")
+    @app.get(
+        "/api/status",
+        operation_id="status",
+        response_model=None,
+        responses={200: {"model": ServiceStatus}, **errors(401)},
+    )
     def status(who: Caller) -> dict[str, Any]:
         return store().counts() | state["learner"].status()
 
@@ -267,11 +384,12 @@ def create_app(
         cookie = request.cookies.get(SESSION_COOKIE)
         return store().session(cookie) if cookie else None
 
-    @app.get("/login", response_class=HTMLResponse)
+    # The pages answer HTML to a browser and are left out of the API's schema.
+    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
     def login_form(request: Request) -> HTMLResponse:
         return TEMPLATES.TemplateResponse(request, "login.html", {"error": None})
 
-    @app.post("/login", response_class=HTMLResponse)
+    @app.post("/login", response_class=HTMLResponse, include_in_schema=False)
     async def login(request: Request) -> Response:
         form = await request.form()
         token = str(form.get("token", "")).strip()
@@ -286,7 +404,7 @@ def create_app(
         )
         return response
 
-    @app.post("/logout")
+    @app.post("/logout", include_in_schema=False)
     async def logout(request: Request) -> Response:
         found = session_of(request)
         form = await request.form()
@@ -296,7 +414,7 @@ def create_app(
         response.delete_cookie(SESSION_COOKIE)
         return response
 
-    @app.get("/", response_class=HTMLResponse)
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def review(request: Request, show: str = "all") -> Response:
         found = session_of(request)
         if found is None:
@@ -317,8 +435,8 @@ def create_app(
         }
         return TEMPLATES.TemplateResponse(request, "review.html", context)
 
-    @app.post("/requests/{request_id}/answer")
-    async def answer(request_id: int, request: Request) -> Response:
+    @app.post("/requests/{request_id}/answer", include_in_schema=False)
+    async def answer(request_id: RequestId, request: Request) -> Response:
         found = session_of(request)
         if found is None:
             raise ApiError(401, "sign in first")
@@ -334,6 +452,16 @@ def create_app(
         return RedirectResponse(f"/?show={form.get('show', 'all')}", status_code=303)
 
     return app
+
+
+def _allowed_methods(app: FastAPI, path: str) -> list[str]:
+    """The methods of every route whose path matches ``path``, sorted."""
+    methods: set[str] = set()
+    for route in app.routes:
+        pattern = getattr(route, "path_regex", None)
+        if pattern is not None and pattern.match(path):
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)
 
 
 def _page_row(record: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:

@@ -1,0 +1,203 @@
+"""The HTTP API's contract as OpenAPI: response shapes, request bodies, status codes, links.
+
+The models here document what the routes of :mod:`clusterednb.service.app` answer; the routes
+build plain dicts, so a mismatch shows in the contract tests (schemathesis against the running
+server), never as an error to a client. Every error of every route is :class:`ErrorBody`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+MAX_ID = 2**63 - 1
+"""The largest request id (SQLite's INTEGER); a larger one is a 400, never a 500."""
+
+
+class ErrorBody(BaseModel):
+    """Every error: ``{"error": "what was wrong"}``."""
+
+    error: str = Field(description="What was wrong, in words")
+
+
+class Reason(BaseModel):
+    """One reason that pushed a decision: a feature's value and its log-odds of accepting."""
+
+    feature: str
+    value: str | None
+    log_odds: float
+
+
+class ExpectedLoss(BaseModel):
+    """Posterior expected loss of each action under the user's costs."""
+
+    accept: float
+    decline: float
+
+
+class StoredRequest(BaseModel):
+    """An invitation as the service stored and decided it."""
+
+    id: int = Field(ge=1, le=MAX_ID)
+    uid: str
+    recurrence_id: str | None
+    sequence: int = Field(ge=0)
+    summary: str
+    organizer: str
+    starts_at: str
+    received_at: str
+    decision: Literal["accept", "decline", "ask"]
+    p_accept: float | None = Field(ge=0.0, le=1.0)
+    expected_loss: ExpectedLoss | None
+    reasons: list[Reason]
+    missing: list[str]
+    answer: Literal["accept", "decline"] | None
+    warnings: list[str] | None = Field(
+        default=None, description="Notes met on the way (only when there were any)"
+    )
+
+
+class CalendarStored(BaseModel):
+    """The user's calendar was stored."""
+
+    status: Literal["stored"]
+    events: int = Field(ge=0)
+
+
+class ServiceStatus(BaseModel):
+    """Counts of the store and the state of the organisation's model."""
+
+    users: int = Field(ge=0)
+    requests: int = Field(ge=0)
+    answers: int = Field(ge=0)
+    model: bool
+    model_age_seconds: float | None
+    clusters: int | None
+
+
+class Health(BaseModel):
+    """The service answers."""
+
+    status: Literal["ok"]
+
+
+ERRORS = {
+    400: "Bad input: the message names the value",
+    401: "Missing, invalid or revoked API token",
+    404: "No such request of yours",
+    409: "The request waits for your answer: no reply yet",
+    413: "The body is too large",
+    415: "The body is not text/calendar",
+}
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The ``responses`` entries of these error codes, each an :class:`ErrorBody`.
+
+    Examples
+    --------
+    >>> sorted(errors(401, 404))
+    [401, 404]
+    """
+    found: dict[int | str, dict[str, Any]] = {}
+    for code in codes:
+        found[code] = {"model": ErrorBody, "description": ERRORS[code]}
+        if code == 401:
+            found[code]["headers"] = {
+                "WWW-Authenticate": {"description": "Bearer", "schema": {"type": "string"}}
+            }
+    return found
+
+
+EXAMPLE_INVITATION = (
+    "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//example//EN\r\nMETHOD:REQUEST\r\n"
+    "BEGIN:VEVENT\r\nUID:planning-1@example.org\r\nDTSTAMP:20261201T090000Z\r\n"
+    "DTSTART:20261210T140000Z\r\nDTEND:20261210T150000Z\r\nSUMMARY:Planning\r\n"
+    "ORGANIZER:mailto:carol@example.org\r\n"
+    "ATTENDEE;PARTSTAT=NEEDS-ACTION;RSVP=TRUE:mailto:ann@example.org\r\n"
+    "END:VEVENT\r\nEND:VCALENDAR\r\n"
+)
+
+
+def calendar_body(description: str, max_bytes: int) -> dict[str, Any]:
+    """An ``openapi_extra`` whose request body is iCalendar text (RFC 5545) of at most
+    ``max_bytes``.
+
+    Examples
+    --------
+    >>> list(calendar_body("an invitation", 10)["requestBody"]["content"])
+    ['text/calendar']
+    """
+    return {
+        "requestBody": {
+            "required": True,
+            "description": f"{description} (at most {max_bytes} bytes), for example:\n\n"
+            + "".join(f"    {line}\n" for line in EXAMPLE_INVITATION.splitlines()),
+            "content": {
+                "text/calendar": {
+                    "schema": {
+                        "type": "string",
+                        "minLength": 1,
+                        "pattern": "^BEGIN:VCALENDAR",
+                        "description": "iCalendar text; what JSON Schema cannot say (the "
+                        "grammar of RFC 5545, the rules of RFC 5546) is checked by the "
+                        "service and refused with a 400 naming the rule",
+                    },
+                }
+            },
+        }
+    }
+
+
+FEEDBACK_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "The user's answer",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"accepted": {"type": "boolean"}},
+                    "required": ["accepted"],
+                },
+                "example": {"accepted": True},
+            }
+        },
+    }
+}
+
+REQUEST_LINKS = {
+    "GetRequest": {
+        "operationId": "get_request",
+        "parameters": {"request_id": "$response.body#/id"},
+    },
+    "GiveFeedback": {
+        "operationId": "give_feedback",
+        "parameters": {"request_id": "$response.body#/id"},
+    },
+    "GetReply": {
+        "operationId": "get_reply",
+        "parameters": {"request_id": "$response.body#/id"},
+    },
+}
+
+
+def without_validation_errors(schema: dict[str, Any]) -> dict[str, Any]:
+    """The generated schema without FastAPI's 422 answers, which this service never gives
+    (a request that fails validation is a 400 :class:`ErrorBody`, documented per route).
+
+    Examples
+    --------
+    >>> schema = {"paths": {"/a": {"get": {"responses": {"200": {}, "422": {}}}}},
+    ...           "components": {"schemas": {"HTTPValidationError": {}, "ValidationError": {}}}}
+    >>> without_validation_errors(schema)
+    {'paths': {'/a': {'get': {'responses': {'200': {}}}}}, 'components': {'schemas': {}}}
+    """
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            operation.get("responses", {}).pop("422", None)
+    components = schema.get("components", {}).get("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        components.pop(name, None)
+    return schema
