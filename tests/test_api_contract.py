@@ -38,7 +38,7 @@ def served(tmp_path_factory):
 
 def test_schemathesis_finds_no_failure(served):
     assert SCHEMATHESIS.exists(), f"{SCHEMATHESIS} is missing: `make test` installs it"
-    server, token, folder = served
+    server, token, _ = served
     done = subprocess.run(
         [
             str(SCHEMATHESIS),
