@@ -77,3 +77,18 @@ def test_the_dask_backend_without_dask_names_the_extra():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert 'pip install "clusterednb[dask]"' in done.stdout, done.stderr
+
+
+def test_a_spark_session_without_pyspark_names_the_extra():
+    code = (
+        "import sys\n"
+        "sys.modules['pyspark'] = None\n"
+        "from clusterednb.distributed.spark import local_session\n"
+        "from clusterednb.exceptions import MissingExtraError\n"
+        "try:\n"
+        "    local_session('x')\n"
+        "except MissingExtraError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert 'pip install "clusterednb[spark]"' in done.stdout, done.stderr

@@ -22,6 +22,7 @@ from scipy import sparse
 from clusterednb.data.dataset import factorize_tasks
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.distributed.shards import ShardCounts, schema_from_distinct, shard_counts
+from clusterednb.exceptions import require_extra
 
 
 def _emit(frame: pd.DataFrame, task: str, label: str, schema: FeatureSchema) -> pd.DataFrame:
@@ -90,6 +91,7 @@ def spark_counts(
     >>> bool((shards.counts.value_counts == single.counts_.value_counts).all())
     True
     """
+    require_extra("spark", "spark_counts")
     from pyspark.sql import functions as F
 
     frame = events.select(task, label, *features)
@@ -160,6 +162,7 @@ def local_session(app_name: str, shuffle_partitions: int = 4, driver_memory: str
     import os
     import sys
 
+    require_extra("spark", "a Spark session")
     import pyspark
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
