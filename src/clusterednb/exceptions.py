@@ -236,6 +236,7 @@ def _not_fitted_error() -> type:
         """
 
     NotFittedError.__module__ = __name__
+    NotFittedError.__qualname__ = "NotFittedError"
     return NotFittedError
 
 

@@ -43,6 +43,62 @@ def check_numeric_names(frame: Any, names: Sequence[str], n_bins: int) -> tuple[
     return names
 
 
+MAX_INTEGER_CATEGORIES = 20
+"""An integer column with more distinct training values than this is read as a number."""
+
+
+def is_numeric_column(column: pd.Series) -> bool:
+    """Whether ``numeric="auto"`` reads ``column`` as a number: a float column, or an integer
+    column with more than :data:`MAX_INTEGER_CATEGORIES` distinct values. Booleans, strings
+    and categorical columns are categories.
+
+    Examples
+    --------
+    >>> is_numeric_column(pd.Series([0.5, 1.25])), is_numeric_column(pd.Series([1, 2, 3]))
+    (True, False)
+    >>> is_numeric_column(pd.Series(range(100))), is_numeric_column(pd.Series(["a", "b"]))
+    (True, False)
+    """
+    dtype = column.dtype
+    if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
+        return False
+    if pd.api.types.is_float_dtype(dtype):
+        return bool(column.notna().any())
+    if pd.api.types.is_integer_dtype(dtype):
+        return int(column.nunique()) > MAX_INTEGER_CATEGORIES
+    return False
+
+
+def numeric_columns(frame: Any, numeric: Any, n_bins: int) -> tuple[Any, tuple[str, ...]]:
+    """The training rows (an array of numbers becomes a DataFrame with columns ``x0, x1,
+    ...``) and the names of the columns read as numbers.
+
+    ``numeric`` is "auto" (the rule of :func:`is_numeric_column`), None or an empty list (no
+    column), or the columns' names.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"hour": [9.5, 13.0], "room": ["a", "b"]})
+    >>> numeric_columns(frame, "auto", 5)[1], numeric_columns(frame, None, 5)[1]
+    (('hour',), ())
+    >>> numeric_columns(np.array([[0.5, 1.0], [2.5, 2.0]]), "auto", 5)[1]
+    ('x0', 'x1')
+    """
+    if numeric is None or (not isinstance(numeric, str) and len(numeric) == 0):
+        return frame, ()
+    if isinstance(numeric, str) and numeric == "auto":
+        if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 2:
+            raise DataError(f"n_bins must be an integer of at least 2, got {n_bins!r}")
+        if isinstance(frame, np.ndarray):
+            if frame.dtype.kind not in "fiu":
+                return frame, ()
+            frame = pd.DataFrame(frame, columns=[f"x{j}" for j in range(frame.shape[1])])
+        if not isinstance(frame, pd.DataFrame):
+            return frame, ()
+        return frame, tuple(str(n) for n in frame.columns if is_numeric_column(frame[n]))
+    return frame, check_numeric_names(frame, numeric, n_bins)
+
+
 def numbers_of(frame: pd.DataFrame, name: str) -> np.ndarray:
     """Column ``name`` as float64, NaN where missing; :class:`DataError` naming the row of
     the first value that is not a number.

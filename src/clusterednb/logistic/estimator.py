@@ -98,11 +98,12 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         A category not seen in training: warn and treat as missing, refuse, or ignore.
     task_column : str, optional
         Read the tasks from this column of ``X`` when ``tasks`` is not passed.
-    numeric : sequence of str, optional
-        Columns of ``X`` (a DataFrame) that hold numbers. The clustering and the one-hot part
-        of the regressions see them as ``n_bins`` quantile bins of the training rows; the
-        regressions also read each as a standardised number (a missing value counts as the
-        training mean).
+    numeric : "auto", sequence of str or None, default="auto"
+        Columns of ``X`` that hold numbers. The clustering and the one-hot part of the
+        regressions see them as ``n_bins`` quantile bins of the training rows; the regressions
+        also read each as a standardised number (a missing value counts as the training
+        mean). "auto": every float column and every integer column with more than 20 distinct
+        values (:func:`~clusterednb.data.numeric.is_numeric_column`); None or []: none.
     n_bins : int, default=5
         Bins per numeric column (fewer where quantiles tie).
     observation : {"categorical", "multinomial"}, default="categorical"
@@ -160,7 +161,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         classes: Any = None,
         handle_unknown: str = "warn",
         task_column: str | None = None,
-        numeric: Any = None,
+        numeric: Any = "auto",
         n_bins: int = 5,
         observation: str = "categorical",
         random_state: int | np.random.Generator | None = None,

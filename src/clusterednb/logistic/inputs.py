@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.data.dataset import TaskDataset, factorize_tasks
-from clusterednb.data.numeric import NumericColumns, binned_schema, check_numeric_names
+from clusterednb.data.numeric import NumericColumns, binned_schema, numeric_columns
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.text import as_document_term, document_schema
 from clusterednb.data.values import as_feature_input, as_vector, ordered_unique
@@ -86,13 +86,13 @@ def _table_rows(
 ) -> tuple[FeatureSchema, np.ndarray, JointData, NumericColumns]:
     """Categorical columns, and numeric ones binned for the clustering and standardised for
     the regressions."""
-    frame = as_feature_input(X, None, who)
-    names = check_numeric_names(frame, numeric, n_bins) if numeric else ()
+    frame, names = numeric_columns(as_feature_input(X, None, who), numeric, n_bins)
     schema = (
         binned_schema(frame, as_vector(y), names, n_bins, classes)
         if names
         else FeatureSchema.infer(frame, as_vector(y), classes=classes)
     )
+    check_design_size(schema, int(pd.unique(as_vector(tasks)).size), len(names))
     rows = TaskDataset.from_arrays(frame, y, tasks, schema=schema, handle_unknown="error")
     check_labels(schema, rows.y, fitted=False)
     numbers = NumericColumns.fit(frame, names)
@@ -100,6 +100,37 @@ def _table_rows(
         rows.X, rows.y, rows.task_index, rows.n_tasks, schema.offsets, numbers.transform(frame)
     )
     return schema, rows.task_ids, data, numbers
+
+
+MAX_CURVATURE_BYTES = 2**31
+"""Largest curvature (Hessian) matrix of the regressions a fit may allocate: 2 GiB."""
+
+
+def check_design_size(schema: FeatureSchema, n_tasks: int, n_numeric: int) -> None:
+    """Refuse, before anything is allocated, a design whose regressions' curvature matrix
+    (one row and column per one-hot value, task and number) would pass
+    :data:`MAX_CURVATURE_BYTES`, naming the column with the most categories.
+
+    Examples
+    --------
+    >>> schema = FeatureSchema(("id",), (tuple(range(20_000)),), (0, 1))
+    >>> check_design_size(schema, n_tasks=10, n_numeric=0)
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.DataError: column 'id' has 20000 distinct values: ...
+    """
+    n_columns = schema.n_values_total + n_tasks + n_numeric + 1
+    n_bytes = 8 * n_columns**2
+    if n_bytes <= MAX_CURVATURE_BYTES:
+        return
+    sizes = [len(categories) for categories in schema.categories]
+    widest = int(np.argmax(sizes))
+    raise DataError(
+        f"column {schema.feature_names[widest]!r} has {sizes[widest]} distinct values: the "
+        f"regressions would need a {n_columns} x {n_columns} curvature matrix "
+        f"({n_bytes / 2**30:.1f} GiB, more than {MAX_CURVATURE_BYTES / 2**30:.0f} GiB); read it "
+        "as a number (numeric=[...]), bin it, or drop it"
+    )
 
 
 def _document_rows(

@@ -122,6 +122,10 @@ class ClusteredNB(TaskNaiveBayes):
         the predictive probabilities pass through it. It undoes naive Bayes' over-confidence
         (decisions under unequal costs improve) and leaves each task's ranking unchanged.
         ``partial_fit`` keeps the map of the last ``fit``.
+    numeric, n_bins
+        Columns read as numbers ("auto": float columns, and integer columns of more than 20
+        distinct values), cut into ``n_bins`` quantile bins of the training rows; as in
+        :class:`~clusterednb.naive_bayes.estimator.TaskNaiveBayes`.
 
     Attributes
     ----------
@@ -211,6 +215,8 @@ class ClusteredNB(TaskNaiveBayes):
         transductive: str | None = None,
         transductive_temperature: float | str = 1.0,
         calibration: str | None = None,
+        numeric: Any = "auto",
+        n_bins: int = 10,
     ) -> None:
         vars(self).update({k: v for k, v in locals().items() if k != "self"})
 

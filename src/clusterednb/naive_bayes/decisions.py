@@ -56,7 +56,9 @@ class BayesDecisions(ClassifierMixin):
         >>> model.predict([["red"]], ["ann"]).tolist(), model.predict([["red"]], ["ann"], careful)
         (['yes'], array(['no'], dtype='<U3'))
         """
-        proba = self.predict_proba(X, tasks, new_tasks=new_tasks)
+        # A classifier that only gives predict_proba(X, tasks) serves the default.
+        pooled = new_tasks == "pooled"
+        proba = self.predict_proba(X, tasks) if pooled else self.predict_proba(X, tasks, new_tasks)
         if loss is None:
             return self.classes_[np.argmax(proba, axis=1)]
         return self.classes_[bayes_decision(proba, as_loss_matrix(loss, self.classes_))]

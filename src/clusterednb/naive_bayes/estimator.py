@@ -75,6 +75,14 @@ class TaskNaiveBayes(
     observation : {"categorical", "bernoulli", "multinomial"}, default="categorical"
         One category per feature, or a document–word count matrix (dense, DataFrame or
         sparse, never densified): words present/absent, or counts (:mod:`clusterednb.data.text`).
+    numeric : "auto", sequence of str or None, default="auto"
+        Columns read as numbers and cut into ``n_bins`` quantile bins of the training rows
+        (the edges are kept in the schema and saved with the model). "auto": every float
+        column and every integer column with more than 20 distinct values
+        (:func:`~clusterednb.data.numeric.is_numeric_column`); None or []: every column is
+        categories; a list names the columns.
+    n_bins : int, default=10
+        Bins per numeric column (fewer where quantiles tie).
 
     Examples
     --------
@@ -98,6 +106,8 @@ class TaskNaiveBayes(
         n_iter: int = 100,
         random_state: int | np.random.Generator | None = None,
         observation: str = "categorical",
+        numeric: Any = "auto",
+        n_bins: int = 10,
     ) -> None:
         vars(self).update({k: v for k, v in locals().items() if k != "self"})
 
@@ -174,6 +184,8 @@ class TaskNaiveBayes(
             self.semi_supervised,
             getattr(self, "transductive", None) == "select",
             type(self).__name__,
+            getattr(self, "numeric", None),
+            getattr(self, "n_bins", 10),
         )
         n_words = self.n_words_ if held else None
         chunk = training_data.training_chunk(X, y, tasks, context, reading, n_words)

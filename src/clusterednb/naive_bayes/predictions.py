@@ -70,6 +70,8 @@ class PredictsFromPosterior:
         >>> proba.round(3).tolist()  # ann: 2/5·1/3 : 3/5·3/4; cy: 2/5·2/3 : 3/5·1/4
         [[0.229, 0.771], [0.64, 0.36]]
         """
+        if new_tasks == "pooled":  # a subclass's predict_log_proba(X, tasks) serves it
+            return np.exp(self.predict_log_proba(X, tasks))
         return np.exp(self.predict_log_proba(X, tasks, new_tasks))
 
     def _encode_for_prediction(

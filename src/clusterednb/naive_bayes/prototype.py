@@ -49,6 +49,9 @@ class PrototypeNB(TaskNaiveBayes):
         mode of every pair (a fast plug-in; the issue asked for type-II maximum likelihood by
         Minka's fixed point, but ML puts zero weight on values never seen, an improper
         Dirichlet; the mode under the model's own priors never does).
+    numeric, n_bins
+        Columns read as numbers, binned by training quantiles, as in
+        :class:`~clusterednb.naive_bayes.estimator.TaskNaiveBayes`.
     k_shape, k_rate : float, default=(1.0, 0.1)
         Gamma prior (shape, rate) on every strength ``K[y, f]``.
     n_samples : int, default=200
@@ -110,6 +113,8 @@ class PrototypeNB(TaskNaiveBayes):
         semi_supervised: bool | str = False,
         n_iter: int = 100,
         observation: str = "categorical",
+        numeric: Any = "auto",
+        n_bins: int = 10,
     ) -> None:
         vars(self).update({k: v for k, v in locals().items() if k != "self"})
 

@@ -18,6 +18,7 @@ from scipy import sparse
 from clusterednb.data import guards
 from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
 from clusterednb.data.guards import check_count_size, dense_count_bytes, warn_suspicious_columns
+from clusterednb.data.numeric import binned_schema, numeric_columns
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.text import as_document_term, document_schema
 from clusterednb.data.values import as_feature_input, as_vector, ordered_unique
@@ -128,7 +129,14 @@ def check_labels(schema: FeatureSchema, codes: np.ndarray, fitted: bool) -> None
 
 
 def rows_chunk(
-    X: Any, y: Any, tasks: Any, context: Context, handle_unknown: str, who: str
+    X: Any,
+    y: Any,
+    tasks: Any,
+    context: Context,
+    handle_unknown: str,
+    who: str,
+    numeric: Any = None,
+    n_bins: int = 10,
 ) -> Chunk:
     """Encode categorical rows into a :class:`Chunk` (the schema inferred, grown or fixed).
 
@@ -142,6 +150,11 @@ def rows_chunk(
     handle_unknown : {"warn", "error", "ignore"}
     who : str
         The estimator's name, for messages.
+    numeric : "auto", sequence of str or None
+        Columns read as numbers when the schema is inferred (a first fit): cut into
+        ``n_bins`` quantile bins of these rows, the edges kept in the schema
+        (:func:`~clusterednb.data.numeric.numeric_columns`).
+    n_bins : int
 
     Examples
     --------
@@ -158,11 +171,15 @@ def rows_chunk(
         frame = as_feature_input(X, held.schema.n_features if held else None, who)
         if len(frame) == 0:
             raise DataError("the data have no rows")
-        schema = (
-            held.schema.extended(frame, y, classes=classes)
-            if held
-            else FeatureSchema.infer(frame, y, classes=classes)
-        )
+        if held:
+            schema = held.schema.extended(frame, y, classes=classes)
+        else:
+            frame, names = numeric_columns(frame, numeric, n_bins)
+            schema = (
+                binned_schema(frame, y, names, n_bins, classes)
+                if names
+                else FeatureSchema.infer(frame, y, classes=classes)
+            )
         warn_suspicious_columns(frame, schema)
         X = frame
     data = TaskDataset.from_arrays(X, y, tasks, schema=schema, handle_unknown=handle_unknown)
@@ -266,6 +283,10 @@ class Reading:
         Keep unlabelled documents even without semi-supervision (transductive selection).
     reader : str
         The estimator's name, for messages.
+    numeric : "auto", sequence of str or None
+        Columns read as numbers on a first fit (see :func:`rows_chunk`).
+    n_bins : int
+        Quantile bins per numeric column.
     """
 
     observation: str = "categorical"
@@ -273,6 +294,8 @@ class Reading:
     semi_supervised: str = "auto"
     keep_unlabelled: bool = False
     reader: str = "estimator"
+    numeric: Any = None
+    n_bins: int = 10
 
 
 def training_chunk(
@@ -291,7 +314,16 @@ def training_chunk(
     (['ann', 'bob', 'cy'], [[1, 2], [2, 1], [1, 2]])
     """
     if reading.observation == "categorical":
-        return rows_chunk(X, y, tasks, context, reading.handle_unknown, reading.reader)
+        return rows_chunk(
+            X,
+            y,
+            tasks,
+            context,
+            reading.handle_unknown,
+            reading.reader,
+            reading.numeric,
+            reading.n_bins,
+        )
     return documents_chunk(
         X,
         y,
