@@ -27,7 +27,7 @@ from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.values import as_vector
 from clusterednb.exceptions import CNBError, NotFittedError
 from clusterednb.logistic.clusters import LogisticClusters, fit_clusters, new_task_mixture
-from clusterednb.logistic.fit import AUTO, FitSettings
+from clusterednb.logistic.fit import AUTO, FitSettings, JointData
 from clusterednb.logistic.inputs import (
     check_observation,
     prediction_design,
@@ -228,6 +228,75 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         chosen, self.tuning_ = choose_settings(data, settings, rng)
         clusters = fit_clusters(data, chosen, rng)
         self._set_fitted(rows.schema, rows.task_ids, clusters, chosen, rows.numeric)
+        self.rows_ = data
+        return self
+
+    def partial_fit(
+        self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None
+    ) -> ClusteredLogisticRegression:
+        """Learn from more rows: new rows of known tasks, or new tasks (the first call fits).
+
+        The rows are added to the training rows the model keeps, and the partition posterior
+        (with a quarter of the sampler's sweeps) and the regressions are fitted again with the
+        settings the first ``fit`` chose (``effective_rows_``, ``floor_``,
+        ``deviation_scale_``): no new choice of settings, which is most of a fit's cost.
+        The schema stays the first fit's: a category it never saw is missing (as
+        ``handle_unknown`` says), a numeric column is cut by its bins. Tables only
+        (documents: use ``fit``).
+
+        Examples
+        --------
+        >>> from clusterednb.naive_bayes import examples as toy
+        >>> X, y, tasks = toy.colour_rows()
+        >>> model = ClusteredLogisticRegression(random_state=0).fit(X[:6], y[:6], tasks[:6])
+        >>> model = model.partial_fit(X[6:], y[6:], tasks[6:])
+        >>> model.task_ids_.tolist(), model.rows_.y.size
+        (['ann', 'bob', 'cy'], 9)
+        """
+        refuse_sample_weight(sample_weight)
+        if not hasattr(self, "clusters_"):
+            return self.fit(X, y, tasks)
+        if self.observation != "categorical":
+            raise CNBError("partial_fit takes tables; refit a model of documents with fit")
+        held = getattr(self, "rows_", None)
+        if held is None:
+            raise CNBError(
+                "this model was saved without its training rows (before partial_fit existed); "
+                "fit it again to learn from more rows"
+            )
+        X, tasks = split_tasks(X, tasks, self.task_column)
+        codes, frame = prediction_features(
+            X, self.schema_, self.observation, self.handle_unknown, type(self).__name__
+        )
+        labels = as_vector(y)
+        task_values = as_vector(tasks)
+        if labels.shape != (codes.shape[0],) or task_values.shape != (codes.shape[0],):
+            raise CNBError(
+                f"X has {codes.shape[0]} rows but y has shape {labels.shape} and tasks "
+                f"{task_values.shape}"
+            )
+        y_codes = self.schema_.encode_labels(labels)
+        task_index = index_tasks(task_values, self.task_ids_)
+        task_ids = self.task_ids_
+        unseen = task_index < 0
+        if unseen.any():
+            new_ids = pd.unique(task_values[unseen])
+            task_ids = np.concatenate([task_ids, np.asarray(new_ids, dtype=object)])
+            task_index = index_tasks(task_values, task_ids)
+        data = JointData.from_codes(
+            np.concatenate([held.codes, codes.astype(held.codes.dtype)]),
+            np.concatenate([held.y, y_codes.astype(held.y.dtype)]),
+            np.concatenate([held.task, task_index.astype(held.task.dtype)]),
+            int(task_ids.size),
+            self.schema_.offsets,
+            np.concatenate([held.numeric, self.numeric_.transform(frame)]),
+        )
+        chosen = self._settings_used()
+        # a warm refit, as ClusteredNB's: a quarter of the partition sampler's sweeps
+        quick = replace(chosen, n_sweeps=max(chosen.n_sweeps // 4, 2), burn_in=chosen.burn_in // 4)
+        clusters = fit_clusters(data, quick, as_generator(self.random_state))
+        self._set_fitted(self.schema_, task_ids, clusters, chosen, self.numeric_)
+        self.rows_ = data
         return self
 
     def _set_fitted(
@@ -313,6 +382,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         arrays["numeric_scale"] = self.numeric_.scale
         if clusters.deviations is not None:
             arrays["deviations"] = clusters.deviations
+        rows = getattr(self, "rows_", None)
+        if rows is not None and not rows.documents:  # what partial_fit learns on from
+            arrays.update(
+                rows_codes=rows.codes, rows_y=rows.y, rows_task=rows.task, rows_numeric=rows.numeric
+            )
         meta = {
             "numeric": list(self.numeric_.names),
             "effective_rows": self.effective_rows_,
@@ -343,6 +417,34 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         chosen.check()
         self.tuning_ = pd.DataFrame()
         self._set_fitted(record.schema, record.task_ids, clusters, chosen, numeric)
+        self.rows_ = _restored_rows(record, len(numeric.names))
+
+
+def _restored_rows(record: ModelRecord, n_numeric: int) -> JointData | None:
+    """The training rows a saved model keeps for ``partial_fit`` (None in files written
+    before it existed, or of documents), checked against the schema and the tasks."""
+    names = ("rows_codes", "rows_y", "rows_task", "rows_numeric")
+    if not all(name in record.arrays for name in names):
+        return None
+    codes, y, task, numeric = (record.arrays[name] for name in names)
+    n_rows = y.shape[0]
+    schema = record.schema
+    sizes = np.array([len(c) for c in schema.categories])
+    shapes_fit = (
+        codes.shape == (n_rows, schema.n_features)
+        and task.shape == (n_rows,)
+        and numeric.shape == (n_rows, n_numeric)
+    )
+    if not shapes_fit:
+        raise CNBError("the training rows of the model file do not fit its schema")
+    if n_rows and (
+        ((codes < -1) | (codes >= sizes)).any()
+        or ((y < -1) | (y > 1)).any()
+        or ((task < 0) | (task >= record.task_ids.size)).any()
+        or not np.isfinite(numeric).all()
+    ):
+        raise CNBError("the training rows of the model file hold values outside their range")
+    return JointData.from_codes(codes, y, task, record.task_ids.size, schema.offsets, numeric)
 
 
 def _restored_numeric(record: ModelRecord) -> NumericColumns:

@@ -1,0 +1,112 @@
+"""``ClusteredLogisticRegression.partial_fit``: new rows of known tasks and new tasks, as
+accurate as a full refit on the same rows, saved and loaded mid-stream (issue 39)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+import clusterednb as cnb
+from clusterednb.exceptions import CNBError
+
+
+def _population(seed=0, n_tasks=12, n_rows=80):
+    rng = np.random.default_rng(seed)
+    n = n_tasks * n_rows
+    group = np.repeat(np.arange(n_tasks) % 3, n_rows)
+    X = pd.DataFrame(
+        {
+            "room": rng.choice(["a", "b", "c"], n),
+            "slot": rng.choice(["am", "pm"], n),
+        }
+    )
+    like = np.array(["a", "b", "c"])[group]
+    logit = 2.0 * (X["room"] == like) - 1.0 + 0.8 * (X["slot"] == "am") * (group == 1)
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    tasks = np.repeat([f"u{i}" for i in range(n_tasks)], n_rows)
+    order = rng.permutation(n)
+    return X.iloc[order].reset_index(drop=True), y[order], tasks[order]
+
+
+def test_a_stream_of_chunks_predicts_as_well_as_a_full_refit():
+    X, y, tasks = _population()
+    test = np.arange(len(y)) % 4 == 0
+    train = np.flatnonzero(~test)
+    first, rest = train[: len(train) // 2], np.array_split(train[len(train) // 2 :], 6)
+    streamed = cnb.ClusteredLogisticRegression(random_state=0).fit(
+        X.iloc[first], y[first], tasks[first]
+    )
+    for chunk in rest:
+        streamed.partial_fit(X.iloc[chunk], y[chunk], tasks[chunk])
+    full = cnb.ClusteredLogisticRegression(random_state=0).fit(
+        X.iloc[train], y[train], tasks[train]
+    )
+    assert streamed.rows_.y.size == full.rows_.y.size == train.size
+    auc_streamed = roc_auc_score(y[test], streamed.predict_proba(X[test], tasks[test])[:, 1])
+    auc_full = roc_auc_score(y[test], full.predict_proba(X[test], tasks[test])[:, 1])
+    assert auc_streamed >= auc_full - 0.005
+
+
+def test_new_tasks_and_new_rows_are_learnt():
+    X, y, tasks = _population()
+    known = tasks != "u11"
+    model = cnb.ClusteredLogisticRegression(random_state=0).fit(X[known], y[known], tasks[known])
+    assert "u11" not in model.task_ids_
+    model.partial_fit(X[~known], y[~known], tasks[~known])
+    assert model.task_ids_.tolist()[-1] == "u11"
+    assert model.clusters_.membership.shape[0] == 12
+    proba = model.predict_proba(X[~known].iloc[:5], tasks[~known][:5])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_saved_and_loaded_mid_stream_continues_the_same(tmp_path):
+    X, y, tasks = _population()
+    half = len(y) // 2
+    model = cnb.ClusteredLogisticRegression(random_state=0).fit(X[:half], y[:half], tasks[:half])
+    model.save(tmp_path / "m.cnb")
+    loaded = cnb.load(tmp_path / "m.cnb")
+    np.testing.assert_array_equal(loaded.rows_.codes, model.rows_.codes)
+    model.partial_fit(X[half:], y[half:], tasks[half:])
+    loaded.partial_fit(X[half:], y[half:], tasks[half:])
+    np.testing.assert_allclose(
+        loaded.predict_proba(X, tasks), model.predict_proba(X, tasks), rtol=1e-10
+    )
+
+
+def test_partial_fit_first_fits_and_a_model_without_rows_is_refused(tmp_path):
+    X, y, tasks = _population()
+    model = cnb.ClusteredLogisticRegression(random_state=0).partial_fit(X, y, tasks)
+    assert hasattr(model, "clusters_")
+    del model.rows_
+    with pytest.raises(CNBError, match="without its training rows"):
+        model.partial_fit(X[:3], y[:3], tasks[:3])
+
+
+LANDMINE = Path(__file__).resolve().parents[2] / "shared" / "data" / "landmine" / "landmine.csv.gz"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LANDMINE.exists(), reason=f"needs {LANDMINE}")
+def test_on_landmine_a_stream_of_chunks_is_as_accurate_as_a_full_refit():
+    frame = pd.read_csv(LANDMINE)
+    X, y = frame[[f"f{i}" for i in range(1, 10)]], frame["label"].to_numpy()
+    tasks = frame["task"].to_numpy()
+    rng = np.random.default_rng(0)
+    test = rng.random(len(y)) < 0.25
+    train = rng.permutation(np.flatnonzero(~test))
+    first, rest = train[: len(train) // 2], np.array_split(train[len(train) // 2 :], 5)
+    streamed = cnb.ClusteredLogisticRegression(random_state=0).fit(
+        X.iloc[first], y[first], tasks[first]
+    )
+    for chunk in rest:
+        streamed.partial_fit(X.iloc[chunk], y[chunk], tasks[chunk])
+    full = cnb.ClusteredLogisticRegression(random_state=0).fit(
+        X.iloc[train], y[train], tasks[train]
+    )
+    auc_streamed = roc_auc_score(y[test], streamed.predict_proba(X[test], tasks[test])[:, 1])
+    auc_full = roc_auc_score(y[test], full.predict_proba(X[test], tasks[test])[:, 1])
+    assert auc_streamed >= auc_full - 0.005, (auc_streamed, auc_full)
