@@ -214,8 +214,9 @@ def test_cli_simulate_fit_decide_learn(tmp_path, capsys):
 
 
 def test_meeting_fit_calibrates_unless_told_not_to(organisation, tmp_path, capsys):
-    """The assistant's model learns Platt's map by default (naive Bayes' log-odds shrunk:
-    slope below 1), saves it, and predicts what the uncalibrated model predicts, mapped."""
+    """The assistant's Clustered NB learns Platt's map by default (naive Bayes' log-odds
+    shrunk: slope below 1), saves it, and predicts what the uncalibrated model predicts,
+    mapped."""
     organisation.write(tmp_path / "org")
     requests = str(tmp_path / "org" / "requests.csv")
     store = str(tmp_path / "fb.sqlite")
@@ -223,7 +224,7 @@ def test_meeting_fit_calibrates_unless_told_not_to(organisation, tmp_path, capsy
     for calibration in ("sigmoid", "none"):
         path = tmp_path / f"{calibration}.cnb"
         argv = ["meeting", "fit", "--requests", requests, "--store", store, "-o", str(path)]
-        assert main([*argv, "--calibration", calibration]) == 0
+        assert main([*argv, "--kind", "cnb-bhc", "--calibration", calibration]) == 0
         models[calibration] = clusterednb.load(path)
     printed = capsys.readouterr().out
     assert "log-odds calibrated to" in printed and "probabilities not calibrated" in printed
@@ -235,3 +236,80 @@ def test_meeting_fit_calibrates_unless_told_not_to(organisation, tmp_path, capsy
     calibrated = models["sigmoid"].predict_log_proba(rows[list(FEATURE_NAMES)], rows["user"])
     expected = slope * (plain[:, 1] - plain[:, 0]) + intercept
     np.testing.assert_allclose(calibrated[:, 1] - calibrated[:, 0], expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["cnb-logistic", "cnb-bhc", "cnb-gibbs"])
+def test_every_kind_of_assistant_decides_learns_and_explains(tmp_path, capsys, kind):
+    """`cnb meeting fit --kind K`, then decide (reasons in plain features in the JSON) and
+    learn (the model file updated by partial_fit) work for every model the assistant offers."""
+    from clusterednb.meeting import examples as toy
+
+    folder, _ = toy.world()
+    toy.organisation().write(tmp_path)
+    model = tmp_path / f"{kind}.cnb"
+    argv = [
+        "meeting",
+        "fit",
+        "--requests",
+        str(tmp_path / "requests.csv"),
+        "--store",
+        str(tmp_path / "fb.sqlite"),
+        "-o",
+        str(model),
+        "--kind",
+        kind,
+    ]
+    assert main(argv) == 0
+    request = folder / "pending" / "user00" / "request-0.ics"
+    common = [
+        "--user",
+        "user00",
+        "--calendar",
+        str(folder / "calendars" / "user00.ics"),
+        "--directory",
+        str(folder / "directory.json"),
+    ]
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "meeting",
+                "decide",
+                str(request),
+                *common,
+                "--model",
+                str(model),
+                "--json",
+                "-o",
+                str(tmp_path / "reply.ics"),
+            ]
+        )
+        == 0
+    )
+    decided = json.loads(capsys.readouterr().out)
+    assert decided["decision"] in ("accept", "decline")
+    assert 0.0 <= decided["p_accept"] <= 1.0
+    assert decided["reasons"] and all(r["feature"] for r in decided["reasons"])
+    before = clusterednb.load(model)
+    assert (
+        main(
+            [
+                "meeting",
+                "learn",
+                str(request),
+                *common,
+                "--accepted",
+                "yes",
+                "--store",
+                str(tmp_path / "fb2.sqlite"),
+                "--model",
+                str(model),
+            ]
+        )
+        == 0
+    )
+    after = clusterednb.load(model)
+    if kind == "cnb-logistic":
+        assert after.rows_.y.size == before.rows_.y.size + 1
+    else:
+        assert after.counts_.label_counts.sum() == before.counts_.label_counts.sum() + 1

@@ -136,7 +136,8 @@ def learn_answer(args: argparse.Namespace) -> None:
 
 
 def fit(args: argparse.Namespace) -> None:
-    """``cnb meeting fit``: Clustered NB from the recorded answers and a requests file.
+    """``cnb meeting fit``: the assistant's model from the recorded answers and a requests
+    file.
 
     Examples
     --------
@@ -146,8 +147,12 @@ def fit(args: argparse.Namespace) -> None:
     >>> toy.organisation().write(folder)
     >>> fit(build_parser().parse_args([
     ...     "meeting", "fit", "--requests", str(folder / "requests.csv"), "--store",
-    ...     str(folder / "answers.db"), "-o", str(folder / "model.cnb")]))  # doctest: +ELLIPSIS
+    ...     str(folder / "answers.db"), "-o", str(folder / "model.cnb"), "--kind", "cnb-bhc"]))
     fitted Clustered NB (bhc) on ... decisions of 4 users: 2 clusters; ...; saved to .../model.cnb
+    >>> fit(build_parser().parse_args([
+    ...     "meeting", "fit", "--requests", str(folder / "requests.csv"), "--store",
+    ...     str(folder / "answers.db"), "-o", str(folder / "logistic.cnb")]))
+    fitted the clustered logistic regression on ... decisions of 4 users: ...
     """
     frames = []
     if args.requests:
@@ -157,12 +162,19 @@ def fit(args: argparse.Namespace) -> None:
             frames.append(store.frame())
     elif not args.requests:
         raise MeetingError(f"no store at {args.store} and no --requests file")
-    model = fit_from_frames(frames, args.inference, args.seed, args.calibration)
+    kind = f"cnb-{args.inference}" if args.inference else args.kind
+    model = fit_from_frames(frames, None, args.seed, args.calibration, kind=kind)
     model.save(args.model)
+    if kind == "cnb-logistic":
+        n_answers = int((model.rows_.y >= 0).sum())
+        words = "probabilities from the regressions"
+        name = "the clustered logistic regression"
+    else:
+        n_answers = int(model.counts_.label_counts.sum())
+        words, name = _calibration_words(model), f"Clustered NB ({kind.removeprefix('cnb-')})"
     print(
-        f"fitted Clustered NB ({args.inference}) on {int(model.counts_.label_counts.sum())} "
-        f"decisions of {model.task_ids_.size} users: {int(model.partition_.max()) + 1} "
-        f"clusters; {_calibration_words(model)}; saved to {args.model}"
+        f"fitted {name} on {n_answers} decisions of {model.task_ids_.size} users: "
+        f"{int(model.partition_.max()) + 1} clusters; {words}; saved to {args.model}"
     )
 
 

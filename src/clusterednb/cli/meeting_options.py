@@ -7,6 +7,9 @@ from pathlib import Path
 
 from clusterednb.cli.options import add_calibration, add_json, add_output
 
+ASSISTANT_KINDS = ("cnb-logistic", "cnb-bhc", "cnb-gibbs")
+"""``cnb meeting fit --kind`` (the same as ``clusterednb.meeting.assistant.ASSISTANT_KINDS``,
+the default first; argparse only here, so no import of the assistant)."""
 COMMANDS = "clusterednb.cli.meeting_commands"
 
 
@@ -139,10 +142,16 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
         help="output model file",
     )
     fit.add_argument(
+        "--kind",
+        choices=ASSISTANT_KINDS,
+        default=ASSISTANT_KINDS[0],
+        help="the assistant's model: the clustered logistic regression (the default: it wins "
+        "protocol T on the simulated organisation, BENCHMARKS.md) or Clustered NB by BHC or Gibbs",
+    )
+    fit.add_argument(
         "--inference",
         choices=["bhc", "gibbs"],
-        default="bhc",
-        help="Clustered NB's inference engine (default %(default)s)",
+        help="Clustered NB by this engine (the same as --kind cnb-bhc or cnb-gibbs)",
     )
     add_calibration(
         fit,

@@ -53,8 +53,10 @@ def training_rows(
     numeric: Any,
     n_bins: int,
     who: str,
+    schema: FeatureSchema | None = None,
 ) -> TrainingRows:
-    """Check and encode training rows (a missing label marks an unlabelled row).
+    """Check and encode training rows (a missing label marks an unlabelled row), against
+    ``schema`` when given (its categories, classes and bins), else one inferred from them.
 
     Examples
     --------
@@ -72,7 +74,9 @@ def training_rows(
         schema, task_ids, data = _document_rows(X, y, tasks, classes)
         numbers = NumericColumns((), np.zeros(0), np.ones(0))
     else:
-        schema, task_ids, data, numbers = _table_rows(X, y, tasks, classes, numeric, n_bins, who)
+        schema, task_ids, data, numbers = _table_rows(
+            X, y, tasks, classes, numeric, n_bins, who, schema
+        )
     if schema.n_classes != 2:
         raise CNBError(
             f"{who} is a binary classifier; the labels have "
@@ -82,16 +86,26 @@ def training_rows(
 
 
 def _table_rows(
-    X: Any, y: Any, tasks: Any, classes: Any, numeric: Any, n_bins: int, who: str
+    X: Any,
+    y: Any,
+    tasks: Any,
+    classes: Any,
+    numeric: Any,
+    n_bins: int,
+    who: str,
+    fixed: FeatureSchema | None = None,
 ) -> tuple[FeatureSchema, np.ndarray, JointData, NumericColumns]:
     """Categorical columns, and numeric ones binned for the clustering and standardised for
-    the regressions."""
-    frame, names = numeric_columns(as_feature_input(X, None, who), numeric, n_bins)
-    schema = (
-        binned_schema(frame, as_vector(y), names, n_bins, classes)
-        if names
-        else FeatureSchema.infer(frame, as_vector(y), classes=classes)
-    )
+    the regressions (none with a fixed schema: its binned columns are categories)."""
+    if fixed is not None:
+        frame, names, schema = as_feature_input(X, fixed.n_features, who), (), fixed
+    else:
+        frame, names = numeric_columns(as_feature_input(X, None, who), numeric, n_bins)
+        schema = (
+            binned_schema(frame, as_vector(y), names, n_bins, classes)
+            if names
+            else FeatureSchema.infer(frame, as_vector(y), classes=classes)
+        )
     check_design_size(schema, int(pd.unique(as_vector(tasks)).size), len(names))
     rows = TaskDataset.from_arrays(frame, y, tasks, schema=schema, handle_unknown="error")
     check_labels(schema, rows.y, fitted=False)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.loading import load
+from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.meeting.answer_store import FeedbackStore
 from clusterednb.meeting.calendar import extract_features
 from clusterednb.meeting.deciding import Decision, decide_or_ask, meeting_loss
@@ -133,40 +134,68 @@ def add_answer_to_file(
         model.save(path)
 
 
+ASSISTANT_KINDS = ("cnb-logistic", "cnb-bhc", "cnb-gibbs")
+"""The models the assistant can decide with (``cnb meeting fit --kind``)."""
+
+DEFAULT_KIND = "cnb-logistic"
+"""The assistant's model unless told otherwise: the one that wins protocol T on the simulated
+organisation (BENCHMARKS.md, "The assistant's model")."""
+
+
 def fit_from_frames(
     frames: list[pd.DataFrame],
-    inference: str = "bhc",
+    inference: str | None = None,
     seed: int = 0,
     calibration: str | None = "sigmoid",
-) -> ClusteredNB:
-    """Clustered NB over the meeting schema from frames of ``user``, ``accepted``, features.
+    kind: str = DEFAULT_KIND,
+) -> ClusteredNB | ClusteredLogisticRegression:
+    """The assistant's model over the meeting features, from frames of ``user``,
+    ``accepted`` and the 15 features.
 
-    The assistant thresholds each person's probability of accepting at their own costs, so
-    by default the probabilities are calibrated (``calibration="sigmoid"``: naive Bayes'
-    over-confident log-odds shrunk by a map learnt on out-of-fold answers; identity while
-    fewer than five answers of either kind are recorded). On a simulated organisation this
-    cut the realised loss by up to 46 % where one kind of mistake costs far more
-    (BENCHMARKS.md, "The meeting assistant's decisions").
+    ``kind`` (:data:`ASSISTANT_KINDS`): "cnb-logistic", the clustered logistic regression
+    (its probabilities come from regressions, so it is not recalibrated), or Clustered NB by
+    BHC ("cnb-bhc") or Gibbs ("cnb-gibbs"). The assistant thresholds each person's
+    probability of accepting at their own costs, so Clustered NB's probabilities are
+    calibrated by default (``calibration="sigmoid"``: naive Bayes' over-confident log-odds
+    shrunk by a map learnt on out-of-fold answers; identity while fewer than five answers of
+    either kind are recorded). On a simulated organisation this cut the realised loss by up to
+    46 % where one kind of mistake costs far more (BENCHMARKS.md, "The meeting assistant's
+    decisions"). ``inference`` ("bhc" or "gibbs") is the older way of naming a Clustered NB.
 
     Examples
     --------
     >>> from clusterednb.meeting import examples as toy
-    >>> fit_from_frames([toy.organisation().requests]).partition_.tolist()
+    >>> fit_from_frames([toy.organisation().requests], kind="cnb-bhc").partition_.tolist()
     [0, 0, 1, 1]
+    >>> model = fit_from_frames([toy.organisation().requests], kind="cnb-logistic")
+    >>> model.classes_.tolist(), model.task_ids_.size
+    (['decline', 'accept'], 4)
     >>> fit_from_frames([toy.organisation().requests.iloc[:0]])
     Traceback (most recent call last):
     ...
     clusterednb.meeting.errors.MeetingError: there are no recorded decisions to learn from
     """
+    if inference is not None:
+        kind = f"cnb-{inference}"
+    if kind not in ASSISTANT_KINDS:
+        raise MeetingError(f"the assistant's model must be one of {ASSISTANT_KINDS}, got {kind!r}")
     data = pd.concat(frames, ignore_index=True)
     if data.empty:
         raise MeetingError("there are no recorded decisions to learn from")
+    X, y, users = data[list(FEATURE_NAMES)], data["accepted"], data["user"]
+    if kind == "cnb-logistic":
+        if set(pd.unique(y)) - set(LABELS):
+            raise MeetingError(f"the answers must be {list(LABELS)}, got {sorted(set(y))}")
+        regression = ClusteredLogisticRegression(
+            schema=meeting_schema(), numeric=None, handle_unknown="ignore", random_state=seed
+        )
+        return regression.fit(X, y, users)
     model = ClusteredNB(
-        inference=inference,
+        inference=kind.removeprefix("cnb-"),
         schema=meeting_schema(),
         alpha="auto",  # a person with few answers starts from the organisation's accept rate
         calibration=calibration,
         random_state=seed,
         progress=False,
     )
-    return model.fit(data[list(FEATURE_NAMES)], data["accepted"], data["user"])
+    return model.fit(X, y, users)

@@ -73,7 +73,7 @@ def fitted_model() -> ClusteredNB:
     >>> fitted_model().partition_.tolist()  # the two planted groups
     [0, 0, 1, 1]
     """
-    return fit_from_frames([organisation().requests])
+    return fit_from_frames([organisation().requests], kind="cnb-bhc")
 
 
 def pending() -> tuple[icalendar.Calendar, icalendar.Calendar, Directory]:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.meeting.features import FEATURE_GROUPS
 from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 
@@ -18,7 +19,10 @@ def feature_log_odds(
 ) -> pd.Series:
     """Each feature's log-odds contribution ``log P(x_f | positive) − log P(x_f | other)``.
 
-    For a user seen in training, the contributions are averaged over the user's posterior
+    For the clustered logistic regression, the coefficients of the row's values averaged over
+    the user's mixture of regressions
+    (:meth:`~clusterednb.ClusteredLogisticRegression.log_odds_by_feature`). For Clustered NB
+    and a user seen in training, the contributions are averaged over the user's posterior
     mixture (sampled clusters, BHC path, or the user's own counts) with its weights. This is
     an explanation, not the prediction itself: the predictive of a mixture is not a sum of
     per-feature terms. A user never seen in training gets the pooled prior mixture's
@@ -48,6 +52,10 @@ def feature_log_odds(
     """
     if len(model.classes_) != 2:
         raise ValueError("feature log-odds need a binary label")
+    if isinstance(model, ClusteredLogisticRegression):
+        sign = 1.0 if list(model.classes_).index(positive) == 1 else -1.0
+        odds = sign * model.log_odds_by_feature(features, np.array([user], dtype=object)).iloc[0]
+        return odds.reindex(odds.abs().sort_values(ascending=False).index)
     codes, task_index, _ = model._encode_for_prediction(features, np.array([user], dtype=object))
     posterior = model.posterior_
     if task_index[0] >= 0:

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.loading import load
-from clusterednb.meeting.features import FEATURE_NAMES, meeting_schema
-from clusterednb.naive_bayes.clustered import ClusteredNB
+from clusterednb.meeting.assistant import fit_from_frames
+from clusterednb.meeting.features import FEATURE_NAMES
 from clusterednb.service.store import ServiceStore
 
 log = logging.getLogger("clusterednb.service")
@@ -55,15 +55,8 @@ def refit(store: ServiceStore, base_model: Path | None) -> Any:
     frame = pd.DataFrame([a["features"] for a in answered], columns=list(FEATURE_NAMES))
     labels = np.array([a["answer"] for a in answered], dtype=object)
     users = np.array([a["user"] for a in answered], dtype=object)
-    if model is None:
-        model = ClusteredNB(
-            inference="bhc",
-            schema=meeting_schema(),
-            alpha="auto",
-            calibration="sigmoid",  # decisions at each person's costs need honest probabilities
-            progress=False,
-        )
-        return model.fit(frame, labels, users)
+    if model is None:  # the assistant's default model (DEFAULT_KIND) on every answer
+        return fit_from_frames([frame.assign(user=users, accepted=labels)])
     return model.partial_fit(frame, labels, users)
 
 
