@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import clusterednb
 from clusterednb import NoSharingNB
 from clusterednb.data.synthetic import make_planted_population
 
@@ -185,7 +186,13 @@ def test_user_mistakes_give_one_line_errors(data_file, tmp_path, args, message):
 def test_demo_runs_and_writes_a_self_contained_report(tmp_path):
     result = cnb("demo", "--seed", "1", "-o", str(tmp_path / "demo"), "--jobs", "1")
     assert result.returncode == 0, result.stderr
-    assert "Complete-Sharing" in result.stdout and "METHOD:REPLY" in result.stdout
+    assert "Complete-Sharing" in result.stdout
+    # no raw iCalendar on the terminal; the reply and the assistant's model are files
+    assert "BEGIN:VCALENDAR" not in result.stdout and "METHOD:REPLY" not in result.stdout
+    replies = list((tmp_path / "demo" / "organisation" / "replies").glob("*-reply.ics"))
+    assert len(replies) == 1 and b"METHOD:REPLY" in replies[0].read_bytes()
+    model = clusterednb.load(tmp_path / "demo" / "model.cnb")
+    assert type(model).__name__ == "ClusteredLogisticRegression"
     report = (tmp_path / "demo" / "report.html").read_text()
     for section in ("Evidence and recovered groups", "Partitions", "T. Transfer", "A. Asymm"):
         assert section in report

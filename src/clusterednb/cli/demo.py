@@ -241,9 +241,15 @@ def run_demo(
     reply_path = world / "replies" / f"{user}-{pending.stem}-reply.ics"
     reply_path.parent.mkdir(exist_ok=True)
     reply_path.write_bytes(decision.reply)
+    model_path = out / "model.cnb"
+    assistant.save(model_path)
     print(f"\nInvitation {pending.relative_to(out)} for {user} (false decline 4× worse):")
     print(decision.summary())
-    print(f"reply ({reply_path.relative_to(out)}):\n{decision.reply.decode().strip()}")
+    print(f"the reply to mail the organiser: {reply_path.relative_to(out)}")
+    print(
+        f"the assistant's model: {model_path} (cnb meeting decide/learn/sync --model, "
+        f"cnb serve --model)"
+    )
 
     extra = [
         (
@@ -277,8 +283,9 @@ def run_demo(
         ),
         (
             "One decision",
-            f"Invitation {pending.name} for {user}, decided as `cnb meeting fit` would (BHC, "
-            "calibrated probabilities); a false decline costs 4 times a false accept.\n"
+            f"Invitation {pending.name} for {user}, decided by the model cnb meeting fit "
+            "makes (the clustered logistic regression, saved as model.cnb); a false decline "
+            "costs 4 times a false accept.\n"
             + decision.summary(),
             None,
             [],
