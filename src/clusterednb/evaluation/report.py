@@ -143,6 +143,22 @@ def table_html(table: pd.DataFrame) -> str:
     return f"{first}<details><summary>show all {len(shown)} rows</summary>{every}</details>{note}"
 
 
+def inline_code(text: str) -> str:
+    """``text`` escaped for HTML, with each `` `span` `` rendered as ``<code>span</code>``.
+
+    Examples
+    --------
+    >>> inline_code("run `cnb meeting fit` <now>")
+    'run <code>cnb meeting fit</code> &lt;now&gt;'
+    """
+    pieces = html.escape(text).split("`")
+    if len(pieces) % 2 == 0:  # an unpaired backtick stays as it is
+        return html.escape(text)
+    return "".join(
+        f"<code>{piece}</code>" if index % 2 else piece for index, piece in enumerate(pieces)
+    )
+
+
 def provenance_html(provenance: dict[str, object]) -> str:
     """The provenance block: what produced the report (version, commit, data, command, …).
 
@@ -219,7 +235,7 @@ def write_report(
     for heading, text, table, figures in extra:
         parts += [
             f"<h2>{html.escape(heading)}</h2>",
-            f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>",
+            f"<p style='white-space:pre-wrap'>{inline_code(text)}</p>",
         ]
         if table is not None:
             parts.append(table_html(table))
@@ -228,7 +244,7 @@ def write_report(
         summary = out_dir / f"{name}.csv"
         if not summary.exists():
             continue
-        parts += [f"<h2>{html.escape(heading)}</h2>", f"<p>{html.escape(text)}</p>"]
+        parts += [f"<h2>{html.escape(heading)}</h2>", f"<p>{inline_code(text)}</p>"]
         settings = out_dir / f"{name}_settings.json"
         if settings.exists():
             record = json.loads(settings.read_text())
