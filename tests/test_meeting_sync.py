@@ -171,6 +171,9 @@ def server_copy(calendar, uid: str) -> icalendar.Calendar:
 
 
 def sync_args(url, setting, tmp_path, password="secret"):
+    secret = tmp_path / "password.txt"
+    secret.write_text(password + "\n")
+    secret.chmod(0o600)
     return [
         "meeting",
         "sync",
@@ -178,8 +181,8 @@ def sync_args(url, setting, tmp_path, password="secret"):
         url,
         "--username",
         "ann",
-        "--password",
-        password,
+        "--password-file",
+        str(secret),
         "--user",
         USER,
         "--model",
@@ -333,8 +336,7 @@ def test_asks_then_learns_the_persons_own_answer(radicale, setting, tmp_path, ca
     client, calendar = upload(radicale, {"ny": INVITATIONS["ny"]})
     _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, "--ask-band", "0", "--dry-run")
     assert [o["action"] for o in outcomes] == ["would answer"]
-    with ServiceStore(tmp_path / "state.db") as store:
-        assert store.counts()["requests"] == 0  # a dry run remembers nothing
+    assert not (tmp_path / "state.db").exists()  # a dry run writes nothing at all
     _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, "--ask-band", "100")
     assert [o["action"] for o in outcomes] == ["asked the person"]
     event = next(iter(server_copy(calendar, "ny").walk("VEVENT")))
@@ -407,3 +409,77 @@ def test_a_malformed_event_on_the_server_is_skipped_by_href(radicale, setting, t
     assert status == 0
     assert "broken.ics skipped" in err and "SEQUENCE" in err
     assert [o["uid"] for o in outcomes] == ["ny"]  # the pass went on
+
+
+def test_the_password_comes_from_a_file_the_environment_or_a_flag_with_a_warning(
+    radicale, setting, tmp_path, capsys, monkeypatch
+):
+    upload(radicale, {"ny": INVITATIONS["ny"]})
+    base = sync_args(radicale, setting, tmp_path)
+    at = base.index("--password-file")
+    without = base[:at] + base[at + 2 :]
+    monkeypatch.setenv("CNB_CALDAV_PASSWORD", "secret")
+    assert main([*without, "--dry-run"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    monkeypatch.delenv("CNB_CALDAV_PASSWORD")
+    assert main([*without, "--password", "secret", "--dry-run"]) == 0
+    assert "--password shows in the process list" in capsys.readouterr().err
+    assert main([*without, "--dry-run"]) == 1  # no terminal here to ask on
+    assert "no password" in capsys.readouterr().err
+    assert not (tmp_path / "state.db").exists()
+
+
+def test_a_self_signed_server_is_one_line_and_a_ca_bundle_trusts_it(setting, tmp_path, capsys):
+    """A TLS server on 127.0.0.1 with a throw-away self-signed certificate: refused with one
+    line naming the cause (exit 2), then trusted with --ca-bundle (the pass goes on to ask
+    the server, which is no CalDAV server: a different one-line error)."""
+    import http.server
+    import ssl
+    import subprocess
+    import threading
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *_):  # the test server's own log is not the command's
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Quiet)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"https://127.0.0.1:{server.server_address[1]}/"
+        args = sync_args(url, setting, tmp_path)
+        assert main(args) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and " at 0x" not in error
+        assert "TLS certificate cannot be verified" in error and "--ca-bundle" in error
+        assert main([*args, "--ca-bundle", str(cert)]) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and "TLS" not in error
+        assert not (tmp_path / "state.db").exists()
+    finally:
+        server.shutdown()

@@ -285,8 +285,7 @@ def run_demo(
             "One decision",
             f"Invitation {pending.name} for {user}, decided by the model cnb meeting fit "
             "makes (the clustered logistic regression, saved as model.cnb); a false decline "
-            "costs 4 times a false accept.\n"
-            + decision.summary(),
+            "costs 4 times a false accept.\n" + decision.summary(),
             None,
             [],
         ),

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import getpass
+import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from clusterednb.cli.output import emit_json, say, to_stdout, write_bytes
+from clusterednb.exceptions import warn_at_caller
 from clusterednb.loading import load
 from clusterednb.meeting.answer_store import FeedbackStore
 from clusterednb.meeting.assistant import add_answer_to_file, decide, fit_from_frames, learn
 from clusterednb.meeting.directory import Directory
-from clusterednb.meeting.errors import MeetingError
+from clusterednb.meeting.errors import MeetingError, MeetingWarning
 from clusterednb.meeting.simulation.calendars import write_world
 from clusterednb.meeting.simulation.organisation import simulate_organisation
 from clusterednb.naive_bayes.calibration import MIN_ROWS_PER_CLASS
@@ -189,6 +194,56 @@ def _calibration_words(model) -> str:
     return f"log-odds calibrated to {slope:.3g} z {intercept:+.3g}"
 
 
+PASSWORD_VARIABLE = "CNB_CALDAV_PASSWORD"
+
+
+def caldav_password(args: argparse.Namespace) -> str:
+    """The CalDAV password: from ``--password-file`` (its first line), ``--password`` (with a
+    warning: it shows in the process list), the environment variable
+    :data:`PASSWORD_VARIABLE`, or a prompt on a terminal; never printed.
+
+    Examples
+    --------
+    >>> from clusterednb.models import examples as toy
+    >>> path = toy.scratch_file("password")
+    >>> _ = path.write_text("s3cret\\n")
+    >>> path.chmod(0o600)  # else a warning: others could read it
+    >>> caldav_password(argparse.Namespace(password_file=path, password=None, username="ann",
+    ...                                    caldav="https://dav.example.org/"))
+    's3cret'
+    """
+    if args.password_file is not None:
+        try:
+            text = Path(args.password_file).read_text()
+        except OSError as error:
+            raise MeetingError(f"--password-file {args.password_file}: {error.strerror}") from error
+        password = text.splitlines()[0] if text.strip() else ""
+        if not password:
+            raise MeetingError(f"--password-file {args.password_file} is empty")
+        if Path(args.password_file).stat().st_mode & 0o077:
+            warn_at_caller(
+                f"--password-file {args.password_file} can be read by other accounts of this "
+                "machine: chmod 600 it",
+                MeetingWarning,
+            )
+        return password
+    if args.password is not None:
+        warn_at_caller(
+            "--password shows in the process list and the shell history; use --password-file "
+            f"or {PASSWORD_VARIABLE}",
+            MeetingWarning,
+        )
+        return args.password
+    if os.environ.get(PASSWORD_VARIABLE):
+        return os.environ[PASSWORD_VARIABLE]
+    if sys.stdin.isatty():
+        return getpass.getpass(f"password of {args.username} at {args.caldav}: ")
+    raise MeetingError(
+        f"no password: give --password-file FILE, set {PASSWORD_VARIABLE}, or run on a "
+        "terminal to be asked"
+    )
+
+
 def sync_calendars(args: argparse.Namespace) -> None:
     """``cnb meeting sync``: one pass over the user's CalDAV calendars.
 
@@ -218,7 +273,7 @@ def sync_calendars(args: argparse.Namespace) -> None:
     settings = SyncSettings(
         url=args.caldav,
         username=args.username,
-        password=args.password,
+        password=caldav_password(args),
         email=args.user,
         model=load(args.model),
         state=args.state,
@@ -228,6 +283,7 @@ def sync_calendars(args: argparse.Namespace) -> None:
         ask_band=args.ask_band,
         costs=(args.cost_false_accept, args.cost_false_decline),
         dry_run=args.dry_run,
+        ca_bundle=args.ca_bundle,
     )
     results = sync(settings)
     if args.json:

@@ -94,7 +94,21 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     sync.add_argument("--caldav", required=True, metavar="URL", help="the CalDAV server")
     sync.add_argument("--username", required=True, help="the CalDAV account's user name")
     sync.add_argument(
-        "--password", required=True, help="the CalDAV account's password (visible to ps: see docs)"
+        "--password-file",
+        type=Path,
+        help="a file holding the CalDAV account's password (its first line); or set "
+        "CNB_CALDAV_PASSWORD, or leave both out on a terminal to be asked",
+    )
+    sync.add_argument(
+        "--password",
+        help="the password itself: visible in the process list and the shell history; "
+        "prefer --password-file (kept for old scripts)",
+    )
+    sync.add_argument(
+        "--ca-bundle",
+        type=Path,
+        help="PEM file of the certificate authorities to trust (a private CA, a self-signed "
+        "server)",
     )
     sync.add_argument("--user", required=True, metavar="EMAIL", help="the attendee to act for")
     sync.add_argument("--model", type=Path, required=True, help="the organisation's model file")

@@ -17,7 +17,14 @@ to. An object on the server that cannot be read is skipped with a warning naming
 from __future__ import annotations
 
 import datetime as dt
+import re
+import socket
+import sqlite3
+import ssl
+import tempfile
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,6 +85,7 @@ class SyncSettings:
     sender: str | None = None
     ask_band: float = ASK_BAND
     costs: tuple[float, float] = (1.0, 1.0)
+    ca_bundle: Path | None = None
     dry_run: bool = False
 
 
@@ -125,16 +133,74 @@ class _Object:
 def _connect(settings: SyncSettings) -> tuple[Any, list[Any]]:
     import caldav
 
+    options: dict[str, Any] = {}
+    if settings.ca_bundle is not None:
+        if not Path(settings.ca_bundle).is_file():
+            raise ServerUnavailable(f"--ca-bundle {settings.ca_bundle}: no such file")
+        options["ssl_verify_cert"] = str(settings.ca_bundle)
     try:
         client = caldav.DAVClient(
-            url=settings.url, username=settings.username, password=settings.password
+            url=settings.url, username=settings.username, password=settings.password, **options
         )
         calendars = client.principal().calendars()
-    except Exception as error:  # connection refused, DNS, 401/403: one clear line
+    except Exception as error:  # connection refused, DNS, TLS, 401/403: one clear line
         raise ServerUnavailable(
-            f"cannot use the CalDAV server {settings.url}: {type(error).__name__}: {error}"
+            f"cannot use the CalDAV server {settings.url}: {connection_problem(error)}"
         ) from error
     return client, calendars
+
+
+def connection_problem(error: BaseException) -> str:
+    """What went wrong when connecting, in one line: the root cause among the chained
+    exceptions (a TLS certificate, a refused connection, a name, a login), without the
+    object addresses that HTTP libraries print.
+
+    Examples
+    --------
+    >>> import ssl
+    >>> cause = ssl.SSLCertVerificationError("certificate verify failed: self-signed")
+    >>> try:
+    ...     try:
+    ...         raise cause
+    ...     except ssl.SSLError as inner:
+    ...         raise OSError("<urllib3.HTTPSConnection object at 0x7f00>: failed") from inner
+    ... except OSError as error:
+    ...     print(connection_problem(error))
+    the server's TLS certificate cannot be verified (...); for a private certificate authority ...
+    >>> connection_problem(ConnectionRefusedError(111, "Connection refused"))
+    'the connection was refused (is the server running on that host and port?)'
+    """
+    chain, seen = [], set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    for found in chain:
+        if isinstance(found, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(
+            found
+        ):
+            detail = getattr(found, "verify_message", None) or _clean(str(found))
+            return (
+                f"the server's TLS certificate cannot be verified ({detail}); for a private "
+                "certificate authority pass --ca-bundle FILE"
+            )
+    for found in chain:
+        if isinstance(found, ssl.SSLError):
+            return f"TLS failed ({_clean(str(found))})"
+        if isinstance(found, ConnectionRefusedError) or "Connection refused" in str(found):
+            return "the connection was refused (is the server running on that host and port?)"
+        if isinstance(found, socket.gaierror) or "Name or service not known" in str(found):
+            return "the server's name cannot be resolved"
+    text = _clean(str(error)) or type(error).__name__
+    if any(word in text for word in ("401", "Unauthorized", "403", "Forbidden")):
+        return f"the login was refused ({text})"
+    return f"{type(error).__name__}: {text}"
+
+
+def _clean(text: str) -> str:
+    """``text`` without ``<... object at 0x...>`` and on one line."""
+    return " ".join(re.sub(r"<[^<>]* at 0x[0-9a-f]+>:?", "", text).split())
 
 
 def _objects(calendars: list[Any]) -> list[_Object]:
@@ -279,21 +345,39 @@ def sync(settings: SyncSettings) -> list[PassResult]:
     ...
     clusterednb.service.sync.ServerUnavailable: cannot use the CalDAV server http://127.0.0.1:9/...
     """
-    from clusterednb.service.store import ServiceStore
-
     client, calendars = _connect(settings)
     objects = _objects(calendars)
     everything = _everything(objects)
     user, entry = _user_key(settings)
     jobs = settings.directory.jobs if settings.directory else {}
     outcomes = []
-    with ServiceStore(settings.state) as store:
+    with _state_store(settings) as store:
         for item in objects:
             for event in item.calendar.walk("VEVENT"):
                 outcome = _one(settings, store, client, everything, item, event, user, entry, jobs)
                 if outcome is not None:
                     outcomes.append(outcome)
     return outcomes
+
+
+@contextmanager
+def _state_store(settings: SyncSettings) -> Iterator[Any]:
+    """The state store; for a dry run a throw-away copy of it (or a new empty one) in a
+    temporary folder, so that the pass writes nothing at all where the person looks."""
+    from clusterednb.service.store import ServiceStore
+
+    if not settings.dry_run:
+        with ServiceStore(settings.state) as store:
+            yield store
+        return
+    with tempfile.TemporaryDirectory(prefix="cnb-dry-run-") as folder:
+        copy = Path(folder) / "state.db"
+        if Path(settings.state).exists():
+            with sqlite3.connect(f"file:{settings.state}?mode=ro", uri=True) as source:
+                with sqlite3.connect(copy) as target:
+                    source.backup(target)
+        with ServiceStore(copy) as store:
+            yield store
 
 
 def _one(
