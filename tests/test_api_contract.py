@@ -134,3 +134,17 @@ def test_a_401_names_the_bearer_scheme(served):
     assert json.loads(raised.value.read()) == {
         "error": "missing, invalid or revoked API token (Authorization: Bearer)"
     }
+
+
+@pytest.mark.parametrize("year", ["1900", "9999"])
+def test_an_invitation_outside_1970_2100_is_refused_not_decided(served, year):
+    server, token, _ = served
+    body = (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nMETHOD:REQUEST\r\n"
+        f"BEGIN:VEVENT\r\nUID:far-{year}@example.org\r\nDTSTAMP:20261201T090000Z\r\n"
+        f"DTSTART:{year}0101T090000Z\r\nDURATION:PT1H\r\nSUMMARY:far\r\n"
+        "ORGANIZER:mailto:carol@example.org\r\n"
+        f"ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:{EMAIL}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    ).encode()
+    status, answer, _ = call(server, "POST", "/api/requests", token, body, "text/calendar")
+    assert status == 400 and f"starts in {int(year)}" in answer["error"]

@@ -461,6 +461,7 @@ def test_a_self_signed_server_is_one_line_and_a_ca_bundle_trusts_it(setting, tmp
         check=True,
         capture_output=True,
     )
+
     class Quiet(http.server.BaseHTTPRequestHandler):
         def log_message(self, *_):  # the test server's own log is not the command's
             pass

@@ -57,7 +57,9 @@ def test_sign_in_review_answer_and_filter(tmp_path, capsys, browser):
         wait.until(lambda driver: driver.find_elements(By.CSS_SELECTOR, "section.card"))
         cards = browser.find_elements(By.CSS_SELECTOR, "section.card")
         assert len(cards) == 3
-        assert "Chance you would accept" in cards[0].text and "from " in cards[0].text
+        assert "P(accept) = " in cards[0].text and "from " in cards[0].text
+        # probabilities as the command line prints them, never a rounded "100%"
+        assert "%" not in " ".join(card.text for card in cards)
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         browser.save_screenshot(str(SCREENSHOT))
         cookie = browser.get_cookie("cnb_session")

@@ -136,6 +136,32 @@ def sequence_number(event: icalendar.Event) -> int:
     return value
 
 
+YEARS = (1970, 2100)
+"""The years a meeting may start in; outside them an invitation is refused, not decided."""
+
+
+def check_start_year(event: icalendar.Event) -> None:
+    """Refuse an event that starts before 1970 or after 2100 (a typo, or a test that leaked
+    into a calendar), naming its year.
+
+    Examples
+    --------
+    >>> event = icalendar.Event()
+    >>> event.add("UID", "old@example.org")
+    >>> event.add("DTSTART", dt.datetime(1900, 1, 1, 9))
+    >>> check_start_year(event)
+    Traceback (most recent call last):
+    ...
+    clusterednb.meeting.errors.MeetingError: the request old@example.org starts in 1900, outside ...
+    """
+    start = event.decoded("DTSTART")
+    if not YEARS[0] <= start.year <= YEARS[1]:
+        raise MeetingError(
+            f"the request {event.get('UID')} starts in {start.year}, outside "
+            f"{YEARS[0]}-{YEARS[1]}: refused, not decided"
+        )
+
+
 def request_event(request: icalendar.Calendar, attendee: str | None = None) -> icalendar.Event:
     """The one ``VEVENT`` of an invitation that ``attendee`` may answer.
 
@@ -180,6 +206,7 @@ def request_event(request: icalendar.Calendar, attendee: str | None = None) -> i
             raise MeetingError(f"the request's VEVENT has no {name}; it cannot be answered")
     _parse_errors(event)
     sequence_number(event)
+    check_start_year(event)
     if str(event.get("STATUS", "")).upper() == "CANCELLED":
         raise MeetingError(f"the request {event['UID']} is cancelled (STATUS:CANCELLED)")
     if attendee is not None:

@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from clusterednb.exceptions import CNBError
 from clusterednb.meeting.deciding import ASK_BAND
 from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.explain import format_probability
 from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.reply import make_reply
 from clusterednb.service.accounts import Account
@@ -482,7 +483,8 @@ def _page_row(record: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
         "when": local.strftime("%a %d %b %Y, %H:%M") + (f" ({zone.key})" if start.tzinfo else ""),
         "decision": record["decision"],
         "answer": record["answer"],
-        "percent": None if p is None else round(100 * p),
+        "percent": None if p is None else round(100 * p, 1),  # the bar's width only
+        "probability": None if p is None else format_probability(p),  # as the CLI prints it
         "reasons": words,
         "missing": record["missing"],
     }
