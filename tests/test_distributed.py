@@ -49,7 +49,7 @@ def test_counts_from_parquet_on_a_local_cluster_equal_single_machine(events):
     from clusterednb.distributed.dask import counts_from_parquet
 
     frame, folder, features = events
-    single = NoSharingNB().fit(frame[features], frame["label"], frame["task"])
+    single = NoSharingNB(numeric=None).fit(frame[features], frame["label"], frame["task"])
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None

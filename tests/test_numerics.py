@@ -92,8 +92,10 @@ def test_a_feature_with_100_000_categories():
     n = 100_000
     frame = pd.DataFrame({"f": np.arange(2 * n) % n})
     y = np.arange(2 * n) % 2
-    model = NoSharingNB().fit(frame, y, np.zeros(2 * n, dtype=int))
-    assert model.schema_.n_values_total == n
+    model = NoSharingNB(numeric=None).fit(frame, y, np.zeros(2 * n, dtype=int))
+    assert model.schema_.n_values_total == n  # as categories (numeric=None)
+    binned = NoSharingNB().fit(frame, y, np.zeros(2 * n, dtype=int))
+    assert binned.schema_.n_values_total == 10  # as a number (the default): ten bins
     proba = model.predict_proba(frame.head(5), np.zeros(5, dtype=int))
     assert np.isfinite(proba).all()
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)

@@ -47,7 +47,7 @@ def test_archive_holds_only_json_and_npz(tmp_path, rng):
 def test_discretised_schema_round_trips(tmp_path, rng):
     frame = random_frame(rng, n_rows=40)
     frame["f2"] = rng.normal(size=40)
-    model = NoSharingNB()
+    model = NoSharingNB(numeric=None)  # numbers as categories: warned, then binned by hand
     with pytest.warns(DataWarning, match="'f2' holds 40 distinct decimal values"):
         model.fit(frame[FEATURES], frame["label"], frame["task"])
     schema = discretize(model.schema_, frame, ["f2"], n_bins=3)

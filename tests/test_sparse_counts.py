@@ -210,8 +210,8 @@ def test_a_table_too_large_to_count_densely_is_fitted_sparse():
     y = rng.integers(0, 2, size=n_tasks)
     tasks = np.arange(n_tasks)
     with pytest.raises(cnb.DataError, match=r"more than the 2\.1 GB allowed"):
-        cnb.NoSharingNB().fit(X, y, tasks)
-    model = cnb.ClusteredNB(n_sweeps=2, burn_in=1, split_merge=False, random_state=0)
+        cnb.NoSharingNB(numeric=None).fit(X, y, tasks)  # 500 integer values as categories
+    model = cnb.ClusteredNB(n_sweeps=2, burn_in=1, split_merge=False, random_state=0, numeric=None)
     model.set_params(progress=False).fit(X, y, tasks)
     assert isinstance(model.counts_, SparseCounts)
     assert model.counts_.cells.nnz == n_tasks

@@ -69,7 +69,7 @@ def training_rows(
     if observation not in OBSERVATIONS:
         raise CNBError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
     if observation == "multinomial":
-        if numeric:
+        if numeric is not None and not isinstance(numeric, str) and len(numeric):
             raise CNBError("numeric columns are for tables; documents are word counts only")
         schema, task_ids, data = _document_rows(X, y, tasks, classes)
         numbers = NumericColumns((), np.zeros(0), np.ones(0))
