@@ -62,33 +62,29 @@ def test_a_command_without_its_extra_names_the_extra(extra, tmp_path):
     assert not (tmp_path / "s.db").exists()  # nothing written
 
 
-def test_the_dask_backend_without_dask_names_the_extra():
+def _library_error(blocked: str, call: str) -> str:
+    """What ``call`` prints as a :class:`MissingExtraError` where ``blocked`` is absent."""
     code = (
         "import sys\n"
-        "sys.modules['dask'] = None\n"
+        f"sys.modules[{blocked!r}] = None\n"
         "import numpy as np, clusterednb as cnb\n"
         "from clusterednb.exceptions import MissingExtraError\n"
         "X = np.array([['a'], ['b']] * 4, dtype=object)\n"
         "y, t = [0, 1] * 4, ['u'] * 4 + ['v'] * 4\n"
         "try:\n"
-        "    cnb.ClusteredNB(backend='dask', progress=False).fit(X, y, t)\n"
+        f"    {call}\n"
         "except MissingExtraError as error:\n"
         "    print(error)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert 'pip install "clusterednb[dask]"' in done.stdout, done.stderr
+    return done.stdout + done.stderr
+
+
+def test_the_dask_backend_without_dask_names_the_extra():
+    call = "cnb.ClusteredNB(backend='dask', progress=False).fit(X, y, t)"
+    assert 'pip install "clusterednb[dask]"' in _library_error("dask", call)
 
 
 def test_a_spark_session_without_pyspark_names_the_extra():
-    code = (
-        "import sys\n"
-        "sys.modules['pyspark'] = None\n"
-        "from clusterednb.distributed.spark import local_session\n"
-        "from clusterednb.exceptions import MissingExtraError\n"
-        "try:\n"
-        "    local_session('x')\n"
-        "except MissingExtraError as error:\n"
-        "    print(error)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert 'pip install "clusterednb[spark]"' in done.stdout, done.stderr
+    call = "__import__('clusterednb.distributed.spark').distributed.spark.local_session('x')"
+    assert 'pip install "clusterednb[spark]"' in _library_error("pyspark", call)

@@ -32,11 +32,10 @@ def _population(seed=0, n_tasks=12, n_rows=80):
     return X.iloc[order].reset_index(drop=True), y[order], tasks[order]
 
 
-def test_a_stream_of_chunks_predicts_as_well_as_a_full_refit():
-    X, y, tasks = _population()
-    test = np.arange(len(y)) % 4 == 0
-    train = np.flatnonzero(~test)
-    first, rest = train[: len(train) // 2], np.array_split(train[len(train) // 2 :], 6)
+def _streamed_and_full_auc(X, y, tasks, train, test, n_chunks):
+    """Test AUC of a model fitted on half the training rows then given the rest in chunks,
+    and of one fitted on all of them at once."""
+    first, rest = train[: len(train) // 2], np.array_split(train[len(train) // 2 :], n_chunks)
     streamed = cnb.ClusteredLogisticRegression(random_state=0).fit(
         X.iloc[first], y[first], tasks[first]
     )
@@ -46,8 +45,16 @@ def test_a_stream_of_chunks_predicts_as_well_as_a_full_refit():
         X.iloc[train], y[train], tasks[train]
     )
     assert streamed.rows_.y.size == full.rows_.y.size == train.size
-    auc_streamed = roc_auc_score(y[test], streamed.predict_proba(X[test], tasks[test])[:, 1])
-    auc_full = roc_auc_score(y[test], full.predict_proba(X[test], tasks[test])[:, 1])
+    return tuple(
+        roc_auc_score(y[test], model.predict_proba(X[test], tasks[test])[:, 1])
+        for model in (streamed, full)
+    )
+
+
+def test_a_stream_of_chunks_predicts_as_well_as_a_full_refit():
+    X, y, tasks = _population()
+    test = np.arange(len(y)) % 4 == 0
+    auc_streamed, auc_full = _streamed_and_full_auc(X, y, tasks, np.flatnonzero(~test), test, 6)
     assert auc_streamed >= auc_full - 0.005
 
 
@@ -98,15 +105,5 @@ def test_on_landmine_a_stream_of_chunks_is_as_accurate_as_a_full_refit():
     rng = np.random.default_rng(0)
     test = rng.random(len(y)) < 0.25
     train = rng.permutation(np.flatnonzero(~test))
-    first, rest = train[: len(train) // 2], np.array_split(train[len(train) // 2 :], 5)
-    streamed = cnb.ClusteredLogisticRegression(random_state=0).fit(
-        X.iloc[first], y[first], tasks[first]
-    )
-    for chunk in rest:
-        streamed.partial_fit(X.iloc[chunk], y[chunk], tasks[chunk])
-    full = cnb.ClusteredLogisticRegression(random_state=0).fit(
-        X.iloc[train], y[train], tasks[train]
-    )
-    auc_streamed = roc_auc_score(y[test], streamed.predict_proba(X[test], tasks[test])[:, 1])
-    auc_full = roc_auc_score(y[test], full.predict_proba(X[test], tasks[test])[:, 1])
+    auc_streamed, auc_full = _streamed_and_full_auc(X, y, tasks, train, test, 5)
     assert auc_streamed >= auc_full - 0.005, (auc_streamed, auc_full)

@@ -49,22 +49,7 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     decide_parser.add_argument(
         "--model", type=Path, required=True, help="the organisation's model file (cnb meeting fit)"
     )
-    decide_parser.add_argument(
-        "--cost-false-accept",
-        "--cost-false-positive",
-        dest="cost_false_accept",
-        type=float,
-        default=1.0,
-        help="cost of accepting a request the user would decline (default 1)",
-    )
-    decide_parser.add_argument(
-        "--cost-false-decline",
-        "--cost-false-negative",
-        dest="cost_false_decline",
-        type=float,
-        default=1.0,
-        help="cost of declining a request the user would accept (default 1)",
-    )
+    add_costs(decide_parser)
     add_output(
         decide_parser,
         "reply .ics (default REQUEST-reply.ics; - for standard output)",
@@ -122,18 +107,7 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
         help="what was answered (a service store; default sync-state.db)",
     )
     sync.add_argument("--ask-band", type=float, default=0.2, help="0 never asks")
-    sync.add_argument(
-        "--cost-false-accept",
-        type=float,
-        default=1.0,
-        help="cost of accepting an invitation the person would decline (default 1)",
-    )
-    sync.add_argument(
-        "--cost-false-decline",
-        type=float,
-        default=1.0,
-        help="cost of declining an invitation the person would accept (default 1)",
-    )
+    add_costs(sync)
     sync.add_argument("--dry-run", action="store_true", help="decide, but change nothing")
     add_json(sync)
     sync.set_defaults(run=f"{COMMANDS}:sync_calendars", needs=("caldav",))
@@ -175,3 +149,31 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     )
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     fit.set_defaults(run=f"{COMMANDS}:fit")
+
+
+def add_costs(parser: argparse.ArgumentParser) -> None:
+    """The person's two costs (the ``--cost-false-positive/negative`` spellings too).
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> add_costs(parser)
+    >>> parser.parse_args(["--cost-false-negative", "4"]).cost_false_decline
+    4.0
+    """
+    parser.add_argument(
+        "--cost-false-accept",
+        "--cost-false-positive",
+        dest="cost_false_accept",
+        type=float,
+        default=1.0,
+        help="cost of accepting a request the user would decline (default 1)",
+    )
+    parser.add_argument(
+        "--cost-false-decline",
+        "--cost-false-negative",
+        dest="cost_false_decline",
+        type=float,
+        default=1.0,
+        help="cost of declining a request the user would accept (default 1)",
+    )
