@@ -484,3 +484,51 @@ def test_a_self_signed_server_is_one_line_and_a_ca_bundle_trusts_it(setting, tmp
         assert not (tmp_path / "state.db").exists()
     finally:
         server.shutdown()
+
+
+def test_an_ask_can_answer_tentative_with_a_comment_until_the_person_decides(
+    radicale, smtp, setting, tmp_path, capsys
+):
+    """--on-ask tentative: the invitation is TENTATIVE on the server and by mail (with the
+    COMMENT, a valid RFC 5546 REPLY), the next pass keeps waiting, and the person's own
+    answer in their client is learnt."""
+    from clusterednb.meeting.reply import reply_problems
+    from clusterednb.service.store import ServiceStore
+
+    inbox, smtp_address = smtp
+    client, calendar = upload(radicale, {"ny": INVITATIONS["ny"]})
+    request = server_copy(calendar, "ny")  # as the server keeps it
+    extra = (
+        "--ask-band",
+        "100",
+        "--on-ask",
+        "tentative",
+        "--smtp",
+        smtp_address,
+        "--comment",
+        "My assistant will confirm soon.",
+    )
+    status, outcomes, err = run_sync(radicale, setting, tmp_path, capsys, *extra)
+    assert status == 0, err
+    assert [o["action"] for o in outcomes] == [
+        "asked the person; tentative on the server and by mail"
+    ]
+    event = next(iter(server_copy(calendar, "ny").walk("VEVENT")))
+    assert find_attendee(event, USER).params["PARTSTAT"] == "TENTATIVE"
+    (message,) = inbox.messages
+    assert message["Subject"].startswith("Tentative: ")
+    part = next(p for p in message.walk() if p.get_content_type() == "text/calendar")
+    reply = read_calendar(part.get_payload(decode=True))
+    (answer,) = reply.walk("VEVENT")
+    assert find_attendee(answer, USER).params["PARTSTAT"] == "TENTATIVE"
+    assert str(answer["COMMENT"]) == "My assistant will confirm soon."
+    assert reply_problems(reply, request) == []
+    _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, *extra)
+    assert outcomes[0]["action"] == "still waiting for the person (tentative on the server)"
+    text = calendar.event_by_uid("ny").data.replace("PARTSTAT=TENTATIVE", "PARTSTAT=ACCEPTED")
+    put_raw(client, calendar, "ny", text)
+    _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, *extra)
+    assert outcomes[0]["action"] == "learned the answer (accepted)"
+    with ServiceStore(tmp_path / "state.db") as store:
+        assert [(r["uid"], r["answer"]) for r in store.answered()] == [("ny", "accept")]
+    assert len(inbox.messages) == 1  # nothing sent again

@@ -284,6 +284,8 @@ def sync_calendars(args: argparse.Namespace) -> None:
         costs=(args.cost_false_accept, args.cost_false_decline),
         dry_run=args.dry_run,
         ca_bundle=args.ca_bundle,
+        on_ask=args.on_ask,
+        comment=args.comment,
     )
     results = sync(settings)
     if args.json:

@@ -108,6 +108,17 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     )
     sync.add_argument("--ask-band", type=float, default=0.2, help="0 never asks")
     add_costs(sync)
+    sync.add_argument(
+        "--on-ask",
+        choices=["none", "tentative"],
+        default="none",
+        help="what an ask does on the calendar: leave the invitation waiting (none, the "
+        "default) or answer TENTATIVE until the person decides",
+    )
+    sync.add_argument(
+        "--comment",
+        help="one sentence added to every reply (RFC 5546 COMMENT); none by default",
+    )
     sync.add_argument("--dry-run", action="store_true", help="decide, but change nothing")
     add_json(sync)
     sync.set_defaults(run=f"{COMMANDS}:sync_calendars", needs=("caldav",))

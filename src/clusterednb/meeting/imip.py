@@ -14,7 +14,7 @@ from email.utils import format_datetime, make_msgid
 
 
 def reply_message(
-    reply_ics: bytes, sender: str, organizer: str, summary: str, accept: bool
+    reply_ics: bytes, sender: str, organizer: str, summary: str, accept: bool | str
 ) -> EmailMessage:
     """The mail carrying a REPLY.
 
@@ -26,7 +26,8 @@ def reply_message(
         Addresses (without ``mailto:``).
     summary : str
         The meeting's title, for the subject.
-    accept : bool
+    accept : bool or str
+        Accepted (True), declined (False), or ``"TENTATIVE"``.
 
     Examples
     --------
@@ -35,7 +36,12 @@ def reply_message(
     >>> message["To"], message["Subject"]
     ('carol@example.org', 'Accepted: Planning')
     """
-    verb = "Accepted" if accept else "Declined"
+    if isinstance(accept, str):
+        verb = {"TENTATIVE": "Tentative", "ACCEPTED": "Accepted", "DECLINED": "Declined"}.get(
+            accept.upper(), accept.capitalize()
+        )
+    else:
+        verb = "Accepted" if accept else "Declined"
     message = EmailMessage()
     message["From"] = sender
     message["To"] = organizer

@@ -44,9 +44,10 @@ def _answering_attendee(event: icalendar.Event, email: str, partstat: str) -> ic
 def make_reply(
     request: icalendar.Calendar,
     attendee: str,
-    accept: bool,
+    accept: bool | str,
     stamp: dt.datetime,
     fallback_zone: str | None = None,
+    comment: str | None = None,
 ) -> icalendar.Calendar:
     """The RFC 5546 ``METHOD:REPLY`` answering ``request`` for ``attendee``.
 
@@ -56,8 +57,9 @@ def make_reply(
         The invitation (checked by :func:`~clusterednb.meeting.invitation.request_event`).
     attendee : str
         The user's address; must be one of the invitation's attendees.
-    accept : bool
-        ``PARTSTAT=ACCEPTED`` or ``DECLINED``.
+    accept : bool or str
+        ``PARTSTAT=ACCEPTED`` (True) or ``DECLINED`` (False), or a ``PARTSTAT`` of
+        :data:`ANSWERS` by name (``"TENTATIVE"``: not decided yet).
     stamp : datetime
         ``DTSTAMP`` of the reply (aware; written in UTC; passed in so replies are
         reproducible).
@@ -66,6 +68,8 @@ def make_reply(
         ``DTEND`` is left out of the reply (both are optional in a REPLY); such a
         ``RECURRENCE-ID`` (required) is written in UTC as read in this zone. Without it an
         unknown zone on a ``RECURRENCE-ID`` is an error.
+    comment : str, optional
+        One sentence for the organiser (RFC 5546 ``COMMENT``); none by default.
 
     Returns
     -------
@@ -80,6 +84,11 @@ def make_reply(
     >>> reply = make_reply(request, directory.user("user00").email, True, stamp)
     >>> str(reply["METHOD"]), reply_problems(reply, request)  # it obeys RFC 5546
     ('REPLY', [])
+    >>> maybe = make_reply(request, directory.user("user00").email, "TENTATIVE", stamp,
+    ...                    comment="My assistant will confirm soon.")
+    >>> answer = maybe.walk("VEVENT")[0]
+    >>> answer["ATTENDEE"].params["PARTSTAT"], str(answer["COMMENT"])
+    ('TENTATIVE', 'My assistant will confirm soon.')
     """
     event = request_event(request, attendee)
     if stamp.tzinfo is None:
@@ -108,8 +117,15 @@ def make_reply(
             answer.add(name, local.astimezone(dt.UTC))
     if "SUMMARY" in event:
         answer["SUMMARY"] = event["SUMMARY"]
-    partstat = "ACCEPTED" if accept else "DECLINED"
+    if isinstance(accept, str):
+        if accept.upper() not in ANSWERS:
+            raise MeetingError(f"a reply's PARTSTAT must be one of {ANSWERS}, got {accept!r}")
+        partstat = accept.upper()
+    else:
+        partstat = "ACCEPTED" if accept else "DECLINED"
     answer.add("ATTENDEE", _answering_attendee(event, attendee, partstat))
+    if comment:
+        answer.add("COMMENT", comment)
     reply.add_component(answer)
     _add_time_zones(reply, request)
     problems = reply_problems(reply, request)

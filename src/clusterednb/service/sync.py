@@ -47,6 +47,10 @@ from clusterednb.meeting.invitation import (
 from clusterednb.meeting.reply import make_reply
 
 MAX_WRITE_ATTEMPTS = 3
+PARTSTATS = {"accept": "ACCEPTED", "decline": "DECLINED"}
+"""The attendee's PARTSTAT for each decision."""
+ON_ASK = ("none", "tentative")
+"""What an "ask" does on the calendar: leave the invitation waiting, or answer TENTATIVE."""
 
 
 class ServerUnavailable(MeetingError):
@@ -86,6 +90,13 @@ class SyncSettings:
     ask_band: float = ASK_BAND
     costs: tuple[float, float] = (1.0, 1.0)
     ca_bundle: Path | None = None
+    on_ask: str = "none"
+    comment: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.on_ask not in ON_ASK:
+            raise MeetingError(f"on_ask must be one of {ON_ASK}, got {self.on_ask!r}")
+
     dry_run: bool = False
 
 
@@ -413,6 +424,14 @@ def _one(
     }
     status = str(attendee.params.get("PARTSTAT", "NEEDS-ACTION")).upper()
     known = store.find_request(user, uid, recurrence, sequence)
+    if status == "TENTATIVE" and known is not None and known["decision"] == "ask":
+        if known["answer"] is None:  # our own TENTATIVE: the person has not decided yet
+            return PassResult(
+                **base,
+                decision="ask",
+                p_accept=known["p_accept"],
+                action="still waiting for the person (tentative on the server)",
+            )
     if str(event.get("STATUS", "")).upper() == "CANCELLED":
         return PassResult(**base, decision="-", p_accept=None, action="cancelled: never answered")
     if status != "NEEDS-ACTION":
@@ -451,24 +470,26 @@ def _one(
     )
     if settings.dry_run:
         return result
-    if decided.decision != "ask":
-        accept = decided.decision == "accept"
-        written = set_partstat(
-            client, item.href, uid, recurrence, email, "ACCEPTED" if accept else "DECLINED"
-        )
+    tentative = decided.decision == "ask" and settings.on_ask == "tentative"
+    if decided.decision != "ask" or tentative:
+        partstat = "TENTATIVE" if tentative else PARTSTATS[decided.decision]
+        written = set_partstat(client, item.href, uid, recurrence, email, partstat)
         if written != "written":
             result.action = "left alone: changed on the server"
             return result
-        result.action = "answered on the server"
+        result.action = "tentative on the server" if tentative else "answered on the server"
         if settings.smtp is not None:
             zone = entry.timezone if entry else "UTC"
-            reply = make_reply(single, email, accept, dt.datetime.now(dt.UTC), zone).to_ical()
+            stamp = dt.datetime.now(dt.UTC)
+            reply = make_reply(single, email, partstat, stamp, zone, settings.comment).to_ical()
             organizer = calendar_address(event["ORGANIZER"])
             send(
-                reply_message(reply, settings.sender or email, organizer, summary, accept),
+                reply_message(reply, settings.sender or email, organizer, summary, partstat),
                 *settings.smtp,
             )
-            result.action = "answered on the server and by mail"
+            result.action += " and by mail"
+        if tentative:
+            result.action = "asked the person; " + result.action
     else:
         result.action = "asked the person"
     store.add_request(user, request_record(event, single.to_ical(), features, missing, decided))
