@@ -149,3 +149,32 @@ def test_an_invitation_outside_1970_2100_is_refused_not_decided(served, year):
     ).encode()
     status, answer, _ = call(server, "POST", "/api/requests", token, body, "text/calendar")
     assert status == 400 and f"starts in {int(year)}" in answer["error"]
+
+
+def test_an_organisers_cancel_closes_the_pending_question(served):
+    server, token, _ = served
+    invitation = (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nMETHOD:REQUEST\r\n"
+        "BEGIN:VEVENT\r\nUID:called-off@example.org\r\nDTSTAMP:20261201T090000Z\r\n"
+        "DTSTART:20271210T090000Z\r\nDURATION:PT1H\r\nSUMMARY:called off\r\n"
+        "ORGANIZER:mailto:carol@example.org\r\n"
+        f"ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:{EMAIL}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    status, stored, _ = call(
+        server, "POST", "/api/requests", token, invitation.encode(), "text/calendar"
+    )
+    assert status == 201
+    cancel = invitation.replace("METHOD:REQUEST", "METHOD:CANCEL").replace(
+        "SUMMARY:called off", "STATUS:CANCELLED"
+    )
+    status, answer, _ = call(
+        server, "POST", "/api/requests", token, cancel.encode(), "text/calendar"
+    )
+    assert status == 200
+    closed = 1 if stored["answer"] is None else 0
+    assert answer == {"status": "cancelled", "uid": "called-off@example.org", "closed": closed}
+    listed = [r["uid"] for r in call(server, "GET", "/api/requests", token)[1]]
+    assert ("called-off@example.org" in listed) == (closed == 0)
+    elsewhere = cancel.replace(f"mailto:{EMAIL}", "mailto:someone@example.org")
+    status, _, _ = call(server, "POST", "/api/requests", token, elsewhere.encode(), "text/calendar")
+    assert status == 400  # not among its attendees

@@ -532,3 +532,19 @@ def test_an_ask_can_answer_tentative_with_a_comment_until_the_person_decides(
     with ServiceStore(tmp_path / "state.db") as store:
         assert [(r["uid"], r["answer"]) for r in store.answered()] == [("ny", "accept")]
     assert len(inbox.messages) == 1  # nothing sent again
+
+
+def test_a_cancelled_meeting_closes_the_pending_question(radicale, setting, tmp_path, capsys):
+    from clusterednb.service.store import ServiceStore
+
+    client, calendar = upload(radicale, {"ny": INVITATIONS["ny"]})
+    _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, "--ask-band", "100")
+    assert [o["action"] for o in outcomes] == ["asked the person"]
+    text = calendar.event_by_uid("ny").data.replace("END:VEVENT", "STATUS:CANCELLED\nEND:VEVENT")
+    put_raw(client, calendar, "ny", text)
+    _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, "--ask-band", "100")
+    assert [o["action"] for o in outcomes] == ["cancelled: the question closed"]
+    with ServiceStore(tmp_path / "state.db") as store:
+        assert store.counts()["requests"] == 0
+    event = next(iter(server_copy(calendar, "ny").walk("VEVENT")))
+    assert find_attendee(event, USER).params["PARTSTAT"] == "NEEDS-ACTION"  # never answered

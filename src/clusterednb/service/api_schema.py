@@ -58,6 +58,14 @@ class StoredRequest(BaseModel):
     )
 
 
+class Cancelled(BaseModel):
+    """An organiser's cancellation closed the caller's pending questions about a meeting."""
+
+    status: Literal["cancelled"]
+    uid: str
+    closed: int = Field(ge=0, description="How many unanswered invitations it closed")
+
+
 class CalendarStored(BaseModel):
     """The user's calendar was stored."""
 

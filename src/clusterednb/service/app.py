@@ -35,6 +35,7 @@ from clusterednb.service.api_schema import (
     MAX_ID,
     REQUEST_LINKS,
     CalendarStored,
+    Cancelled,
     Health,
     ServiceStatus,
     StoredRequest,
@@ -42,7 +43,7 @@ from clusterednb.service.api_schema import (
     errors,
     without_validation_errors,
 )
-from clusterednb.service.intake import receive_invitation
+from clusterednb.service.intake import receive_cancellation, receive_invitation
 from clusterednb.service.learning import Learner
 from clusterednb.service.store import ServiceStore
 from clusterednb.version import __version__
@@ -267,19 +268,23 @@ def create_app(
                 "links": REQUEST_LINKS,
             },
             200: {
-                "model": StoredRequest,
-                "description": "Stored before (the same UID, RECURRENCE-ID and SEQUENCE)",
-                "links": REQUEST_LINKS,
+                "model": StoredRequest | Cancelled,
+                "description": "Stored before (the same UID, RECURRENCE-ID and SEQUENCE); or, "
+                "for an organiser's METHOD:CANCEL, the pending questions it closed",
             },
             **errors(400, 401, 413, 415),
         },
         openapi_extra=calendar_body(
-            "An iTIP REQUEST (RFC 5546) with one VEVENT inviting you", MAX_REQUEST_BYTES
+            "An iTIP REQUEST (RFC 5546) with one VEVENT inviting you, or the organiser's "
+            "CANCEL of one",
+            MAX_REQUEST_BYTES,
         ),
     )
     async def post_request(request: Request, who: Caller) -> JSONResponse:
         data = await _body(request, MAX_REQUEST_BYTES, "the request")
         calendar = _parse(data, "the request")
+        if str(calendar.get("METHOD", "")).upper() == "CANCEL":
+            return JSONResponse(receive_cancellation(store(), who, calendar), status_code=200)
         stored, created, notes = receive_invitation(
             store(), state["learner"].current(), directory, who, calendar, data, ask_band
         )

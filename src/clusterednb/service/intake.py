@@ -11,7 +11,9 @@ import icalendar
 from clusterednb.meeting.calendar import features_in_context
 from clusterednb.meeting.deciding import ASK_BAND, decide_or_ask, request_record
 from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.invitation import (
+    find_attendee,
     read_calendar,
     recurrence_key,
     request_event,
@@ -19,6 +21,44 @@ from clusterednb.meeting.invitation import (
 )
 from clusterednb.service.accounts import Account
 from clusterednb.service.store import ServiceStore
+
+
+def receive_cancellation(
+    store: ServiceStore, who: Account, calendar: icalendar.Calendar
+) -> dict[str, Any]:
+    """An organiser's ``METHOD:CANCEL``: close ``who``'s pending questions about it.
+
+    Every ``VEVENT`` of the cancellation names a meeting by ``UID`` (and one instance by
+    ``RECURRENCE-ID``); the unanswered invitations of ``who`` to it leave the store (and the
+    review page). A cancellation that does not list ``who`` among its attendees is refused.
+
+    Examples
+    --------
+    >>> from clusterednb.service import examples as toy
+    >>> store, _ = toy.service_store()
+    >>> who = store.authenticate(store.add_user("cy", "cy@example.org"))
+    >>> _ = store.add_request("cy", toy.request_record("m1@example.org"))
+    >>> cancel = icalendar.Calendar.from_ical(
+    ...     "BEGIN:VCALENDAR\\r\\nVERSION:2.0\\r\\nPRODID:-//x//EN\\r\\nMETHOD:CANCEL\\r\\n"
+    ...     "BEGIN:VEVENT\\r\\nUID:m1@example.org\\r\\nDTSTAMP:20261201T090000Z\\r\\n"
+    ...     "ORGANIZER:mailto:carol@example.org\\r\\nATTENDEE:mailto:cy@example.org\\r\\n"
+    ...     "STATUS:CANCELLED\\r\\nEND:VEVENT\\r\\nEND:VCALENDAR\\r\\n")
+    >>> receive_cancellation(store, who, cancel)
+    {'status': 'cancelled', 'uid': 'm1@example.org', 'closed': 1}
+    """
+    events = list(calendar.walk("VEVENT"))
+    if not events or any("UID" not in event for event in events):
+        raise MeetingError("a cancellation must hold VEVENTs with a UID")
+    uids = {str(event["UID"]) for event in events}
+    if len(uids) != 1:
+        raise MeetingError(f"a cancellation must name one meeting, found UIDs {sorted(uids)}")
+    if not any(find_attendee(event, who.email) for event in events):
+        raise MeetingError(f"{who.email} is not among the attendees of the cancellation")
+    closed = 0
+    for event in events:
+        instance = recurrence_key(event) if "RECURRENCE-ID" in event else None
+        closed += store.cancel(who.user, str(event["UID"]), instance)
+    return {"status": "cancelled", "uid": uids.pop(), "closed": closed}
 
 
 @lru_cache(maxsize=16)  # a few users at a time; calendars are at most 16 MiB each

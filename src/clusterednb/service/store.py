@@ -247,6 +247,33 @@ class ServiceStore(AccountTables, SQLiteFile):
             ).rowcount
         return self.request(user, request_id) if changed else None
 
+    def cancel(self, user: str, uid: str, recurrence_id: str | None = None) -> int:
+        """Close ``user``'s pending questions about a meeting its organiser cancelled: the
+        unanswered invitations of that UID (one instance, or every one when
+        ``recurrence_id`` is None) leave the store. Answered ones stay (they are learning
+        data). Returns how many were closed.
+
+        Examples
+        --------
+        >>> from clusterednb.service import examples as toy
+        >>> store, _ = toy.service_store()
+        >>> _ = store.add_request("ann", toy.request_record("m1@example.org"))
+        >>> store.cancel("bob", "m1@example.org"), store.cancel("ann", "m1@example.org")
+        (0, 1)
+        >>> store.requests("ann")
+        []
+        """
+        query = (
+            "DELETE FROM requests WHERE user = ? AND uid = ? AND answer IS NULL "
+            "AND origin = 'invitation'"
+        )
+        values: tuple[str, ...] = (user, uid)
+        if recurrence_id is not None:
+            query += " AND recurrence_id = ?"
+            values += (recurrence_id,)
+        with self._transaction() as connection:
+            return connection.execute(query, values).rowcount
+
     def import_history(self, rows: list[tuple[str, dict[str, str], bool]]) -> int:
         """Store earlier answers ``(user, features, accepted)`` as learning data (one
         transaction; rows of origin "history", never listed as requests). Returns how many.

@@ -433,6 +433,12 @@ def _one(
                 action="still waiting for the person (tentative on the server)",
             )
     if str(event.get("STATUS", "")).upper() == "CANCELLED":
+        if known is not None and known["answer"] is None and known["decision"] == "ask":
+            if not settings.dry_run:
+                store.cancel(user, uid, recurrence)
+            return PassResult(
+                **base, decision="-", p_accept=None, action="cancelled: the question closed"
+            )
         return PassResult(**base, decision="-", p_accept=None, action="cancelled: never answered")
     if status != "NEEDS-ACTION":
         if known is not None and known["decision"] == "ask" and known["answer"] is None:
