@@ -548,3 +548,35 @@ def test_a_cancelled_meeting_closes_the_pending_question(radicale, setting, tmp_
         assert store.counts()["requests"] == 0
     event = next(iter(server_copy(calendar, "ny").walk("VEVENT")))
     assert find_attendee(event, USER).params["PARTSTAT"] == "NEEDS-ACTION"  # never answered
+
+
+@pytest.mark.parametrize("on_ask", ["none", "tentative"])
+def test_an_answer_given_on_the_page_reaches_the_calendar_on_the_next_pass(
+    radicale, smtp, setting, tmp_path, capsys, on_ask
+):
+    """sync asks → the person answers through the service (its store, as the page and the
+    API do) → the next pass sets PARTSTAT under the ETag and mails the organiser → the store
+    holds one answer, and a third pass sends nothing again."""
+    from clusterednb.service.store import ServiceStore
+
+    inbox, smtp_address = smtp
+    _, calendar = upload(radicale, {"ny": INVITATIONS["ny"]})
+    extra = ("--ask-band", "100", "--on-ask", on_ask, "--smtp", smtp_address)
+    _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, *extra)
+    assert outcomes[0]["action"].startswith("asked the person")
+    sent_before = len(inbox.messages)
+    with ServiceStore(tmp_path / "state.db") as store:
+        assert store.answered() == []
+        (record,) = store.requests("ann")  # the directory's user of USER
+        store.answer("ann", record["id"], accepted=True)
+    _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, *extra)
+    assert outcomes[0]["action"] == (
+        "passed on the person's answer (accepted): answered on the server and by mail"
+    )
+    event = next(iter(server_copy(calendar, "ny").walk("VEVENT")))
+    assert find_attendee(event, USER).params["PARTSTAT"] == "ACCEPTED"
+    assert len(inbox.messages) == sent_before + 1
+    _, outcomes, _ = run_sync(radicale, setting, tmp_path, capsys, *extra)
+    assert outcomes == [] and len(inbox.messages) == sent_before + 1  # nothing again
+    with ServiceStore(tmp_path / "state.db") as store:
+        assert [(r["uid"], r["answer"]) for r in store.answered()] == [("ny", "accept")]

@@ -272,14 +272,21 @@ def _matching_event(
 
 
 def set_partstat(
-    client: Any, href: str, uid: str, recurrence_id: str, email: str, partstat: str
+    client: Any,
+    href: str,
+    uid: str,
+    recurrence_id: str,
+    email: str,
+    partstat: str,
+    replaceable: tuple[str, ...] = ("NEEDS-ACTION",),
 ) -> str:
     """Set the user's PARTSTAT in the event on the server, honouring its ETag.
 
     Reads the object, changes only the attendee's ``PARTSTAT`` in the matching ``VEVENT``
     and writes it back with ``If-Match``; on ``412 Precondition Failed`` (someone changed it
-    meanwhile) it reads again and retries, and if the user's status is no longer
-    ``NEEDS-ACTION`` it leaves the event alone.
+    meanwhile) it reads again and retries, and if the user's status is no longer one of
+    ``replaceable`` (waiting: ``NEEDS-ACTION``; with an answer to pass on, also the
+    assistant's own ``TENTATIVE``) it leaves the event alone.
 
     Returns
     -------
@@ -318,7 +325,8 @@ def set_partstat(
         calendar = read_calendar(body)
         event = _matching_event(calendar, uid, recurrence_id)
         attendee = None if event is None else find_attendee(event, email)
-        if attendee is None or attendee.params.get("PARTSTAT", "NEEDS-ACTION") != "NEEDS-ACTION":
+        current = "" if attendee is None else attendee.params.get("PARTSTAT", "NEEDS-ACTION")
+        if attendee is None or str(current).upper() not in replaceable:
             return "changed on the server"
         attendee.params["PARTSTAT"] = partstat
         headers = {"Content-Type": "text/calendar; charset=utf-8"}
@@ -369,6 +377,35 @@ def sync(settings: SyncSettings) -> list[PassResult]:
                 if outcome is not None:
                     outcomes.append(outcome)
     return outcomes
+
+
+def _answer_on_server(
+    settings: SyncSettings,
+    client: Any,
+    item: _Object,
+    event: icalendar.Event,
+    email: str,
+    entry: UserEntry | None,
+    partstat: str,
+) -> str:
+    """Set ``partstat`` on the server under the ETag and, with SMTP, mail the organiser the
+    REPLY; what was done, in words."""
+    uid, recurrence = str(event["UID"]), recurrence_key(event)
+    waiting = ("NEEDS-ACTION",) if partstat == "TENTATIVE" else ("NEEDS-ACTION", "TENTATIVE")
+    if set_partstat(client, item.href, uid, recurrence, email, partstat, waiting) != "written":
+        return "left alone: changed on the server"
+    if settings.smtp is None:
+        return "answered on the server"
+    zone = entry.timezone if entry else "UTC"
+    single = _single(item, event)
+    stamp = dt.datetime.now(dt.UTC)
+    reply = make_reply(single, email, partstat, stamp, zone, settings.comment).to_ical()
+    summary = str(event.get("SUMMARY", "(no title)"))
+    organizer = calendar_address(event["ORGANIZER"])
+    send(
+        reply_message(reply, settings.sender or email, organizer, summary, partstat), *settings.smtp
+    )
+    return "answered on the server and by mail"
 
 
 @contextmanager
@@ -424,6 +461,23 @@ def _one(
     }
     status = str(attendee.params.get("PARTSTAT", "NEEDS-ACTION")).upper()
     known = store.find_request(user, uid, recurrence, sequence)
+    waiting_on_server = status in ("NEEDS-ACTION", "TENTATIVE")
+    if (
+        waiting_on_server
+        and known is not None
+        and known["decision"] == "ask"
+        and known["answer"] is not None
+        and str(event.get("STATUS", "")).upper() != "CANCELLED"
+    ):  # the person answered on the page or through the API: the calendar hears it now
+        result = PassResult(
+            **base, decision="ask", p_accept=known["p_accept"], action="would pass on the answer"
+        )
+        if settings.dry_run:
+            return result
+        partstat = PARTSTATS[known["answer"]]
+        written = _answer_on_server(settings, client, item, event, email, entry, partstat)
+        result.action = f"passed on the person's answer ({partstat.lower()}): {written}"
+        return result
     if status == "TENTATIVE" and known is not None and known["decision"] == "ask":
         if known["answer"] is None:  # our own TENTATIVE: the person has not decided yet
             return PassResult(
@@ -479,23 +533,11 @@ def _one(
     tentative = decided.decision == "ask" and settings.on_ask == "tentative"
     if decided.decision != "ask" or tentative:
         partstat = "TENTATIVE" if tentative else PARTSTATS[decided.decision]
-        written = set_partstat(client, item.href, uid, recurrence, email, partstat)
-        if written != "written":
-            result.action = "left alone: changed on the server"
+        result.action = _answer_on_server(settings, client, item, event, email, entry, partstat)
+        if result.action.startswith("left alone"):
             return result
-        result.action = "tentative on the server" if tentative else "answered on the server"
-        if settings.smtp is not None:
-            zone = entry.timezone if entry else "UTC"
-            stamp = dt.datetime.now(dt.UTC)
-            reply = make_reply(single, email, partstat, stamp, zone, settings.comment).to_ical()
-            organizer = calendar_address(event["ORGANIZER"])
-            send(
-                reply_message(reply, settings.sender or email, organizer, summary, partstat),
-                *settings.smtp,
-            )
-            result.action += " and by mail"
         if tentative:
-            result.action = "asked the person; " + result.action
+            result.action = "asked the person; " + result.action.replace("answered", "tentative")
     else:
         result.action = "asked the person"
     store.add_request(user, request_record(event, single.to_ical(), features, missing, decided))
