@@ -36,7 +36,7 @@ def events(tmp_path_factory):
 
 def test_shards_add_up_to_one_pass(events):
     frame, _, features = events
-    single = NoSharingNB().fit(frame[features], frame["label"], frame["task"])
+    single = NoSharingNB(numeric=None).fit(frame[features], frame["label"], frame["task"])
     parts = [shard_counts(part, "task", "label", single.schema_) for part in _split(frame, 5)]
     combined = combine_shards(parts[::-1])  # order does not matter
     assert list(combined.task_ids) == list(single.task_ids_)
@@ -76,7 +76,7 @@ def test_unknown_category_in_a_shard_is_an_error(events):
     from clusterednb.exceptions import SchemaError
 
     frame, _, features = events
-    single = NoSharingNB().fit(frame[features], frame["label"], frame["task"])
+    single = NoSharingNB(numeric=None).fit(frame[features], frame["label"], frame["task"])
     bad = frame.head(3).copy()
     bad["f0"] = 99
     with pytest.raises(SchemaError, match="99"):
@@ -122,7 +122,7 @@ def test_spark_counts_equal_single_machine(events, monkeypatch):
     from clusterednb.distributed.spark import local_session, spark_counts
 
     frame, _, features = events
-    single = NoSharingNB().fit(frame[features], frame["label"], frame["task"])
+    single = NoSharingNB(numeric=None).fit(frame[features], frame["label"], frame["task"])
     monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)  # executors import clusterednb
     spark = local_session("clusterednb-test")
     try:

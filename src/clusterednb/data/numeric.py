@@ -48,9 +48,10 @@ MAX_INTEGER_CATEGORIES = 20
 
 
 def is_numeric_column(column: pd.Series) -> bool:
-    """Whether ``numeric="auto"`` reads ``column`` as a number: a float column, or an integer
-    column with more than :data:`MAX_INTEGER_CATEGORIES` distinct values. Booleans, strings
-    and categorical columns are categories.
+    """Whether ``numeric="auto"`` reads ``column`` as a number: a float column holding a
+    value that is not a whole number, or a column of whole numbers (integers, or floats such
+    as integer codes with missing values) with more than :data:`MAX_INTEGER_CATEGORIES`
+    distinct values. Booleans, strings and categorical columns are categories.
 
     Examples
     --------
@@ -58,12 +59,19 @@ def is_numeric_column(column: pd.Series) -> bool:
     (True, False)
     >>> is_numeric_column(pd.Series(range(100))), is_numeric_column(pd.Series(["a", "b"]))
     (True, False)
+    >>> is_numeric_column(pd.Series([0.0, 1.0, None]))  # integer codes with a missing value
+    False
     """
     dtype = column.dtype
     if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
         return False
     if pd.api.types.is_float_dtype(dtype):
-        return bool(column.notna().any())
+        values = column.dropna().to_numpy()
+        if values.size == 0:
+            return False
+        if not np.all(np.mod(values[np.isfinite(values)], 1) == 0):
+            return True
+        return int(column.nunique()) > MAX_INTEGER_CATEGORIES
     if pd.api.types.is_integer_dtype(dtype):
         return int(column.nunique()) > MAX_INTEGER_CATEGORIES
     return False
@@ -81,8 +89,8 @@ def numeric_columns(frame: Any, numeric: Any, n_bins: int) -> tuple[Any, tuple[s
     >>> frame = pd.DataFrame({"hour": [9.5, 13.0], "room": ["a", "b"]})
     >>> numeric_columns(frame, "auto", 5)[1], numeric_columns(frame, None, 5)[1]
     (('hour',), ())
-    >>> numeric_columns(np.array([[0.5, 1.0], [2.5, 2.0]]), "auto", 5)[1]
-    ('x0', 'x1')
+    >>> numeric_columns(np.array([[0.5, 1.0], [2.5, 2.0]]), "auto", 5)[1]  # x1: whole numbers
+    ('x0',)
     """
     if numeric is None or (not isinstance(numeric, str) and len(numeric) == 0):
         return frame, ()

@@ -105,8 +105,9 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         Columns of ``X`` that hold numbers. The clustering and the one-hot part of the
         regressions see them as ``n_bins`` quantile bins of the training rows; the regressions
         also read each as a standardised number (a missing value counts as the training
-        mean). "auto": every float column and every integer column with more than 20 distinct
-        values (:func:`~clusterednb.data.numeric.is_numeric_column`); None or []: none.
+        mean). "auto": every column of numbers that are not all whole, and every column of
+        whole numbers with more than 20 distinct values
+        (:func:`~clusterednb.data.numeric.is_numeric_column`); None or []: none.
     n_bins : int, default=5
         Bins per numeric column (fewer where quantiles tie).
     observation : {"categorical", "multinomial"}, default="categorical"

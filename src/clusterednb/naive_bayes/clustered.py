@@ -123,8 +123,9 @@ class ClusteredNB(TaskNaiveBayes):
         (decisions under unequal costs improve) and leaves each task's ranking unchanged.
         ``partial_fit`` keeps the map of the last ``fit``.
     numeric, n_bins
-        Columns read as numbers ("auto": float columns, and integer columns of more than 20
-        distinct values), cut into ``n_bins`` quantile bins of the training rows; as in
+        Columns read as numbers ("auto": columns of numbers that are not all whole, and
+        columns of whole numbers with more than 20 distinct values), cut into ``n_bins``
+        quantile bins of the training rows; as in
         :class:`~clusterednb.naive_bayes.estimator.TaskNaiveBayes`.
 
     Attributes

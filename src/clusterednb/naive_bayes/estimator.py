@@ -77,8 +77,9 @@ class TaskNaiveBayes(
         sparse, never densified): words present/absent, or counts (:mod:`clusterednb.data.text`).
     numeric : "auto", sequence of str or None, default="auto"
         Columns read as numbers and cut into ``n_bins`` quantile bins of the training rows
-        (the edges are kept in the schema and saved with the model). "auto": every float
-        column and every integer column with more than 20 distinct values
+        (the edges are kept in the schema and saved with the model). "auto": every column
+        of numbers that are not all whole, and every column of whole numbers with more than 20
+        distinct values
         (:func:`~clusterednb.data.numeric.is_numeric_column`); None or []: every column is
         categories; a list names the columns.
     n_bins : int, default=10
