@@ -9,6 +9,7 @@ import textwrap
 
 import icalendar
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
@@ -313,3 +314,35 @@ def test_every_kind_of_assistant_decides_learns_and_explains(tmp_path, capsys, k
         assert after.rows_.y.size == before.rows_.y.size + 1
     else:
         assert after.counts_.label_counts.sum() == before.counts_.label_counts.sum() + 1
+
+
+def test_every_value_of_every_feature_has_plain_words():
+    from clusterednb.meeting.features import GLOSSARY, MEETING_FEATURES, in_words
+
+    for feature, values in MEETING_FEATURES.items():
+        for value in values:
+            words = in_words(feature, value)
+            assert value in GLOSSARY[feature]
+            assert words or feature.startswith("conflict_"), (feature, value)
+            assert "_" not in words and " = " not in words
+
+
+def test_reasons_are_said_in_words_and_a_surprising_direction_says_so():
+    from clusterednb.meeting.explain import reasons
+
+    clash = {
+        "conflict": "yes",
+        "conflict_importance": "important",
+        "conflict_frequency": "regularly",
+    }
+    towards_accepting = reasons(pd.Series({"conflict": 1.5}), clash)[0].words
+    assert towards_accepting.startswith("a clash with an important event that recurs every week")
+    assert "yet people like you usually accept despite such a clash" in towards_accepting
+    towards_declining = reasons(pd.Series({"conflict": -1.5}), clash)[0].words
+    assert "yet" not in towards_declining
+    calm = {"conflict": "no", "conflict_importance": "other", "conflict_frequency": "other"}
+    assert reasons(pd.Series({"conflict": -2.0}), calm)[0].words == (
+        "no clash with your calendar, yet people like you usually decline such invitations"
+    )
+    soon = reasons(pd.Series({"invitee_soon": 0.4}), {"invitee_soon": "more"})[0]
+    assert soon.words == "no other meeting with the organiser in the coming week"

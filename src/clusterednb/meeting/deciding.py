@@ -114,7 +114,8 @@ class Decision:
             head += f"; accept above {format_probability(self.threshold)}"
         lines = [head + ")", "reasons that pushed it most (log-odds of accepting):"]
         for reason in self.reasons[:top]:
-            lines.append(f"  {reason.feature} = {reason.value}: {reason.log_odds:+.2f}")
+            said = reason.words or f"{reason.feature} = {reason.value}"
+            lines.append(f"  {said}: {reason.log_odds:+.2f}")
         return "\n".join(lines)
 
 

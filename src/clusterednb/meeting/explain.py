@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
-from clusterednb.meeting.features import FEATURE_GROUPS
+from clusterednb.meeting.features import FEATURE_GROUPS, in_words
 from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 
 
@@ -85,6 +85,9 @@ class Reason:
         The feature's value; for a group, its members' values joined by ``" / "``.
     log_odds : float
         Log-odds of accepting it contributes (a group: the sum of its members').
+    words : str
+        The same in plain words (:data:`~clusterednb.meeting.features.GLOSSARY`), saying so
+        when the direction surprises ("…, yet people like you usually accept despite it").
 
     Examples
     --------
@@ -95,16 +98,22 @@ class Reason:
     feature: str
     value: str
     log_odds: float
+    words: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"feature", "value", "log_odds"}`` for JSON.
+        """``{"feature", "value", "log_odds", "words"}`` for JSON.
 
         Examples
         --------
-        >>> Reason("duration", "30", 0.5).to_dict()
-        {'feature': 'duration', 'value': '30', 'log_odds': 0.5}
+        >>> Reason("duration", "30", 0.5, "lasts up to half an hour").to_dict()["words"]
+        'lasts up to half an hour'
         """
-        return {"feature": self.feature, "value": self.value, "log_odds": self.log_odds}
+        return {
+            "feature": self.feature,
+            "value": self.value,
+            "log_odds": self.log_odds,
+            "words": self.words,
+        }
 
 
 def reasons(log_odds: pd.Series, features: dict[str, Any]) -> list[Reason]:
@@ -133,6 +142,15 @@ def reasons(log_odds: pd.Series, features: dict[str, Any]) -> list[Reason]:
     ...             "conflict_frequency": "weekly", "duration": "30"}
     >>> [(r.feature, r.value, r.log_odds) for r in reasons(log_odds, features)]
     [('conflict', 'yes / important / weekly', -1.0), ('duration', '30', 0.75)]
+    >>> reasons(log_odds, features)[1].words
+    'lasts up to half an hour'
+
+    A clash that pushes towards accepting says why that is surprising:
+
+    >>> clash = {"conflict": "yes", "conflict_importance": "unimportant",
+    ...          "conflict_frequency": "one time"}
+    >>> print(reasons(pd.Series({"conflict": 2.0}), clash)[0].words)  # doctest: +ELLIPSIS
+    a clash with an unimportant event that happens once, yet people like you usually accept...
     """
     grouped = {member: group for group, members in FEATURE_GROUPS.items() for member in members}
     found: dict[str, Reason] = {}
@@ -142,10 +160,38 @@ def reasons(log_odds: pd.Series, features: dict[str, Any]) -> list[Reason]:
         if key not in found:
             if all(features.get(m) is None for m in members):
                 continue  # a missing value says nothing
-            text = " / ".join(str(features.get(m)) for m in members if m in log_odds.index)
-            total = float(sum(log_odds[m] for m in members if m in log_odds.index))
-            found[key] = Reason(key, text, total)
+            present = [m for m in members if m in log_odds.index]
+            text = " / ".join(str(features.get(m)) for m in present)
+            total = float(sum(log_odds[m] for m in present))
+            found[key] = Reason(key, text, total, _words(key, members, features, total))
     return sorted(found.values(), key=lambda r: -abs(r.log_odds))
+
+
+def _words(key: str, members: tuple[str, ...], features: dict[str, Any], total: float) -> str:
+    """A reason in plain words; a clash that pushes towards accepting (or no clash that pushes
+    towards declining) says that this is what people like the user usually do."""
+    if key == "conflict" and features.get("conflict") == "yes":
+        importance = features.get("conflict_importance")
+        frequency = str(features.get("conflict_frequency") or "")
+        kind = {
+            "one time": "that happens once",
+            "occasionally": "that recurs now and then",
+            "regularly": "that recurs every week",
+        }.get(frequency, "")
+        level = (
+            f"an {importance}"
+            if str(importance).startswith(("un", "im"))
+            else (f"a {importance}" if importance not in (None, "other") else "an")
+        )
+        clash = " ".join(part for part in ("a clash with", level, "event", kind) if part)
+        if total > 0:
+            return f"{clash}, yet people like you usually accept despite such a clash"
+        return clash
+    phrases = [in_words(m, features.get(m)) for m in members if features.get(m) is not None]
+    text = ", ".join(phrase for phrase in phrases if phrase)
+    if key == "conflict" and features.get("conflict") == "no" and total < 0:
+        return f"{text}, yet people like you usually decline such invitations"
+    return text
 
 
 def format_probability(p: float) -> str:

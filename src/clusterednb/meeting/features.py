@@ -119,3 +119,124 @@ are measured from the same bookings and share the back-to-back flag. The model t
 counts such a fact more than once (its log-odds add up two or three times), which makes its
 probabilities overconfident; an explanation that listed the parts as separate reasons would
 repeat the same evidence. Each group is one reason with the sum of its members' log-odds."""
+
+
+_IMPORTANCE_WORDS = {
+    "unimportant": "unimportant",
+    "possibly important": "possibly important",
+    "important": "important",
+    "very important": "very important",
+    "critical": "critical",
+}
+_LOAD = {"light": "a light", "busy": "a busy", "booked": "a fully booked"}
+_AROUND = {"free": "free just before and after", "busy": "back to back with other events"}
+_PLACE = {"local": "at your site", "away": "away from your site"}
+_BEFORE = {
+    "none": "nothing before it that day",
+    "local": "coming from your site",
+    "away": "coming from elsewhere",
+}
+
+
+def _day_load(part: str) -> dict[str, str]:
+    return {
+        load: f"{_LOAD[load.split('-')[0]]} {part}, the slot {_AROUND[load.split('-')[1]]}"
+        for load in DAY_LOAD
+    }
+
+
+GLOSSARY: dict[str, dict[str, str]] = {
+    "start_time": {
+        "early": "starts before 9:00",
+        "morning": "starts in the morning (9:00–12:00)",
+        "mid": "starts at midday (12:00–14:00)",
+        "afternoon": "starts in the afternoon (14:00–17:00)",
+        "late": "starts at 17:00 or later",
+    },
+    "duration": {
+        "15": "lasts 15 minutes or less",
+        "30": "lasts up to half an hour",
+        "60": "lasts up to an hour",
+        "longer": "lasts more than an hour",
+    },
+    "message_importance": {
+        "other": "the invitation has no priority",
+        **{k: f"the invitation is marked {v}" for k, v in _IMPORTANCE_WORDS.items()},
+    },
+    "topic_importance": {
+        "other": "its topic is none of yours",
+        **{k: f"its topic is {v} to you" for k, v in _IMPORTANCE_WORDS.items()},
+    },
+    "invitee_job": {
+        "other": "the organiser's job is not in the directory",
+        "officer": "the organiser is an officer",
+        "planner": "the organiser is a planner",
+        "student": "the organiser is a student",
+        "faculty": "the organiser is on the faculty",
+        "administrator": "the organiser is an administrator",
+        "funding": "the organiser works in funding",
+    },
+    "invitee_relation": {
+        "other": "the organiser is no relation of yours in the directory",
+        "subordinate": "the organiser reports to you",
+        "peer": "the organiser is a peer",
+        "supervisor": "the organiser is your supervisor",
+        "family": "the organiser is family",
+    },
+    "invitee_recent": {
+        "0": "you met the organiser earlier today",
+        "1": "you met the organiser yesterday",
+        "3": "you met the organiser 2–3 days ago",
+        "7": "you met the organiser 4–7 days ago",
+        "more": "you have not met the organiser for more than a week",
+    },
+    "invitee_soon": {
+        "0": "you meet the organiser again later the same day",
+        "1": "you meet the organiser again the next day",
+        "3": "you meet the organiser again in 2–3 days",
+        "7": "you meet the organiser again within a week",
+        "more": "no other meeting with the organiser in the coming week",
+    },
+    "busy_fday": _day_load("day"),
+    "busy_hday": _day_load("half-day"),
+    "free_slot_time": {
+        "0": "no free time around the slot",
+        "15": "up to 15 free minutes around the slot",
+        "30": "up to half an hour free around the slot",
+        "60": "up to an hour free around the slot",
+        "90": "up to an hour and a half free around the slot",
+        "135": "up to 2¼ hours free around the slot",
+        "more": "more than 2¼ hours free around the slot",
+    },
+    "conflict": {"no": "no clash with your calendar", "yes": "it clashes with your calendar"},
+    "conflict_importance": {
+        "other": "",
+        **{k: f"the clashing event is {v}" for k, v in _IMPORTANCE_WORDS.items()},
+    },
+    "conflict_frequency": {
+        "other": "",
+        "one time": "the clashing event happens once",
+        "occasionally": "the clashing event recurs less than weekly",
+        "regularly": "the clashing event recurs every week or more often",
+    },
+    "location": {
+        loc: f"{_PLACE[loc.split('-')[0]]}, {_BEFORE[loc.split('-')[1]]}"
+        for loc in MEETING_FEATURES["location"]
+    },
+}
+"""Every value of every feature in plain words, for the reasons of a decision ("" where a
+value says nothing by itself: the importance of a clash that is not there)."""
+
+
+def in_words(feature: str, value: str | None) -> str:
+    """The plain words for one feature's value (the value itself if it is not in the
+    glossary).
+
+    Examples
+    --------
+    >>> in_words("invitee_soon", "more"), in_words("free_slot_time", "0")
+    ('no other meeting with the organiser in the coming week', 'no free time around the slot')
+    """
+    if value is None:
+        return ""
+    return GLOSSARY.get(feature, {}).get(str(value), f"{feature.replace('_', ' ')}: {value}")

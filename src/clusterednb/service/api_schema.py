@@ -27,6 +27,7 @@ class Reason(BaseModel):
     feature: str
     value: str | None
     log_odds: float
+    words: str | None = Field(default=None, description="The same in plain words")
 
 
 class ExpectedLoss(BaseModel):

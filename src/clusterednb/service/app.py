@@ -478,6 +478,9 @@ def _page_row(record: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
     words = []
     for reason in record["reasons"][:3]:
         direction = "for accepting" if reason["log_odds"] > 0 else "for declining"
+        if reason.get("words"):
+            words.append(f"{reason['words']} ({direction})")
+            continue
         parts = [p for p in reason["value"].split(" / ") if p not in ("other", "None")]
         value = ", ".join(dict.fromkeys(parts)) or reason["value"]
         words.append(f"{reason['feature'].replace('_', ' ')}: {value} ({direction})")
