@@ -112,6 +112,37 @@ class LogisticClusters:
         p1[moved] = expit(log_odds(p1[moved]) + margin[moved])
         return p1
 
+    def log_odds_by_feature(
+        self,
+        codes: np.ndarray,
+        schema: FeatureSchema,
+        task_index: np.ndarray,
+        mixture: np.ndarray,
+        numeric_names: tuple[str, ...] = (),
+        numbers: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Each feature's contribution to the log-odds, shape (n_rows, n_features): its
+        value's coefficient averaged over the row's ``mixture`` (n_rows, K + 1), plus the
+        task's own deviation, plus a numeric column's slope times its standardised number
+        ``numbers`` (n_rows, n_numeric); 0 for a missing value. An explanation, not the
+        prediction (:meth:`~clusterednb.ClusteredLogisticRegression.log_odds_by_feature`)."""
+        n_values, n_tasks = schema.n_values_total, self.membership.shape[0]
+        known = task_index >= 0
+        row_task = np.maximum(task_index, 0)
+        out = np.zeros((codes.shape[0], schema.n_features))
+        for f in range(schema.n_features):
+            column = schema.offsets[f] + np.maximum(codes[:, f], 0)
+            contribution = np.einsum("rk,kr->r", mixture, self.coef[:, column])
+            if self.deviations is not None:
+                contribution += np.where(known, self.deviations[row_task, column], 0.0)
+            out[:, f] = np.where(codes[:, f] >= 0, contribution, 0.0)
+        for j, name in enumerate(numeric_names):
+            slope = mixture @ self.coef[:, n_values + n_tasks + j]
+            if self.deviations is not None:
+                slope = slope + np.where(known, self.deviations[row_task, n_values + j], 0.0)
+            out[:, schema.feature_names.index(name)] += slope * numbers[:, j]
+        return out
+
     def shared_columns(self, design):
         """The columns of a regression design that every task shares (all but the task's
         one-hot), sparse of shape (n_rows, n_values_total + n_numeric).

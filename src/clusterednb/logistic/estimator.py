@@ -27,16 +27,20 @@ from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.values import as_vector
 from clusterednb.exceptions import CNBError, NotFittedError
 from clusterednb.logistic.clusters import LogisticClusters, fit_clusters, new_task_mixture
-from clusterednb.logistic.fit import AUTO, FitSettings, JointData
+from clusterednb.logistic.fit import AUTO, FitSettings
 from clusterednb.logistic.inputs import (
     check_observation,
     prediction_design,
     prediction_features,
+    restored_numeric,
+    restored_rows,
+    rows_added,
     training_rows,
 )
 from clusterednb.logistic.tuning import choose_settings
 from clusterednb.naive_bayes.decisions import BayesDecisions, refuse_sample_weight
-from clusterednb.naive_bayes.training_data import check_new_tasks, split_tasks
+from clusterednb.naive_bayes.predictions import check_new_tasks
+from clusterednb.naive_bayes.training_data import split_tasks
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord
 from clusterednb.seeding import as_generator
@@ -51,7 +55,6 @@ _ARRAYS = (
     "coef",
     "intercept",
 )
-_NUMERIC_ARRAYS = ("numeric_centre", "numeric_scale")
 
 
 class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimator):
@@ -265,37 +268,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         if self.observation != "categorical":
             raise CNBError("partial_fit takes tables; refit a model of documents with fit")
         held = getattr(self, "rows_", None)
-        if held is None:
-            raise CNBError(
-                "this model was saved without its training rows (before partial_fit existed); "
-                "fit it again to learn from more rows"
-            )
+        if held is None:  # a file written before partial_fit existed
+            raise CNBError("this model was saved without its training rows; fit it again")
         X, tasks = split_tasks(X, tasks, self.task_column)
-        codes, frame = prediction_features(
-            X, self.schema_, self.observation, self.handle_unknown, type(self).__name__
-        )
-        labels = as_vector(y)
-        task_values = as_vector(tasks)
-        if labels.shape != (codes.shape[0],) or task_values.shape != (codes.shape[0],):
-            raise CNBError(
-                f"X has {codes.shape[0]} rows but y has shape {labels.shape} and tasks "
-                f"{task_values.shape}"
-            )
-        y_codes = self.schema_.encode_labels(labels)
-        task_index = index_tasks(task_values, self.task_ids_)
-        task_ids = self.task_ids_
-        unseen = task_index < 0
-        if unseen.any():
-            new_ids = pd.unique(task_values[unseen])
-            task_ids = np.concatenate([task_ids, np.asarray(new_ids, dtype=object)])
-            task_index = index_tasks(task_values, task_ids)
-        data = JointData.from_codes(
-            np.concatenate([held.codes, codes.astype(held.codes.dtype)]),
-            np.concatenate([held.y, y_codes.astype(held.y.dtype)]),
-            np.concatenate([held.task, task_index.astype(held.task.dtype)]),
-            int(task_ids.size),
-            self.schema_.offsets,
-            np.concatenate([held.numeric, self.numeric_.transform(frame)]),
+        data, task_ids = rows_added(
+            held, X, y, tasks, self.schema_, self.task_ids_, self.numeric_, self.handle_unknown
         )
         chosen = self._settings_used()
         # a warm refit, as ClusteredNB's: a quarter of the partition sampler's sweeps
@@ -415,29 +392,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         task_values = as_vector(tasks)
         task_index = index_tasks(task_values, self.task_ids_)
         mixture = self._mixture(codes, task_values, task_index, "pooled")
-        clusters, schema = self.clusters_, self.schema_
-        n_values = schema.n_values_total
-        deviations = clusters.deviations
-        known = task_index >= 0
-        out = np.zeros((codes.shape[0], schema.n_features))
-        for f in range(schema.n_features):
-            present = codes[:, f] >= 0
-            column = schema.offsets[f] + np.maximum(codes[:, f], 0)
-            contribution = np.einsum("rk,kr->r", mixture, clusters.coef[:, column])
-            if deviations is not None:
-                own = deviations[np.maximum(task_index, 0), column]
-                contribution = contribution + np.where(known, own, 0.0)
-            out[:, f] = np.where(present, contribution, 0.0)
         numbers = self.numeric_.transform(frame) if self.numeric_.names else None
-        for j, name in enumerate(self.numeric_.names):
-            column = n_values + self.task_ids_.size + j
-            slope = mixture @ clusters.coef[:, column]
-            if deviations is not None:
-                slope = slope + np.where(
-                    known, deviations[np.maximum(task_index, 0), n_values + j], 0
-                )
-            out[:, schema.feature_names.index(name)] += slope * numbers[:, j]
-        return pd.DataFrame(out, columns=list(schema.feature_names))
+        out = self.clusters_.log_odds_by_feature(
+            codes, self.schema_, task_index, mixture, self.numeric_.names, numbers
+        )
+        return pd.DataFrame(out, columns=list(self.schema_.feature_names))
 
     def _settings_used(self) -> FitSettings:
         chosen = self._settings().with_chosen(self.effective_rows_, self.floor_)
@@ -467,7 +426,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
 
     def _restore(self, record: ModelRecord) -> None:
         self._settings().check()
-        numeric = _restored_numeric(record)
+        numeric = restored_numeric(record)
         check_observation(self.observation, record.schema, numeric)
         arrays = {name: record.arrays[name] for name in _ARRAYS}
         arrays["deviations"] = record.arrays.get("deviations")
@@ -486,46 +445,4 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         chosen.check()
         self.tuning_ = pd.DataFrame()
         self._set_fitted(record.schema, record.task_ids, clusters, chosen, numeric)
-        self.rows_ = _restored_rows(record, len(numeric.names))
-
-
-def _restored_rows(record: ModelRecord, n_numeric: int) -> JointData | None:
-    """The training rows a saved model keeps for ``partial_fit`` (None in files written
-    before it existed, or of documents), checked against the schema and the tasks."""
-    names = ("rows_codes", "rows_y", "rows_task", "rows_numeric")
-    if not all(name in record.arrays for name in names):
-        return None
-    codes, y, task, numeric = (record.arrays[name] for name in names)
-    n_rows = y.shape[0]
-    schema = record.schema
-    sizes = np.array([len(c) for c in schema.categories])
-    shapes_fit = (
-        codes.shape == (n_rows, schema.n_features)
-        and task.shape == (n_rows,)
-        and numeric.shape == (n_rows, n_numeric)
-    )
-    if not shapes_fit:
-        raise CNBError("the training rows of the model file do not fit its schema")
-    if n_rows and (
-        ((codes < -1) | (codes >= sizes)).any()
-        or ((y < -1) | (y > 1)).any()
-        or ((task < 0) | (task >= record.task_ids.size)).any()
-        or not np.isfinite(numeric).all()
-    ):
-        raise CNBError("the training rows of the model file hold values outside their range")
-    return JointData.from_codes(codes, y, task, record.task_ids.size, schema.offsets, numeric)
-
-
-def _restored_numeric(record: ModelRecord) -> NumericColumns:
-    """The numeric columns of a saved model (none in files written before they existed)."""
-    names = tuple(str(name) for name in record.meta.get("numeric", ()))
-    arrays = [record.arrays.get(name, np.zeros(0)) for name in _NUMERIC_ARRAYS]
-    for name, array in zip(_NUMERIC_ARRAYS, arrays, strict=True):
-        if array.shape != (len(names),) or not np.isfinite(array).all():
-            raise CNBError(
-                f"array {name!r} has shape {array.shape} (or values that are not finite); "
-                f"expected {len(names)} finite values, one per numeric column"
-            )
-    if len(names) and not (arrays[1] > 0).all():
-        raise CNBError("array 'numeric_scale' holds a scale that is not positive")
-    return NumericColumns(names, *arrays)
+        self.rows_ = restored_rows(record, len(numeric.names))

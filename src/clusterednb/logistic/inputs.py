@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from clusterednb.data.dataset import TaskDataset, factorize_tasks
+from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
 from clusterednb.data.numeric import NumericColumns, binned_schema, numeric_columns
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.text import as_document_term, document_schema
@@ -20,6 +20,7 @@ from clusterednb.data.values import as_feature_input, as_vector, ordered_unique
 from clusterednb.exceptions import CNBError, DataError
 from clusterednb.logistic.fit import JointData, regression_design
 from clusterednb.naive_bayes.training_data import check_labels
+from clusterednb.persistence.state import ModelRecord
 
 OBSERVATIONS = ("categorical", "multinomial")
 
@@ -231,3 +232,86 @@ def prediction_design(
     """
     numbers = numeric.transform(frame) if frame is not None else np.zeros((features.shape[0], 0))
     return regression_design(features, schema.offsets, task_index, n_tasks, numbers)
+
+
+NUMERIC_ARRAYS = ("numeric_centre", "numeric_scale")
+"""The arrays of a model file that hold the numeric columns' standardisation."""
+
+
+def restored_rows(record: ModelRecord, n_numeric: int) -> JointData | None:
+    """The training rows a saved model keeps for ``partial_fit`` (None in files written
+    before it existed, or of documents), checked against the schema and the tasks."""
+    names = ("rows_codes", "rows_y", "rows_task", "rows_numeric")
+    if not all(name in record.arrays for name in names):
+        return None
+    codes, y, task, numeric = (record.arrays[name] for name in names)
+    n_rows = y.shape[0]
+    schema = record.schema
+    sizes = np.array([len(c) for c in schema.categories])
+    shapes_fit = (
+        codes.shape == (n_rows, schema.n_features)
+        and task.shape == (n_rows,)
+        and numeric.shape == (n_rows, n_numeric)
+    )
+    if not shapes_fit:
+        raise CNBError("the training rows of the model file do not fit its schema")
+    if n_rows and (
+        ((codes < -1) | (codes >= sizes)).any()
+        or ((y < -1) | (y > 1)).any()
+        or ((task < 0) | (task >= record.task_ids.size)).any()
+        or not np.isfinite(numeric).all()
+    ):
+        raise CNBError("the training rows of the model file hold values outside their range")
+    return JointData.from_codes(codes, y, task, record.task_ids.size, schema.offsets, numeric)
+
+
+def restored_numeric(record: ModelRecord) -> NumericColumns:
+    """The numeric columns of a saved model (none in files written before they existed)."""
+    names = tuple(str(name) for name in record.meta.get("numeric", ()))
+    arrays = [record.arrays.get(name, np.zeros(0)) for name in NUMERIC_ARRAYS]
+    for name, array in zip(NUMERIC_ARRAYS, arrays, strict=True):
+        if array.shape != (len(names),) or not np.isfinite(array).all():
+            raise CNBError(
+                f"array {name!r} has shape {array.shape} (or values that are not finite); "
+                f"expected {len(names)} finite values, one per numeric column"
+            )
+    if len(names) and not (arrays[1] > 0).all():
+        raise CNBError("array 'numeric_scale' holds a scale that is not positive")
+    return NumericColumns(names, *arrays)
+
+
+def rows_added(
+    held: JointData,
+    X: Any,
+    y: Any,
+    tasks: Any,
+    schema: FeatureSchema,
+    task_ids: np.ndarray,
+    numeric: NumericColumns,
+    handle_unknown: str,
+) -> tuple[JointData, np.ndarray]:
+    """The training rows ``held`` with more rows (of known or new tasks) encoded against the
+    fitted ``schema``, and the task ids with the new ones appended (``partial_fit``)."""
+    codes, frame = prediction_features(X, schema, "categorical", handle_unknown, "partial_fit")
+    labels, task_values = as_vector(y), as_vector(tasks)
+    if labels.shape != (codes.shape[0],) or task_values.shape != (codes.shape[0],):
+        raise CNBError(
+            f"X has {codes.shape[0]} rows but y has shape {labels.shape} and tasks "
+            f"{task_values.shape}"
+        )
+    y_codes = schema.encode_labels(labels)
+    task_index = index_tasks(task_values, task_ids)
+    unseen = task_index < 0
+    if unseen.any():
+        new_ids = pd.unique(task_values[unseen])
+        task_ids = np.concatenate([task_ids, np.asarray(new_ids, dtype=object)])
+        task_index = index_tasks(task_values, task_ids)
+    data = JointData.from_codes(
+        np.concatenate([held.codes, codes.astype(held.codes.dtype)]),
+        np.concatenate([held.y, y_codes.astype(held.y.dtype)]),
+        np.concatenate([held.task, task_index.astype(held.task.dtype)]),
+        int(task_ids.size),
+        schema.offsets,
+        np.concatenate([held.numeric, numeric.transform(frame)]),
+    )
+    return data, task_ids

@@ -13,8 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from clusterednb.exceptions import NotFittedError
+from clusterednb.data.dataset import factorize_tasks, index_tasks
+from clusterednb.data.text import as_document_term
+from clusterednb.data.values import as_feature_input, as_vector
+from clusterednb.exceptions import CNBError, DataError, NotFittedError
 from clusterednb.naive_bayes import training_data
+from clusterednb.naive_bayes.training_data import Chunk
 
 
 class PredictsFromPosterior:
@@ -83,7 +87,7 @@ class PredictsFromPosterior:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         X, tasks = training_data.split_tasks(X, tasks, self.task_column)
         n_words = self.n_words_ if self.observation != "categorical" else 0
-        return training_data.prediction_inputs(
+        return prediction_inputs(
             X,
             tasks,
             self._held(),
@@ -93,3 +97,74 @@ class PredictsFromPosterior:
             type(self).__name__,
             new_tasks,
         )
+
+
+def prediction_inputs(
+    X: Any,
+    tasks: Any,
+    held: Chunk,
+    observation: str,
+    n_words: int,
+    handle_unknown: str,
+    who: str,
+    new_tasks: str = "pooled",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Encode rows to predict: feature codes (or a document–term matrix), each row's task
+    position (-1: a task never seen) and, for unseen tasks, a cold-start group: one per
+    distinct task (``new_tasks="pooled"``) or one per row (``"each-row"``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from clusterednb.naive_bayes.training_data import Context, rows_chunk
+    >>> frame = pd.DataFrame({"room": ["a", "b", "a"]})
+    >>> first = rows_chunk(frame, [1, 0, None], ["u", "u", "v"], Context(None, None, None),
+    ...                    "warn", "demo")
+    >>> codes, task, cold = prediction_inputs(pd.DataFrame({"room": ["b", "a"]}), ["v", "new"],
+    ...                                       first, "categorical", 0, "warn", "demo")
+    >>> codes.tolist(), task.tolist(), cold.tolist()
+    ([[1], [0]], [1, -1], [-1, 0])
+    >>> prediction_inputs(pd.DataFrame({"room": ["b", "a"]}), ["new", "new"], first,
+    ...                   "categorical", 0, "warn", "demo", new_tasks="each-row")[2].tolist()
+    [0, 1]
+    """
+    check_new_tasks(new_tasks)
+    if observation != "categorical":
+        X_codes = as_document_term(X, n_words)
+    else:
+        frame = as_feature_input(X, held.schema.n_features, who)
+        X_codes = held.schema.encode_features(frame, handle_unknown=handle_unknown)
+    task_values = as_vector(tasks)
+    if task_values.shape != (X_codes.shape[0],):
+        raise DataError(f"X has {X_codes.shape[0]} rows but tasks has shape {task_values.shape}")
+    task_index = index_tasks(task_values, held.task_ids)
+    cold_group = np.full(task_index.size, -1, dtype=np.int64)
+    cold = task_index < 0
+    if cold.any():
+        each_row = new_tasks == "each-row"
+        cold_group[cold] = (
+            np.arange(cold.sum()) if each_row else factorize_tasks(task_values[cold])[0]
+        )
+    return X_codes, task_index, cold_group
+
+
+NEW_TASKS = ("pooled", "each-row")
+"""How rows of tasks never seen in training are predicted: a new task's rows passed together
+are that task's data and choose its clusters together (``"pooled"``, the default: the Bayesian
+answer when they are one person's rows), or every row is predicted as if it were its task's
+only row (``"each-row"``: what a row-by-row classifier does)."""
+
+
+def check_new_tasks(new_tasks: str) -> None:
+    """Refuse a ``new_tasks`` that is not one of :data:`NEW_TASKS`.
+
+    Examples
+    --------
+    >>> check_new_tasks("pooled")
+    >>> check_new_tasks("each")
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: new_tasks must be one of ('pooled', 'each-row'), got 'each'
+    """
+    if new_tasks not in NEW_TASKS:
+        raise CNBError(f"new_tasks must be one of {NEW_TASKS}, got {new_tasks!r}")

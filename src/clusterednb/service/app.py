@@ -26,7 +26,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from clusterednb.exceptions import CNBError
 from clusterednb.meeting.deciding import ASK_BAND
 from clusterednb.meeting.directory import Directory
-from clusterednb.meeting.explain import format_probability
 from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.reply import make_reply
 from clusterednb.service.accounts import Account
@@ -46,6 +45,7 @@ from clusterednb.service.api_schema import (
 from clusterednb.service.intake import receive_cancellation, receive_invitation
 from clusterednb.service.learning import Learner
 from clusterednb.service.store import ServiceStore
+from clusterednb.service.views import page_row, public_record
 from clusterednb.version import __version__
 
 log = logging.getLogger("clusterednb.service")
@@ -101,29 +101,6 @@ def _parse(data: bytes, kind: str) -> icalendar.Calendar:
         return read_calendar(data)
     except (CNBError, RecursionError) as error:
         raise ApiError(400, f"{kind}: {error}") from error
-
-
-def _public(record: dict[str, Any]) -> dict[str, Any]:
-    """A stored request as the API shows it."""
-    loss = None
-    if record["loss_accept"] is not None:
-        loss = {"accept": record["loss_accept"], "decline": record["loss_decline"]}
-    return {
-        "id": record["id"],
-        "uid": record["uid"],
-        "recurrence_id": record["recurrence_id"] or None,
-        "sequence": record["sequence"],
-        "summary": record["summary"],
-        "organizer": record["organizer"],
-        "starts_at": record["starts_at"],
-        "received_at": record["received_at"],
-        "decision": record["decision"],
-        "p_accept": record["p_accept"],
-        "expected_loss": loss,
-        "reasons": record["reasons"],
-        "missing": record["missing"],
-        "answer": record["answer"],
-    }
 
 
 def create_app(
@@ -288,7 +265,7 @@ def create_app(
         stored, created, notes = receive_invitation(
             store(), state["learner"].current(), directory, who, calendar, data, ask_band
         )
-        body = _public(stored) | ({"warnings": notes} if notes else {})
+        body = public_record(stored) | ({"warnings": notes} if notes else {})
         return JSONResponse(body, status_code=201 if created else 200)
 
     @app.get(
@@ -298,7 +275,7 @@ def create_app(
         responses={200: {"model": list[StoredRequest]}, **errors(401)},
     )
     def list_requests(who: Caller) -> list[dict[str, Any]]:
-        return [_public(r) for r in store().requests(who.user)]
+        return [public_record(r) for r in store().requests(who.user)]
 
     def owned(who: Account, request_id: int) -> dict[str, Any]:
         record = store().request(who.user, request_id)
@@ -313,7 +290,7 @@ def create_app(
         responses={200: {"model": StoredRequest}, **errors(400, 401, 404)},
     )
     def get_request(request_id: RequestId, who: Caller) -> dict[str, Any]:
-        return _public(owned(who, request_id))
+        return public_record(owned(who, request_id))
 
     @app.post(
         "/api/requests/{request_id}/feedback",
@@ -332,7 +309,7 @@ def create_app(
             raise ApiError(400, 'feedback must be JSON {"accepted": true|false}')
         record = store().answer(who.user, request_id, body["accepted"])
         state["learner"].request_refit()
-        return _public(record)
+        return public_record(record)
 
     @app.get(
         "/api/requests/{request_id}/reply.ics",
@@ -431,7 +408,7 @@ def create_app(
         waiting = [r for r in records if r["decision"] == "ask" and r["answer"] is None]
         zone = zone_of(who.user)
         shown = waiting if pending_only else records
-        rows = [_page_row(r, zone) for r in shown]
+        rows = [page_row(r, zone) for r in shown]
         context = {
             "who": who,
             "csrf": csrf,
@@ -468,31 +445,3 @@ def _allowed_methods(app: FastAPI, path: str) -> list[str]:
         if pattern is not None and pattern.match(path):
             methods |= set(getattr(route, "methods", None) or ())
     return sorted(methods)
-
-
-def _page_row(record: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
-    """A request as the review page shows it: local time, a probability bar, reasons."""
-    start = dt.datetime.fromisoformat(record["starts_at"])
-    local = start.astimezone(zone) if start.tzinfo else start
-    p = record["p_accept"]
-    words = []
-    for reason in record["reasons"][:3]:
-        direction = "for accepting" if reason["log_odds"] > 0 else "for declining"
-        if reason.get("words"):
-            words.append(f"{reason['words']} ({direction})")
-            continue
-        parts = [p for p in reason["value"].split(" / ") if p not in ("other", "None")]
-        value = ", ".join(dict.fromkeys(parts)) or reason["value"]
-        words.append(f"{reason['feature'].replace('_', ' ')}: {value} ({direction})")
-    return {
-        "id": record["id"],
-        "summary": record["summary"],
-        "organizer": record["organizer"],
-        "when": local.strftime("%a %d %b %Y, %H:%M") + (f" ({zone.key})" if start.tzinfo else ""),
-        "decision": record["decision"],
-        "answer": record["answer"],
-        "percent": None if p is None else round(100 * p, 1),  # the bar's width only
-        "probability": None if p is None else format_probability(p),  # as the CLI prints it
-        "reasons": words,
-        "missing": record["missing"],
-    }
