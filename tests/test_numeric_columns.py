@@ -108,19 +108,19 @@ def test_a_model_with_numbers_saves_and_loads(tmp_path):
 
 
 def test_saved_numeric_arrays_must_agree_with_the_names():
-    from clusterednb.logistic.estimator import _restored_numeric
+    from clusterednb.logistic.inputs import restored_numeric
 
     def record(meta: dict, arrays: dict) -> ModelRecord:
         return ModelRecord(schema=None, task_ids=np.zeros(0), meta=meta, arrays=arrays)
 
-    assert _restored_numeric(record({}, {})).names == ()  # a file from before numeric columns
+    assert restored_numeric(record({}, {})).names == ()  # a file from before numeric columns
     good = {"numeric_centre": np.array([1.0]), "numeric_scale": np.array([2.0])}
-    assert _restored_numeric(record({"numeric": ["hour"]}, good)).names == ("hour",)
+    assert restored_numeric(record({"numeric": ["hour"]}, good)).names == ("hour",)
     with pytest.raises(CNBError, match="numeric_centre"):
-        _restored_numeric(record({"numeric": ["hour", "day"]}, good))
+        restored_numeric(record({"numeric": ["hour", "day"]}, good))
     with pytest.raises(CNBError, match="not positive"):
         bad_scale = {**good, "numeric_scale": np.array([0.0])}
-        _restored_numeric(record({"numeric": ["hour"]}, bad_scale))
+        restored_numeric(record({"numeric": ["hour"]}, bad_scale))
 
 
 def test_bad_numeric_settings_and_rows_are_refused_by_name():
