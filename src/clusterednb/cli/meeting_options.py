@@ -123,7 +123,9 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     add_json(sync)
     sync.set_defaults(run=f"{COMMANDS}:sync_calendars", needs=("caldav",))
 
-    fit = sub.add_parser("fit", help="train Clustered NB from the store (and a requests CSV)")
+    fit = sub.add_parser(
+        "fit", help="train the assistant's model from the store (and a requests CSV)"
+    )
     fit.add_argument(
         "--store",
         type=Path,

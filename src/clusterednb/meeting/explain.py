@@ -178,12 +178,9 @@ def _words(key: str, members: tuple[str, ...], features: dict[str, Any], total: 
             "occasionally": "that recurs now and then",
             "regularly": "that recurs every week",
         }.get(frequency, "")
-        level = (
-            f"an {importance}"
-            if str(importance).startswith(("un", "im"))
-            else (f"a {importance}" if importance not in (None, "other") else "an")
-        )
-        clash = " ".join(part for part in ("a clash with", level, "event", kind) if part)
+        event = f"{importance} event" if importance not in (None, "other") else "event"
+        article = "an" if event[0] in "aeiou" else "a"
+        clash = " ".join(part for part in ("a clash with", article, event, kind) if part)
         if total > 0:
             return f"{clash}, yet people like you usually accept despite such a clash"
         return clash
