@@ -5,8 +5,11 @@ on a data set of documents, such as ``enron-spam``, the model on word counts).
 Each timing runs in its own interpreter with ``OPENBLAS_NUM_THREADS`` set to ``--threads``
 (one by default: evaluation workers compute with one thread each). ``--baseline DIR`` times
 the same split with ``PYTHONPATH=DIR`` (e.g. a worktree of an earlier commit's ``src``),
-alternating the two versions, and prints the ratio of the medians. ``--beside`` runs that
-many copies at once, to show what sharing the cores costs.
+alternating the two versions, and prints the ratio of the medians. Each repetition also times
+the peer, scikit-learn's pooled ``LogisticRegression`` with a one-hot of the task on the same
+rows and columns (``lr-pooled+raw``: the bins' one-hot and the raw numbers, as the model
+reads them), and prints the ratio model / peer. ``--beside`` runs that many copies at once,
+to show what sharing the cores costs.
 
 Usage: python benchmarks/bench_clustered_logistic.py [--dataset landmine] [--k 128]
        [--target 0] [--repeats 3] [--threads 1] [--beside 1] [--baseline DIR]
@@ -23,8 +26,12 @@ import subprocess
 import sys
 import time
 
+PEER = "lr-pooled+raw"
 
-def run_one(dataset_name: str, data_dir: str, k: int, target_position: int) -> dict:
+
+def run_one(
+    dataset_name: str, data_dir: str, k: int, target_position: int, model: str = "cnb-logistic"
+) -> dict:
     """Fit and predict once; the seconds and the test AUC."""
     import numpy as np
     import pandas as pd
@@ -43,27 +50,29 @@ def run_one(dataset_name: str, data_dir: str, k: int, target_position: int) -> d
     train, test = discretised(dataset, train, frame.loc[order[k:]])
     start = time.perf_counter()
     p1 = fit_predict(
-        "cnb-logistic", train, test, dataset.features, 0, text=dataset.text, n_bins=dataset.n_bins
+        model, train, test, dataset.features, 0, text=dataset.text, n_bins=dataset.n_bins
     )
     seconds = time.perf_counter() - start
     return {"seconds": seconds, "auc": roc_auc_score(test["label"].astype(int), p1)}
 
 
-def launch(args: argparse.Namespace, pythonpath: str | None) -> list[subprocess.Popen]:
+def launch(
+    args: argparse.Namespace, pythonpath: str | None, model: str = "cnb-logistic"
+) -> list[subprocess.Popen]:
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(args.threads))
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     command = [sys.executable, __file__, "--one", args.dataset, args.data_dir, str(args.k)]
-    command.append(str(args.target))
+    command += [str(args.target), model]
     return [
         subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
         for _ in range(args.beside)
     ]
 
 
-def measure(args: argparse.Namespace, pythonpath: str | None) -> dict:
+def measure(args: argparse.Namespace, pythonpath: str | None, model: str = "cnb-logistic") -> dict:
     """Run ``--beside`` copies at once; the first copy's result."""
-    processes = launch(args, pythonpath)
+    processes = launch(args, pythonpath, model)
     outputs = [process.communicate()[0] for process in processes]
     if any(process.returncode for process in processes):
         raise SystemExit("a timed fit failed")
@@ -72,8 +81,8 @@ def measure(args: argparse.Namespace, pythonpath: str | None) -> dict:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
-        dataset, data_dir, k, target = sys.argv[2:6]
-        print(json.dumps(run_one(dataset, data_dir, int(k), int(target))))
+        dataset, data_dir, k, target, model = sys.argv[2:7]
+        print(json.dumps(run_one(dataset, data_dir, int(k), int(target), model)))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="landmine")
@@ -86,14 +95,18 @@ def main() -> None:
     parser.add_argument("--baseline", help="PYTHONPATH of the code to compare with")
     args = parser.parse_args()
     versions = {"now": None, **({"baseline": args.baseline} if args.baseline else {})}
-    seconds: dict[str, list[float]] = {name: [] for name in versions}
+    seconds: dict[str, list[float]] = {name: [] for name in [*versions, PEER]}
     for _ in range(args.repeats):
         for name, pythonpath in versions.items():
             result = measure(args, pythonpath)
             seconds[name].append(result["seconds"])
             print(name, json.dumps(result), flush=True)
+        result = measure(args, None, PEER)
+        seconds[PEER].append(result["seconds"])
+        print(PEER, json.dumps(result), flush=True)
     medians = {name: statistics.median(times) for name, times in seconds.items()}
     print("median seconds:", json.dumps({k: round(v, 2) for k, v in medians.items()}))
+    print(f"now / {PEER}: {medians['now'] / medians[PEER]:.2f}")
     if args.baseline:
         print(f"baseline / now: {medians['baseline'] / medians['now']:.2f}")
 

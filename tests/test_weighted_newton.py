@@ -64,9 +64,30 @@ def test_one_task_block_step_solves_the_full_newton_system():
     gradient = np.random.default_rng(5).normal(size=with_bias.shape[1])
     hessian = (with_bias.T @ with_bias.multiply(curvature[:, None])).toarray() + np.diag(penalty)
     solver = weighted_newton._TaskBlockSolver(with_bias, tasks, penalty)
-    np.testing.assert_allclose(
-        solver.solve(curvature, gradient), np.linalg.solve(hessian, gradient), rtol=1e-10
-    )
+    # ZᵀSZ is summed in single precision: the step is the Newton step to about 1e-6 of its size.
+    exact = np.linalg.solve(hessian, gradient)
+    step = solver.solve(curvature, gradient)
+    assert np.linalg.norm(step - exact) <= 1e-5 * np.linalg.norm(exact)
+
+
+def test_single_precision_steps_reach_the_double_precision_minimum():
+    design, y, weights, tasks = problem(seed=3)
+    blocked = fit_weighted_logistic(design, y, weights, C=0.7, task_columns=tasks)
+    plain = fit_weighted_logistic(design, y, weights, C=0.7)  # every step in float64
+    np.testing.assert_allclose(blocked[0], plain[0], atol=1e-7)
+    assert blocked[1] == pytest.approx(plain[1], abs=1e-7)
+
+
+def test_a_reused_hessian_stops_at_the_same_minimum():
+    design, y, weights, tasks = problem(seed=7)
+    fresh = weighted_newton.REUSE_BELOW
+    try:
+        weighted_newton.REUSE_BELOW = 0.0  # a new Hessian at every step
+        every_step = fit_weighted_logistic(design, y, weights, C=0.7, task_columns=tasks)
+    finally:
+        weighted_newton.REUSE_BELOW = fresh
+    reused = fit_weighted_logistic(design, y, weights, C=0.7, task_columns=tasks)
+    np.testing.assert_allclose(reused[0], every_step[0], atol=1e-7)
 
 
 def test_repeated_rows_are_summed_once_and_solve_the_same_system():
@@ -93,8 +114,9 @@ def test_one_problem_fitted_under_many_weightings_matches_fresh_fits():
     for row_weights in (weights, np.ones(y.size), weights[::-1].copy()):
         reused = shared.fit(row_weights, start=np.append(*shared.pooled))
         fresh = fit_weighted_logistic(design, y, row_weights, C=0.7, task_columns=tasks)
-        np.testing.assert_allclose(reused[0], fresh[0], atol=1e-8)
-        assert reused[1] == pytest.approx(fresh[1], abs=1e-8)
+        # Newton stops at a decrement below 1e-8: two starts agree to about 1e-7.
+        np.testing.assert_allclose(reused[0], fresh[0], atol=1e-6)
+        assert reused[1] == pytest.approx(fresh[1], abs=1e-6)
     unweighted = fit_weighted_logistic(design, y, np.ones(y.size), C=0.7, task_columns=tasks)
     np.testing.assert_array_equal(shared.pooled[0], unweighted[0])
 

@@ -16,6 +16,7 @@ from scipy.special import expit, logsumexp
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
 from clusterednb.logistic.clustering.block_partitions import BlockClustering, enumerate_blocks
+from clusterednb.logistic.clustering.core_and_place import MAX_SAMPLED_TASKS, core_and_place
 from clusterednb.logistic.clustering.joint_gibbs import gibbs_joint_blocks
 from clusterednb.logistic.fit import (
     AUTO,
@@ -46,7 +47,9 @@ class LogisticClusters:
     Attributes
     ----------
     partition : ndarray of shape (n_tasks,)
-    coclustering : ndarray of shape (n_tasks, n_tasks)
+    coclustering : ndarray of shape (n_tasks, n_tasks), or None
+        None above :data:`~clusterednb.logistic.clustering.core_and_place.MAX_SAMPLED_TASKS`
+        tasks (not formed).
     n_clusters_probability : ndarray of shape (n_tasks + 1,)
     membership : ndarray of shape (n_tasks, K + 1)
         Each task's mixture over the regressions (the last, pooled one: 0 for known tasks).
@@ -73,7 +76,7 @@ class LogisticClusters:
     """
 
     partition: np.ndarray
-    coclustering: np.ndarray
+    coclustering: np.ndarray | None
     n_clusters_probability: np.ndarray
     membership: np.ndarray
     cluster_value_counts: np.ndarray
@@ -200,7 +203,8 @@ class LogisticClusters:
         n_numeric: int = 0,
     ) -> LogisticClusters:
         """Rebuild from saved arrays, refusing any whose shape contradicts the others
-        (``deviations`` may be absent: files written before tasks had deviations).
+        (``deviations`` may be absent: files written before tasks had deviations;
+        ``coclustering`` too: a model of more tasks than are sampled).
 
         Examples
         --------
@@ -225,6 +229,9 @@ class LogisticClusters:
             "coef": (n_clusters + 1, schema.n_values_total + n_tasks + n_numeric),
             "intercept": (n_clusters + 1,),
         }
+        if arrays.get("coclustering") is None:
+            del expected["coclustering"]
+            arrays = {**arrays, "coclustering": None}
         if arrays.get("deviations") is not None:
             expected["deviations"] = (n_tasks, schema.n_values_total + n_numeric + 1)
         for name, shape in expected.items():
@@ -240,7 +247,9 @@ class LogisticClusters:
 def partition_posterior(
     data: JointData, settings: FitSettings, rng: np.random.Generator
 ) -> BlockClustering:
-    """The partition posterior of ``data`` (enumerated for few tasks, else sampled).
+    """The partition posterior of ``data`` (enumerated for few tasks, else sampled; above
+    :data:`~clusterednb.logistic.clustering.core_and_place.MAX_SAMPLED_TASKS` tasks sampled on
+    a core of them, the others placed: :mod:`~clusterednb.logistic.clustering.core_and_place`).
 
     Examples
     --------
@@ -257,6 +266,8 @@ def partition_posterior(
     )
     if exact:
         return enumerate_blocks(data.n_tasks, blocks.log_block, settings.gamma)
+    if data.n_tasks > MAX_SAMPLED_TASKS:
+        return core_and_place(blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in)
     return gibbs_joint_blocks(blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in)
 
 
@@ -285,11 +296,13 @@ def assemble(
     clustering: BlockClustering,
     settings: FitSettings,
     regression: WeightedLogistic | None = None,
+    near: LogisticClusters | None = None,
 ) -> LogisticClusters:
     """The cluster-weighted regressions of a clustering, and what prediction needs of it.
 
     ``regression`` is :func:`labelled_regression` of ``data`` when already built (tuning
-    assembles many clusterings on the same rows).
+    assembles many clusterings on the same rows); ``near``, the same clustering's regressions
+    at another floor, to start from (the minima are the same).
 
     Examples
     --------
@@ -301,12 +314,15 @@ def assemble(
     >>> clusters.coef.shape[1], clusters.membership.sum(axis=1).round(12).tolist()
     (5, [1.0, 1.0, 1.0])
     """
-    q = membership(clustering.coclustering, clustering.partition)
+    q = clustering.membership
+    if q is None:
+        q = membership(clustering.coclustering, clustering.partition)
     regressions = fit_weighted_regressions(
         regression or labelled_regression(data, settings),
         data.task[data.labelled],
         q,
         float(settings.floor),
+        None if near is None else np.column_stack([near.coef, near.intercept])[:-1],
     )
     n_clusters = q.shape[1]
     indicator = np.eye(n_clusters, dtype=np.int64)[clustering.partition]

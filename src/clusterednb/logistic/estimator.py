@@ -128,8 +128,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     task_ids_ : ndarray of shape (n_tasks,)
     partition_ : ndarray of shape (n_tasks,)
         The best partition found (clusters numbered by first appearance).
-    coclustering_ : ndarray of shape (n_tasks, n_tasks)
-        ``P(u and v share a cluster | D)``.
+    coclustering_ : ndarray of shape (n_tasks, n_tasks), or None
+        ``P(u and v share a cluster | D)``; None above 1 000 tasks, where the partition is
+        sampled on 1 000 of them and the others are placed in their clusters
+        (:mod:`clusterednb.logistic.clustering.core_and_place`).
     n_clusters_probability_ : ndarray of shape (n_tasks + 1,)
     effective_rows_, floor_, deviation_scale_ : float
         The values used.
@@ -405,7 +407,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     # ------------------------------------------------------------------ persistence
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         clusters = self.clusters_
-        arrays = {name: np.asarray(getattr(clusters, name)) for name in _ARRAYS}
+        arrays = {
+            name: np.asarray(getattr(clusters, name))
+            for name in _ARRAYS
+            if getattr(clusters, name) is not None
+        }
         arrays["numeric_centre"] = self.numeric_.centre
         arrays["numeric_scale"] = self.numeric_.scale
         if clusters.deviations is not None:
@@ -428,7 +434,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self._settings().check()
         numeric = restored_numeric(record)
         check_observation(self.observation, record.schema, numeric)
-        arrays = {name: record.arrays[name] for name in _ARRAYS}
+        missing = [name for name in _ARRAYS if name not in record.arrays]
+        if missing and missing != ["coclustering"]:
+            raise CNBError(f"the model file lacks the arrays {missing}")
+        arrays = {name: record.arrays.get(name) for name in _ARRAYS}
         arrays["deviations"] = record.arrays.get("deviations")
         clusters = LogisticClusters.from_arrays(
             arrays,

@@ -242,6 +242,29 @@ class JointData:
             numeric=self.numeric[keep],
         )
 
+    def of_tasks(self, tasks: np.ndarray) -> JointData:
+        """The rows of ``tasks`` (sorted positions) only, the tasks renumbered 0, 1, ….
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> two = data.of_tasks(np.array([0, 2]))
+        >>> two.n_tasks, two.task.tolist(), two.y.tolist()
+        (2, [0, 0, 1, 1], [1, 0, 0, 1])
+        """
+        position = np.full(self.n_tasks, -1)
+        position[tasks] = np.arange(tasks.size)
+        keep = position[self.task] >= 0
+        return JointData(
+            self.codes[keep],
+            self.y[keep],
+            position[self.task[keep]],
+            int(tasks.size),
+            self.offsets,
+            self.numeric[keep],
+        )
+
     def without_labels(self, rows: np.ndarray) -> JointData:
         """The same rows with the labels of ``rows`` (positions) hidden.
 

@@ -122,9 +122,11 @@ MAX_CURVATURE_BYTES = 2**31
 
 
 def check_design_size(schema: FeatureSchema, n_tasks: int, n_numeric: int) -> None:
-    """Refuse, before anything is allocated, a design whose regressions' curvature matrix
-    (one row and column per one-hot value, task and number) would pass
-    :data:`MAX_CURVATURE_BYTES`, naming the column with the most categories.
+    """Refuse, before anything is allocated, rows whose curvature matrices would pass
+    :data:`MAX_CURVATURE_BYTES`, naming the column with the most categories: the regressions'
+    (one row and column per one-hot value and number, and the intercept; the tasks' own
+    columns are a diagonal block, solved without forming it) and the clustering's (one per
+    task, over the one-hot values and the intercept).
 
     Examples
     --------
@@ -133,16 +135,27 @@ def check_design_size(schema: FeatureSchema, n_tasks: int, n_numeric: int) -> No
     Traceback (most recent call last):
     ...
     clusterednb.exceptions.DataError: column 'id' has 20000 distinct values: ...
+    >>> check_design_size(FeatureSchema(("f",), ((0, 1, 2),), (0, 1)), 100_000, 0)  # fits
+    >>> check_design_size(FeatureSchema(("f",), (tuple(range(100)),), (0, 1)), 10**6, 0)
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.DataError: column 'f' has 100 distinct values: the clustering would ...
     """
-    n_columns = schema.n_values_total + n_tasks + n_numeric + 1
-    n_bytes = 8 * n_columns**2
-    if n_bytes <= MAX_CURVATURE_BYTES:
+    n_columns = schema.n_values_total + n_numeric + 1
+    n_label = schema.n_values_total + 1
+    regression_bytes = 8 * n_columns**2
+    clustering_bytes = 8 * n_tasks * n_label**2
+    if max(regression_bytes, clustering_bytes) <= MAX_CURVATURE_BYTES:
         return
     sizes = [len(categories) for categories in schema.categories]
     widest = int(np.argmax(sizes))
+    if regression_bytes > MAX_CURVATURE_BYTES:
+        need = f"the regressions would need a {n_columns} x {n_columns} curvature matrix"
+    else:
+        need = f"the clustering would need {n_tasks} curvature matrices of {n_label} x {n_label}"
+    n_bytes = max(regression_bytes, clustering_bytes)
     raise DataError(
-        f"column {schema.feature_names[widest]!r} has {sizes[widest]} distinct values: the "
-        f"regressions would need a {n_columns} x {n_columns} curvature matrix "
+        f"column {schema.feature_names[widest]!r} has {sizes[widest]} distinct values: {need} "
         f"({n_bytes / 2**30:.1f} GiB, more than {MAX_CURVATURE_BYTES / 2**30:.0f} GiB); read it "
         "as a number (numeric=[...]), bin it, or drop it"
     )

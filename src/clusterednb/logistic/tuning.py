@@ -20,6 +20,10 @@ clustering does not help, the model falls back to pooled regression. With
 held out then fits its deviation (:mod:`clusterednb.logistic.solvers.task_deviations`) from the
 labelled rows it kept, at every scale of :data:`DEVIATION_SCALES`; the scale with the least
 log-loss wins, and none (``0``) wins unless a scale beats it.
+
+Above :data:`~clusterednb.logistic.clustering.core_and_place.MAX_SAMPLED_TASKS` tasks, the
+settings are chosen on that many tasks drawn at random (all their rows), as the partition is
+sampled on such a core (:mod:`clusterednb.logistic.clustering.core_and_place`).
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import log_loss
 
+from clusterednb.logistic.clustering.core_and_place import MAX_SAMPLED_TASKS, core_tasks
 from clusterednb.logistic.clusters import (
     LogisticClusters,
     assemble,
@@ -115,6 +119,8 @@ def choose_settings(
     """
     if AUTO not in (settings.effective_rows, settings.floor, settings.deviation_scale):
         return settings, pd.DataFrame()
+    if data.n_tasks > MAX_SAMPLED_TASKS:
+        data = data.of_tasks(core_tasks(data.n_tasks, rng))
     if settings.validation == "like-fewest":
         held, keep_features = like_fewest_rows(data, rng)
     else:
@@ -143,12 +149,28 @@ def _or_default(value, default: float):
 
 
 def _held_log_loss(
-    data: JointData, held: np.ndarray, clusters: LogisticClusters, with_task: bool
+    data: JointData, held: np.ndarray, design, clusters: LogisticClusters, with_task: bool
 ) -> float:
-    """Mean log-loss of the held rows under ``clusters`` (with their tasks' deviations)."""
+    """Mean log-loss of the held rows (their regression ``design``) under ``clusters`` (with
+    their tasks' deviations)."""
     task = data.task[held]
-    p1 = clusters.proba(data.design(held), clusters.membership[task], task if with_task else None)
-    return float(log_loss(data.y[held], np.column_stack([1 - p1, p1]), labels=[0, 1]))
+    p1 = clusters.proba(design, clusters.membership[task], task if with_task else None)
+    return mean_log_loss(data.y[held], p1)
+
+
+def mean_log_loss(y: np.ndarray, p1: np.ndarray) -> float:
+    """Mean negative log-likelihood of labels ``y`` (n,) in {0, 1} under ``P(y = 1) = p1``
+    (n,), probabilities clipped to ``[1e-15, 1 − 1e-15]`` (as scikit-learn's ``log_loss``).
+
+    Examples
+    --------
+    >>> round(mean_log_loss(np.array([1, 0]), np.array([0.8, 0.4])), 6)  # -(ln .8 + ln .6) / 2
+    0.366985
+    >>> round(mean_log_loss(np.array([1]), np.array([0.0])), 4)  # clipped, not infinite
+    34.5388
+    """
+    clipped = np.clip(p1, 1e-15, 1 - 1e-15)
+    return float(-np.mean(np.where(y == 1, np.log(clipped), np.log1p(-clipped))))
 
 
 class _Best:
@@ -171,6 +193,7 @@ def _cluster_settings(
     grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
     floors = FLOORS if settings.floor == AUTO else (settings.floor,)
     regression = labelled_regression(train, settings)  # one design and pooled fit for all
+    design = data.design(held)
     tried: list[dict] = []
     seen: list[np.ndarray] = []
     best = _Best()
@@ -180,9 +203,11 @@ def _cluster_settings(
             continue  # the same weights for every task as a setting already tried
         seen.append(weights)
         clustering = partition_posterior(train, settings.with_chosen(rows, 0.0), rng)
+        clusters = None
         for floor in floors:
-            clusters = assemble(train, clustering, settings.with_chosen(rows, floor), regression)
-            loss = _held_log_loss(data, held, clusters, with_task=False)
+            chosen = settings.with_chosen(rows, floor)
+            clusters = assemble(train, clustering, chosen, regression, near=clusters)
+            loss = _held_log_loss(data, held, design, clusters, with_task=False)
             tried.append(
                 {
                     "effective_rows": rows,
@@ -204,6 +229,7 @@ def _deviation_scales(
     """The best clusters with the held tasks' deviations at each of :data:`DEVIATION_SCALES`."""
     clusters = best.clusters
     tasks = np.unique(data.task[held])
+    design = data.design(held)
     tried = []
     for scale in DEVIATION_SCALES:
         deviating = clusters.with_deviations(train, scale**2 * C, tasks)
@@ -213,7 +239,7 @@ def _deviation_scales(
                 "floor": best.floor,
                 "deviation_scale": scale,
                 "n_clusters": int(clusters.partition.max()) + 1,
-                "log_loss": _held_log_loss(data, held, deviating, with_task=True),
+                "log_loss": _held_log_loss(data, held, design, deviating, with_task=True),
             }
         )
     return tried

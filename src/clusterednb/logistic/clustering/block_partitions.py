@@ -189,10 +189,14 @@ class BlockClustering:
         The highest-scoring partition found (canonical labels).
     log_joint : float
         Its ``log P(z, D)`` (block scores plus the CRP prior).
-    coclustering : ndarray of shape (n_tasks, n_tasks)
-        ``P(u and v share a cluster | D)``.
+    coclustering : ndarray of shape (n_tasks, n_tasks), or None
+        ``P(u and v share a cluster | D)`` (None when too many tasks to hold it: then
+        ``membership`` is given).
     n_clusters_probability : ndarray of shape (n_tasks + 1,)
         ``P(K = k | D)``.
+    membership : ndarray of shape (n_tasks, K), optional
+        Each task's weights over the clusters of ``partition``, when not derived from
+        ``coclustering`` (:func:`~clusterednb.logistic.solvers.cluster_weighted.membership`).
 
     Examples
     --------
@@ -203,8 +207,9 @@ class BlockClustering:
 
     partition: np.ndarray
     log_joint: float
-    coclustering: np.ndarray
+    coclustering: np.ndarray | None
     n_clusters_probability: np.ndarray
+    membership: np.ndarray | None = None
 
 
 def partition_log_joint(partition: np.ndarray, log_block: BlockScore, gamma: float) -> float:

@@ -140,6 +140,27 @@ class JointLogisticBlocks:
         """
         return self.value_counts.shape[0]
 
+    def subset(self, tasks: np.ndarray) -> JointLogisticBlocks:
+        """These blocks restricted to ``tasks`` (positions; they are renumbered 0, 1, …), with
+        the same anchor and tempering.
+
+        Examples
+        --------
+        >>> from clusterednb.logistic import examples as toy
+        >>> blocks = toy.joint_blocks()
+        >>> one = blocks.subset(np.array([1]))
+        >>> one.n_tasks, bool(np.isclose(one.log_block(frozenset({0})),
+        ...                             blocks.log_block(frozenset({1}))))
+        (1, True)
+        """
+        own = self.expansions
+        expansions = TaskExpansions(
+            own.anchor, own.value[tasks], own.gradient[tasks], own.hessian[tasks]
+        )
+        return JointLogisticBlocks(
+            self.value_counts[tasks], self.offsets, expansions, self.beta, self.precision
+        )
+
     def packed(self) -> tuple[tuple, tuple]:
         """The arrays the compiled sampler reads (:mod:`.joint_gibbs_kernel`).
 

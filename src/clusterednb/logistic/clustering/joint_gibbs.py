@@ -21,7 +21,7 @@ from clusterednb.logistic.clustering.kernels import alone_scores, joint_sweep, r
 from clusterednb.stats.special import log_rising_factorial
 
 
-class _Chain:
+class JointChain:
     """The sampler's state: slot statistics, assignment, sizes and scores as arrays (a
     :class:`~clusterednb.logistic.clustering.block_partitions.Chain`)."""
 
@@ -70,6 +70,18 @@ class _Chain:
     def refresh(self) -> None:
         refresh_slots(self.state, self.slots, self.features, self.expansions, self.precision)
 
+    def hold(self, partition: np.ndarray) -> None:
+        """Set the chain to ``partition`` (canonical labels: cluster ``k`` in slot ``k``),
+        its slots' statistics and scores summed afresh."""
+        n_clusters = int(partition.max()) + 1
+        self.assignment[:] = partition
+        self.sizes[:] = 0
+        self.sizes[:n_clusters] = np.bincount(partition, minlength=n_clusters)
+        self.opened[:] = 0
+        self.opened[:n_clusters] = np.arange(n_clusters)
+        self.opened[-1] = n_clusters
+        self.refresh()
+
     def log_joint(self) -> float:
         """``log P(z, D)`` of the current partition."""
         open_slots = self.opened[: self.opened[-1]]
@@ -117,4 +129,4 @@ def gibbs_joint_blocks(
     >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
     ((2, 2), 1.0)
     """
-    return sample_chain(_Chain(blocks, gamma), rng, n_sweeps, burn_in)
+    return sample_chain(JointChain(blocks, gamma), rng, n_sweeps, burn_in)

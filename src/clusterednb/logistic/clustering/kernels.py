@@ -257,3 +257,23 @@ def alone_scores(slots, features, expansions, precision):  # pragma: no cover
     for task in range(n_tasks):
         out[task] = slot_score(slots, 0, task, features, expansions, precision, work, whitened)
     return out
+
+
+@njit(cache=True, nogil=True)
+def placement_scores(
+    slots, open_slots, sizes, scores, features, expansions, precision
+):  # pragma: no cover
+    """``log |c| + log B(c ∪ {u}) − log B(c)`` of every task ``u`` of ``features`` and
+    ``expansions`` (tasks outside the chain, expanded at its anchor) against each slot of
+    ``open_slots``, shape (n_tasks, len(open_slots)); the slots are left as they are."""
+    d = expansions[3].size
+    work = np.empty((d, d))
+    whitened = np.empty(d)
+    n_tasks = features[0].shape[0]
+    out = np.empty((n_tasks, open_slots.size))
+    for task in range(n_tasks):
+        for position in range(open_slots.size):
+            slot = open_slots[position]
+            joined = slot_score(slots, slot, task, features, expansions, precision, work, whitened)
+            out[task, position] = math.log(sizes[slot]) + joined - scores[slot]
+    return out

@@ -164,6 +164,7 @@ def fit_weighted_regressions(
     row_task: np.ndarray,
     cluster_membership: np.ndarray,
     floor: float,
+    starts: np.ndarray | None = None,
 ) -> WeightedRegressions:
     """Fit each cluster's weighted pooled regression and the unweighted one.
 
@@ -180,6 +181,9 @@ def fit_weighted_regressions(
         :func:`membership`.
     floor : float
         In ``[0, 1]``.
+    starts : ndarray of shape (K, n_columns + 1), optional
+        Each cluster's weights then intercept to start Newton's method from (the pooled
+        regression by default): the same clusters' fits at a nearby floor start closer.
 
     Examples
     --------
@@ -202,7 +206,10 @@ def fit_weighted_regressions(
     start = np.append(*pooled)
     for cluster in range(n_clusters):
         weights = floor + (1.0 - floor) * cluster_membership[row_task, cluster]
-        coef, intercept = pooled if np.allclose(weights, 1.0) else problem.fit(weights, start)
+        if np.allclose(weights, 1.0):
+            coef, intercept = pooled
+        else:
+            coef, intercept = problem.fit(weights, start if starts is None else starts[cluster])
         coefs.append(coef)
         intercepts.append(intercept)
     coefs.append(pooled[0])

@@ -34,6 +34,10 @@ from clusterednb.logistic.solvers.lbfgs import minimize_lbfgs
 
 MAX_DENSE_COLUMNS = 256
 """Up to this many non-task columns, ``Zᵀ S Z`` is a dense BLAS product."""
+REUSE_BELOW = 1e-2
+"""Once a step's decrement ``½ gᵀ H⁻¹ g`` is below this, the next step reuses its factored
+Hessian (one step in two is then a pass over the rows without a new Hessian): near the
+minimum the Hessian barely moves, and the minimum itself does not depend on it."""
 MAX_NEWTON_COLUMNS = 2000
 """Above this many columns (a vocabulary of words) Newton's ``d × d`` Hessian is too large to
 form: the same objective is minimised by L-BFGS from the same start instead."""
@@ -138,8 +142,14 @@ class _TaskBlockSolver:
         )
         return out
 
-    def solve(self, curvature: np.ndarray, gradient: np.ndarray) -> np.ndarray:
-        """``H⁻¹ g`` for rows' curvatures ``s`` (shape (n_rows,)) and ``g`` (n_columns,)."""
+    def factor(self, curvature: np.ndarray):
+        """The Newton system at rows' curvatures ``s`` (shape (n_rows,)), factored: a function
+        ``g ↦ H⁻¹ g`` on vectors of shape (n_columns,).
+
+        A dense ``ZᵀSZ`` is summed in single precision: the Hessian only shapes the steps
+        (the minimum is where the float64 gradient vanishes), and with the penalty on its
+        diagonal a relative error of 1e-7 leaves it positive definite.
+        """
         if self.patterns is not None:  # ZᵀSZ over distinct rows, their curvatures summed
             summed = np.bincount(self.pattern_of_row, curvature, self.patterns.shape[0])
             a = self.patterns.T @ (self.patterns * summed[:, None]) + np.diag(self.penalty_rest)
@@ -147,7 +157,9 @@ class _TaskBlockSolver:
             a = _dense(self.rest.T @ self.rest.multiply(curvature[:, None]).tocsr())
             a += np.diag(self.penalty_rest)
         else:
-            a = self.rest.T @ (self.rest * curvature[:, None]) + np.diag(self.penalty_rest)
+            single = self.rest_single
+            a = (single.T @ (single * curvature.astype(np.float32)[:, None])).astype(np.float64)
+            a += np.diag(self.penalty_rest)
         rows = self.rows_of_task
         weighted = sparse.csr_matrix(
             (curvature[rows.indices], rows.indices, rows.indptr), shape=rows.shape
@@ -158,13 +170,26 @@ class _TaskBlockSolver:
             weights=curvature[self.row_task >= 0],
             minlength=self.task_index.size,
         )
-        g_rest, g_tasks = gradient[self.rest_index], gradient[self.task_index]
-        schur = a - (b / d) @ b.T
-        step_rest = cho_solve(cho_factor(schur), g_rest - b @ (g_tasks / d))
-        step = np.empty_like(gradient)
-        step[self.rest_index] = step_rest
-        step[self.task_index] = (g_tasks - b.T @ step_rest) / d
-        return step
+        schur = cho_factor(a - (b / d) @ b.T)
+
+        def solve(gradient: np.ndarray) -> np.ndarray:
+            g_rest, g_tasks = gradient[self.rest_index], gradient[self.task_index]
+            step_rest = cho_solve(schur, g_rest - b @ (g_tasks / d))
+            step = np.empty_like(gradient)
+            step[self.rest_index] = step_rest
+            step[self.task_index] = (g_tasks - b.T @ step_rest) / d
+            return step
+
+        return solve
+
+    @cached_property
+    def rest_single(self) -> np.ndarray:
+        """The dense rest columns in single precision (for :meth:`factor`)."""
+        return self.rest.astype(np.float32)
+
+    def solve(self, curvature: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+        """``H⁻¹ g`` for rows' curvatures ``s`` (shape (n_rows,)) and ``g`` (n_columns,)."""
+        return self.factor(curvature)(gradient)
 
 
 class WeightedLogistic:
@@ -185,7 +210,8 @@ class WeightedLogistic:
         Columns that one-hot encode the task: solved by their diagonal block when every row
         sets at most one of them (else the plain step is taken).
     max_newton_columns : int, default=MAX_NEWTON_COLUMNS
-        With more columns than this, L-BFGS instead of Newton's method.
+        With more columns than this (not counting a task block), L-BFGS instead of Newton's
+        method.
 
     Examples
     --------
@@ -212,13 +238,15 @@ class WeightedLogistic:
         self.with_bias = sparse.hstack([design, np.ones((design.shape[0], 1))]).tocsr()
         self.penalty = np.append(np.full(design.shape[1], 1.0 / C), 0.0)
         self.solver = None
-        self.quasi_newton = self.n_columns > max_newton_columns
-        if (
+        task_block = (
             not self.one_class
-            and not self.quasi_newton
             and task_columns is not None
             and _TaskBlockSolver.applies(self.with_bias, task_columns)
-        ):
+        )
+        n_task_columns = len(range(*task_columns.indices(self.n_columns))) if task_block else 0
+        # the task block is solved by its diagonal: only the other columns make H large
+        self.quasi_newton = self.n_columns - n_task_columns > max_newton_columns
+        if task_block and not self.quasi_newton:
             self.solver = _TaskBlockSolver(self.with_bias, task_columns, self.penalty)
 
     @cached_property
@@ -253,16 +281,15 @@ class WeightedLogistic:
         coef = np.zeros(with_bias.shape[1]) if start is None else start.copy()
         margin = margin_of(coef)
         loss = loss_of_margin(margin, y, weights, coef, penalty)
+        solve, reused, previous = None, False, np.inf
         for _ in range(100):
             probability = expit(margin)
             gradient = transpose_times(weights * (y - probability)) - penalty * coef
-            curvature = weights * probability * (1.0 - probability)
-            if solver is not None:
-                direction = solver.solve(curvature, gradient)
+            if solve is None or previous > REUSE_BELOW or reused:
+                solve, reused = self._factor(weights * probability * (1.0 - probability)), False
             else:
-                scaled = with_bias.multiply(curvature[:, None])
-                hessian = (with_bias.T @ scaled).toarray() + np.diag(penalty)
-                direction = cho_solve(cho_factor(hessian), gradient)
+                reused = True
+            direction = solve(gradient)
             decrement = 0.5 * float(gradient @ direction)
             size = 1.0
             while True:
@@ -275,7 +302,17 @@ class WeightedLogistic:
             coef, loss, margin = candidate, candidate_loss, candidate_margin
             if decrement < 1e-8:
                 break
+            previous = decrement
         return coef[:-1], float(coef[-1])
+
+    def _factor(self, curvature: np.ndarray):
+        """``g ↦ H⁻¹ g`` at rows' curvatures ``curvature`` (shape (n_rows,))."""
+        if self.solver is not None:
+            return self.solver.factor(curvature)
+        scaled = self.with_bias.multiply(curvature[:, None])
+        hessian = (self.with_bias.T @ scaled).toarray() + np.diag(self.penalty)
+        factored = cho_factor(hessian)
+        return lambda gradient: cho_solve(factored, gradient)
 
     def _fit_quasi_newton(
         self, weights: np.ndarray, start: np.ndarray | None

@@ -1,0 +1,114 @@
+"""The partition posterior of many tasks: sampled on a random core of them, the others placed
+in the core's clusters.
+
+A sweep of the collapsed Gibbs sampler scores every task against every cluster (one Cholesky
+factorisation of a ``d × d`` matrix each), so thirty sweeps over 10⁵ tasks would take hours,
+and their co-clustering matrix alone 80 GB. Above :data:`MAX_SAMPLED_TASKS` tasks the chain
+samples a core of that many tasks drawn at random (by the fit's generator); then every other
+task ``u`` is placed once in the core's MAP clusters, with weights
+
+    P(u ∈ c) ∝ |c| · B(c ∪ {u}) / B(c)
+
+over those clusters (the sampler's own move probabilities, conditioned on joining one: a task
+that would rather open a cluster of its own leans on the ones it is closest to). These weights
+are its membership of the regressions; a core task keeps the one its sampled co-clustering
+gives, and the partition labels each placed task by its most probable cluster. The
+co-clustering of all tasks is not formed. Below the limit nothing changes: every task is
+sampled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import softmax
+
+from clusterednb.logistic.clustering.block_partitions import BlockClustering, sample_chain
+from clusterednb.logistic.clustering.joint_blocks import JointLogisticBlocks
+from clusterednb.logistic.clustering.joint_gibbs import JointChain
+from clusterednb.logistic.clustering.kernels import placement_scores
+from clusterednb.logistic.solvers.cluster_weighted import membership
+
+MAX_SAMPLED_TASKS = 1000
+"""Above this many tasks, the partition is sampled on this many and the others are placed."""
+PLACED_AT_ONCE = 10_000
+"""Tasks whose statistics are gathered at once while placing (bounds the memory: their
+Hessians take ``PLACED_AT_ONCE · d² · 8`` bytes)."""
+
+
+def core_tasks(n_tasks: int, rng: np.random.Generator) -> np.ndarray:
+    """:data:`MAX_SAMPLED_TASKS` task positions drawn at random, sorted (all if fewer).
+
+    Examples
+    --------
+    >>> core_tasks(5, np.random.default_rng(0)).tolist()
+    [0, 1, 2, 3, 4]
+    >>> core_tasks(5000, np.random.default_rng(0)).size
+    1000
+    """
+    if n_tasks <= MAX_SAMPLED_TASKS:
+        return np.arange(n_tasks)
+    return np.sort(rng.choice(n_tasks, MAX_SAMPLED_TASKS, replace=False))
+
+
+def core_and_place(
+    blocks: JointLogisticBlocks,
+    gamma: float,
+    rng: np.random.Generator,
+    n_sweeps: int = 30,
+    burn_in: int = 10,
+    core: np.ndarray | None = None,
+) -> BlockClustering:
+    """Sample the partition of ``core`` (:func:`core_tasks` by default), then place the others.
+
+    Returns
+    -------
+    BlockClustering
+        With ``membership`` (n_tasks, K) and no ``coclustering``; ``log_joint`` and
+        ``n_clusters_probability`` are the core's (the latter padded to n_tasks + 1).
+
+    Examples
+    --------
+    Four tasks, two sampled: the other two join the sampled clusters.
+
+    >>> from clusterednb.logistic import examples as toy
+    >>> blocks = toy.joint_blocks()  # 2 tasks
+    >>> clustering = core_and_place(blocks, 1.0, np.random.default_rng(0), 5, 1,
+    ...                             core=np.array([0]))
+    >>> clustering.membership.shape, clustering.coclustering is None
+    ((2, 1), True)
+    """
+    n_tasks = blocks.n_tasks
+    core = core_tasks(n_tasks, rng) if core is None else core
+    chain = JointChain(blocks.subset(core), gamma)
+    sampled = sample_chain(chain, rng, n_sweeps, burn_in)
+    chain.hold(sampled.partition)
+    n_clusters = int(sampled.partition.max()) + 1
+    open_slots = np.arange(n_clusters)
+    others = np.setdiff1d(np.arange(n_tasks), core)
+    weights = np.zeros((n_tasks, n_clusters))
+    weights[core] = membership(sampled.coclustering, sampled.partition)
+    partition = np.zeros(n_tasks, dtype=np.int64)
+    partition[core] = sampled.partition
+    for start in range(0, others.size, PLACED_AT_ONCE):
+        batch = others[start : start + PLACED_AT_ONCE]
+        features, expansions = blocks.subset(batch).packed()
+        log_weights = placement_scores(
+            chain.slots,
+            open_slots,
+            chain.sizes,
+            chain.scores,
+            features,
+            expansions,
+            chain.precision,
+        )
+        weights[batch] = softmax(log_weights, axis=1)
+        partition[batch] = np.argmax(log_weights, axis=1)
+    n_clusters_probability = np.zeros(n_tasks + 1)
+    n_clusters_probability[: core.size + 1] = sampled.n_clusters_probability
+    return BlockClustering(
+        partition=partition,
+        log_joint=sampled.log_joint,
+        coclustering=None,
+        n_clusters_probability=n_clusters_probability,
+        membership=weights,
+    )
