@@ -261,7 +261,8 @@ def sync_calendars(args: argparse.Namespace) -> None:
     clusterednb.meeting.errors.MeetingError: --smtp takes HOST:PORT, got 'mail.example.org'
     """
     from clusterednb.meeting.deciding import meeting_loss
-    from clusterednb.service.sync import SyncSettings, sync
+    from clusterednb.service.sync import sync
+    from clusterednb.service.sync_settings import SyncSettings
 
     meeting_loss(args.cost_false_accept, args.cost_false_decline)  # checks the costs
     smtp = None

@@ -111,13 +111,14 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     sync.add_argument(
         "--on-ask",
         choices=["none", "tentative"],
-        default="none",
-        help="what an ask does on the calendar: leave the invitation waiting (none, the "
-        "default) or answer TENTATIVE until the person decides",
+        help="what an ask does on the calendar: leave the invitation waiting (none) or answer "
+        "TENTATIVE until the person decides; default: the person's setting in the state "
+        "store (cnb serve's page or PUT /api/settings), else none",
     )
     sync.add_argument(
         "--comment",
-        help="one sentence added to every reply (RFC 5546 COMMENT); none by default",
+        help="one sentence added to every reply (RFC 5546 COMMENT); default: the person's "
+        "setting in the state store, else none",
     )
     sync.add_argument("--dry-run", action="store_true", help="decide, but change nothing")
     add_json(sync)

@@ -42,8 +42,10 @@ class Decision:
 
     Attributes
     ----------
-    decision : {"accept", "decline", "ask"}
-        "ask" only by the rules of :func:`decide_or_ask`.
+    decision : {"accept", "decline", "ask", "expired"}
+        "ask" only by the rules of :func:`decide_or_ask` or of the person
+        (:func:`~clusterednb.meeting.rules.decide_by_rules`); "expired": the meeting has ended
+        and is never answered.
     p_accept : float or None
         Posterior probability that the user would accept; None without a model.
     threshold : float or None

@@ -15,6 +15,21 @@ MAX_ID = 2**63 - 1
 """The largest request id (SQLite's INTEGER); a larger one is a 400, never a 500."""
 
 
+class ApiError(Exception):
+    """An error answered as ``{"error": message}`` with ``status`` (and ``headers``).
+
+    Examples
+    --------
+    >>> error = ApiError(404, "no such request")
+    >>> error.status, str(error)
+    (404, 'no such request')
+    """
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.headers = status, message, headers
+
+
 class ErrorBody(BaseModel):
     """Every error: ``{"error": "what was wrong"}``."""
 
@@ -48,7 +63,7 @@ class StoredRequest(BaseModel):
     organizer: str
     starts_at: str
     received_at: str
-    decision: Literal["accept", "decline", "ask"]
+    decision: Literal["accept", "decline", "ask", "expired"]
     p_accept: float | None = Field(ge=0.0, le=1.0)
     expected_loss: ExpectedLoss | None
     reasons: list[Reason]
@@ -85,6 +100,26 @@ class ServiceStatus(BaseModel):
     clusters: int | None
 
 
+class Settings(BaseModel):
+    """A person's rules, applied before the model, and reply choices
+    (:class:`~clusterednb.meeting.rules.PersonRules`)."""
+
+    time_zone: str = Field(description="IANA time zone of the hours and days below")
+    working_hours: list[str] | None = Field(
+        min_length=2, max_length=2, description='["09:00", "17:00"]; null: no such rule'
+    )
+    working_days: list[int] = Field(description="0 = Monday … 6 = Sunday")
+    outside_hours: Literal["decline", "ask"]
+    out_of_office: list[list[str]] = Field(
+        description='Periods ["YYYY-MM-DD", "YYYY-MM-DD"], first and last day included'
+    )
+    while_away: Literal["decline", "ask"]
+    on_ask: Literal["none", "tentative"] = Field(
+        description="What an ask does on the calendar: leave it waiting, or answer TENTATIVE"
+    )
+    comment: str | None = Field(description="One sentence added to every reply (COMMENT)")
+
+
 class Health(BaseModel):
     """The service answers."""
 
@@ -95,7 +130,7 @@ ERRORS = {
     400: "Bad input: the message names the value",
     401: "Missing, invalid or revoked API token",
     404: "No such request of yours",
-    409: "The request waits for your answer: no reply yet",
+    409: "The request waits for your answer, or its meeting has begun: no reply",
     413: "The body is too large",
     415: "The body is not text/calendar",
 }
@@ -171,6 +206,56 @@ FEEDBACK_BODY = {
                     "required": ["accepted"],
                 },
                 "example": {"accepted": True},
+            }
+        },
+    }
+}
+
+SETTINGS_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "The settings to change (the others keep their values)",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "time_zone": {"type": "string"},
+                        "working_hours": {
+                            "type": ["array", "null"],
+                            "items": {
+                                "type": "string",
+                                "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$",
+                            },
+                            "minItems": 2,
+                            "maxItems": 2,
+                        },
+                        "working_days": {
+                            "type": "array",
+                            "items": {"type": "integer", "minimum": 0, "maximum": 6},
+                        },
+                        "outside_hours": {"enum": ["decline", "ask"]},
+                        "out_of_office": {
+                            "type": "array",
+                            "items": {
+                                "type": "array",
+                                "items": {"type": "string", "format": "date"},
+                                "minItems": 2,
+                                "maxItems": 2,
+                            },
+                        },
+                        "while_away": {"enum": ["decline", "ask"]},
+                        "on_ask": {"enum": ["none", "tentative"]},
+                        "comment": {"type": ["string", "null"], "maxLength": 500},
+                    },
+                    "additionalProperties": False,
+                },
+                "example": {
+                    "time_zone": "Europe/London",
+                    "working_hours": ["09:00", "17:00"],
+                    "out_of_office": [["2026-12-21", "2027-01-01"]],
+                    "on_ask": "tentative",
+                },
             }
         },
     }

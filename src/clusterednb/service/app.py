@@ -5,22 +5,19 @@ never a 5xx. A request id that is not the caller's is a 404 (never a 403), so th
 of another user's request is not revealed.
 """
 
-import datetime as dt
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
-from zoneinfo import ZoneInfo
 
 import icalendar
 from fastapi import Depends, FastAPI, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from clusterednb.exceptions import CNBError
@@ -28,15 +25,19 @@ from clusterednb.meeting.deciding import ASK_BAND
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.reply import make_reply
+from clusterednb.meeting.rules import PersonRules, now
 from clusterednb.service.accounts import Account
 from clusterednb.service.api_schema import (
     FEEDBACK_BODY,
     MAX_ID,
     REQUEST_LINKS,
+    SETTINGS_BODY,
+    ApiError,
     CalendarStored,
     Cancelled,
     Health,
     ServiceStatus,
+    Settings,
     StoredRequest,
     calendar_body,
     errors,
@@ -44,30 +45,14 @@ from clusterednb.service.api_schema import (
 )
 from clusterednb.service.intake import receive_cancellation, receive_invitation
 from clusterednb.service.learning import Learner
+from clusterednb.service.pages import add_pages
 from clusterednb.service.store import ServiceStore
-from clusterednb.service.views import page_row, public_record
+from clusterednb.service.views import has_started, public_record
 from clusterednb.version import __version__
 
 log = logging.getLogger("clusterednb.service")
 MAX_REQUEST_BYTES = 1 << 20
 MAX_CALENDAR_BYTES = 16 << 20
-SESSION_COOKIE = "cnb_session"
-TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
-
-
-class ApiError(Exception):
-    """An error answered as ``{"error": message}`` with ``status`` (and ``headers``).
-
-    Examples
-    --------
-    >>> error = ApiError(404, "no such request")
-    >>> error.status, str(error)
-    (404, 'no such request')
-    """
-
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.headers = status, message, headers
 
 
 RequestId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="The request's id")]
@@ -222,9 +207,9 @@ def create_app(
 
     Caller = Annotated[Account, Depends(account)]
 
-    def zone_of(user: str) -> ZoneInfo:
+    def rules_of(user: str) -> PersonRules:
         entry = directory.users.get(user) if directory else None
-        return ZoneInfo(entry.timezone) if entry else ZoneInfo("UTC")
+        return store().rules(user, entry.timezone if entry else "UTC")
 
     # ------------------------------------------------------------------ API
     @app.get(
@@ -325,16 +310,19 @@ def create_app(
     )
     def reply(request_id: RequestId, who: Caller) -> Response:
         record = owned(who, request_id)
+        if record["decision"] == "expired" or (record["answer"] is None and has_started(record)):
+            raise ApiError(409, "the meeting has already begun: it is never answered")
         if record["answer"] is None and record["decision"] == "ask":
             raise ApiError(409, "this request waits for the user's answer; no reply yet")
         accept = (record["answer"] or record["decision"]) == "accept"
-        entry = directory.users.get(who.user) if directory else None
+        rules = rules_of(who.user)
         calendar = make_reply(
             read_calendar(bytes(record["ics"])),
             who.email,
-            accept,
-            dt.datetime.now(dt.UTC),
-            entry.timezone if entry else "UTC",
+            "ACCEPTED" if accept else "DECLINED",
+            now(),
+            rules.time_zone,
+            rules.comment,
         )
         return Response(calendar.to_ical(), media_type="text/calendar; method=REPLY; charset=utf-8")
 
@@ -362,78 +350,32 @@ def create_app(
     def status(who: Caller) -> dict[str, Any]:
         return store().counts() | state["learner"].status()
 
-    # ------------------------------------------------------------------ pages
-    def session_of(request: Request) -> tuple[Account, str] | None:
-        cookie = request.cookies.get(SESSION_COOKIE)
-        return store().session(cookie) if cookie else None
+    # ------------------------------------------------------------------ settings
+    @app.get(
+        "/api/settings",
+        operation_id="get_settings",
+        response_model=None,
+        responses={200: {"model": Settings}, **errors(401)},
+    )
+    def get_settings(who: Caller) -> dict[str, Any]:
+        return rules_of(who.user).to_dict()
 
-    # The pages answer HTML to a browser and are left out of the API's schema.
-    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
-    def login_form(request: Request) -> HTMLResponse:
-        return TEMPLATES.TemplateResponse(request, "login.html", {"error": None})
+    @app.put(
+        "/api/settings",
+        operation_id="put_settings",
+        response_model=None,
+        responses={200: {"model": Settings}, **errors(400, 401)},
+        openapi_extra=SETTINGS_BODY,
+    )
+    async def put_settings(request: Request, who: Caller) -> dict[str, Any]:
+        try:
+            body = await request.json()
+        except ValueError as error:
+            raise ApiError(400, "the settings must be a JSON object") from error
+        changed = {**rules_of(who.user).to_dict(), **body} if isinstance(body, dict) else body
+        return store().set_rules(who.user, PersonRules.from_dict(changed)).to_dict()
 
-    @app.post("/login", response_class=HTMLResponse, include_in_schema=False)
-    async def login(request: Request) -> Response:
-        form = await request.form()
-        token = str(form.get("token", "")).strip()
-        found = store().authenticate(token)
-        if found is None:
-            context = {"error": "That token is not valid (or was revoked)."}
-            return TEMPLATES.TemplateResponse(request, "login.html", context)
-        session, _ = store().open_session(found.user)
-        response = RedirectResponse("/", status_code=303)
-        response.set_cookie(
-            SESSION_COOKIE, session, httponly=True, samesite="strict", max_age=12 * 3600
-        )
-        return response
-
-    @app.post("/logout", include_in_schema=False)
-    async def logout(request: Request) -> Response:
-        found = session_of(request)
-        form = await request.form()
-        if found is not None and form.get("csrf") == found[1]:
-            store().close_session(request.cookies[SESSION_COOKIE])
-        response = RedirectResponse("/login", status_code=303)
-        response.delete_cookie(SESSION_COOKIE)
-        return response
-
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def review(request: Request, show: str = "all") -> Response:
-        found = session_of(request)
-        if found is None:
-            return RedirectResponse("/login", status_code=303)
-        who, csrf = found
-        pending_only = show == "pending"
-        records = store().requests(who.user)
-        waiting = [r for r in records if r["decision"] == "ask" and r["answer"] is None]
-        zone = zone_of(who.user)
-        shown = waiting if pending_only else records
-        rows = [page_row(r, zone) for r in shown]
-        context = {
-            "who": who,
-            "csrf": csrf,
-            "rows": rows,
-            "show": "pending" if pending_only else "all",
-            "n_pending": len(waiting),
-        }
-        return TEMPLATES.TemplateResponse(request, "review.html", context)
-
-    @app.post("/requests/{request_id}/answer", include_in_schema=False)
-    async def answer(request_id: RequestId, request: Request) -> Response:
-        found = session_of(request)
-        if found is None:
-            raise ApiError(401, "sign in first")
-        who, csrf = found
-        form = await request.form()
-        if form.get("csrf") != csrf:
-            raise ApiError(403, "the form's CSRF token is missing or wrong; reload the page")
-        if form.get("accepted") not in ("yes", "no"):
-            raise ApiError(400, "accepted must be yes or no")
-        if store().answer(who.user, request_id, form["accepted"] == "yes") is None:
-            raise ApiError(404, f"no request {request_id}")
-        state["learner"].request_refit()
-        return RedirectResponse(f"/?show={form.get('show', 'all')}", status_code=303)
-
+    add_pages(app, store, state, rules_of)
     return app
 
 

@@ -19,6 +19,7 @@ from clusterednb.meeting.invitation import (
     request_event,
     sequence_number,
 )
+from clusterednb.meeting.rules import decide_by_rules
 from clusterednb.service.accounts import Account
 from clusterednb.service.store import ServiceStore
 
@@ -76,7 +77,9 @@ def receive_invitation(
     data: bytes,
     ask_band: float = ASK_BAND,
 ) -> tuple[dict[str, Any], bool, list[str]]:
-    """Decide and store an invitation to ``who`` (the same UID and SEQUENCE only once).
+    """Decide and store an invitation to ``who`` (the same UID and SEQUENCE only once): by the
+    person's rules first (:func:`~clusterednb.meeting.rules.decide_by_rules`: a meeting that
+    has ended is stored as "expired", never answered), else by the model.
 
     Parameters
     ----------
@@ -134,7 +137,8 @@ def receive_invitation(
             entry,
             directory.jobs if directory else {},
         )
-    decision = decide_or_ask(
+    rules = store.rules(who.user, entry.timezone if entry else "UTC")
+    decision = decide_by_rules(event, rules, features) or decide_or_ask(
         model,
         features,
         who.user,
@@ -142,6 +146,7 @@ def receive_invitation(
         store.answers_of(who.user),
         ask_band,
     )
-    record = request_record(event, data, features, missing, decision)
+    notes = [str(w.message) for w in caught]
+    record = request_record(event, data, features, missing, decision) | {"notes": notes}
     stored, created = store.add_request(who.user, record)
-    return stored, created, [str(w.message) for w in caught]
+    return stored, created, notes

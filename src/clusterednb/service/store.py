@@ -3,10 +3,12 @@
 Tables: ``users`` (accounts; a token is kept only as a salted scrypt hash), ``requests``
 (every invitation received, its features, the decision and, once given, the person's
 answer; rows of ``origin = 'history'`` are earlier answers imported as learning data, never
-shown as requests), ``calendars`` (each user's calendar) and ``sessions`` (browser sessions, stored
-hashed, each with its CSRF token). The same (user, UID, RECURRENCE-ID, SEQUENCE) is stored
-once: posting it again returns the stored record. Every read and write of a request names
-its user, so one user's rows are never returned to another.
+shown as requests), ``calendars`` (each user's calendar), ``sessions`` (browser sessions, stored
+hashed, each with its CSRF token), ``settings`` (each user's rules) and ``calendar_accounts``
+(each user's CalDAV account: :mod:`~clusterednb.service.settings_tables`). The same (user,
+UID, RECURRENCE-ID, SEQUENCE) is stored once: posting it again returns the stored record.
+Every read and write of a request names its user, so one user's rows are never returned to
+another.
 """
 
 from __future__ import annotations
@@ -18,10 +20,27 @@ from typing import Any
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.sqlite_file import SQLiteFile
 from clusterednb.service.accounts import AccountTables, utc_now
+from clusterednb.service.settings_tables import SettingsTables
 
-SCHEMA_VERSION = 2
+_PERSON_TABLES = [
+    """CREATE TABLE IF NOT EXISTS settings (
+    user TEXT PRIMARY KEY REFERENCES users(user),
+    rules TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS calendar_accounts (
+    user TEXT PRIMARY KEY REFERENCES users(user),
+    url TEXT NOT NULL,
+    username TEXT NOT NULL,
+    password TEXT NOT NULL,
+    ca_bundle TEXT,
+    updated_at TEXT NOT NULL
+)""",
+]
+SCHEMA_VERSION = 3
 MIGRATIONS = {
     2: ["ALTER TABLE requests ADD COLUMN origin TEXT NOT NULL DEFAULT 'invitation'"],
+    3: [*_PERSON_TABLES, "ALTER TABLE requests ADD COLUMN notes TEXT NOT NULL DEFAULT '[]'"],
 }
 """Statements that bring a store of version ``v - 1`` to version ``v``."""
 _SCHEMA = """
@@ -56,6 +75,7 @@ CREATE TABLE IF NOT EXISTS requests (
     answer TEXT,
     answered_at TEXT,
     origin TEXT NOT NULL DEFAULT 'invitation',
+    notes TEXT NOT NULL DEFAULT '[]',
     UNIQUE (user, uid, recurrence_id, sequence)
 );
 CREATE INDEX IF NOT EXISTS requests_by_user ON requests (user, id);
@@ -73,7 +93,7 @@ CREATE TABLE IF NOT EXISTS sessions (
 """
 
 
-class ServiceStore(AccountTables, SQLiteFile):
+class ServiceStore(AccountTables, SettingsTables, SQLiteFile):
     """The service's SQLite store.
 
     Parameters
@@ -110,7 +130,7 @@ class ServiceStore(AccountTables, SQLiteFile):
                     f"version reads up to {SCHEMA_VERSION})"
                 )
             if not tables:
-                for statement in _SCHEMA.split(";"):
+                for statement in [*_SCHEMA.split(";"), *_PERSON_TABLES]:
                     if statement.strip():
                         connection.execute(statement)
             else:
@@ -171,9 +191,11 @@ class ServiceStore(AccountTables, SQLiteFile):
             "loss_accept",
             "loss_decline",
             "reasons",
+            "notes",
         )
+        record = {"notes": [], **record}
         values = [
-            json.dumps(record[c]) if c in ("features", "missing", "reasons") else record[c]
+            json.dumps(record[c]) if c in ("features", "missing", "reasons", "notes") else record[c]
             for c in columns
         ]
         with self._transaction() as connection:
@@ -397,6 +419,6 @@ def _record(row: sqlite3.Row | None) -> dict | None:
     if row is None:
         return None
     record = dict(row)
-    for name in ("features", "missing", "reasons"):
+    for name in ("features", "missing", "reasons", "notes"):
         record[name] = json.loads(record[name])
     return record

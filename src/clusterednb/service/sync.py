@@ -11,18 +11,21 @@ organiser updated (a higher ``SEQUENCE``) is decided afresh. When the person lat
 "ask" in their own client, the next pass records that answer as feedback.
 
 Never answered: cancelled events, events the user organises, events the user is not invited
-to. An object on the server that cannot be read is skipped with a warning naming its href.
+to, and meetings that have ended (recorded as "expired"). The person's rules in the state store
+(:mod:`clusterednb.meeting.rules`: working hours, out of office, what an ask does, a comment;
+set with ``cnb serve``'s page or API) apply before the model; ``--on-ask`` and ``--comment``
+override theirs. An object on the server that cannot be read is skipped with a warning naming
+its href.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import sqlite3
 import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +33,8 @@ import icalendar
 
 from clusterednb.exceptions import warn_at_caller
 from clusterednb.meeting.calendar import features_in_context
-from clusterednb.meeting.deciding import ASK_BAND, decide_or_ask, request_record
-from clusterednb.meeting.directory import Directory, UserEntry
+from clusterednb.meeting.deciding import Decision, decide_or_ask, request_record
+from clusterednb.meeting.directory import UserEntry
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
 from clusterednb.meeting.imip import reply_message, send
 from clusterednb.meeting.invitation import (
@@ -42,94 +45,20 @@ from clusterednb.meeting.invitation import (
     sequence_number,
 )
 from clusterednb.meeting.reply import make_reply
+from clusterednb.meeting.rules import (
+    EXPIRED_REASON,
+    PersonRules,
+    decide_by_rules,
+    has_passed,
+    now,
+)
 from clusterednb.service.caldav_server import connection_problem, set_partstat
-
-PARTSTATS = {"accept": "ACCEPTED", "decline": "DECLINED"}
-"""The attendee's PARTSTAT for each decision."""
-ON_ASK = ("none", "tentative")
-"""What an "ask" does on the calendar: leave the invitation waiting, or answer TENTATIVE."""
-
-
-class ServerUnavailable(MeetingError):
-    """The CalDAV server cannot be reached or refused the login (exit status 2).
-
-    Examples
-    --------
-    >>> ServerUnavailable("cannot use the CalDAV server").exit_status
-    2
-    """
-
-    exit_status = 2
-
-
-@dataclass(frozen=True)
-class SyncSettings:
-    """What one pass needs (the ``cnb meeting sync`` options).
-
-    Examples
-    --------
-    >>> from pathlib import Path
-    >>> settings = SyncSettings("http://127.0.0.1:5232/ann/", "ann", "secret",
-    ...                         "ann@example.org", model=None, state=Path("ann.db"))
-    >>> settings.costs, settings.dry_run  # a wrong accept and a wrong decline cost the same
-    ((1.0, 1.0), False)
-    """
-
-    url: str
-    username: str
-    password: str
-    email: str
-    model: Any
-    state: Path
-    directory: Directory | None = None
-    smtp: tuple[str, int] | None = None
-    sender: str | None = None
-    ask_band: float = ASK_BAND
-    costs: tuple[float, float] = (1.0, 1.0)
-    ca_bundle: Path | None = None
-    on_ask: str = "none"
-    comment: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.on_ask not in ON_ASK:
-            raise MeetingError(f"on_ask must be one of {ON_ASK}, got {self.on_ask!r}")
-
-    dry_run: bool = False
-
-
-@dataclass
-class PassResult:
-    """What the pass did with one invitation (the decision itself is a
-    :class:`~clusterednb.meeting.deciding.Decision`).
-
-    Examples
-    --------
-    >>> outcome = PassResult("/ann/m1.ics", "m1", "", 0, "Planning", "accept", 0.91, "written")
-    >>> outcome.reasons
-    []
-    """
-
-    href: str
-    uid: str
-    recurrence_id: str
-    sequence: int
-    summary: str
-    decision: str
-    p_accept: float | None
-    action: str
-    reasons: list[dict[str, Any]] = field(default_factory=list)
-
-    def line(self) -> str:
-        """One line for a person.
-
-        Examples
-        --------
-        >>> PassResult("/ann/m1.ics", "m1", "", 0, "Planning", "accept", 0.91, "written").line()
-        'accept  P(accept) 0.910  written                          Planning'
-        """
-        p = "  —  " if self.p_accept is None else f"{self.p_accept:.3f}"
-        instance = f" [{self.recurrence_id}]" if self.recurrence_id else ""
-        return f"{self.decision:7} P(accept) {p}  {self.action:32} {self.summary}{instance}"
+from clusterednb.service.sync_settings import (
+    PARTSTATS,
+    PassResult,
+    ServerUnavailable,
+    SyncSettings,
+)
 
 
 @dataclass
@@ -237,9 +166,15 @@ def sync(settings: SyncSettings) -> list[PassResult]:
     jobs = settings.directory.jobs if settings.directory else {}
     outcomes = []
     with _state_store(settings) as store:
+        rules = store.rules(user, entry.timezone if entry else "UTC")
+        rules = replace(
+            rules, on_ask=settings.on_ask or rules.on_ask, comment=settings.comment or rules.comment
+        )
         for item in objects:
             for event in item.calendar.walk("VEVENT"):
-                outcome = _one(settings, store, client, everything, item, event, user, entry, jobs)
+                outcome = _one(
+                    settings, store, client, everything, item, event, user, entry, jobs, rules
+                )
                 if outcome is not None:
                     outcomes.append(outcome)
     return outcomes
@@ -253,9 +188,10 @@ def _answer_on_server(
     email: str,
     entry: UserEntry | None,
     partstat: str,
+    comment: str | None = None,
 ) -> str:
     """Set ``partstat`` on the server under the ETag and, with SMTP, mail the organiser the
-    REPLY; what was done, in words."""
+    REPLY (with ``comment``); what was done, in words."""
     uid, recurrence = str(event["UID"]), recurrence_key(event)
     waiting = ("NEEDS-ACTION",) if partstat == "TENTATIVE" else ("NEEDS-ACTION", "TENTATIVE")
     if set_partstat(client, item.href, uid, recurrence, email, partstat, waiting) != "written":
@@ -264,8 +200,8 @@ def _answer_on_server(
         return "answered on the server"
     zone = entry.timezone if entry else "UTC"
     single = _single(item, event)
-    stamp = dt.datetime.now(dt.UTC)
-    reply = make_reply(single, email, partstat, stamp, zone, settings.comment).to_ical()
+    stamp = now()
+    reply = make_reply(single, email, partstat, stamp, zone, comment).to_ical()
     summary = str(event.get("SUMMARY", "(no title)"))
     organizer = calendar_address(event["ORGANIZER"])
     send(
@@ -304,6 +240,7 @@ def _one(
     user: str,
     entry: UserEntry | None,
     jobs: dict[str, str],
+    rules: PersonRules,
 ) -> PassResult | None:
     email = calendar_address(settings.email)
     attendee = find_attendee(event, email)
@@ -327,9 +264,12 @@ def _one(
     }
     status = str(attendee.params.get("PARTSTAT", "NEEDS-ACTION")).upper()
     known = store.find_request(user, uid, recurrence, sequence)
-    waiting_on_server = status in ("NEEDS-ACTION", "TENTATIVE")
+    waiting = status in ("NEEDS-ACTION", "TENTATIVE")
+    if waiting and str(event.get("STATUS", "")).upper() != "CANCELLED":
+        if has_passed(event, rules.zone):
+            return _expired(settings, store, user, item, event, known, base)
     if (
-        waiting_on_server
+        waiting
         and known is not None
         and known["decision"] == "ask"
         and known["answer"] is not None
@@ -341,7 +281,9 @@ def _one(
         if settings.dry_run:
             return result
         partstat = PARTSTATS[known["answer"]]
-        written = _answer_on_server(settings, client, item, event, email, entry, partstat)
+        written = _answer_on_server(
+            settings, client, item, event, email, entry, partstat, rules.comment
+        )
         result.action = f"passed on the person's answer ({partstat.lower()}): {written}"
         return result
     if status == "TENTATIVE" and known is not None and known["decision"] == "ask":
@@ -384,7 +326,7 @@ def _one(
     except MeetingError as error:
         warn_at_caller(f"{item.href} skipped: {error}", MeetingWarning)
         return None
-    decided = decide_or_ask(
+    decided = decide_by_rules(event, rules, features) or decide_or_ask(
         settings.model, features, user, settings.costs, store.answers_of(user), settings.ask_band
     )
     result = PassResult(
@@ -396,10 +338,12 @@ def _one(
     )
     if settings.dry_run:
         return result
-    tentative = decided.decision == "ask" and settings.on_ask == "tentative"
+    tentative = decided.decision == "ask" and rules.on_ask == "tentative"
     if decided.decision != "ask" or tentative:
         partstat = "TENTATIVE" if tentative else PARTSTATS[decided.decision]
-        result.action = _answer_on_server(settings, client, item, event, email, entry, partstat)
+        result.action = _answer_on_server(
+            settings, client, item, event, email, entry, partstat, rules.comment
+        )
         if result.action.startswith("left alone"):
             return result
         if tentative:
@@ -407,4 +351,28 @@ def _one(
     else:
         result.action = "asked the person"
     store.add_request(user, request_record(event, single.to_ical(), features, missing, decided))
+    return result
+
+
+def _expired(
+    settings: SyncSettings,
+    store: Any,
+    user: str,
+    item: _Object,
+    event: icalendar.Event,
+    known: dict[str, Any] | None,
+    base: dict[str, Any],
+) -> PassResult:
+    """A waiting invitation whose meeting has ended: never answered, recorded as expired
+    (a question left open is closed; the person's late answer is not passed on)."""
+    result = PassResult(**base, decision="expired", p_accept=None, action="expired: never answered")
+    if settings.dry_run:
+        return result
+    if known is None:
+        decided = Decision("expired", reasons=(EXPIRED_REASON,))
+        store.add_request(
+            user, request_record(event, _single(item, event).to_ical(), {}, [], decided)
+        )
+    elif known["decision"] == "ask" and known["answer"] is not None:
+        result.action = "expired: the person's answer is not passed on"
     return result

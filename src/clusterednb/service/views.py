@@ -6,6 +6,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from clusterednb.meeting.explain import format_probability
+from clusterednb.meeting.rules import now
 
 
 def public_record(record: dict[str, Any]) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def public_record(record: dict[str, Any]) -> dict[str, Any]:
         "reasons": record["reasons"],
         "missing": record["missing"],
         "answer": record["answer"],
-    }
+    } | ({"warnings": record["notes"]} if record.get("notes") else {})
 
 
 def page_row(record: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
@@ -39,6 +40,9 @@ def page_row(record: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
     words = []
     for reason in record["reasons"][:3]:
         direction = "for accepting" if reason["log_odds"] > 0 else "for declining"
+        if reason["log_odds"] == 0 and reason.get("words"):  # a rule's reason: no direction
+            words.append(reason["words"])
+            continue
         if reason.get("words"):
             words.append(f"{reason['words']} ({direction})")
             continue
@@ -50,10 +54,24 @@ def page_row(record: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
         "summary": record["summary"],
         "organizer": record["organizer"],
         "when": local.strftime("%a %d %b %Y, %H:%M") + (f" ({zone.key})" if start.tzinfo else ""),
-        "decision": record["decision"],
+        "decision": _shown_decision(record),
         "answer": record["answer"],
+        "warnings": record.get("notes") or [],
         "percent": None if p is None else round(100 * p, 1),  # the bar's width only
         "probability": None if p is None else format_probability(p),  # as the CLI prints it
         "reasons": words,
         "missing": record["missing"],
     }
+
+
+def has_started(record: dict[str, Any]) -> bool:
+    """Whether a stored request's meeting has begun (a floating time read as UTC)."""
+    start = dt.datetime.fromisoformat(record["starts_at"])
+    return (start if start.tzinfo else start.replace(tzinfo=dt.UTC)) <= now()
+
+
+def _shown_decision(record: dict[str, Any]) -> str:
+    """An unanswered question whose meeting has begun is shown as expired."""
+    if record["decision"] == "ask" and record["answer"] is None and has_started(record):
+        return "expired"
+    return record["decision"]

@@ -20,8 +20,41 @@ import numpy as np
 
 from clusterednb.meeting.directory import Directory, UserEntry
 from clusterednb.meeting.features import IMPORTANCE, MEETING_FEATURES
+from clusterednb.meeting.rules import now
 
-REFERENCE = dt.date(2026, 11, 2)  # a Monday
+FIRST_WEEK = dt.date(2026, 11, 2)  # a Monday
+STAMP_BEFORE = dt.timedelta(days=32)  # invitations were sent 32 days before the week
+
+
+def reference_week() -> dt.date:
+    """The Monday of the simulated week: 2 November 2026, or, once that week has begun by
+    :func:`~clusterednb.meeting.rules.now`, the first Monday after now, so that the pending
+    invitations are always ahead (the assistant never answers a meeting that has ended).
+    Everything moves by whole weeks, so the features (weekday, local hour, conflicts, lead
+    time) stay the same; only around a daylight-saving change that the time zones make on
+    different dates can an hour seen from another zone differ.
+
+    Examples
+    --------
+    >>> from clusterednb.meeting.rules import clock_at
+    >>> with clock_at("2026-11-01T12:00:00+00:00"):
+    ...     reference_week().isoformat()
+    '2026-11-02'
+    >>> with clock_at("2026-11-26T12:00:00+00:00"):  # a Thursday three weeks later
+    ...     reference_week().isoformat()
+    '2026-11-30'
+
+    """
+    today = now().date()
+    if today < FIRST_WEEK:
+        return FIRST_WEEK
+    return FIRST_WEEK + dt.timedelta(weeks=(today - FIRST_WEEK).days // 7 + 1)
+
+
+def _stamp() -> dt.datetime:
+    """When the simulated invitations were sent (DTSTAMP)."""
+    sent = reference_week() - STAMP_BEFORE
+    return dt.datetime(sent.year, sent.month, sent.day, tzinfo=dt.UTC)
 _ZONES = {"military": "America/Los_Angeles", "academic": "America/New_York"}
 _SITES = {"military": "Fort Ord", "academic": "Campus", "research lab": "Building 32"}
 _TOPICS = ("budget", "exercise", "proposal", "seminar", "review", "lunch", "training", "thesis")
@@ -81,7 +114,7 @@ def _event(
 ) -> icalendar.Event:
     event = icalendar.Event()
     event.add("UID", uid)
-    event.add("DTSTAMP", dt.datetime(2026, 10, 1, tzinfo=dt.UTC))
+    event.add("DTSTAMP", _stamp())
     event.add("DTSTART", start)
     event.add("DTEND", start + dt.timedelta(minutes=minutes))
     event.add("SUMMARY", summary)
@@ -102,7 +135,7 @@ def _calendar(method: str | None = None) -> icalendar.Calendar:
 
 
 def _slot(rng: np.random.Generator, zone: ZoneInfo, day: int) -> dt.datetime:
-    date = REFERENCE + dt.timedelta(days=day)
+    date = reference_week() + dt.timedelta(days=day)
     hour, quarter = int(rng.integers(7, 18)), int(rng.integers(0, 4))
     return dt.datetime.combine(date, dt.time(hour, 15 * quarter), zone)
 
@@ -153,8 +186,8 @@ def make_calendar(rng: np.random.Generator, user: str, directory: Directory) -> 
         )
     holiday = icalendar.Event()
     holiday.add("UID", f"{user}-allday")
-    holiday.add("DTSTAMP", dt.datetime(2026, 10, 1, tzinfo=dt.UTC))
-    holiday.add("DTSTART", REFERENCE + dt.timedelta(days=int(rng.integers(0, 5))))
+    holiday.add("DTSTAMP", _stamp())
+    holiday.add("DTSTART", reference_week() + dt.timedelta(days=int(rng.integers(0, 5))))
     holiday.add("SUMMARY", "all-day reminder")
     calendar.add_component(holiday)
     calendar.add_missing_timezones()

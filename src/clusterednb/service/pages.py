@@ -1,0 +1,192 @@
+"""The review page: sign in with the API token, see every request (local time, the probability
+as the command line prints it, the reasons in words), answer the questions, set your rules.
+
+Pages answer HTML to a browser and are left out of the API's schema. A browser session is a
+cookie (HttpOnly, SameSite=Strict); every form carries the session's CSRF token.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from clusterednb.meeting.errors import MeetingError
+from clusterednb.meeting.rules import DAYS, PersonRules
+from clusterednb.service.accounts import Account
+from clusterednb.service.api_schema import ApiError
+from clusterednb.service.store import ServiceStore
+from clusterednb.service.views import page_row
+
+SESSION_COOKIE = "cnb_session"
+TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+_RANGE = re.compile(r"^\s*(\w+)\s*-\s*(\w+)\s*$")
+
+
+def days_in_words(days: tuple[int, ...]) -> str:
+    """Working days as the form shows them.
+
+    Examples
+    --------
+    >>> days_in_words((0, 1, 2, 3, 4)), days_in_words((0, 2)), days_in_words(())
+    ('Mon-Fri', 'Mon,Wed', '')
+    """
+    if len(days) > 2 and days == tuple(range(days[0], days[-1] + 1)):
+        return f"{DAYS[days[0]]}-{DAYS[days[-1]]}"
+    return ",".join(DAYS[d] for d in days)
+
+
+def rules_from_form(form: dict[str, str]) -> dict[str, Any]:
+    """The settings form's fields as :meth:`PersonRules.from_dict` reads them.
+
+    Examples
+    --------
+    >>> data = rules_from_form({"working_hours": "09:00-17:00", "working_days": "Mon-Thu",
+    ...                         "out_of_office": "2026-12-21..2027-01-01 2027-02-05"})
+    >>> data["working_hours"], data["working_days"]
+    (['09:00', '17:00'], [0, 1, 2, 3])
+    >>> data["out_of_office"]
+    [['2026-12-21', '2027-01-01'], ['2027-02-05', '2027-02-05']]
+    """
+    data: dict[str, Any] = {}
+    for name in ("time_zone", "outside_hours", "while_away", "on_ask"):
+        if form.get(name):
+            data[name] = form[name].strip()
+    if "working_hours" in form:
+        hours = form["working_hours"].strip()
+        data["working_hours"] = [part.strip() for part in hours.split("-")] if hours else None
+    if "working_days" in form:
+        data["working_days"] = _days(form["working_days"])
+    if "out_of_office" in form:
+        periods = [p for p in re.split(r"[,;\s]+", form["out_of_office"].strip()) if p]
+        pairs = []
+        for period in periods:  # "first..last", or one day
+            first, _, last = period.partition("..")
+            pairs.append([first, last or first])
+        data["out_of_office"] = pairs
+    if "comment" in form:
+        data["comment"] = form["comment"].strip() or None
+    return data
+
+
+def _days(text: str) -> list[int]:
+    """ "Mon-Fri" or "Mon,Wed" as day numbers."""
+    names = {day.lower(): number for number, day in enumerate(DAYS)}
+    found = _RANGE.match(text)
+    if found and found[1][:3].lower() in names and found[2][:3].lower() in names:
+        first, last = names[found[1][:3].lower()], names[found[2][:3].lower()]
+        return list(range(first, last + 1))
+    days = []
+    for part in re.split(r"[,\s]+", text.strip()):
+        if part:
+            if part[:3].lower() not in names:
+                raise MeetingError(f"working days: {part!r} is not a day (Mon … Sun)")
+            days.append(names[part[:3].lower()])
+    return days
+
+
+def add_pages(
+    app: FastAPI,
+    store: Callable[[], ServiceStore],
+    state: dict[str, Any],
+    rules_of: Callable[[str], PersonRules],
+) -> None:
+    """Add the sign-in, review, answer and settings pages to ``app``."""
+
+    def session_of(request: Request) -> tuple[Account, str] | None:
+        cookie = request.cookies.get(SESSION_COOKIE)
+        return store().session(cookie) if cookie else None
+
+    def signed_in(request: Request, form: Any) -> Account:
+        found = session_of(request)
+        if found is None:
+            raise ApiError(401, "sign in first")
+        if form.get("csrf") != found[1]:
+            raise ApiError(403, "the form's CSRF token is missing or wrong; reload the page")
+        return found[0]
+
+    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
+    def login_form(request: Request) -> HTMLResponse:
+        return TEMPLATES.TemplateResponse(request, "login.html", {"error": None})
+
+    @app.post("/login", response_class=HTMLResponse, include_in_schema=False)
+    async def login(request: Request) -> Response:
+        form = await request.form()
+        token = str(form.get("token", "")).strip()
+        found = store().authenticate(token)
+        if found is None:
+            context = {"error": "That token is not valid (or was revoked)."}
+            return TEMPLATES.TemplateResponse(request, "login.html", context)
+        session, _ = store().open_session(found.user)
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(
+            SESSION_COOKIE, session, httponly=True, samesite="strict", max_age=12 * 3600
+        )
+        return response
+
+    @app.post("/logout", include_in_schema=False)
+    async def logout(request: Request) -> Response:
+        found = session_of(request)
+        form = await request.form()
+        if found is not None and form.get("csrf") == found[1]:
+            store().close_session(request.cookies[SESSION_COOKIE])
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(SESSION_COOKIE)
+        return response
+
+    def review_page(request: Request, who: Account, csrf: str, show: str, error: str | None):
+        pending_only = show == "pending"
+        rules = rules_of(who.user)
+        rows = [page_row(r, rules.zone) for r in store().requests(who.user)]
+        waiting = [r for r in rows if r["decision"] == "ask" and r["answer"] is None]
+        context = {
+            "who": who,
+            "csrf": csrf,
+            "rows": waiting if pending_only else rows,
+            "show": "pending" if pending_only else "all",
+            "n_pending": len(waiting),
+            "rules": rules,
+            "days": days_in_words(rules.working_days),
+            "away": ", ".join(f"{a}..{b}" for a, b in rules.out_of_office),
+            "settings_error": error,
+        }
+        return TEMPLATES.TemplateResponse(
+            request, "review.html", context, status_code=400 if error else 200
+        )
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def review(request: Request, show: str = "all") -> Response:
+        found = session_of(request)
+        if found is None:
+            return RedirectResponse("/login", status_code=303)
+        return review_page(request, *found, show, None)
+
+    @app.post("/requests/{request_id}/answer", include_in_schema=False)
+    async def answer(request_id: int, request: Request) -> Response:
+        form = await request.form()
+        who = signed_in(request, form)
+        if form.get("accepted") not in ("yes", "no"):
+            raise ApiError(400, "accepted must be yes or no")
+        if not 1 <= request_id < 2**63 or store().request(who.user, request_id) is None:
+            raise ApiError(404, f"no request {request_id}")
+        store().answer(who.user, request_id, form["accepted"] == "yes")
+        state["learner"].request_refit()
+        return RedirectResponse(f"/?show={form.get('show', 'all')}", status_code=303)
+
+    @app.post("/settings", include_in_schema=False)
+    async def settings(request: Request) -> Response:
+        form = await request.form()
+        who = signed_in(request, form)
+        fields = {name: str(value) for name, value in form.items() if name != "csrf"}
+        try:
+            changed = rules_of(who.user).to_dict() | rules_from_form(fields)
+            store().set_rules(who.user, PersonRules.from_dict(changed))
+        except MeetingError as error:
+            found = session_of(request)
+            return review_page(request, found[0], found[1], "all", str(error))
+        return RedirectResponse("/#settings", status_code=303)

@@ -1,0 +1,97 @@
+"""What one calendar pass (:mod:`clusterednb.service.sync`) is given and what it reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clusterednb.meeting.deciding import ASK_BAND
+from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.errors import MeetingError
+from clusterednb.meeting.rules import ON_ASK
+
+PARTSTATS = {"accept": "ACCEPTED", "decline": "DECLINED"}
+"""The attendee's PARTSTAT for each decision."""
+
+
+class ServerUnavailable(MeetingError):
+    """The CalDAV server cannot be reached or refused the login (exit status 2).
+
+    Examples
+    --------
+    >>> ServerUnavailable("cannot use the CalDAV server").exit_status
+    2
+    """
+
+    exit_status = 2
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    """What one pass needs (the ``cnb meeting sync`` options).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> settings = SyncSettings("http://127.0.0.1:5232/ann/", "ann", "secret",
+    ...                         "ann@example.org", model=None, state=Path("ann.db"))
+    >>> settings.costs, settings.dry_run  # a wrong accept and a wrong decline cost the same
+    ((1.0, 1.0), False)
+    """
+
+    url: str
+    username: str
+    password: str
+    email: str
+    model: Any
+    state: Path
+    directory: Directory | None = None
+    smtp: tuple[str, int] | None = None
+    sender: str | None = None
+    ask_band: float = ASK_BAND
+    costs: tuple[float, float] = (1.0, 1.0)
+    ca_bundle: Path | None = None
+    on_ask: str | None = None
+    comment: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.on_ask is not None and self.on_ask not in ON_ASK:
+            raise MeetingError(f"on_ask must be one of {ON_ASK}, got {self.on_ask!r}")
+
+    dry_run: bool = False
+
+
+@dataclass
+class PassResult:
+    """What the pass did with one invitation (the decision itself is a
+    :class:`~clusterednb.meeting.deciding.Decision`).
+
+    Examples
+    --------
+    >>> outcome = PassResult("/ann/m1.ics", "m1", "", 0, "Planning", "accept", 0.91, "written")
+    >>> outcome.reasons
+    []
+    """
+
+    href: str
+    uid: str
+    recurrence_id: str
+    sequence: int
+    summary: str
+    decision: str
+    p_accept: float | None
+    action: str
+    reasons: list[dict[str, Any]] = field(default_factory=list)
+
+    def line(self) -> str:
+        """One line for a person.
+
+        Examples
+        --------
+        >>> PassResult("/ann/m1.ics", "m1", "", 0, "Planning", "accept", 0.91, "written").line()
+        'accept  P(accept) 0.910  written                          Planning'
+        """
+        p = "  —  " if self.p_accept is None else f"{self.p_accept:.3f}"
+        instance = f" [{self.recurrence_id}]" if self.recurrence_id else ""
+        return f"{self.decision:7} P(accept) {p}  {self.action:32} {self.summary}{instance}"
