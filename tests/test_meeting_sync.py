@@ -3,20 +3,14 @@
 
 from __future__ import annotations
 
-import email
 import json
 import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 
 import icalendar
-import numpy as np
 import pytest
 
+from calendar_servers import USER
 from clusterednb.cli import main
-from clusterednb.meeting.directory import Directory, UserEntry
 from clusterednb.meeting.invitation import find_attendee, read_calendar
 from clusterednb.meeting.reply import reply_problems
 from service_helpers import free_port
@@ -25,8 +19,6 @@ from test_meeting_rfc import NEW_YORK_ZONE
 caldav = pytest.importorskip("caldav", reason="caldav is not installed")
 pytest.importorskip("radicale", reason="radicale is not installed")
 pytest.importorskip("aiosmtpd", reason="aiosmtpd is not installed")
-
-USER = "ann@org.example"
 
 
 def vcalendar(*events: str, zones: str = "") -> str:
@@ -57,93 +49,6 @@ def vevent(
         f"BEGIN:VEVENT\nUID:{uid}\nSEQUENCE:{sequence}\nDTSTAMP:20261101T120000Z\n{when}"
         f"SUMMARY:{summary}\nORGANIZER:mailto:boss@org.example\n{who}{extra}END:VEVENT\n"
     )
-
-
-@pytest.fixture
-def radicale(tmp_path):
-    users = tmp_path / "users"
-    users.write_text("ann:secret\n")
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "radicale",
-            "--server-hosts",
-            f"127.0.0.1:{port}",
-            "--storage-filesystem-folder",
-            str(tmp_path / "collections"),
-            "--auth-type",
-            "htpasswd",
-            "--auth-htpasswd-filename",
-            str(users),
-            "--auth-htpasswd-encryption",
-            "plain",
-            "--rights-type",
-            "owner_only",
-            "--logging-level",
-            "warning",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            break
-        except urllib.error.HTTPError:
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield url
-    process.terminate()
-    process.wait(timeout=30)
-
-
-@pytest.fixture
-def smtp():
-    from aiosmtpd.controller import Controller
-
-    class Inbox:
-        def __init__(self) -> None:
-            self.messages: list[email.message.Message] = []
-
-        async def handle_DATA(self, server, session, envelope):
-            self.messages.append(email.message_from_bytes(envelope.content))
-            return "250 OK"
-
-    inbox = Inbox()
-    controller = Controller(inbox, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    yield inbox, f"127.0.0.1:{controller.port}"
-    controller.stop()
-
-
-@pytest.fixture(scope="module")
-def setting(tmp_path_factory):
-    from clusterednb import ClusteredNB
-    from clusterednb.meeting import FEATURE_NAMES, meeting_schema, simulate_organisation
-
-    folder = tmp_path_factory.mktemp("sync")
-    requests = simulate_organisation(np.random.default_rng(0)).requests
-    model = ClusteredNB(inference="bhc", schema=meeting_schema(), progress=False).fit(
-        requests[list(FEATURE_NAMES)], requests["accepted"], requests["user"]
-    )
-    model.save(folder / "model.cnb")
-    Directory(
-        jobs={"boss@org.example": "administrator"},
-        users={
-            "ann": UserEntry(
-                USER,
-                "America/New_York",
-                "Building 32",
-                {"boss@org.example": "supervisor"},
-                {"budget": "critical"},
-            )
-        },
-    ).to_json(folder / "directory.json")
-    return folder
 
 
 def upload(url: str, objects: dict[str, str]):
@@ -435,7 +340,6 @@ def test_a_self_signed_server_is_one_line_and_a_ca_bundle_trusts_it(setting, tmp
     the server, which is no CalDAV server: a different one-line error)."""
     import http.server
     import ssl
-    import subprocess
     import threading
 
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"

@@ -26,7 +26,7 @@ def event_at(start: dt.datetime, minutes: int = 30) -> icalendar.Event:
     return event
 
 
-LONDON = dt.timezone.utc  # 2026-11: London is on UTC
+LONDON = dt.UTC  # 2026-11: London is on UTC
 
 
 @pytest.mark.parametrize(

@@ -3,19 +3,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from clusterednb.meeting.invitation import find_attendee
 from clusterednb.meeting.rules import PersonRules
-from test_meeting_sync import (  # noqa: F401  (fixtures)
-    INVITATIONS,
-    USER,
-    radicale,
-    run_sync,
-    server_copy,
-    setting,
-    upload,
-)
+from test_meeting_sync import INVITATIONS, USER, run_sync, server_copy, upload
 
 
 def partstat(calendar, uid: str) -> str:
@@ -27,7 +17,7 @@ def test_the_persons_rules_in_the_state_store_decide_before_the_model(
     radicale,
     setting,
     tmp_path,
-    capsys,  # noqa: F811
+    capsys,
 ):
     from clusterednb.service.store import ServiceStore
 
@@ -52,7 +42,7 @@ def test_a_meeting_that_has_ended_is_never_answered(
     setting,
     tmp_path,
     capsys,
-    monkeypatch,  # noqa: F811
+    monkeypatch,
 ):
     from clusterednb.service.store import ServiceStore
 

@@ -260,17 +260,13 @@ def sync_calendars(args: argparse.Namespace) -> None:
     ...
     clusterednb.meeting.errors.MeetingError: --smtp takes HOST:PORT, got 'mail.example.org'
     """
+    from clusterednb.cli.options import smtp_address
     from clusterednb.meeting.deciding import meeting_loss
     from clusterednb.service.sync import sync
     from clusterednb.service.sync_settings import SyncSettings
 
     meeting_loss(args.cost_false_accept, args.cost_false_decline)  # checks the costs
-    smtp = None
-    if args.smtp:
-        host, _, port = args.smtp.rpartition(":")
-        if not host or not port.isdigit():
-            raise MeetingError(f"--smtp takes HOST:PORT, got {args.smtp!r}")
-        smtp = (host, int(port))
+    smtp = smtp_address(args.smtp) if args.smtp else None
     settings = SyncSettings(
         url=args.caldav,
         username=args.username,

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from clusterednb.meeting.errors import MeetingError
+
 
 def comma_list(text: str) -> list[str]:
     """``"a,b, c"`` → ``["a", "b", "c"]`` (empty items dropped).
@@ -215,3 +217,21 @@ def add_calibration(parser: argparse.ArgumentParser, default: str, help: str) ->
         metavar="{sigmoid,none}",
         help=f"{help} (default {default})",
     )
+
+
+def smtp_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` as a pair.
+
+    Examples
+    --------
+    >>> smtp_address("127.0.0.1:8025")
+    ('127.0.0.1', 8025)
+    >>> smtp_address("mail.example.org")
+    Traceback (most recent call last):
+    ...
+    clusterednb.meeting.errors.MeetingError: --smtp takes HOST:PORT, got 'mail.example.org'
+    """
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise MeetingError(f"--smtp takes HOST:PORT, got {text!r}")
+    return host, int(port)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+from pathlib import Path
 
 from clusterednb.exceptions import warn_at_caller
-from clusterednb.meeting.errors import MeetingWarning
+from clusterednb.meeting.errors import MeetingError, MeetingWarning
 from clusterednb.service.store import ServiceStore
 
 
@@ -25,9 +26,29 @@ def serve(args: argparse.Namespace) -> None:
     import uvicorn
 
     from clusterednb.service.app import create_app
+    from clusterednb.service.settings_tables import check_private
 
+    if args.sync_every < 0:
+        raise MeetingError(
+            f"--sync-every must be 0 (none) or a number of minutes, got {args.sync_every}"
+        )
+    from clusterednb.cli.options import smtp_address
+
+    smtp = smtp_address(args.smtp) if args.smtp else None
+    if args.sync_every > 0 and Path(args.store).exists():
+        with ServiceStore(args.store) as store:
+            if store.calendar_accounts():
+                check_private(args.store)  # it holds passwords: refuse before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    app = create_app(args.store, args.directory, args.model, args.ask_band)
+    app = create_app(
+        args.store,
+        args.directory,
+        args.model,
+        args.ask_band,
+        sync_every=60.0 * args.sync_every,
+        smtp=smtp,
+        sender=args.sender,
+    )
     uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=True)
 
 
@@ -107,3 +128,52 @@ def revoke_user(args: argparse.Namespace) -> None:
     with ServiceStore(args.store) as store:
         store.revoke(args.user)
     print(f"revoked {args.user}")
+
+
+def register_calendar(args: argparse.Namespace) -> None:
+    """``cnb users calendar``: register (or ``--remove``) a person's CalDAV account; the
+    password comes from a file, the environment or a prompt, never the command line.
+
+    Examples
+    --------
+    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> from clusterednb.models import examples as models_toy
+    >>> path = toy.service_store()[0].path
+    >>> secret = models_toy.scratch_file("ann-password")
+    >>> _ = secret.write_text("s3cret\\n")
+    >>> secret.chmod(0o600)
+    >>> register_calendar(build_parser().parse_args([
+    ...     "users", "calendar", "ann", "--store", str(path), "--caldav",
+    ...     "http://127.0.0.1:5232/ann/", "--username", "ann", "--password-file", str(secret)]))
+    registered ann's calendar at http://127.0.0.1:5232/ann/ (its password is kept in the store, ...)
+    >>> register_calendar(build_parser().parse_args([
+    ...     "users", "calendar", "ann", "--store", str(path), "--remove"]))
+    removed ann's calendar account
+    """
+    from clusterednb.cli.meeting_commands import caldav_password
+    from clusterednb.service.settings_tables import CalendarAccount
+
+    with ServiceStore(args.store) as store:
+        if args.remove:
+            found = store.remove_calendar_account(args.user)
+            print(f"removed {args.user}'s calendar account" if found else f"{args.user} had none")
+            return
+        if not args.caldav or not args.username:
+            raise MeetingError("give --caldav URL and --username NAME (or --remove)")
+        if args.ca_bundle is not None and not Path(args.ca_bundle).is_file():
+            raise MeetingError(f"--ca-bundle {args.ca_bundle}: no such file")
+        args.password = None  # never from the command line here
+        password = caldav_password(args)
+        account = CalendarAccount(
+            args.user,
+            args.caldav,
+            args.username,
+            password,
+            str(Path(args.ca_bundle).resolve()) if args.ca_bundle else None,
+        )
+        store.set_calendar_account(account)
+    print(
+        f"registered {args.user}'s calendar at {args.caldav} (its password is kept in the "
+        "store, readable by you only)"
+    )

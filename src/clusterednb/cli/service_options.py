@@ -1,4 +1,5 @@
-"""The ``cnb serve`` and ``cnb users add | list | revoke`` commands' options (argparse only)."""
+"""The ``cnb serve`` and ``cnb users add | list | revoke | calendar`` commands' options
+(argparse only)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,16 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--ask-band", type=float, default=0.2, help="ask if losses are closer (%(default)s)"
     )
+    serve.add_argument(
+        "--sync-every",
+        type=float,
+        default=15.0,
+        metavar="MINUTES",
+        help="minutes between rounds of the registered calendars' passes (cnb users calendar; "
+        "default 15; 0: none)",
+    )
+    serve.add_argument("--smtp", metavar="HOST:PORT", help="the passes also mail each reply")
+    serve.add_argument("--from", dest="sender", metavar="EMAIL", help="the replies' sender")
     serve.set_defaults(run=f"{COMMANDS}:serve", needs=("service",))
 
     users = commands.add_parser("users", help="accounts of the service")
@@ -64,3 +75,20 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     revoke.add_argument("user", help="the user id whose token stops working")
     revoke.add_argument("--store", type=Path, required=True, help=STORE_HELP)
     revoke.set_defaults(run=f"{COMMANDS}:revoke_user")
+    calendar = sub.add_parser(
+        "calendar",
+        help="register a person's CalDAV account: cnb serve then answers there on its schedule",
+    )
+    calendar.add_argument("user", help="the user id (cnb users add)")
+    calendar.add_argument("--store", type=Path, required=True, help=STORE_HELP)
+    calendar.add_argument("--caldav", metavar="URL", help="the CalDAV server")
+    calendar.add_argument("--username", help="the CalDAV account's user name")
+    calendar.add_argument(
+        "--password-file",
+        type=Path,
+        help="a file holding the password (its first line); or set CNB_CALDAV_PASSWORD, or "
+        "leave both out on a terminal to be asked; kept in the store, readable by you only",
+    )
+    calendar.add_argument("--ca-bundle", type=Path, help="PEM of the authorities to trust")
+    calendar.add_argument("--remove", action="store_true", help="forget the account instead")
+    calendar.set_defaults(run=f"{COMMANDS}:register_calendar")

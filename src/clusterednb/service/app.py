@@ -43,9 +43,11 @@ from clusterednb.service.api_schema import (
     errors,
     without_validation_errors,
 )
+from clusterednb.service.calendar_passes import CalendarPasses
 from clusterednb.service.intake import receive_cancellation, receive_invitation
 from clusterednb.service.learning import Learner
 from clusterednb.service.pages import add_pages
+from clusterednb.service.settings_tables import check_private
 from clusterednb.service.store import ServiceStore
 from clusterednb.service.views import has_started, public_record
 from clusterednb.version import __version__
@@ -94,6 +96,9 @@ def create_app(
     model_path: str | Path | None = None,
     ask_band: float = ASK_BAND,
     debounce: float = 1.0,
+    sync_every: float = 0.0,
+    smtp: tuple[str, int] | None = None,
+    sender: str | None = None,
 ) -> FastAPI:
     """The service's ASGI application.
 
@@ -109,6 +114,11 @@ def create_app(
         Expected-loss difference below which the service asks instead of deciding.
     debounce : float, default=1.0
         Seconds between an answer and the refit it triggers.
+    sync_every : float, default=0.0
+        Seconds between rounds of the registered people's calendar passes
+        (:mod:`~clusterednb.service.calendar_passes`); 0: none.
+    smtp : (host, port), optional
+        The passes also mail the organisers their replies (from ``sender``).
 
     Examples
     --------
@@ -133,8 +143,18 @@ def create_app(
         store = ServiceStore(store_path)
         learner = Learner(store, base, debounce)
         learner.start()
+        passes = None
+        if sync_every > 0:
+            if store.calendar_accounts():
+                check_private(store_path)  # it holds passwords
+            passes = CalendarPasses(
+                store, learner.current, sync_every, directory, smtp, sender, ask_band
+            )
+            passes.start()
         state.update(store=store, learner=learner)
         yield
+        if passes is not None:
+            passes.stop()
         learner.stop()
         store.close()
 

@@ -20,6 +20,7 @@ from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.rules import DAYS, PersonRules
 from clusterednb.service.accounts import Account
 from clusterednb.service.api_schema import ApiError
+from clusterednb.service.settings_tables import CalendarAccount
 from clusterednb.service.store import ServiceStore
 from clusterednb.service.views import page_row
 
@@ -139,7 +140,14 @@ def add_pages(
         response.delete_cookie(SESSION_COOKIE)
         return response
 
-    def review_page(request: Request, who: Account, csrf: str, show: str, error: str | None):
+    def review_page(
+        request: Request,
+        who: Account,
+        csrf: str,
+        show: str,
+        error: str | None,
+        calendar_error: str | None = None,
+    ):
         pending_only = show == "pending"
         rules = rules_of(who.user)
         rows = [page_row(r, rules.zone) for r in store().requests(who.user)]
@@ -154,9 +162,11 @@ def add_pages(
             "days": days_in_words(rules.working_days),
             "away": ", ".join(f"{a}..{b}" for a, b in rules.out_of_office),
             "settings_error": error,
+            "calendar_error": calendar_error,
+            "account": store().calendar_account(who.user),
         }
         return TEMPLATES.TemplateResponse(
-            request, "review.html", context, status_code=400 if error else 200
+            request, "review.html", context, status_code=400 if error or calendar_error else 200
         )
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -190,3 +200,26 @@ def add_pages(
             found = session_of(request)
             return review_page(request, found[0], found[1], "all", str(error))
         return RedirectResponse("/#settings", status_code=303)
+
+    @app.post("/calendar-account", include_in_schema=False)
+    async def calendar_account(request: Request) -> Response:
+        form = await request.form()
+        who = signed_in(request, form)
+        if form.get("remove") == "yes":
+            store().remove_calendar_account(who.user)
+            return RedirectResponse("/#calendar-account", status_code=303)
+        url, username = str(form.get("url", "")).strip(), str(form.get("username", "")).strip()
+        password = str(form.get("password", ""))
+        known = store().calendar_account(who.user)
+        if not password and known is not None and (url, username) == (known.url, known.username):
+            password = known.password  # unchanged: keep the stored one
+        problem = None
+        if not url.startswith(("https://", "http://")) or len(url) > 2000:
+            problem = "the CalDAV server must be an http(s) address"
+        elif not username or not password:
+            problem = "give the user name and the password"
+        if problem:
+            found = session_of(request)
+            return review_page(request, found[0], found[1], "all", None, problem)
+        store().set_calendar_account(CalendarAccount(who.user, url, username, password))
+        return RedirectResponse("/#calendar-account", status_code=303)

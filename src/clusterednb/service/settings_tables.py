@@ -151,6 +151,11 @@ class SettingsTables:
             cursor = connection.execute("DELETE FROM calendar_accounts WHERE user = ?", (user,))
         return cursor.rowcount > 0
 
+    def calendar_account(self, user: str) -> CalendarAccount | None:
+        """``user``'s CalDAV account, if registered."""
+        found = [account for account in self.calendar_accounts() if account.user == user]
+        return found[0] if found else None
+
     def calendar_accounts(self) -> list[CalendarAccount]:
         """Every registered CalDAV account, by user."""
         rows = self._all(

@@ -136,7 +136,11 @@ def _single(item: _Object, event: icalendar.Event) -> icalendar.Calendar:
 
 
 def _user_key(settings: SyncSettings) -> tuple[str, UserEntry | None]:
+    """The store's key of the person (the service's user id when given, else the directory's
+    user of the address, else the address) and their directory entry."""
     directory = settings.directory
+    if settings.user is not None:
+        return settings.user, directory.users.get(settings.user) if directory else None
     if directory is not None:
         for user, entry in directory.users.items():
             if entry.email == calendar_address(settings.email):

@@ -54,6 +54,7 @@ class SyncSettings:
     ca_bundle: Path | None = None
     on_ask: str | None = None
     comment: str | None = None
+    user: str | None = None
 
     def __post_init__(self) -> None:
         if self.on_ask is not None and self.on_ask not in ON_ASK:

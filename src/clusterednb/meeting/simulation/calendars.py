@@ -55,6 +55,8 @@ def _stamp() -> dt.datetime:
     """When the simulated invitations were sent (DTSTAMP)."""
     sent = reference_week() - STAMP_BEFORE
     return dt.datetime(sent.year, sent.month, sent.day, tzinfo=dt.UTC)
+
+
 _ZONES = {"military": "America/Los_Angeles", "academic": "America/New_York"}
 _SITES = {"military": "Fort Ord", "academic": "Campus", "research lab": "Building 32"}
 _TOPICS = ("budget", "exercise", "proposal", "seminar", "review", "lunch", "training", "thesis")

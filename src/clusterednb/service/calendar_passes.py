@@ -1,0 +1,131 @@
+"""``cnb serve``'s calendar passes: every registered person's CalDAV pass on a schedule.
+
+One process serves the API, the page and the calendars. Every ``every`` seconds a background
+thread runs :func:`~clusterednb.service.sync.sync` for each account registered with
+``cnb users calendar`` (or on the page), with the service's current model, the person's costs
+and rules, and the service's own store as the pass's state: an answer given on the page or
+through the API reaches the calendar on the next pass, and an answer given in the person's own
+calendar client reaches the store. A pass that fails (the server is down, the login is refused)
+is logged in one line naming the person and the server and the cause, never the password, and
+the other people's passes go on.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.errors import MeetingError
+from clusterednb.service.store import ServiceStore
+from clusterednb.service.sync import sync
+from clusterednb.service.sync_settings import SyncSettings
+
+log = logging.getLogger("clusterednb.service.calendar")
+DEFAULT_EVERY = 900.0
+"""Seconds between two rounds of passes (``cnb serve --sync-every``, in minutes: 15)."""
+
+
+class CalendarPasses:
+    """A background thread running every registered person's calendar pass.
+
+    Parameters
+    ----------
+    store : ServiceStore
+        The service's store: the accounts, the people's costs and rules, the pass's state.
+    model : callable
+        Returns the serving model (or None).
+    every : float
+        Seconds between rounds (> 0).
+    directory : Directory, optional
+    smtp : (host, port), optional
+        Also mail the organiser each reply.
+
+    Examples
+    --------
+    With no account registered a round does nothing:
+
+    >>> from clusterednb.service import examples as toy
+    >>> store, _ = toy.service_store()
+    >>> CalendarPasses(store, lambda: None, 60.0).run_round()
+    {}
+    """
+
+    def __init__(
+        self,
+        store: ServiceStore,
+        model: Any,
+        every: float = DEFAULT_EVERY,
+        directory: Directory | None = None,
+        smtp: tuple[str, int] | None = None,
+        sender: str | None = None,
+        ask_band: float | None = None,
+    ) -> None:
+        if not every > 0:
+            raise MeetingError(f"the calendar passes need a positive interval, got {every}")
+        self.store, self.model, self.every = store, model, every
+        self.directory, self.smtp, self.sender = directory, smtp, sender
+        self.ask_band = ask_band
+        self.last: dict[str, str] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="calendar-passes", daemon=True)
+
+    def start(self) -> None:
+        """Run a round now and then every ``every`` seconds, in the background."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop after the pass under way (waits up to 60 s)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=60)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.run_round()
+            self._stop.wait(self.every)
+
+    def run_round(self) -> dict[str, str]:
+        """One pass for every registered account; ``{user: what happened}`` in words."""
+        people = {account.user: account for account in self.store.users()}
+        for account in self.store.calendar_accounts():
+            person = people.get(account.user)
+            if person is None or person.revoked:
+                continue
+            started = time.monotonic()
+            settings = SyncSettings(
+                url=account.url,
+                username=account.username,
+                password=account.password,
+                email=person.email,
+                user=person.user,
+                model=self.model(),
+                state=Path(self.store.path),
+                directory=self.directory,
+                smtp=self.smtp,
+                sender=self.sender,
+                costs=(person.cost_false_accept, person.cost_false_decline),
+                ca_bundle=Path(account.ca_bundle) if account.ca_bundle else None,
+                **({} if self.ask_band is None else {"ask_band": self.ask_band}),
+            )
+            try:
+                outcomes = sync(settings)
+            except MeetingError as error:  # one line: the person, the server, the cause
+                self.last[account.user] = f"failed: {error}"
+                log.warning("calendar pass for %s failed: %s", account.user, error)
+                continue
+            actions = Counter(outcome.action.split(":")[0] for outcome in outcomes)
+            said = ", ".join(f"{n} {action}" for action, n in sorted(actions.items())) or "nothing"
+            self.last[account.user] = said
+            log.info(
+                "calendar pass for %s (%s): %s in %.1f s",
+                account.user,
+                account.url,
+                said,
+                time.monotonic() - started,
+            )
+        return dict(self.last)
