@@ -88,3 +88,67 @@ def test_sign_in_review_answer_and_filter(tmp_path, capsys, browser):
         assert status in (401, 403) and answer["error"]
         errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
         assert not errors, errors
+
+
+def test_rules_and_calendar_on_the_page_and_an_expired_request(tmp_path, capsys, browser):
+    """The settings form changes what the API answers; a bad time zone is said on the page;
+    the calendar form keeps the password out of the page; an ended meeting shows as expired
+    with nothing to click."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from clusterednb.service.store import ServiceStore
+    from test_service import invitation
+
+    store = tmp_path / "store.db"
+    assert main(["users", "add", "ann", "--email", "ann@org.example", "--store", str(store)]) == 0
+    token = capsys.readouterr().out.strip().splitlines()[-1]
+    old = invitation("old", "ann@org.example").replace(b"20261104T", b"20261004T")
+    with Server(store) as server:
+        status, record, _ = call(server, "POST", "/api/requests", token, old, "text/calendar")
+        assert status == 201 and record["decision"] == "expired"
+        browser.get(server.url + "/login")
+        browser.find_element(By.NAME, "token").send_keys(token)
+        browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait = WebDriverWait(browser, 20)
+        wait.until(lambda driver: driver.find_elements(By.ID, "settings-form"))
+        card = browser.find_element(By.ID, f"request-{record['id']}")
+        assert "expired: never answered" in card.text
+        assert not card.find_elements(By.CSS_SELECTOR, "button.accept")
+        form = browser.find_element(By.ID, "settings-form")
+        for name, value in (
+            ("time_zone", "Europe/Berlin"),
+            ("working_hours", "08:30-16:30"),
+            ("working_days", "Mon-Thu"),
+            ("out_of_office", "2026-12-21..2027-01-01"),
+            ("comment", "Answered by my assistant."),
+        ):
+            field = form.find_element(By.NAME, name)
+            field.clear()
+            field.send_keys(value)
+        form.find_element(By.ID, "save-settings").click()
+        wait.until(lambda _: call(server, "GET", "/api/settings", token)[1]["comment"])
+        settings = call(server, "GET", "/api/settings", token)[1]
+        assert settings["working_hours"] == ["08:30", "16:30"]
+        assert settings["working_days"] == [0, 1, 2, 3]
+        assert settings["out_of_office"] == [["2026-12-21", "2027-01-01"]]
+        assert settings["time_zone"] == "Europe/Berlin"
+        form = browser.find_element(By.ID, "settings-form")
+        field = form.find_element(By.NAME, "time_zone")
+        field.clear()
+        field.send_keys("Mars/Olympus")
+        form.find_element(By.ID, "save-settings").click()
+        wait.until(lambda driver: driver.find_elements(By.ID, "settings-error"))
+        assert "unknown time zone" in browser.find_element(By.ID, "settings-error").text
+        assert call(server, "GET", "/api/settings", token)[1]["time_zone"] == "Europe/Berlin"
+        form = browser.find_element(By.ID, "calendar-form")
+        form.find_element(By.NAME, "url").send_keys("http://127.0.0.1:5232/ann/")
+        form.find_element(By.NAME, "username").send_keys("ann")
+        form.find_element(By.NAME, "password").send_keys("page-secret")
+        form.find_element(By.ID, "save-calendar").click()
+        wait.until(lambda driver: "Forget it" in driver.page_source)
+        assert "page-secret" not in browser.page_source
+    with ServiceStore(store) as opened:
+        (account,) = opened.calendar_accounts()
+        assert (account.user, account.username, account.password) == ("ann", "ann", "page-secret")
+    assert oct(store.stat().st_mode)[-3:] == "600"
