@@ -105,3 +105,127 @@ def setting(tmp_path_factory):
         },
     ).to_json(folder / "directory.json")
     return folder
+
+
+DOVECOT_CONF = """base_dir = {folder}/run
+state_dir = {folder}/run
+log_path = {folder}/dovecot.log
+listen = 127.0.0.1
+protocols = imap
+ssl = required
+ssl_cert = <{folder}/cert.pem
+ssl_key = <{folder}/key.pem
+disable_plaintext_auth = yes
+auth_mechanisms = plain login
+passdb {{
+  driver = passwd-file
+  args = scheme=PLAIN {folder}/users
+}}
+userdb {{
+  driver = static
+  args = uid=dovecot gid=dovecot home={folder}/home/%u
+}}
+mail_location = maildir:~/Maildir
+first_valid_uid = 1
+service imap-login {{
+  chroot =
+  inet_listener imap {{
+    address = 127.0.0.1
+    port = {imap}
+  }}
+  inet_listener imaps {{
+    address = 127.0.0.1
+    port = {imaps}
+    ssl = yes
+  }}
+}}
+service anvil {{
+  chroot =
+}}
+"""
+
+
+class Mailbox:
+    """A Dovecot server on 127.0.0.1 with one account (``USER``, password ``secret``): IMAPS on
+    ``imaps``, STARTTLS on ``imap``, a throw-away certificate in ``cert``."""
+
+    def __init__(self, folder, imap: int, imaps: int) -> None:
+        self.folder, self.imap, self.imaps = folder, imap, imaps
+        self.cert = folder / "cert.pem"
+
+    def connect(self):
+        import imaplib
+        import ssl
+
+        context = ssl.create_default_context(cafile=str(self.cert))
+        connection = imaplib.IMAP4_SSL("127.0.0.1", self.imaps, ssl_context=context)
+        connection.login(USER, "secret")
+        connection.select("INBOX")
+        return connection
+
+    def deliver(self, *messages: bytes) -> None:
+        connection = self.connect()
+        for message in messages:
+            connection.append("INBOX", "", None, message)
+        connection.logout()
+
+    def flags(self) -> dict[str, set[str]]:
+        """Each message's flags, by its Message-ID."""
+        import email
+
+        connection = self.connect()
+        found = {}
+        _, data = connection.uid("SEARCH", None, "ALL")
+        for uid in data[0].split():
+            _, parts = connection.uid("FETCH", uid, "(FLAGS BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])")
+            head = parts[0]
+            flags = head[0].decode().split("FLAGS (")[1].split(")")[0].split()
+            message_id = email.message_from_bytes(head[1])["Message-ID"]
+            found[message_id] = set(flags)
+        connection.logout()
+        return found
+
+
+@pytest.fixture
+def dovecot():
+    """Debian's Dovecot in a temporary folder (it must be readable by Dovecot's own users)."""
+    import os
+    import shutil
+    import socket
+    import tempfile
+    from pathlib import Path
+
+    if shutil.which("dovecot") is None:
+        pytest.skip("Debian's dovecot-imapd is not installed")
+    if os.geteuid() != 0:
+        pytest.skip("Dovecot's test set-up runs as root (its users own the mail)")
+    folder = Path(tempfile.mkdtemp(prefix="cnb-dovecot-"))
+    folder.chmod(0o755)
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+         "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout",
+         str(folder / "key.pem"), "-out", str(folder / "cert.pem")],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    (folder / "users").write_text(f"{USER}:{{PLAIN}}secret\n")
+    (folder / "home").mkdir()
+    shutil.chown(folder / "home", "dovecot", "dovecot")
+    (folder / "run").mkdir()
+    imap, imaps = free_port(), free_port()
+    config = folder / "dovecot.conf"
+    config.write_text(DOVECOT_CONF.format(folder=folder, imap=imap, imaps=imaps))
+    process = subprocess.Popen(
+        ["dovecot", "-F", "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", imaps), timeout=1).close()
+            break
+        except OSError:
+            if process.poll() is not None:
+                pytest.fail(f"dovecot did not start: {process.stderr.read().decode()}")
+            time.sleep(0.1)
+    yield Mailbox(folder, imap, imaps)
+    process.terminate()
+    process.wait(timeout=30)
+    shutil.rmtree(folder, ignore_errors=True)

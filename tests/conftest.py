@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from browser_helpers import CHROMIUM, DRIVER
-from calendar_servers import radicale, setting, smtp  # noqa: F401  (fixtures)
+from calendar_servers import dovecot, radicale, setting, smtp  # noqa: F401  (fixtures)
 from clusterednb.data.schema import FeatureSchema
 
 # schemathesis' hooks run inside the contract environment (.venv-contract), not here

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import getpass
-import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from clusterednb.cli.options import read_password
 from clusterednb.cli.output import emit_json, say, to_stdout, write_bytes
 from clusterednb.exceptions import warn_at_caller
 from clusterednb.loading import load
@@ -212,35 +209,15 @@ def caldav_password(args: argparse.Namespace) -> str:
     ...                                    caldav="https://dav.example.org/"))
     's3cret'
     """
-    if args.password_file is not None:
-        try:
-            text = Path(args.password_file).read_text()
-        except OSError as error:
-            raise MeetingError(f"--password-file {args.password_file}: {error.strerror}") from error
-        password = text.splitlines()[0] if text.strip() else ""
-        if not password:
-            raise MeetingError(f"--password-file {args.password_file} is empty")
-        if Path(args.password_file).stat().st_mode & 0o077:
-            warn_at_caller(
-                f"--password-file {args.password_file} can be read by other accounts of this "
-                "machine: chmod 600 it",
-                MeetingWarning,
-            )
-        return password
-    if args.password is not None:
+    if args.password is not None and args.password_file is None:
         warn_at_caller(
             "--password shows in the process list and the shell history; use --password-file "
             f"or {PASSWORD_VARIABLE}",
             MeetingWarning,
         )
         return args.password
-    if os.environ.get(PASSWORD_VARIABLE):
-        return os.environ[PASSWORD_VARIABLE]
-    if sys.stdin.isatty():
-        return getpass.getpass(f"password of {args.username} at {args.caldav}: ")
-    raise MeetingError(
-        f"no password: give --password-file FILE, set {PASSWORD_VARIABLE}, or run on a "
-        "terminal to be asked"
+    return read_password(
+        args.password_file, PASSWORD_VARIABLE, f"password of {args.username} at {args.caldav}: "
     )
 
 

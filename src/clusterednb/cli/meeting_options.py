@@ -123,6 +123,7 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     sync.add_argument("--dry-run", action="store_true", help="decide, but change nothing")
     add_json(sync)
     sync.set_defaults(run=f"{COMMANDS}:sync_calendars", needs=("caldav",))
+    add_mail(sub)
 
     fit = sub.add_parser(
         "fit", help="train the assistant's model from the store (and a requests CSV)"
@@ -191,3 +192,70 @@ def add_costs(parser: argparse.ArgumentParser) -> None:
         default=1.0,
         help="cost of declining a request the user would accept (default 1)",
     )
+
+
+def add_mail(sub: argparse._SubParsersAction) -> None:
+    """``cnb meeting mail``: a pass over a mailbox (docs/mail.md).
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser(prog="cnb")
+    >>> add_mail(parser.add_subparsers())
+    >>> args = parser.parse_args(["mail", "--imap", "imap.example.org", "--username", "ann",
+    ...                           "--user", "ann@example.org", "--model", "m.cnb"])
+    >>> args.folder, args.state.name, args.every
+    ('INBOX', 'mail-state.db', 60.0)
+    """
+    mail = sub.add_parser(
+        "mail", help="decide the invitations in a mailbox (IMAP), answer them by mail"
+    )
+    mail.add_argument("--imap", required=True, metavar="HOST[:PORT]", help="the IMAP server")
+    mail.add_argument("--username", required=True, help="the mailbox's login name")
+    mail.add_argument(
+        "--password-file",
+        type=Path,
+        help="a file holding the password (its first line); or set CNB_IMAP_PASSWORD, or leave "
+        "both out on a terminal to be asked",
+    )
+    mail.add_argument(
+        "--oauth-token-file",
+        type=Path,
+        help="a file holding an OAuth 2 access token: SASL XOAUTH2 instead of a password "
+        "(Microsoft 365, Gmail)",
+    )
+    mail.add_argument(
+        "--starttls", action="store_true", help="STARTTLS (the default on port 143 only)"
+    )
+    mail.add_argument("--ca-bundle", type=Path, help="PEM of the authorities to trust")
+    mail.add_argument("--folder", default="INBOX", help="the folder to read (default INBOX)")
+    mail.add_argument("--user", required=True, metavar="EMAIL", help="the attendee to act for")
+    mail.add_argument("--model", type=Path, required=True, help="the organisation's model file")
+    mail.add_argument("--directory", type=Path, help="directory.json")
+    mail.add_argument(
+        "--calendar",
+        metavar="FILE|URL",
+        help="the person's calendar (.ics) for busy time and conflicts; default: the "
+        "invitations accepted so far",
+    )
+    mail.add_argument("--smtp", metavar="HOST:PORT", help="the SMTP server the replies go out by")
+    mail.add_argument("--from", dest="sender", metavar="EMAIL", help="the replies' sender")
+    mail.add_argument(
+        "--state",
+        type=Path,
+        default=Path("mail-state.db"),
+        help="what was answered (a service store; default mail-state.db)",
+    )
+    mail.add_argument("--ask-band", type=float, default=0.2, help="0 never asks")
+    add_costs(mail)
+    mail.add_argument("--on-ask", choices=["none", "tentative"], help="as cnb meeting sync")
+    mail.add_argument("--comment", help="one sentence added to every reply (COMMENT)")
+    mail.add_argument("--dry-run", action="store_true", help="decide, but change nothing")
+    mail.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep going: wait for new mail with IMAP IDLE (or every --every seconds)",
+    )
+    mail.add_argument("--every", type=float, default=60.0, help="seconds between watch passes")
+    mail.add_argument("--passes", type=int, help="with --watch: stop after this many passes")
+    add_json(mail)
+    mail.set_defaults(run="clusterednb.cli.mail_commands:read_mailbox")

@@ -235,3 +235,46 @@ def smtp_address(text: str) -> tuple[str, int]:
     if not host or not port.isdigit():
         raise MeetingError(f"--smtp takes HOST:PORT, got {text!r}")
     return host, int(port)
+
+
+def read_password(path: Path | None, variable: str, prompt: str) -> str:
+    """A password from ``path`` (``--password-file``: its first line; a warning if other
+    accounts can read the file), else the environment variable ``variable``, else a prompt on
+    a terminal; never from the command line, never printed.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ["CNB_EXAMPLE_PASSWORD"] = "s3cret"
+    >>> read_password(None, "CNB_EXAMPLE_PASSWORD", "password: ")
+    's3cret'
+    >>> del os.environ["CNB_EXAMPLE_PASSWORD"]
+    """
+    import getpass
+    import os
+
+    from clusterednb.exceptions import warn_at_caller
+    from clusterednb.meeting.errors import MeetingWarning
+
+    if path is not None:
+        try:
+            text = Path(path).read_text()
+        except OSError as error:
+            raise MeetingError(f"--password-file {path}: {error.strerror}") from error
+        password = text.splitlines()[0] if text.strip() else ""
+        if not password:
+            raise MeetingError(f"--password-file {path} is empty")
+        if Path(path).stat().st_mode & 0o077:
+            warn_at_caller(
+                f"--password-file {path} can be read by other accounts of this machine: "
+                "chmod 600 it",
+                MeetingWarning,
+            )
+        return password
+    if os.environ.get(variable):
+        return os.environ[variable]
+    if sys.stdin.isatty():
+        return getpass.getpass(prompt)
+    raise MeetingError(
+        f"no password: give --password-file FILE, set {variable}, or run on a terminal to be asked"
+    )

@@ -124,18 +124,19 @@ def _everything(objects: list[_Object]) -> icalendar.Calendar:
     return combined
 
 
-def _single(item: _Object, event: icalendar.Event) -> icalendar.Calendar:
-    """One invitation (one VEVENT, its object's time zones), as a request to decide."""
+def single_event(calendar: icalendar.Calendar, event: icalendar.Event) -> icalendar.Calendar:
+    """One invitation (one VEVENT of ``calendar``, with its time zones), as a request to
+    decide."""
     single = icalendar.Calendar()
     single.add("PRODID", "-//clusterednb//sync//EN")
     single.add("VERSION", "2.0")
-    for component in item.calendar.walk("VTIMEZONE"):
+    for component in calendar.walk("VTIMEZONE"):
         single.add_component(component)
     single.add_component(event)
     return single
 
 
-def _user_key(settings: SyncSettings) -> tuple[str, UserEntry | None]:
+def user_key(settings: Any) -> tuple[str, UserEntry | None]:
     """The store's key of the person (the service's user id when given, else the directory's
     user of the address, else the address) and their directory entry."""
     directory = settings.directory
@@ -166,10 +167,10 @@ def sync(settings: SyncSettings) -> list[PassResult]:
     client, calendars = _connect(settings)
     objects = _objects(calendars)
     everything = _everything(objects)
-    user, entry = _user_key(settings)
+    user, entry = user_key(settings)
     jobs = settings.directory.jobs if settings.directory else {}
     outcomes = []
-    with _state_store(settings) as store:
+    with state_store(settings) as store:
         rules = store.rules(user, entry.timezone if entry else "UTC")
         rules = replace(
             rules, on_ask=settings.on_ask or rules.on_ask, comment=settings.comment or rules.comment
@@ -203,7 +204,7 @@ def _answer_on_server(
     if settings.smtp is None:
         return "answered on the server"
     zone = entry.timezone if entry else "UTC"
-    single = _single(item, event)
+    single = single_event(item.calendar, event)
     stamp = now()
     reply = make_reply(single, email, partstat, stamp, zone, comment).to_ical()
     summary = str(event.get("SUMMARY", "(no title)"))
@@ -215,7 +216,7 @@ def _answer_on_server(
 
 
 @contextmanager
-def _state_store(settings: SyncSettings) -> Iterator[Any]:
+def state_store(settings: Any) -> Iterator[Any]:
     """The state store; for a dry run a throw-away copy of it (or a new empty one) in a
     temporary folder, so that the pass writes nothing at all where the person looks."""
     from clusterednb.service.store import ServiceStore
@@ -322,7 +323,7 @@ def _one(
         return PassResult(
             **base, decision=known["decision"], p_accept=known["p_accept"], action=action
         )
-    single = _single(item, event)
+    single = single_event(item.calendar, event)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MeetingWarning)
@@ -375,7 +376,8 @@ def _expired(
     if known is None:
         decided = Decision("expired", reasons=(EXPIRED_REASON,))
         store.add_request(
-            user, request_record(event, _single(item, event).to_ical(), {}, [], decided)
+            user,
+            request_record(event, single_event(item.calendar, event).to_ical(), {}, [], decided),
         )
     elif known["decision"] == "ask" and known["answer"] is not None:
         result.action = "expired: the person's answer is not passed on"

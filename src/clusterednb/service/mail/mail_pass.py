@@ -1,0 +1,280 @@
+"""One pass of the assistant over a person's mailbox: every iMIP invitation decided as the
+calendar pass decides it, answered by mail.
+
+For every message with a calendar part (:mod:`~clusterednb.service.mail.imap`) and every
+``VEVENT`` of it (a recurring series and each moved instance apart):
+
+- ``METHOD:REQUEST`` to the person: decided by the person's rules, then the model
+  (:func:`~clusterednb.meeting.rules.decide_by_rules`,
+  :func:`~clusterednb.meeting.deciding.decide_or_ask`: the functions the CalDAV pass and the
+  service use), with conflicts read from the person's calendar (an ``.ics`` given to the pass,
+  else the invitations the person has accepted so far, from the state store); a decision is
+  mailed to the organiser as an RFC 5546 ``METHOD:REPLY`` (:func:`~clusterednb.meeting.imip.
+  reply_message`: ``multipart/alternative``, a text part and a ``text/calendar;
+  method=REPLY`` part, lines folded at 75 octets) and the message is marked answered and
+  read; an "ask" is stored for the review page and the message is left unread (or, with
+  ``on_ask = tentative``, answered TENTATIVE until the person decides). An answer the person
+  gives later on the page or through the API is mailed on the next pass.
+- ``METHOD:CANCEL`` closes the pending question; a higher ``SEQUENCE`` is decided afresh.
+- Never answered, by name: no organiser, not invited, the organiser is the person, a ``REPLY``
+  or ``COUNTER`` (an answer to someone's invitation, not one to answer), a meeting that has
+  ended (recorded as expired), an invitation dated outside 1970–2100.
+
+What was answered is remembered in the state store by UID, RECURRENCE-ID and SEQUENCE (a
+second pass sends nothing again) and on the message (a keyword). A malformed message is
+skipped with a warning naming its Message-ID; the pass goes on.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import icalendar
+
+from clusterednb.exceptions import warn_at_caller
+from clusterednb.meeting.calendar import features_in_context
+from clusterednb.meeting.deciding import ASK_BAND, Decision, decide_or_ask, request_record
+from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.errors import MeetingError, MeetingWarning
+from clusterednb.meeting.imip import reply_message, send
+from clusterednb.meeting.invitation import (
+    calendar_address,
+    check_start_year,
+    find_attendee,
+    read_calendar,
+    recurrence_key,
+    sequence_number,
+)
+from clusterednb.meeting.reply import make_reply
+from clusterednb.meeting.rules import EXPIRED_REASON, PersonRules, decide_by_rules, has_passed, now
+from clusterednb.service.mail.imap import (
+    ImapAccount,
+    calendar_messages,
+    connect,
+    mark,
+    open_folder,
+)
+from clusterednb.service.mail.messages import calendar_parts, message_id, read_message
+from clusterednb.service.sync import single_event, state_store, user_key
+from clusterednb.service.sync_settings import PARTSTATS, PassResult
+
+DEALT = ("answered", "refused", "expired", "cancelled", "not answered", "passed on")
+"""Actions after which a message is marked answered (and read)."""
+
+
+@dataclass(frozen=True)
+class MailSettings:
+    """What one mailbox pass needs (the ``cnb meeting mail`` options).
+
+    Examples
+    --------
+    >>> settings = MailSettings(ImapAccount("imap.example.org", 993, "ann", password="pw"),
+    ...                         "ann@example.org", model=None, state=Path("ann.db"))
+    >>> settings.costs, settings.dry_run
+    ((1.0, 1.0), False)
+    """
+
+    account: ImapAccount
+    email: str
+    model: Any
+    state: Path
+    directory: Directory | None = None
+    smtp: tuple[str, int] | None = None
+    sender: str | None = None
+    ask_band: float = ASK_BAND
+    costs: tuple[float, float] = (1.0, 1.0)
+    calendar: icalendar.Calendar | None = None
+    on_ask: str | None = None
+    comment: str | None = None
+    user: str | None = None
+    dry_run: bool = False
+
+
+def accepted_calendar(store: Any, user: str) -> icalendar.Calendar | None:
+    """The invitations ``user`` accepted so far (by the assistant or themselves), as one
+    calendar for busy time and conflicts; None when there are none."""
+    events = []
+    for record in store.requests(user):
+        if (record["answer"] or record["decision"]) != "accept":
+            continue
+        try:
+            events.extend(read_calendar(bytes(record["ics"])).subcomponents)
+        except MeetingError:
+            continue
+    if not events:
+        return None
+    combined = icalendar.Calendar()
+    combined.add("PRODID", "-//clusterednb//mail//EN")
+    combined.add("VERSION", "2.0")
+    for component in events:
+        if component.name in ("VEVENT", "VTIMEZONE"):
+            combined.add_component(component)
+    return combined
+
+
+def mail_pass(settings: MailSettings) -> list[PassResult]:
+    """One pass (see the module); what it did with each invitation.
+
+    Examples
+    --------
+    A server that cannot be reached is one clear error (exit status 2 on the command line):
+
+    >>> from clusterednb.models import examples as toy
+    >>> account = ImapAccount("127.0.0.1", 9, "ann", password="pw")
+    >>> mail_pass(MailSettings(account, "ann@example.org", None, toy.scratch_file("m.db"),
+    ...                        dry_run=True))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.service.mail.imap.MailboxUnavailable: cannot use the IMAP server 127.0.0.1:9: ...
+    """
+    if settings.smtp is None and not settings.dry_run:
+        raise MeetingError("answering by mail needs --smtp HOST:PORT (or --dry-run)")
+    connection = connect(settings.account)
+    outcomes: list[PassResult] = []
+    try:
+        open_folder(connection, settings.account.folder, readonly=settings.dry_run)
+        with state_store(settings) as store:
+            user, entry = user_key(settings)
+            rules = store.rules(user, entry.timezone if entry else "UTC")
+            on_ask, comment = settings.on_ask or rules.on_ask, settings.comment or rules.comment
+            context = _Context(settings, store, user, entry, rules, on_ask, comment)
+            for uid, raw in calendar_messages(connection):
+                done = context.message(raw)
+                outcomes.extend(done)
+                if done and not settings.dry_run:
+                    asked = any(o.action.startswith(("asked", "still waiting")) for o in done)
+                    if asked or all(o.action.startswith(DEALT) for o in done):
+                        mark(connection, uid, asked)
+    finally:
+        try:
+            connection.logout()
+        except OSError:
+            pass
+    return outcomes
+
+
+@dataclass
+class _Context:
+    """What every invitation of one pass shares."""
+
+    settings: MailSettings
+    store: Any
+    user: str
+    entry: Any
+    rules: PersonRules
+    on_ask: str
+    comment: str | None
+
+    def message(self, raw: bytes) -> list[PassResult]:
+        try:
+            message = read_message(raw)
+            parts, notes = calendar_parts(message)
+        except Exception as error:  # a message the mail parser cannot read: skip it
+            warn_at_caller(f"a message skipped: {error}", MeetingWarning)
+            return []
+        for note in notes:
+            warn_at_caller(note, MeetingWarning)
+        done = []
+        for part in parts:
+            for event in part.calendar.walk("VEVENT"):
+                try:
+                    outcome = self.event(part.method, part.calendar, event)
+                except MeetingError as error:
+                    warn_at_caller(f"message {message_id(message)}: {error}", MeetingWarning)
+                    continue
+                if outcome is not None:
+                    done.append(outcome)
+        return done
+
+    def event(self, method: str, calendar: Any, event: Any) -> PassResult | None:
+        settings, store, user = self.settings, self.store, self.user
+        email = calendar_address(settings.email)
+        uid = str(event.get("UID", ""))
+        recurrence = recurrence_key(event) if uid else ""
+        sequence = sequence_number(event) if uid else 0
+        base = {
+            "href": "",
+            "uid": uid,
+            "recurrence_id": recurrence,
+            "sequence": sequence,
+            "summary": str(event.get("SUMMARY", "(no title)")),
+        }
+
+        def said(action: str, decision: str = "-") -> PassResult:
+            return PassResult(**base, decision=decision, p_accept=None, action=action)
+
+        if method in ("REPLY", "COUNTER"):
+            return said(f"not answered: a {method} answers an invitation, it is not one")
+        if method == "CANCEL":
+            closed = 0 if settings.dry_run else store.cancel(user, uid, recurrence or None)
+            return said("cancelled: the question closed" if closed else "cancelled: nothing open")
+        if method != "REQUEST":
+            return None
+        if "ORGANIZER" not in event or not uid:
+            return said("refused: no organiser or no UID")
+        if find_attendee(event, email) is None:
+            return said("refused: the person is not invited")
+        organizer = calendar_address(event["ORGANIZER"])
+        if organizer == email:
+            return said("refused: the person is the organiser")
+        check_start_year(event)
+        known = store.find_request(user, uid, recurrence, sequence)
+        single = single_event(calendar, event)
+        if has_passed(event, self.rules.zone):
+            if known is None and not settings.dry_run:
+                expired = Decision("expired", reasons=(EXPIRED_REASON,))
+                store.add_request(user, request_record(event, single.to_ical(), {}, [], expired))
+            return said("expired: never answered", "expired")
+        if known is not None:
+            if known["decision"] == "ask" and known["answer"] is not None:
+                if settings.dry_run:
+                    return said("would pass on the person's answer", "ask")
+                partstat = PARTSTATS[known["answer"]]
+                action = self._reply(single, event, organizer, partstat)
+                return PassResult(**base, decision="ask", p_accept=known["p_accept"],
+                                  action=f"passed on the person's answer: {action}")  # fmt: skip
+            waiting = known["decision"] == "ask"
+            action = "still waiting for the person" if waiting else "answered before"
+            return PassResult(
+                **base, decision=known["decision"], p_accept=known["p_accept"], action=action
+            )
+        everything = settings.calendar or accepted_calendar(store, user)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MeetingWarning)
+            jobs = settings.directory.jobs if settings.directory else {}
+            features, missing = features_in_context(single, email, everything, self.entry, jobs)
+        decided = decide_by_rules(event, self.rules, features) or decide_or_ask(
+            settings.model, features, user, settings.costs, store.answers_of(user),
+            settings.ask_band,
+        )  # fmt: skip
+        result = PassResult(
+            **base,
+            decision=decided.decision,
+            p_accept=decided.p_accept,
+            action="would ask" if decided.decision == "ask" else "would answer",
+            reasons=[reason.to_dict() for reason in decided.reasons],
+        )
+        if settings.dry_run:
+            return result
+        if decided.decision == "ask":
+            result.action = "asked the person"
+            if self.on_ask == "tentative":
+                result.action += "; " + self._reply(single, event, organizer, "TENTATIVE")
+        else:
+            result.action = self._reply(single, event, organizer, PARTSTATS[decided.decision])
+        store.add_request(user, request_record(event, single.to_ical(), features, missing, decided))
+        return result
+
+    def _reply(self, single: Any, event: Any, organizer: str, partstat: str) -> str:
+        """Mail the organiser the REPLY; what was done, in words."""
+        settings = self.settings
+        email = calendar_address(settings.email)
+        zone = self.entry.timezone if self.entry else self.rules.time_zone
+        reply = make_reply(single, email, partstat, now(), zone, self.comment).to_ical()
+        summary = str(event.get("SUMMARY", "(no title)"))
+        sender = settings.sender or email
+        send(reply_message(reply, sender, organizer, summary, partstat), *settings.smtp)
+        return f"answered {partstat.lower()} by mail"
