@@ -160,8 +160,9 @@ _CALENDAR = re.compile(rb'"text"\s+"calendar"|"application"\s+"ics"', re.IGNOREC
 
 def calendar_messages(connection: imaplib.IMAP4) -> list[tuple[bytes, bytes]]:
     """``(uid, raw message)`` of every message of the open folder that carries a
-    ``text/calendar`` or ``application/ics`` part (its BODYSTRUCTURE says so) and has no :data:`ANSWERED` keyword,
-    oldest first; read with ``BODY.PEEK`` (no message is marked read by reading it)."""
+    ``text/calendar`` or ``application/ics`` part (its BODYSTRUCTURE says so) and has no
+    :data:`ANSWERED` keyword, oldest first; read with ``BODY.PEEK`` (no message is marked
+    read by reading it)."""
     status, data = connection.uid("SEARCH", None, "UNDELETED", "UNKEYWORD", ANSWERED)
     if status != "OK" or not data or not data[0]:
         return []

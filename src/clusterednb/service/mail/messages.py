@@ -2,8 +2,9 @@
 
 A mail client sends an invitation as a ``text/calendar`` part with a ``method`` parameter:
 as an alternative to the text (Outlook, Google Calendar, Apple Calendar), as an attachment
-(``invite.ics``, as ``text/calendar`` or ``application/ics``), inside a forwarded message (``message/rfc822``), in any transfer encoding
-(base64, quoted-printable, 7 or 8 bit) and charset (UTF-8, Latin-1, Windows-1252, …).
+(``invite.ics``, as ``text/calendar`` or ``application/ics``), inside a forwarded message
+(``message/rfc822``), in any transfer encoding (base64, quoted-printable, 7 or 8 bit) and
+charset (UTF-8, Latin-1, Windows-1252, …).
 :func:`calendar_parts` finds them all and decodes each to a calendar; a part that is not
 iCalendar is reported by the message's Message-ID, never fatal.
 """
