@@ -5,6 +5,7 @@ The fixtures are registered by ``conftest.py``."""
 from __future__ import annotations
 
 import email
+import json
 import subprocess
 import sys
 import time
@@ -116,7 +117,12 @@ ssl = required
 ssl_cert = <{folder}/cert.pem
 ssl_key = <{folder}/key.pem
 disable_plaintext_auth = yes
-auth_mechanisms = plain login
+auth_mechanisms = plain login xoauth2
+passdb {{
+  driver = oauth2
+  mechanisms = xoauth2
+  args = {folder}/oauth2.conf.ext
+}}
 passdb {{
   driver = passwd-file
   args = scheme=PLAIN {folder}/users
@@ -145,12 +151,48 @@ service anvil {{
 """
 
 
-class Mailbox:
-    """A Dovecot server on 127.0.0.1 with one account (``USER``, password ``secret``): IMAPS on
-    ``imaps``, STARTTLS on ``imap``, a throw-away certificate in ``cert``."""
+OAUTH2_CONF = """introspection_mode = post
+introspection_url = http://127.0.0.1:{port}/introspect
+username_attribute = username
+active_attribute = active
+active_value = true
+"""
 
-    def __init__(self, folder, imap: int, imaps: int) -> None:
-        self.folder, self.imap, self.imaps = folder, imap, imaps
+
+def introspection_server(token: str):
+    """An OAuth 2 token introspection endpoint (RFC 7662) on 127.0.0.1 that knows one token,
+    as Dovecot's oauth2 passdb asks it; returns the server (serving in a thread)."""
+    import http.server
+    import threading
+    import urllib.parse
+
+    class Introspection(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
+            active = urllib.parse.parse_qs(body).get("token", [""])[0] == token
+            answer = {"active": True, "username": USER} if active else {"active": False}
+            data = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *_):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Introspection)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+class Mailbox:
+    """A Dovecot server on 127.0.0.1 with one account (``USER``, password ``secret``, or the
+    OAuth token ``token`` by XOAUTH2): IMAPS on ``imaps``, STARTTLS on ``imap``, a throw-away
+    certificate in ``cert``."""
+
+    def __init__(self, folder, imap: int, imaps: int, token: str) -> None:
+        self.folder, self.imap, self.imaps, self.token = folder, imap, imaps, token
         self.cert = folder / "cert.pem"
 
     def connect(self):
@@ -190,6 +232,7 @@ class Mailbox:
 def dovecot():
     """Debian's Dovecot in a temporary folder (it must be readable by Dovecot's own users)."""
     import os
+    import secrets
     import shutil
     import socket
     import tempfile
@@ -212,6 +255,9 @@ def dovecot():
     shutil.chown(folder / "home", "dovecot", "dovecot")
     (folder / "run").mkdir()
     imap, imaps = free_port(), free_port()
+    token = secrets.token_urlsafe(24)
+    introspection = introspection_server(token)
+    (folder / "oauth2.conf.ext").write_text(OAUTH2_CONF.format(port=introspection.server_port))
     config = folder / "dovecot.conf"
     config.write_text(DOVECOT_CONF.format(folder=folder, imap=imap, imaps=imaps))
     process = subprocess.Popen(
@@ -225,7 +271,8 @@ def dovecot():
             if process.poll() is not None:
                 pytest.fail(f"dovecot did not start: {process.stderr.read().decode()}")
             time.sleep(0.1)
-    yield Mailbox(folder, imap, imaps)
+    yield Mailbox(folder, imap, imaps, token)
     process.terminate()
     process.wait(timeout=30)
+    introspection.shutdown()
     shutil.rmtree(folder, ignore_errors=True)

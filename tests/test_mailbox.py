@@ -208,3 +208,24 @@ def test_starttls_dry_run_and_refused_logins(dovecot, smtp, setting, tmp_path, c
     status, _, err = run_mail(untrusted, capsys)
     assert status == 2 and "certificate" in err
     assert not (tmp_path / "mail-state.db").exists()
+
+
+def test_an_oauth_token_by_xoauth2_and_a_refused_one(dovecot, smtp, setting, tmp_path, capsys):
+    """SASL XOAUTH2 (as Microsoft 365 and Gmail require), Dovecot checking the token with an
+    introspection endpoint (RFC 7662) on 127.0.0.1."""
+    inbox, smtp_address = smtp
+    dovecot.deliver(plain("oauth@org.example", vcalendar(vevent(
+        "oauth-1", "20261104T100000", "20261104T103000", attendee=USER)), USER))  # fmt: skip
+    token = tmp_path / "token"
+    token.write_text(dovecot.token + "\n")
+    token.chmod(0o600)
+    args = mail_args(dovecot, setting, tmp_path, "--smtp", smtp_address, "--ask-band", "0")
+    position = args.index("--password-file")
+    args[position : position + 2] = ["--oauth-token-file", str(token)]
+    status, outcomes, err = run_mail(args, capsys)
+    assert status == 0, err
+    assert [o["action"].split(" ")[0] for o in outcomes] == ["answered"]
+    assert len(inbox.messages) == 1
+    token.write_text("expired-token\n")
+    status, _, err = run_mail(args, capsys)
+    assert status == 2 and "refused the login" in err and "expired-token" not in err
