@@ -229,3 +229,32 @@ def test_an_oauth_token_by_xoauth2_and_a_refused_one(dovecot, smtp, setting, tmp
     token.write_text("expired-token\n")
     status, _, err = run_mail(args, capsys)
     assert status == 2 and "refused the login" in err and "expired-token" not in err
+
+
+def test_watch_wakes_on_new_mail_by_imap_idle(dovecot, smtp, setting, tmp_path):
+    """``--watch`` waits with IMAP IDLE: a message delivered while it waits is answered long
+    before the polling interval (30 s) would have come round; ``--passes 2`` ends it."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    inbox, smtp_address = smtp
+    args = mail_args(dovecot, setting, tmp_path, "--smtp", smtp_address, "--ask-band", "0")
+    command = [sys.executable, "-m", "clusterednb.cli", *args, "--watch", "--every", "30",
+               "--passes", "2"]  # fmt: skip
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ}
+    )
+    try:
+        time.sleep(8)  # the first pass (nothing to do) is over; the command idles
+        started = time.monotonic()
+        dovecot.deliver(plain("idle@org.example", vcalendar(vevent(
+            "idle-1", "20261104T100000", "20261104T103000", attendee=USER)), USER))  # fmt: skip
+        out, err = process.communicate(timeout=60)
+        waited = time.monotonic() - started
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    assert waited < 25, waited  # woken by IDLE, not by the 30 s interval
+    assert len(inbox.messages) == 1 and "idle-1" in out
