@@ -258,3 +258,38 @@ def test_watch_wakes_on_new_mail_by_imap_idle(dovecot, smtp, setting, tmp_path):
     assert process.returncode == 0, err
     assert waited < 25, waited  # woken by IDLE, not by the 30 s interval
     assert len(inbox.messages) == 1 and "idle-1" in out
+
+
+def test_the_service_reads_a_registered_mailbox_on_its_schedule(
+    dovecot, smtp, setting, tmp_path, capsys
+):
+    import time
+
+    from service_helpers import Server, call
+
+    pytest.importorskip("fastapi", reason="the service extra is not installed")
+    inbox, smtp_address = smtp
+    store = tmp_path / "service.db"
+    assert main(["users", "add", "ann", "--email", USER, "--store", str(store)]) == 0
+    token = capsys.readouterr().out.strip().splitlines()[-1]
+    secret = tmp_path / "imap-password"
+    secret.write_text("secret\n")
+    secret.chmod(0o600)
+    command = ["users", "mailbox", "ann", "--store", str(store), "--imap",
+               f"127.0.0.1:{dovecot.imaps}", "--username", USER, "--password-file", str(secret),
+               "--ca-bundle", str(dovecot.cert)]  # fmt: skip
+    assert main(command) == 0 and "readable by you only" in capsys.readouterr().out
+    dovecot.deliver(plain("served@org.example", vcalendar(vevent(
+        "served-1", "20261104T100000", "20261104T103000", attendee=USER)), USER))  # fmt: skip
+    extra = ("--model", str(setting / "model.cnb"), "--directory", str(setting / "directory.json"),
+             "--ask-band", "0", "--sync-every", "0.02", "--smtp", smtp_address)  # fmt: skip
+    with Server(store, *extra) as server:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not inbox.messages:
+            time.sleep(0.3)
+        (stored,) = call(server, "GET", "/api/requests", token)[1]
+        assert stored["uid"] == "served-1" and stored["decision"] in ("accept", "decline")
+        assert len(inbox.messages) == 1
+        log = server.log.read_text()
+        assert "mailbox pass for ann" in log and "secret" not in log
+    assert "$CNBAnswered" in dovecot.flags()["<served@org.example>"]

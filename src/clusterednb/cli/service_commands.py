@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 from clusterednb.exceptions import warn_at_caller
@@ -37,7 +38,7 @@ def serve(args: argparse.Namespace) -> None:
     smtp = smtp_address(args.smtp) if args.smtp else None
     if args.sync_every > 0 and Path(args.store).exists():
         with ServiceStore(args.store) as store:
-            if store.calendar_accounts():
+            if store.calendar_accounts() or store.mail_accounts():
                 check_private(args.store)  # it holds passwords: refuse before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     app = create_app(
@@ -176,4 +177,43 @@ def register_calendar(args: argparse.Namespace) -> None:
     print(
         f"registered {args.user}'s calendar at {args.caldav} (its password is kept in the "
         "store, readable by you only)"
+    )
+
+
+def register_mailbox(args: argparse.Namespace) -> None:
+    """``cnb users mailbox``: register (or ``--remove``) a person's mailbox; the password or
+    OAuth token comes from a file, the environment or a prompt, never the command line.
+
+    Examples
+    --------
+    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.cli.parser import build_parser
+    >>> from clusterednb.models import examples as models_toy
+    >>> path = toy.service_store()[0].path
+    >>> secret = models_toy.scratch_file("ann-imap")
+    >>> _ = secret.write_text("s3cret\\n")
+    >>> secret.chmod(0o600)
+    >>> register_mailbox(build_parser().parse_args([
+    ...     "users", "mailbox", "ann", "--store", str(path), "--imap", "imap.example.org",
+    ...     "--username", "ann", "--password-file", str(secret)]))
+    registered ann's mailbox at imap.example.org:993 (its secret is kept in the store, ...)
+    """
+    from clusterednb.cli.mail_commands import mail_account
+
+    with ServiceStore(args.store) as store:
+        if args.remove:
+            found = store.remove_mail_account(args.user)
+            print(f"removed {args.user}'s mailbox" if found else f"{args.user} had none")
+            return
+        if not args.imap or not args.username:
+            raise MeetingError("give --imap HOST[:PORT] and --username NAME (or --remove)")
+        if args.ca_bundle is not None and not Path(args.ca_bundle).is_file():
+            raise MeetingError(f"--ca-bundle {args.ca_bundle}: no such file")
+        account = mail_account(args)
+        if account.ca_bundle is not None:
+            account = replace(account, ca_bundle=Path(account.ca_bundle).resolve())
+        store.set_mail_account(args.user, account)
+    print(
+        f"registered {args.user}'s mailbox at {account.host}:{account.port} (its secret is kept "
+        "in the store, readable by you only)"
     )

@@ -1,5 +1,5 @@
-"""The ``cnb serve`` and ``cnb users add | list | revoke | calendar`` commands' options
-(argparse only)."""
+"""The ``cnb serve`` and ``cnb users add | list | revoke | calendar | mailbox`` commands'
+options (argparse only)."""
 
 from __future__ import annotations
 
@@ -92,3 +92,26 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     calendar.add_argument("--ca-bundle", type=Path, help="PEM of the authorities to trust")
     calendar.add_argument("--remove", action="store_true", help="forget the account instead")
     calendar.set_defaults(run=f"{COMMANDS}:register_calendar")
+    mailbox = sub.add_parser(
+        "mailbox",
+        help="register a person's mailbox (IMAP): cnb serve then reads and answers it on its "
+        "schedule",
+    )
+    mailbox.add_argument("user", help="the user id (cnb users add)")
+    mailbox.add_argument("--store", type=Path, required=True, help=STORE_HELP)
+    mailbox.add_argument("--imap", metavar="HOST[:PORT]", help="the IMAP server (port 993)")
+    mailbox.add_argument("--username", help="the mailbox's login name")
+    mailbox.add_argument(
+        "--password-file",
+        type=Path,
+        help="a file holding the password (its first line); or set CNB_IMAP_PASSWORD, or "
+        "leave both out on a terminal to be asked",
+    )
+    mailbox.add_argument(
+        "--oauth-token-file", type=Path, help="an OAuth 2 access token: XOAUTH2 instead"
+    )
+    mailbox.add_argument("--starttls", action="store_true", help="STARTTLS (port 143: always)")
+    mailbox.add_argument("--folder", default="INBOX", help="the folder (default INBOX)")
+    mailbox.add_argument("--ca-bundle", type=Path, help="PEM of the authorities to trust")
+    mailbox.add_argument("--remove", action="store_true", help="forget the mailbox instead")
+    mailbox.set_defaults(run=f"{COMMANDS}:register_mailbox")

@@ -145,7 +145,7 @@ def create_app(
         learner.start()
         passes = None
         if sync_every > 0:
-            if store.calendar_accounts():
+            if store.calendar_accounts() or store.mail_accounts():
                 check_private(store_path)  # it holds passwords
             passes = CalendarPasses(
                 store, learner.current, sync_every, directory, smtp, sender, ask_band

@@ -1,4 +1,5 @@
-"""``cnb serve``'s calendar passes: every registered person's CalDAV pass on a schedule.
+"""``cnb serve``'s calendar passes: every registered person's CalDAV pass and mailbox pass on a
+schedule.
 
 One process serves the API, the page and the calendars. Every ``every`` seconds a background
 thread runs :func:`~clusterednb.service.sync.sync` for each account registered with
@@ -7,7 +8,8 @@ and rules, and the service's own store as the pass's state: an answer given on t
 through the API reaches the calendar on the next pass, and an answer given in the person's own
 calendar client reaches the store. A pass that fails (the server is down, the login is refused)
 is logged in one line naming the person and the server and the cause, never the password, and
-the other people's passes go on.
+the other people's passes go on. A mailbox registered with ``cnb users mailbox`` is read the
+same way (:mod:`~clusterednb.service.mail.mail_pass`); its replies need ``cnb serve --smtp``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError
+from clusterednb.service.mail.mail_pass import MailSettings, mail_pass
 from clusterednb.service.store import ServiceStore
 from clusterednb.service.sync import sync
 from clusterednb.service.sync_settings import SyncSettings
@@ -118,14 +121,45 @@ class CalendarPasses:
                 self.last[account.user] = f"failed: {error}"
                 log.warning("calendar pass for %s failed: %s", account.user, error)
                 continue
-            actions = Counter(outcome.action.split(":")[0] for outcome in outcomes)
-            said = ", ".join(f"{n} {action}" for action, n in sorted(actions.items())) or "nothing"
-            self.last[account.user] = said
-            log.info(
-                "calendar pass for %s (%s): %s in %.1f s",
-                account.user,
-                account.url,
-                said,
-                time.monotonic() - started,
+            self._report("calendar", account.user, account.url, outcomes, started)
+        for user, mailbox in self.store.mail_accounts():
+            person = people.get(user)
+            if person is None or person.revoked:
+                continue
+            if self.smtp is None:
+                self.last[f"{user} (mail)"] = "not read: cnb serve has no --smtp for the replies"
+                log.warning("mailbox of %s not read: cnb serve needs --smtp", user)
+                continue
+            started = time.monotonic()
+            settings = MailSettings(
+                account=mailbox,
+                email=person.email,
+                user=person.user,
+                model=self.model(),
+                state=Path(self.store.path),
+                directory=self.directory,
+                smtp=self.smtp,
+                sender=self.sender,
+                costs=(person.cost_false_accept, person.cost_false_decline),
+                **({} if self.ask_band is None else {"ask_band": self.ask_band}),
             )
+            try:
+                outcomes = mail_pass(settings)
+            except MeetingError as error:
+                self.last[f"{user} (mail)"] = f"failed: {error}"
+                log.warning("mailbox pass for %s failed: %s", user, error)
+                continue
+            where = f"{mailbox.host}:{mailbox.port}"
+            self._report("mailbox", user, where, outcomes, started, key=f"{user} (mail)")
         return dict(self.last)
+
+    def _report(
+        self, kind: str, user: str, where: str, outcomes: list, started: float, key: str = ""
+    ) -> None:
+        """One log line (and :attr:`last`) of what a pass did."""
+        actions = Counter(outcome.action.split(":")[0] for outcome in outcomes)
+        said = ", ".join(f"{n} {action}" for action, n in sorted(actions.items())) or "nothing"
+        self.last[key or user] = said
+        log.info(
+            "%s pass for %s (%s): %s in %.1f s", kind, user, where, said, time.monotonic() - started
+        )

@@ -1,11 +1,12 @@
-"""Each person's rules (:class:`~clusterednb.meeting.rules.PersonRules`) and calendar account
-in the service's store.
+"""Each person's rules (:class:`~clusterednb.meeting.rules.PersonRules`), calendar account and
+mailbox in the service's store.
 
-A calendar account's password is a secret the service needs in clear to log in to the CalDAV
-server. It is kept in the store and nowhere else (never a command line, a log or an API
-answer), and the store file is then made readable by its owner only: writing an account sets
-the file's mode to ``0600``, and :func:`check_private` refuses a store that other accounts of
-the machine could read (as ssh refuses a private key others can read).
+A calendar account's password (or a mailbox's password or OAuth token) is a secret the service
+needs in clear to log in to the server. It is kept in the store and nowhere else (never a
+command line, a log or an API answer), and the store file is then made readable by its owner
+only: writing an account sets the file's mode to ``0600``, and :func:`check_private` refuses
+a store that other accounts of the machine could read (as ssh refuses a private key others
+can read).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.rules import PersonRules
 from clusterednb.service.accounts import utc_now
+from clusterednb.service.mail.imap import ImapAccount
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,63 @@ class SettingsTables:
         with self._transaction() as connection:
             cursor = connection.execute("DELETE FROM calendar_accounts WHERE user = ?", (user,))
         return cursor.rowcount > 0
+
+    def set_mail_account(self, user: str, account: ImapAccount) -> None:
+        """Register (or replace) ``user``'s mailbox; the store becomes private.
+
+        Examples
+        --------
+        >>> from clusterednb.service import examples as toy
+        >>> store, _ = toy.service_store()
+        >>> store.set_mail_account("ann", ImapAccount("imap.example.org", 993, "ann", "pw"))
+        >>> [(user, account.host) for user, account in store.mail_accounts()]
+        [('ann', 'imap.example.org')]
+        """
+        if self._one("SELECT user FROM users WHERE user = ?", (user,)) is None:
+            raise MeetingError(f"no user {user!r}; add them first (cnb users add)")
+        with self._transaction() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO mail_accounts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    user,
+                    account.host,
+                    account.port,
+                    account.username,
+                    account.password,
+                    account.token,
+                    account.folder,
+                    str(account.ca_bundle) if account.ca_bundle else None,
+                    None if account.starttls is None else int(account.starttls),
+                    utc_now(),
+                ),
+            )
+        make_private(self.path)
+
+    def remove_mail_account(self, user: str) -> bool:
+        """Forget ``user``'s mailbox (and its secret); whether there was one."""
+        with self._transaction() as connection:
+            cursor = connection.execute("DELETE FROM mail_accounts WHERE user = ?", (user,))
+        return cursor.rowcount > 0
+
+    def mail_accounts(self) -> list[tuple[str, ImapAccount]]:
+        """Every registered mailbox: ``(user, account)``, by user."""
+        rows = self._all("SELECT * FROM mail_accounts ORDER BY user", ())
+        return [
+            (
+                row["user"],
+                ImapAccount(
+                    row["host"],
+                    row["port"],
+                    row["username"],
+                    password=row["password"],
+                    token=row["token"],
+                    folder=row["folder"],
+                    ca_bundle=Path(row["ca_bundle"]) if row["ca_bundle"] else None,
+                    starttls=None if row["starttls"] is None else bool(row["starttls"]),
+                ),
+            )
+            for row in rows
+        ]
 
     def calendar_account(self, user: str) -> CalendarAccount | None:
         """``user``'s CalDAV account, if registered."""

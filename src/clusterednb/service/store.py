@@ -4,8 +4,9 @@ Tables: ``users`` (accounts; a token is kept only as a salted scrypt hash), ``re
 (every invitation received, its features, the decision and, once given, the person's
 answer; rows of ``origin = 'history'`` are earlier answers imported as learning data, never
 shown as requests), ``calendars`` (each user's calendar), ``sessions`` (browser sessions, stored
-hashed, each with its CSRF token), ``settings`` (each user's rules) and ``calendar_accounts``
-(each user's CalDAV account: :mod:`~clusterednb.service.settings_tables`). The same (user,
+hashed, each with its CSRF token), ``settings`` (each user's rules), ``calendar_accounts`` and
+``mail_accounts`` (each user's CalDAV account and mailbox:
+:mod:`~clusterednb.service.settings_tables`). The same (user,
 UID, RECURRENCE-ID, SEQUENCE) is stored once: posting it again returns the stored record.
 Every read and write of a request names its user, so one user's rows are never returned to
 another.
@@ -34,6 +35,18 @@ _PERSON_TABLES = [
     username TEXT NOT NULL,
     password TEXT NOT NULL,
     ca_bundle TEXT,
+    updated_at TEXT NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS mail_accounts (
+    user TEXT PRIMARY KEY REFERENCES users(user),
+    host TEXT NOT NULL,
+    port INTEGER NOT NULL,
+    username TEXT NOT NULL,
+    password TEXT,
+    token TEXT,
+    folder TEXT NOT NULL,
+    ca_bundle TEXT,
+    starttls INTEGER,
     updated_at TEXT NOT NULL
 )""",
 ]
