@@ -293,3 +293,28 @@ def test_the_service_reads_a_registered_mailbox_on_its_schedule(
         log = server.log.read_text()
         assert "mailbox pass for ann" in log and "secret" not in log
     assert "$CNBAnswered" in dovecot.flags()["<served@org.example>"]
+
+
+def test_conflicts_come_from_the_persons_caldav_account(
+    dovecot, smtp, setting, radicale, tmp_path, capsys
+):
+    """The person's calendar on a CalDAV server (Radicale) is read for busy time: an
+    invitation over a dentist's appointment there has a conflict."""
+    from clusterednb.service.store import ServiceStore
+    from test_meeting_sync import INVITATIONS, upload
+
+    _, smtp_address = smtp
+    upload(radicale, {"busy": INVITATIONS["busy"]})  # 4 November, 10:00-11:00 New York
+    dovecot.deliver(plain("clash@org.example", vcalendar(vevent(
+        "clash-1", "20261104T100000", "20261104T103000", attendee=USER)), USER))  # fmt: skip
+    password = tmp_path / "caldav-password"
+    password.write_text("secret\n")
+    password.chmod(0o600)
+    extra = ("--smtp", smtp_address, "--caldav", radicale, "--caldav-username", "ann",
+             "--caldav-password-file", str(password))  # fmt: skip
+    status, outcomes, err = run_mail(mail_args(dovecot, setting, tmp_path, *extra), capsys)
+    assert status == 0, err
+    assert [o["uid"] for o in outcomes] == ["clash-1"]
+    with ServiceStore(tmp_path / "mail-state.db") as store:
+        (record,) = store.requests("ann")
+    assert record["uid"] == "clash-1" and record["features"]["conflict"] == "yes"

@@ -58,8 +58,20 @@ def mail_account(args: argparse.Namespace) -> ImapAccount:
     )
 
 
-def person_calendar(source: str | None):
-    """The person's calendar from a file or an http(s) URL (None: none given)."""
+def person_calendar(args: argparse.Namespace):
+    """The person's calendar for conflicts: ``--calendar`` (a file or an http(s) URL), else
+    their CalDAV account (``--caldav``), else None (the invitations accepted so far)."""
+    source = args.calendar
+    if not source and getattr(args, "caldav", None):
+        from clusterednb.service.sync import caldav_calendar
+
+        username = args.caldav_username or args.username
+        password = read_password(
+            args.caldav_password_file,
+            "CNB_CALDAV_PASSWORD",
+            f"password of {username} at {args.caldav}: ",
+        )
+        return caldav_calendar(args.caldav, username, password, args.ca_bundle)
     if not source:
         return None
     if source.startswith(("http://", "https://")):
@@ -105,7 +117,7 @@ def read_mailbox(args: argparse.Namespace) -> None:
         sender=args.sender,
         ask_band=args.ask_band,
         costs=(args.cost_false_accept, args.cost_false_decline),
-        calendar=person_calendar(args.calendar),
+        calendar=person_calendar(args),
         on_ask=args.on_ask,
         comment=args.comment,
         dry_run=args.dry_run,

@@ -234,8 +234,15 @@ def add_mail(sub: argparse._SubParsersAction) -> None:
     mail.add_argument(
         "--calendar",
         metavar="FILE|URL",
-        help="the person's calendar (.ics) for busy time and conflicts; default: the "
-        "invitations accepted so far",
+        help="the person's calendar (.ics) for busy time and conflicts; default: their CalDAV "
+        "account (--caldav), else the invitations accepted so far",
+    )
+    mail.add_argument("--caldav", metavar="URL", help="the person's CalDAV account, for conflicts")
+    mail.add_argument("--caldav-username", help="its user name (default: --username)")
+    mail.add_argument(
+        "--caldav-password-file",
+        type=Path,
+        help="its password (first line); or CNB_CALDAV_PASSWORD, or a prompt",
     )
     mail.add_argument("--smtp", metavar="HOST:PORT", help="the SMTP server the replies go out by")
     mail.add_argument("--from", dest="sender", metavar="EMAIL", help="the replies' sender")

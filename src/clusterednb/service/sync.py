@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import icalendar
@@ -67,7 +68,7 @@ class _Object:
     calendar: icalendar.Calendar
 
 
-def _connect(settings: SyncSettings) -> tuple[Any, list[Any]]:
+def _connect(settings: Any) -> tuple[Any, list[Any]]:
     import caldav
 
     options: dict[str, Any] = {}
@@ -122,6 +123,16 @@ def _everything(objects: list[_Object]) -> icalendar.Calendar:
             if component.name in ("VTIMEZONE", "VEVENT"):
                 combined.add_component(component)
     return combined
+
+
+def caldav_calendar(
+    url: str, username: str, password: str, ca_bundle: Path | None = None
+) -> icalendar.Calendar:
+    """Every event of every calendar of a CalDAV account, as one calendar (the person's busy
+    time and conflicts, for a pass that reads invitations elsewhere: the mailbox's)."""
+    account = SimpleNamespace(url=url, username=username, password=password, ca_bundle=ca_bundle)
+    _, calendars = _connect(account)
+    return _everything(_objects(calendars))
 
 
 def single_event(calendar: icalendar.Calendar, event: icalendar.Event) -> icalendar.Calendar:
