@@ -55,3 +55,26 @@ INVITATIONS = st.builds(
 )
 
 schemathesis.openapi.media_type("text/calendar", INVITATIONS)
+
+
+@schemathesis.hook
+def map_body(ctx, body):
+    """Settings that JSON Schema lets through but the rules refuse, made valid: working hours
+    that start before they end, out-of-office periods whose first day is not after the last,
+    a comment of one line. Anything else (and every body meant to break the schema) is left
+    as drawn."""
+    if ctx.operation.path != "/api/settings" or not isinstance(body, dict):
+        return body
+    hours = body.get("working_hours")
+    if isinstance(hours, list) and len(hours) == 2 and all(isinstance(h, str) for h in hours):
+        start, end = sorted(hours)
+        body["working_hours"] = [start, end] if start != end else ["00:00", "23:59"]
+    periods = body.get("out_of_office")
+    if isinstance(periods, list):
+        body["out_of_office"] = [
+            sorted(p) if isinstance(p, list) and all(isinstance(d, str) for d in p) else p
+            for p in periods
+        ]
+    if isinstance(body.get("comment"), str):
+        body["comment"] = " ".join(body["comment"].split())
+    return body

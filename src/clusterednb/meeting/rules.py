@@ -203,10 +203,9 @@ class PersonRules:
                 )
             hours = (hours[0], hours[1])
         days = merged["working_days"]
-        if not isinstance(days, list | tuple) or not all(
-            isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= 6 for d in days
-        ):
+        if not isinstance(days, list | tuple) or not all(_day_number(d) for d in days):
             raise MeetingError("working_days: give day numbers 0 (Monday) to 6 (Sunday)")
+        days = [int(d) for d in days]
         for name, allowed in (
             ("outside_hours", OUTCOMES),
             ("while_away", OUTCOMES),
@@ -215,12 +214,14 @@ class PersonRules:
             if merged[name] not in allowed:
                 raise MeetingError(f"{name}: one of {list(allowed)}, got {merged[name]!r}")
         periods = []
-        for period in merged["out_of_office"] or ():
+        if not isinstance(merged["out_of_office"], list | tuple):
+            raise MeetingError('out_of_office: give a list of periods ["YYYY-MM-DD", "YYYY-MM-DD"]')
+        for period in merged["out_of_office"]:
             if not isinstance(period, list | tuple) or len(period) != 2:
                 raise MeetingError('out_of_office: give periods ["YYYY-MM-DD", "YYYY-MM-DD"]')
             try:
-                first, last = (dt.date.fromisoformat(str(day)) for day in period)
-            except ValueError as error:
+                first, last = (dt.date.fromisoformat(day) for day in period)
+            except (TypeError, ValueError) as error:
                 raise MeetingError(f"out_of_office: {list(period)} are not ISO dates") from error
             if first > last:
                 raise MeetingError(f"out_of_office: {first} comes after {last}")
@@ -276,6 +277,14 @@ class PersonRules:
             named = ", ".join(DAYS[d] for d in days) or "no day"
         start, end = self.working_hours or ("00:00", "24:00")
         return f"{named} {start}–{end} ({self.time_zone})"
+
+
+def _day_number(value: Any) -> bool:
+    """Whether ``value`` is a day number 0 … 6 (an integer, or a float with an integer value as
+    JSON may write it; not a boolean)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return float(value).is_integer() and 0 <= value <= 6
 
 
 def rule_decision(event: Any, rules: PersonRules) -> tuple[str, Reason] | None:

@@ -8,6 +8,7 @@ server), never as an error to a client. Every error of every route is :class:`Er
 from __future__ import annotations
 
 from typing import Any, Literal
+from zoneinfo import available_timezones
 
 from pydantic import BaseModel, Field
 
@@ -211,6 +212,9 @@ FEEDBACK_BODY = {
     }
 }
 
+TIME_ZONES = sorted(available_timezones() - {"localtime", "Factory"}) or ["UTC"]
+"""Every IANA time zone this machine knows: the settings' ``time_zone``."""
+
 SETTINGS_BODY = {
     "requestBody": {
         "required": True,
@@ -220,7 +224,7 @@ SETTINGS_BODY = {
                 "schema": {
                     "type": "object",
                     "properties": {
-                        "time_zone": {"type": "string"},
+                        "time_zone": {"enum": TIME_ZONES},
                         "working_hours": {
                             "type": ["array", "null"],
                             "items": {
