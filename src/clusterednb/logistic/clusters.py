@@ -18,13 +18,13 @@ from clusterednb.exceptions import CNBError
 from clusterednb.logistic.clustering.block_partitions import BlockClustering, enumerate_blocks
 from clusterednb.logistic.clustering.core_and_place import MAX_SAMPLED_TASKS, core_and_place
 from clusterednb.logistic.clustering.joint_gibbs import gibbs_joint_blocks
+from clusterednb.logistic.documents import value_counts_of_rows
 from clusterednb.logistic.fit import (
     AUTO,
     MAX_ENUMERATED_TASKS,
     FitSettings,
     JointData,
     task_tempering,
-    value_counts_of_rows,
 )
 from clusterednb.logistic.solvers.cluster_weighted import (
     WeightedRegressions,
@@ -38,6 +38,10 @@ from clusterednb.logistic.solvers.task_deviations import (
 )
 from clusterednb.logistic.solvers.weighted_newton import WeightedLogistic
 from clusterednb.stats.special import log_dirichlet_multinomial
+
+OPTIONAL_ARRAYS = ("coclustering", "deviations")
+"""Arrays a model file may lack: the co-clustering of a model of many tasks, and the tasks'
+deviations of files written before they existed (or of a model without them)."""
 
 
 @dataclass(frozen=True)
@@ -218,6 +222,9 @@ class LogisticClusters:
         >>> bool(np.array_equal(again.coef, clusters.coef))
         True
         """
+        missing = [n for n, a in arrays.items() if a is None and n not in OPTIONAL_ARRAYS]
+        if missing:
+            raise CNBError(f"the model file lacks the arrays {missing}")
         n_clusters = arrays["cluster_sizes"].shape[0]
         expected = {
             "partition": (n_tasks,),

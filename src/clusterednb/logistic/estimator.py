@@ -407,11 +407,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     # ------------------------------------------------------------------ persistence
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         clusters = self.clusters_
-        arrays = {
-            name: np.asarray(getattr(clusters, name))
-            for name in _ARRAYS
-            if getattr(clusters, name) is not None
-        }
+        arrays = {n: np.asarray(v) for n in _ARRAYS if (v := getattr(clusters, n)) is not None}
         arrays["numeric_centre"] = self.numeric_.centre
         arrays["numeric_scale"] = self.numeric_.scale
         if clusters.deviations is not None:
@@ -434,9 +430,6 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self._settings().check()
         numeric = restored_numeric(record)
         check_observation(self.observation, record.schema, numeric)
-        missing = [name for name in _ARRAYS if name not in record.arrays]
-        if missing and missing != ["coclustering"]:
-            raise CNBError(f"the model file lacks the arrays {missing}")
         arrays = {name: record.arrays.get(name) for name in _ARRAYS}
         arrays["deviations"] = record.arrays.get("deviations")
         clusters = LogisticClusters.from_arrays(

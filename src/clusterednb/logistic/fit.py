@@ -22,6 +22,7 @@ from clusterednb.logistic.clustering.joint_blocks import (
 from clusterednb.logistic.documents import (
     document_design,
     latent_design,
+    task_value_counts,
     task_word_counts,
 )
 from clusterednb.logistic.solvers.cluster_weighted import sparse_design
@@ -426,39 +427,3 @@ def regression_design(
     if sparse.issparse(codes):
         return document_design(codes, task, n_tasks)
     return sparse_design(codes, offsets, task, n_tasks, numeric)
-
-
-def value_counts_of_rows(codes, offsets: np.ndarray) -> np.ndarray:
-    """Feature-value counts of some rows together, shape (n_values_total,): of feature codes
-    (n_rows, n_features) or of documents' word counts (a sparse (n_rows, n_words) matrix).
-
-    Examples
-    --------
-    >>> value_counts_of_rows(np.array([[0], [1], [0]]), np.array([0, 2])).tolist()
-    [2, 1]
-    >>> value_counts_of_rows(sparse.csr_matrix([[2, 0], [1, 3]]), np.array([0, 2])).tolist()
-    [3, 3]
-    """
-    one_task = np.zeros(codes.shape[0], dtype=np.int64)
-    if sparse.issparse(codes):
-        return task_word_counts(codes, one_task, 1)[0]
-    return task_value_counts(codes, one_task, 1, offsets)[0]
-
-
-def task_value_counts(
-    codes: np.ndarray, task: np.ndarray, n_tasks: int, offsets: np.ndarray
-) -> np.ndarray:
-    """Counts of each (task, feature value), shape (n_tasks, n_values_total).
-
-    Examples
-    --------
-    >>> codes = np.array([[0, 2], [1, -1], [0, 0]])
-    >>> task_value_counts(codes, np.array([0, 0, 1]), 2, np.array([0, 2, 5])).tolist()
-    [[1, 1, 0, 0, 1], [1, 0, 1, 0, 0]]
-    """
-    counts = np.zeros((n_tasks, int(offsets[-1])), dtype=np.int64)
-    present = codes >= 0
-    columns = (codes + offsets[:-1])[present]
-    rows = np.broadcast_to(task[:, None], codes.shape)[present]
-    np.add.at(counts, (rows, columns), 1)
-    return counts
