@@ -124,6 +124,7 @@ def read_mailbox(args: argparse.Namespace) -> None:
     )
     passes = 0
     while True:
+        arrived = next_uid(account) if args.watch else 0
         outcomes = mail_pass(settings)
         passes += 1
         if args.json:
@@ -135,12 +136,37 @@ def read_mailbox(args: argparse.Namespace) -> None:
                 say("no invitation waiting")
         if not args.watch or (args.passes is not None and passes >= args.passes):
             return
-        wait_for_mail(account, args.every)
+        wait_for_mail(account, args.every, arrived)
 
 
-def wait_for_mail(account: ImapAccount, seconds: float) -> None:
-    """Return when new mail arrives in the account's folder (IMAP IDLE, RFC 2177) or after
-    ``seconds``; a server without IDLE, or any trouble while idling, waits ``seconds``."""
+def next_uid(account: ImapAccount) -> int:
+    """The folder's UIDNEXT: every message that arrives later has a UID at least this (0 when
+    it cannot be read)."""
+    try:
+        connection = connect(account)
+    except MeetingError:
+        return 0
+    try:
+        open_folder(connection, account.folder, readonly=True)
+        return _uidnext(connection)
+    except (OSError, MeetingError):
+        return 0
+    finally:
+        try:
+            connection.logout()
+        except OSError:
+            pass
+
+
+def _uidnext(connection) -> int:
+    _, data = connection.response("UIDNEXT")
+    return int(data[0]) if data and data[0] else 0
+
+
+def wait_for_mail(account: ImapAccount, seconds: float, since: int = 0) -> None:
+    """Return when new mail arrives in the account's folder (IMAP IDLE, RFC 2177), at once when
+    some arrived after UIDNEXT ``since`` (during the pass), or after ``seconds``; a server
+    without IDLE, or any trouble while idling, waits ``seconds``."""
     started = time.monotonic()
     try:
         connection = connect(account)
@@ -149,6 +175,8 @@ def wait_for_mail(account: ImapAccount, seconds: float) -> None:
         return
     try:
         open_folder(connection, account.folder, readonly=True)
+        if since and _uidnext(connection) > since:
+            return
         if "IDLE" not in connection.capabilities:
             time.sleep(seconds)
             return
