@@ -16,11 +16,14 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clusterednb.meeting.errors import MeetingError
-from clusterednb.meeting.rules import PersonRules
 from clusterednb.service.accounts import utc_now
 from clusterednb.service.mail.imap import ImapAccount
+
+if TYPE_CHECKING:  # the rules import pandas: only when a person's rules are read
+    from clusterednb.meeting.rules import PersonRules
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,7 @@ class SettingsTables:
     >>> store, _ = toy.service_store()
     >>> store.rules("ann").time_zone  # nothing set: the defaults
     'UTC'
+    >>> from clusterednb.meeting.rules import PersonRules
     >>> _ = store.set_rules("ann", PersonRules(working_hours=("09:00", "17:00")))
     >>> store.rules("ann").working_hours, store.rules("bob").working_hours
     (('09:00', '17:00'), None)
@@ -106,6 +110,8 @@ class SettingsTables:
 
     def rules(self, user: str, default_zone: str = "UTC") -> PersonRules:
         """``user``'s rules (the defaults, in ``default_zone``, when none are set)."""
+        from clusterednb.meeting.rules import PersonRules
+
         row = self._one("SELECT rules FROM settings WHERE user = ?", (user,))
         if row is None:
             return PersonRules(time_zone=default_zone)
