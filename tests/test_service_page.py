@@ -107,6 +107,9 @@ def test_rules_and_calendar_on_the_page_and_an_expired_request(tmp_path, capsys,
     with Server(store) as server:
         status, record, _ = call(server, "POST", "/api/requests", token, old, "text/calendar")
         assert status == 201 and record["decision"] == "expired"
+        mars = invitation("mars", "ann@org.example").replace(b"America/New_York", b"Mars/Olympus")
+        status, noted, _ = call(server, "POST", "/api/requests", token, mars, "text/calendar")
+        assert status == 201 and noted["warnings"]
         browser.get(server.url + "/login")
         browser.find_element(By.NAME, "token").send_keys(token)
         browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
@@ -114,6 +117,8 @@ def test_rules_and_calendar_on_the_page_and_an_expired_request(tmp_path, capsys,
         wait.until(lambda driver: driver.find_elements(By.ID, "settings-form"))
         card = browser.find_element(By.ID, f"request-{record['id']}")
         assert "expired: never answered" in card.text
+        noted_card = browser.find_element(By.ID, f"request-{noted['id']}")
+        assert "Mars/Olympus" in noted_card.text  # the unknown time zone, said on the page
         assert not card.find_elements(By.CSS_SELECTOR, "button.accept")
         form = browser.find_element(By.ID, "settings-form")
         for name, value in (
