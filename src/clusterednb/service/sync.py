@@ -125,6 +125,31 @@ def _everything(objects: list[_Object]) -> icalendar.Calendar:
     return combined
 
 
+def decide_invitation(
+    settings: Any,
+    store: Any,
+    user: str,
+    entry: UserEntry | None,
+    rules: PersonRules,
+    single: icalendar.Calendar,
+    event: icalendar.Event,
+    everything: icalendar.Calendar | None,
+) -> tuple[Decision, dict[str, str | None], list[str]]:
+    """Decide one invitation (``single``, its ``event``) as every pass does: its features in
+    the person's calendar ``everything``, then the person's rules, then the model under their
+    costs (``settings``: a :class:`SyncSettings` or a mailbox's). Returns the decision, the
+    features and the missing ones; :class:`MeetingError` when the features cannot be read."""
+    jobs = settings.directory.jobs if settings.directory else {}
+    email = calendar_address(settings.email)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MeetingWarning)
+        features, missing = features_in_context(single, email, everything, entry, jobs)
+    decided = decide_by_rules(event, rules, features) or decide_or_ask(
+        settings.model, features, user, settings.costs, store.answers_of(user), settings.ask_band
+    )
+    return decided, features, missing
+
+
 def caldav_calendar(
     url: str, username: str, password: str, ca_bundle: Path | None = None
 ) -> icalendar.Calendar:
@@ -179,7 +204,6 @@ def sync(settings: SyncSettings) -> list[PassResult]:
     objects = _objects(calendars)
     everything = _everything(objects)
     user, entry = user_key(settings)
-    jobs = settings.directory.jobs if settings.directory else {}
     outcomes = []
     with state_store(settings) as store:
         rules = store.rules(user, entry.timezone if entry else "UTC")
@@ -188,9 +212,7 @@ def sync(settings: SyncSettings) -> list[PassResult]:
         )
         for item in objects:
             for event in item.calendar.walk("VEVENT"):
-                outcome = _one(
-                    settings, store, client, everything, item, event, user, entry, jobs, rules
-                )
+                outcome = _one(settings, store, client, everything, item, event, user, entry, rules)
                 if outcome is not None:
                     outcomes.append(outcome)
     return outcomes
@@ -255,7 +277,6 @@ def _one(
     event: icalendar.Event,
     user: str,
     entry: UserEntry | None,
-    jobs: dict[str, str],
     rules: PersonRules,
 ) -> PassResult | None:
     email = calendar_address(settings.email)
@@ -336,22 +357,13 @@ def _one(
         )
     single = single_event(item.calendar, event)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MeetingWarning)
-            features, missing = features_in_context(single, email, everything, entry, jobs)
+        decided, features, missing = decide_invitation(
+            settings, store, user, entry, rules, single, event, everything
+        )
     except MeetingError as error:
         warn_at_caller(f"{item.href} skipped: {error}", MeetingWarning)
         return None
-    decided = decide_by_rules(event, rules, features) or decide_or_ask(
-        settings.model, features, user, settings.costs, store.answers_of(user), settings.ask_band
-    )
-    result = PassResult(
-        **base,
-        decision=decided.decision,
-        p_accept=decided.p_accept,
-        action="would answer" if decided.decision != "ask" else "would ask",
-        reasons=[reason.to_dict() for reason in decided.reasons],
-    )
+    result = PassResult.proposed(base, decided)
     if settings.dry_run:
         return result
     tentative = decided.decision == "ask" and rules.on_ask == "tentative"

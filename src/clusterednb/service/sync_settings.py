@@ -85,6 +85,26 @@ class PassResult:
     action: str
     reasons: list[dict[str, Any]] = field(default_factory=list)
 
+    @classmethod
+    def proposed(cls, base: dict[str, Any], decided: Any) -> PassResult:
+        """What a pass would do with a fresh decision (a
+        :class:`~clusterednb.meeting.deciding.Decision`), before it does it.
+
+        Examples
+        --------
+        >>> from clusterednb.meeting.deciding import Decision
+        >>> base = {"href": "", "uid": "m1", "recurrence_id": "", "sequence": 0, "summary": "x"}
+        >>> PassResult.proposed(base, Decision("ask")).action
+        'would ask'
+        """
+        return cls(
+            **base,
+            decision=decided.decision,
+            p_accept=decided.p_accept,
+            action="would ask" if decided.decision == "ask" else "would answer",
+            reasons=[reason.to_dict() for reason in decided.reasons],
+        )
+
     def line(self) -> str:
         """One line for a person.
 

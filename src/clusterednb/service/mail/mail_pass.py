@@ -27,7 +27,6 @@ skipped with a warning naming its Message-ID; the pass goes on.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,8 +34,7 @@ from typing import Any
 import icalendar
 
 from clusterednb.exceptions import warn_at_caller
-from clusterednb.meeting.calendar import features_in_context
-from clusterednb.meeting.deciding import ASK_BAND, Decision, decide_or_ask, request_record
+from clusterednb.meeting.deciding import ASK_BAND, Decision, request_record
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
 from clusterednb.meeting.imip import reply_message, send
@@ -49,7 +47,7 @@ from clusterednb.meeting.invitation import (
     sequence_number,
 )
 from clusterednb.meeting.reply import make_reply
-from clusterednb.meeting.rules import EXPIRED_REASON, PersonRules, decide_by_rules, has_passed, now
+from clusterednb.meeting.rules import EXPIRED_REASON, PersonRules, has_passed, now
 from clusterednb.service.mail.imap import (
     ImapAccount,
     calendar_messages,
@@ -58,7 +56,7 @@ from clusterednb.service.mail.imap import (
     open_folder,
 )
 from clusterednb.service.mail.messages import calendar_parts, message_id, read_message
-from clusterednb.service.sync import single_event, state_store, user_key
+from clusterednb.service.sync import decide_invitation, single_event, state_store, user_key
 from clusterednb.service.sync_settings import PARTSTATS, PassResult
 
 DEALT = ("answered", "refused", "expired", "cancelled", "not answered", "passed on")
@@ -242,21 +240,10 @@ class _Context:
                 **base, decision=known["decision"], p_accept=known["p_accept"], action=action
             )
         everything = settings.calendar or accepted_calendar(store, user)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MeetingWarning)
-            jobs = settings.directory.jobs if settings.directory else {}
-            features, missing = features_in_context(single, email, everything, self.entry, jobs)
-        decided = decide_by_rules(event, self.rules, features) or decide_or_ask(
-            settings.model, features, user, settings.costs, store.answers_of(user),
-            settings.ask_band,
-        )  # fmt: skip
-        result = PassResult(
-            **base,
-            decision=decided.decision,
-            p_accept=decided.p_accept,
-            action="would ask" if decided.decision == "ask" else "would answer",
-            reasons=[reason.to_dict() for reason in decided.reasons],
+        decided, features, missing = decide_invitation(
+            settings, store, user, self.entry, self.rules, single, event, everything
         )
+        result = PassResult.proposed(base, decided)
         if settings.dry_run:
             return result
         if decided.decision == "ask":
