@@ -99,29 +99,14 @@ class CalendarPasses:
             person = people.get(account.user)
             if person is None or person.revoked:
                 continue
-            started = time.monotonic()
             settings = SyncSettings(
                 url=account.url,
                 username=account.username,
                 password=account.password,
-                email=person.email,
-                user=person.user,
-                model=self.model(),
-                state=Path(self.store.path),
-                directory=self.directory,
-                smtp=self.smtp,
-                sender=self.sender,
-                costs=(person.cost_false_accept, person.cost_false_decline),
                 ca_bundle=Path(account.ca_bundle) if account.ca_bundle else None,
-                **({} if self.ask_band is None else {"ask_band": self.ask_band}),
+                **self._shared(person),
             )
-            try:
-                outcomes = sync(settings)
-            except MeetingError as error:  # one line: the person, the server, the cause
-                self.last[account.user] = f"failed: {error}"
-                log.warning("calendar pass for %s failed: %s", account.user, error)
-                continue
-            self._report("calendar", account.user, account.url, outcomes, started)
+            self._one_pass("calendar", account.user, account.url, sync, settings)
         for user, mailbox in self.store.mail_accounts():
             person = people.get(user)
             if person is None or person.revoked:
@@ -130,28 +115,38 @@ class CalendarPasses:
                 self.last[f"{user} (mail)"] = "not read: cnb serve has no --smtp for the replies"
                 log.warning("mailbox of %s not read: cnb serve needs --smtp", user)
                 continue
-            started = time.monotonic()
-            settings = MailSettings(
-                account=mailbox,
-                email=person.email,
-                user=person.user,
-                model=self.model(),
-                state=Path(self.store.path),
-                directory=self.directory,
-                smtp=self.smtp,
-                sender=self.sender,
-                costs=(person.cost_false_accept, person.cost_false_decline),
-                **({} if self.ask_band is None else {"ask_band": self.ask_band}),
-            )
-            try:
-                outcomes = mail_pass(settings)
-            except MeetingError as error:
-                self.last[f"{user} (mail)"] = f"failed: {error}"
-                log.warning("mailbox pass for %s failed: %s", user, error)
-                continue
+            settings = MailSettings(account=mailbox, **self._shared(person))
             where = f"{mailbox.host}:{mailbox.port}"
-            self._report("mailbox", user, where, outcomes, started, key=f"{user} (mail)")
+            self._one_pass("mailbox", user, where, mail_pass, settings, key=f"{user} (mail)")
         return dict(self.last)
+
+    def _shared(self, person: Any) -> dict[str, Any]:
+        """What every pass of ``person`` (an account of the store) is given."""
+        return {
+            "email": person.email,
+            "user": person.user,
+            "model": self.model(),
+            "state": Path(self.store.path),
+            "directory": self.directory,
+            "smtp": self.smtp,
+            "sender": self.sender,
+            "costs": (person.cost_false_accept, person.cost_false_decline),
+            **({} if self.ask_band is None else {"ask_band": self.ask_band}),
+        }
+
+    def _one_pass(
+        self, kind: str, user: str, where: str, run: Any, settings: Any, key: str = ""
+    ) -> None:
+        """Run one pass; a failure is one log line naming the person, the server and the cause
+        (never the secret), and the other passes go on."""
+        started = time.monotonic()
+        try:
+            outcomes = run(settings)
+        except MeetingError as error:
+            self.last[key or user] = f"failed: {error}"
+            log.warning("%s pass for %s failed: %s", kind, user, error)
+            return
+        self._report(kind, user, where, outcomes, started, key)
 
     def _report(
         self, kind: str, user: str, where: str, outcomes: list, started: float, key: str = ""
