@@ -344,5 +344,9 @@ def test_reasons_are_said_in_words_and_a_surprising_direction_says_so():
     assert reasons(pd.Series({"conflict": -2.0}), calm)[0].words == (
         "no clash with your calendar, yet people like you usually decline such invitations"
     )
+    day = {"busy_fday": "light-free", "busy_hday": "light-free"}
+    assert reasons(pd.Series({"busy_fday": -0.3, "busy_hday": -0.2}), day)[0].words == (
+        "a light day, the slot free just before and after, a light half-day"
+    )  # the shared flag said once
     soon = reasons(pd.Series({"invitee_soon": 0.4}), {"invitee_soon": "more"})[0]
     assert soon.words == "no other meeting with the organiser in the coming week"

@@ -185,7 +185,9 @@ def _words(key: str, members: tuple[str, ...], features: dict[str, Any], total: 
             return f"{clash}, yet people like you usually accept despite such a clash"
         return clash
     phrases = [in_words(m, features.get(m)) for m in members if features.get(m) is not None]
-    text = ", ".join(phrase for phrase in phrases if phrase)
+    # the members of a group restate one fact: a part two of them say is said once
+    parts = [part for phrase in phrases if phrase for part in phrase.split(", ")]
+    text = ", ".join(dict.fromkeys(parts))
     if key == "conflict" and features.get("conflict") == "no" and total < 0:
         return f"{text}, yet people like you usually decline such invitations"
     return text
