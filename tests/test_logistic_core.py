@@ -21,7 +21,7 @@ def small_core(monkeypatch):
     import clusterednb.logistic.tuning as tuning
 
     monkeypatch.setattr(clusters, "MAX_SAMPLED_TASKS", 12)
-    monkeypatch.setattr(tuning, "MAX_SAMPLED_TASKS", 12)
+    monkeypatch.setattr(tuning, "MAX_TUNING_TASKS", 12)
 
 
 def _population(n_tasks=40, seed=0):
