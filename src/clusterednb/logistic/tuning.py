@@ -30,7 +30,8 @@ log-loss wins, and none (``0``) wins unless a scale beats it.
 Above :data:`MAX_TUNING_TASKS` tasks, the settings are chosen on that many (all their rows;
 :func:`tuning_tasks`): each partition posterior of the walk costs ``n_tasks × n_clusters``
 Cholesky factorisations per sweep, and a few hundred tasks say which setting predicts best
-as well as a thousand.
+as well as a thousand; and the walk's partition posteriors are sampled with half the fit's
+sweeps (:func:`tuning_chain`).
 """
 
 from __future__ import annotations
@@ -87,6 +88,23 @@ def tuning_tasks(data: JointData, rng: np.random.Generator) -> np.ndarray:
     others = np.setdiff1d(np.arange(data.n_tasks), fewest)
     drawn = rng.choice(others, MAX_TUNING_TASKS - fewest.size, replace=False)
     return np.sort(np.concatenate([fewest, drawn]))
+
+
+def tuning_chain(settings: FitSettings) -> FitSettings:
+    """The settings of the walk's partition posteriors: half the fit's sweeps and burn-in
+    (the walk only ranks settings; the fit's own chain keeps them all).
+
+    Examples
+    --------
+    >>> chain = tuning_chain(FitSettings(n_sweeps=30, burn_in=10))
+    >>> chain.n_sweeps, chain.burn_in
+    (15, 5)
+    >>> chain = tuning_chain(FitSettings(n_sweeps=1, burn_in=0))
+    >>> chain.n_sweeps, chain.burn_in
+    (1, 0)
+    """
+    sweeps = max(1, settings.n_sweeps // 2)
+    return replace(settings, n_sweeps=sweeps, burn_in=min(settings.burn_in // 2, sweeps - 1))
 
 
 def validation_rows(data: JointData, rng: np.random.Generator) -> np.ndarray:
@@ -285,7 +303,7 @@ class _SettingScores:
             return self.losses[rows, floor]
         effective_rows = self.grid[rows]
         if rows not in self.clusterings:
-            chain_settings = self.settings.with_chosen(effective_rows, 0.0)
+            chain_settings = tuning_chain(self.settings.with_chosen(effective_rows, 0.0))
             self.clusterings[rows] = partition_posterior(self.train, chain_settings, self.rng)
         clustering = self.clusterings[rows]
         chosen = self.settings.with_chosen(effective_rows, self.floors[floor])
