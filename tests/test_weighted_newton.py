@@ -121,6 +121,64 @@ def test_one_problem_fitted_under_many_weightings_matches_fresh_fits():
     np.testing.assert_array_equal(shared.pooled[0], unweighted[0])
 
 
+def _task_problem(seed: int):
+    design, y, _, tasks = problem(seed=seed)
+    row_task = design[:, tasks].tocsr().indices  # every row of problem() has one task
+    task_weights = np.random.default_rng(seed).uniform(0.05, 1.0, size=tasks.stop - tasks.start)
+    return design, y, tasks, row_task, task_weights
+
+
+def test_the_first_step_from_task_sums_is_the_step_from_a_pass_over_the_rows():
+    design, y, tasks, row_task, task_weights = _task_problem(seed=8)
+    shared = weighted_newton.WeightedLogistic(design, y, C=0.7, task_columns=tasks)
+    weights = task_weights[row_task]
+    coef, margin, loss, gradient, solve = shared._first_step(task_weights, shared.pooled_task_sums)
+    with_bias = shared.with_bias
+    np.testing.assert_array_equal(coef, np.append(*shared.pooled))
+    np.testing.assert_allclose(margin, with_bias @ coef, rtol=1e-12)
+    assert loss == pytest.approx(
+        weighted_newton.penalised_loss(with_bias, y, weights, coef, shared.penalty), rel=1e-12
+    )
+    p1 = 1 / (1 + np.exp(-(with_bias @ coef)))
+    by_rows = with_bias.T @ (weights * (y - p1)) - shared.penalty * coef
+    np.testing.assert_allclose(gradient, by_rows, atol=1e-10)
+    hessian = with_bias.T @ with_bias.multiply((weights * p1 * (1 - p1))[:, None])
+    exact = np.linalg.solve(hessian.toarray() + np.diag(shared.penalty), by_rows)
+    np.testing.assert_allclose(solve(gradient), exact, rtol=1e-9, atol=1e-12)
+
+
+def test_a_fit_from_the_pooled_task_sums_reaches_the_minimum_of_a_plain_fit():
+    design, y, tasks, row_task, task_weights = _task_problem(seed=9)
+    shared = weighted_newton.WeightedLogistic(design, y, C=0.7, task_columns=tasks)
+    from_sums = shared.fit_from_pooled(task_weights, row_task)
+    plain = fit_weighted_logistic(design, y, task_weights[row_task], C=0.7)
+    np.testing.assert_allclose(from_sums[0], plain[0], atol=1e-7)
+    assert from_sums[1] == pytest.approx(plain[1], abs=1e-7)
+
+
+def test_without_room_for_the_task_sums_the_fit_passes_over_the_rows(monkeypatch):
+    monkeypatch.setattr(weighted_newton, "MAX_TASK_SUMS", 10)
+    design, y, tasks, row_task, task_weights = _task_problem(seed=9)
+    shared = weighted_newton.WeightedLogistic(design, y, C=0.7, task_columns=tasks)
+    assert shared.pooled_task_sums is None
+    fitted = shared.fit_from_pooled(task_weights, row_task)
+    plain = fit_weighted_logistic(design, y, task_weights[row_task], C=0.7)
+    np.testing.assert_allclose(fitted[0], plain[0], atol=1e-7)
+
+
+def test_a_fit_under_weights_already_fitted_is_remembered_not_refitted(monkeypatch):
+    design, y, weights, tasks = problem(seed=10)
+    shared = weighted_newton.WeightedLogistic(design, y, C=0.7, task_columns=tasks)
+    first = shared.fit(weights)
+    calls = []
+    monkeypatch.setattr(shared, "_fit", lambda *args: calls.append(args))
+    again = shared.fit(weights.copy(), start=np.ones(design.shape[1] + 1))
+    assert calls == []
+    np.testing.assert_array_equal(again[0], first[0])
+    again[0][0] = 99.0  # the caller's copy: the remembered minimum is unchanged
+    assert shared.fit(weights)[0][0] == first[0][0]
+
+
 @pytest.mark.parametrize(("numeric", "dense_limit"), [(True, 256), (True, 0), (False, 256)])
 def test_the_solvers_products_are_the_designs(monkeypatch, numeric, dense_limit):
     """Margins and ``Zᵀv`` from the rest's columns (dense, sparse, or, with no numeric column,

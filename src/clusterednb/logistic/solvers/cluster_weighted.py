@@ -203,13 +203,14 @@ def fit_weighted_regressions(
     n_clusters = cluster_membership.shape[1]
     coefs, intercepts = [], []
     pooled = problem.pooled
-    start = np.append(*pooled)
     for cluster in range(n_clusters):
-        weights = floor + (1.0 - floor) * cluster_membership[row_task, cluster]
-        if np.allclose(weights, 1.0):
+        task_weights = floor + (1.0 - floor) * cluster_membership[:, cluster]
+        if np.allclose(task_weights[row_task], 1.0):
             coef, intercept = pooled
+        elif starts is None:
+            coef, intercept = problem.fit_from_pooled(task_weights, row_task)
         else:
-            coef, intercept = problem.fit(weights, start if starts is None else starts[cluster])
+            coef, intercept = problem.fit(task_weights[row_task], starts[cluster])
         coefs.append(coef)
         intercepts.append(intercept)
     coefs.append(pooled[0])

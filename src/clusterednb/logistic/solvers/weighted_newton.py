@@ -24,6 +24,7 @@ seconds for a thousand users. The solution is the same (tested against the plain
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -42,6 +43,9 @@ minimum the Hessian barely moves, and the minimum itself does not depend on it."
 MAX_NEWTON_COLUMNS = 2000
 """Above this many columns (a vocabulary of words) Newton's ``d × d`` Hessian is too large to
 form: the same objective is minimised by L-BFGS from the same start instead."""
+MAX_TASK_SUMS = 2**24
+"""Entries of the per-task ``d_f × d_f`` curvature sums kept for a first Newton step from
+the pooled fit (:class:`TaskSums`; 128 MB)."""
 REMEMBERED_FITS = 64
 """Fits a :class:`WeightedLogistic` keeps by their row weights: tuning meets the same
 weights again (a cluster of the same tasks under two settings) and gets its minimum back."""
@@ -97,6 +101,36 @@ def _distinct_rows(rest) -> tuple[np.ndarray | None, np.ndarray | None]:
     if not np.array_equal(patterns[pattern_of_row], rest):
         return None, None
     return patterns, pattern_of_row
+
+
+@dataclass(frozen=True)
+class TaskSums:
+    """Sums over each task's rows at one point (the pooled fit): with row weights constant
+    within each task, ``w_u``, the gradient, Hessian and loss there are weighted sums of
+    these, so a Newton step from that point needs no pass over the rows.
+
+    Attributes
+    ----------
+    gram : ndarray of shape (U, d_f, d_f)
+        ``Σ s_i r_i r_iᵀ`` over the rest columns ``r_i``, ``s_i = p_i (1 − p_i)``.
+    curvature_rest : ndarray of shape (U, d_f)
+        ``Σ s_i r_i``.
+    curvature : ndarray of shape (U,)
+        ``Σ s_i``.
+    residual_rest : ndarray of shape (U, d_f)
+        ``Σ (y_i − p_i) r_i``.
+    residual : ndarray of shape (U,)
+        ``Σ (y_i − p_i)``.
+    log_likelihood : ndarray of shape (U,)
+        ``Σ log P(y_i)``.
+    """
+
+    gram: np.ndarray
+    curvature_rest: np.ndarray
+    curvature: np.ndarray
+    residual_rest: np.ndarray
+    residual: np.ndarray
+    log_likelihood: np.ndarray
 
 
 class _TaskBlockSolver:
@@ -174,6 +208,11 @@ class _TaskBlockSolver:
             weights=curvature[self.row_task >= 0],
             minlength=self.task_index.size,
         )
+        return self.block_solver(a, b, d)
+
+    def block_solver(self, a: np.ndarray, b: np.ndarray, d: np.ndarray):
+        """``g ↦ H⁻¹ g`` of ``H = [[A, B], [Bᵀ, D]]`` from ``A`` (d_f, d_f), ``B`` (d_f, U) and
+        the diagonal ``D`` (U,), through the Schur complement (see the module)."""
         schur = cho_factor(a - (b / d) @ b.T)
 
         def solve(gradient: np.ndarray) -> np.ndarray:
@@ -185,6 +224,36 @@ class _TaskBlockSolver:
             return step
 
         return solve
+
+    def task_sums(self, margin: np.ndarray, y: np.ndarray) -> TaskSums | None:
+        """Each task's sums at rows' margins ``margin`` (n_rows,): what a Newton step under
+        weights constant within each task needs; None when a row has no task, the rest
+        columns are sparse, or the per-task matrices would pass :data:`MAX_TASK_SUMS`."""
+        n_tasks, n_rest = self.task_index.size, self.rest_index.size
+        if np.any(self.row_task < 0) or sparse.issparse(self.rest):
+            return None
+        if n_tasks * n_rest * n_rest > MAX_TASK_SUMS:
+            return None
+        probability = expit(margin)
+        curvature = probability * (1.0 - probability)
+        residual = y - probability
+        gram = np.empty((n_tasks, n_rest, n_rest))
+        rows = self.rows_of_task
+        for task in range(n_tasks):
+            own = rows.indices[rows.indptr[task] : rows.indptr[task + 1]]
+            rest = self.rest[own]
+            gram[task] = rest.T @ (rest * curvature[own, None])
+        by_task = sparse.csr_matrix(
+            (np.ones(rows.indices.size), rows.indices, rows.indptr), shape=rows.shape
+        )
+        return TaskSums(
+            gram=gram,
+            curvature_rest=by_task @ (self.rest * curvature[:, None]),
+            curvature=by_task @ curvature,
+            residual_rest=by_task @ (self.rest * residual[:, None]),
+            residual=by_task @ residual,
+            log_likelihood=by_task @ log_expit(np.where(y > 0, margin, -margin)),
+        )
 
     @cached_property
     def rest_single(self) -> np.ndarray:
@@ -278,16 +347,59 @@ class WeightedLogistic:
         coef : ndarray of shape (n_columns,)
         intercept : float
         """
+        return self._remembered(weights, lambda: self._fit(weights, start))
+
+    def fit_from_pooled(
+        self, task_weights: np.ndarray, row_task: np.ndarray
+    ) -> tuple[np.ndarray, float]:
+        """:meth:`fit` under row weights ``task_weights[row_task]`` (one weight per task,
+        shape (U,); ``row_task`` the rows' task columns, shape (n_rows,)) from the pooled fit;
+        its first Newton step from the tasks' :class:`TaskSums` at the pooled fit, without a
+        pass over the rows (the same step, summed in another order)."""
+        weights = task_weights[row_task]
+        pooled = np.append(*self.pooled)
+        sums = self.pooled_task_sums
+        if sums is None or self.solver is None:
+            return self._remembered(weights, lambda: self._fit(weights, pooled))
+        return self._remembered(
+            weights, lambda: self._fit(weights, pooled, self._first_step(task_weights, sums))
+        )
+
+    @cached_property
+    def pooled_task_sums(self) -> TaskSums | None:
+        """:meth:`_TaskBlockSolver.task_sums` at the pooled fit (None without a task block)."""
+        if self.solver is None or self.one_class or self.quasi_newton:
+            return None
+        return self.solver.task_sums(self.solver.margin(np.append(*self.pooled)), self.y)
+
+    def _first_step(self, task_weights: np.ndarray, sums: TaskSums) -> tuple:
+        """The start, its margins and loss, the gradient and the factored Hessian at the
+        pooled fit under task weights ``task_weights`` (U,), from ``sums``."""
+        solver, penalty = self.solver, self.penalty
+        coef = np.append(*self.pooled)
+        gradient = -penalty * coef
+        gradient[solver.rest_index] += task_weights @ sums.residual_rest
+        gradient[solver.task_index] += task_weights * sums.residual
+        a = np.tensordot(task_weights, sums.gram, axes=1) + np.diag(solver.penalty_rest)
+        b = (sums.curvature_rest * task_weights[:, None]).T
+        d = solver.penalty_tasks + task_weights * sums.curvature
+        loss = float(-(task_weights @ sums.log_likelihood) + 0.5 * penalty @ (coef * coef))
+        return coef, solver.margin(coef), loss, gradient, solver.block_solver(a, b, d)
+
+    def _remembered(self, weights: np.ndarray, fit) -> tuple[np.ndarray, float]:
+        """``fit()``'s minimum, or the one remembered for ``weights``."""
         key = hashlib.blake2b(np.ascontiguousarray(weights, dtype=np.float64)).digest()
         if key in self.remembered:
             coef, intercept = self.remembered[key]
             return coef.copy(), intercept
-        coef, intercept = self._fit(weights, start)
+        coef, intercept = fit()
         if len(self.remembered) < REMEMBERED_FITS:
             self.remembered[key] = (coef.copy(), intercept)
         return coef, intercept
 
-    def _fit(self, weights: np.ndarray, start: np.ndarray | None) -> tuple[np.ndarray, float]:
+    def _fit(
+        self, weights: np.ndarray, start: np.ndarray | None, first: tuple | None = None
+    ) -> tuple[np.ndarray, float]:
         y, with_bias, penalty = self.y, self.with_bias, self.penalty
         if self.one_class:
             frequency = (weights @ y + 1.0) / (weights.sum() + 2.0)
@@ -297,17 +409,24 @@ class WeightedLogistic:
         solver = self.solver
         margin_of = solver.margin if solver is not None else with_bias.__matmul__
         transpose_times = solver.transpose_times if solver is not None else with_bias.T.__matmul__
-        coef = np.zeros(with_bias.shape[1]) if start is None else start.copy()
-        margin = margin_of(coef)
-        loss = loss_of_margin(margin, y, weights, coef, penalty)
+        if first is None:
+            coef = np.zeros(with_bias.shape[1]) if start is None else start.copy()
+            margin = margin_of(coef)
+            loss = loss_of_margin(margin, y, weights, coef, penalty)
+        else:
+            coef, margin, loss, first_gradient, first_solve = first
         solve, reused, previous = None, False, np.inf
-        for _ in range(100):
-            probability = expit(margin)
-            gradient = transpose_times(weights * (y - probability)) - penalty * coef
-            if solve is None or previous > REUSE_BELOW or reused:
-                solve, reused = self._factor(weights * probability * (1.0 - probability)), False
+        for step in range(100):
+            if step == 0 and first is not None:
+                gradient, solve = first_gradient, first_solve
             else:
-                reused = True
+                probability = expit(margin)
+                gradient = transpose_times(weights * (y - probability)) - penalty * coef
+                if solve is None or previous > REUSE_BELOW or reused:
+                    curvature = weights * probability * (1.0 - probability)
+                    solve, reused = self._factor(curvature), False
+                else:
+                    reused = True
             direction = solve(gradient)
             decrement = 0.5 * float(gradient @ direction)
             size = 1.0
