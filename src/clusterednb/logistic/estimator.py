@@ -129,14 +129,15 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     partition_ : ndarray of shape (n_tasks,)
         The best partition found (clusters numbered by first appearance).
     coclustering_ : ndarray of shape (n_tasks, n_tasks), or None
-        ``P(u and v share a cluster | D)``; None above 1 000 tasks, where the partition is
-        sampled on 1 000 of them and the others are placed in their clusters
+        ``P(u and v share a cluster | D)``; None above 300 tasks, where the partition is
+        sampled on 300 of them and the others are placed in their clusters
         (:mod:`clusterednb.logistic.clustering.core_and_place`).
     n_clusters_probability_ : ndarray of shape (n_tasks + 1,)
     effective_rows_, floor_, deviation_scale_ : float
         The values used.
     tuning_ : DataFrame
-        With "auto": the held-out log-loss of every setting tried (empty otherwise).
+        With "auto": the held-out log-loss of every setting the tuning's walk tried
+        (:mod:`clusterednb.logistic.tuning`; empty otherwise).
     numeric_ : NumericColumns
         The numeric columns' names, training means and scales.
 

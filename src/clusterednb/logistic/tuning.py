@@ -250,21 +250,51 @@ def _cluster_settings(
     grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
     floors = FLOORS if settings.floor == AUTO else (settings.floor,)
     scores = _SettingScores(data, train, held, settings, rng, grid, floors)
-    rows = grid.index(START_EFFECTIVE_ROWS) if START_EFFECTIVE_ROWS in grid else 0
-    best = scores.loss(rows, 0)
-    for step in (-1, 1):  # towards more rows per task, then fewer
+    start = grid.index(START_EFFECTIVE_ROWS) if START_EFFECTIVE_ROWS in grid else 0
+    walk_grid(scores.loss, len(grid), len(floors), start)
+    return scores.tried, scores.best
+
+
+def walk_grid(loss, n_rows: int, n_floors: int, start: int) -> tuple[int, int]:
+    """Walk the grid of ``loss(rows, floor)`` (positions; ``loss`` remembers what it computed):
+    from ``(start, 0)`` along the rows (first towards position 0, else the other way) while
+    the loss falls, then up the floors while it falls; the highest floor is always tried.
+    The position of the least loss met.
+
+    Examples
+    --------
+    >>> table = np.array([[5, 6], [3, 4], [2, 2.5], [4, 1]])  # rows × floors
+    >>> tried = []
+    >>> def loss(rows, floor):
+    ...     tried.append((rows, floor))
+    ...     return table[rows, floor]
+    >>> walk_grid(loss, 4, 2, start=1)  # 1 → 0 is worse; 1 → 2 better, 3 worse; floors
+    (2, 0)
+    >>> tried  # the highest floor was tried on the way
+    [(1, 0), (0, 0), (2, 0), (3, 0), (2, 1)]
+    >>> walk_grid(lambda rows, floor: table[rows, floor], 4, 2, start=3)  # 2 better, 1 worse
+    (2, 0)
+    """
+    rows = start
+    best = loss(rows, 0)
+    for step in (-1, 1):
         moved = False
-        while 0 <= rows + step < len(grid) and scores.loss(rows + step, 0) < best:
-            rows += step
-            best, moved = scores.loss(rows, 0), True
+        while 0 <= rows + step < n_rows:
+            candidate = loss(rows + step, 0)
+            if candidate >= best:
+                break
+            rows, best, moved = rows + step, candidate, True
         if moved:
             break
-    for floor in range(1, len(floors)):
-        if scores.loss(rows, floor) >= best:
+    floor, top = 0, n_floors - 1
+    while floor < top:
+        candidate = loss(rows, floor + 1)
+        if candidate >= best:
+            if floor + 1 < top and loss(rows, top) < best:
+                floor = top
             break
-        best = scores.loss(rows, floor)
-    scores.loss(rows, len(floors) - 1)  # the highest floor (the pooled regression) always
-    return scores.tried, scores.best
+        floor, best = floor + 1, candidate
+    return rows, floor
 
 
 class _SettingScores:
