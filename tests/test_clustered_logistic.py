@@ -57,6 +57,22 @@ def test_laplace_approaches_the_quadrature_evidence_in_one_dimension():
     assert errors[0] > errors[-1]
 
 
+def test_laplace_on_merged_repeated_rows_is_laplace_on_every_row(monkeypatch):
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 3, size=(400, 2))  # 9 feature rows, each repeated
+    design = one_hot_design(codes, np.array([0, 3, 6]))
+    y = (rng.random(400) < 0.3 + 0.1 * codes[:, 0]).astype(float)
+    weights = rng.uniform(0.5, 2.0, size=400)
+    merged = fit_laplace(design, y, weights, precision=0.7)
+    from clusterednb.logistic.solvers import laplace
+
+    monkeypatch.setattr(laplace, "merged_rows", lambda design, y, weights: (design, y, weights))
+    every_row = fit_laplace(design, y, weights, precision=0.7)
+    np.testing.assert_allclose(merged.coef, every_row.coef, atol=1e-10)
+    assert merged.log_marginal == pytest.approx(every_row.log_marginal, rel=1e-12)
+    assert merged.log_det_hessian == pytest.approx(every_row.log_det_hessian, rel=1e-12)
+
+
 def test_laplace_is_the_gaussian_integral_at_the_mode():
     x, y = one_dimensional(30)
     fit = fit_laplace(x, y, precision=0.5)

@@ -11,8 +11,10 @@ and the Laplace approximation of ``log ∫ exp f(w) dw`` is
     f(ŵ) + ½ d log 2π − ½ log det H,   H = Σ_i m_i σ_i (1 − σ_i) z_i z_iᵀ + λ I,
 
 at the MAP ``ŵ`` (found by Newton's method; ``f`` is strictly concave, so it converges from
-any start). It is exact when the likelihood is Gaussian in ``w`` and its relative error
-vanishes as the rows grow; ``tests/test_laplace.py`` checks it against quadrature in 1-D.
+any start). Rows with the same features and label are merged first, their weights summed
+(:func:`~clusterednb.logistic.solvers.distinct_rows.merged_rows`). It is exact when the
+likelihood is Gaussian in ``w`` and its relative error vanishes as the rows grow;
+``tests/test_clustered_logistic.py`` checks it against quadrature in 1-D.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit, log_expit
 
 from clusterednb.exceptions import CNBError
+from clusterednb.logistic.solvers.distinct_rows import merged_rows
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,7 @@ def fit_laplace(
     design = np.asarray(design, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     weights = np.ones(y.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    design, y, weights = merged_rows(design, y, weights)
     d = design.shape[1]
     coef = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
     value = _log_joint(design, y, weights, coef, precision)

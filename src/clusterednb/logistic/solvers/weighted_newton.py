@@ -32,6 +32,7 @@ from scipy import sparse
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit, log_expit, logit
 
+from clusterednb.logistic.solvers.distinct_rows import distinct_rows
 from clusterednb.logistic.solvers.lbfgs import minimize_lbfgs
 
 MAX_DENSE_COLUMNS = 256
@@ -84,25 +85,6 @@ def _dense(matrix) -> np.ndarray:
     return matrix.toarray() if sparse.issparse(matrix) else np.asarray(matrix)
 
 
-def _distinct_rows(rest) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The distinct rows of a dense matrix and each row's index among them, when there are at
-    most half as many (one-hot features repeat: a thousand films rated 100 000 times).
-
-    Rows are grouped by a random projection, then checked equal to their group's first row,
-    so the grouping is exact (on a collision, or too few repeats, ``(None, None)``).
-    """
-    if sparse.issparse(rest) or rest.shape[0] < 2:
-        return None, None
-    key = rest @ np.random.default_rng(0).normal(size=rest.shape[1])
-    _, first, pattern_of_row = np.unique(key, return_index=True, return_inverse=True)
-    if first.size > rest.shape[0] // 2:
-        return None, None
-    patterns = rest[first]
-    if not np.array_equal(patterns[pattern_of_row], rest):
-        return None, None
-    return patterns, pattern_of_row
-
-
 @dataclass(frozen=True)
 class TaskSums:
     """Sums over each task's rows at one point (the pooled fit): with row weights constant
@@ -150,7 +132,7 @@ class _TaskBlockSolver:
         self.row_task = row_task
         self.penalty_rest = penalty[self.rest_index]
         self.penalty_tasks = penalty[self.task_index]
-        self.patterns, self.pattern_of_row = _distinct_rows(self.rest)
+        self.patterns, self.pattern_of_row = distinct_rows(self.rest)
 
     @staticmethod
     def applies(with_bias: sparse.csr_matrix, task_columns: slice) -> bool:
