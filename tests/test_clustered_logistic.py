@@ -284,7 +284,7 @@ def test_a_new_task_chooses_a_cluster_by_its_features():
     )
     proba = model.predict_proba(held[features], ["new"] * len(held))
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-    from clusterednb.logistic.clusters import new_task_mixture
+    from clusterednb.logistic.placement import new_task_mixture
 
     codes = model.schema_.encode_features(held[features])
     settings = model._settings_used()

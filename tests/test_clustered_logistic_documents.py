@@ -14,9 +14,9 @@ from clusterednb import ClusteredLogisticRegression
 from clusterednb.exceptions import CNBError, DataError
 from clusterednb.logistic.clustering.block_partitions import enumerate_blocks
 from clusterednb.logistic.clustering.joint_gibbs import gibbs_joint_blocks
-from clusterednb.logistic.clusters import new_task_mixture
 from clusterednb.logistic.documents import document_design, latent_design
 from clusterednb.logistic.fit import FitSettings, JointData
+from clusterednb.logistic.placement import new_task_mixture
 
 N_WORDS = 40
 

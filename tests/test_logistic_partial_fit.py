@@ -84,6 +84,75 @@ def test_saved_and_loaded_mid_stream_continues_the_same(tmp_path):
     )
 
 
+def _fitted_but_one_row():
+    X, y, tasks = _population()
+    model = cnb.ClusteredLogisticRegression(random_state=0).fit(X[1:], y[1:], tasks[1:])
+    return model, (X[:1], y[:1], tasks[:1])
+
+
+def test_one_answer_keeps_the_posterior_and_refits_the_regressions_to_their_minima():
+    from clusterednb.logistic.clustering.block_partitions import BlockClustering
+    from clusterednb.logistic.clusters import assemble
+
+    model, answer = _fitted_but_one_row()
+    before = model.clusters_
+    model.partial_fit(*answer)
+    after = model.clusters_
+    np.testing.assert_array_equal(after.partition, before.partition)
+    np.testing.assert_array_equal(after.cluster_weights, before.cluster_weights)
+    assert after.sampled_rows == before.sampled_rows == model.rows_.y.size - 1
+    assert not np.allclose(after.coef, before.coef)  # the answer moved the regressions
+    kept = BlockClustering(
+        before.partition,
+        before.log_joint,
+        before.coclustering,
+        before.n_clusters_probability,
+        before.cluster_weights,
+    )
+    from_pooled = assemble(model.rows_, kept, model._settings_used())
+    np.testing.assert_allclose(after.coef, from_pooled.coef, atol=1e-6)
+    np.testing.assert_allclose(after.intercept, from_pooled.intercept, atol=1e-6)
+
+
+def test_a_new_task_or_rows_past_the_share_sample_the_posterior_again(monkeypatch):
+    from clusterednb.logistic import online
+
+    model, answer = _fitted_but_one_row()
+    monkeypatch.setattr(online, "RESAMPLE_AFTER", 0.0)  # every row is past the share
+    model.partial_fit(*answer)
+    assert model.clusters_.sampled_rows == model.rows_.y.size
+    monkeypatch.setattr(online, "RESAMPLE_AFTER", 0.05)
+    X, y, _ = answer
+    model.partial_fit(X, y, np.array(["someone new"]))
+    assert model.clusters_.sampled_rows == model.rows_.y.size
+    assert model.clusters_.partition.size == model.task_ids_.size == 13
+
+
+def test_a_fit_without_the_task_weights_samples_the_posterior_again():
+    from dataclasses import replace
+
+    model, answer = _fitted_but_one_row()
+    model.clusters_ = replace(model.clusters_, cluster_weights=None)  # a file from before
+    model.partial_fit(*answer)
+    assert model.clusters_.sampled_rows == model.rows_.y.size
+    assert model.clusters_.cluster_weights is not None
+
+
+def test_one_answer_to_a_loaded_model_is_the_same_update(tmp_path):
+    model, answer = _fitted_but_one_row()
+    model.save(tmp_path / "m.cnb")
+    loaded = cnb.load(tmp_path / "m.cnb")
+    np.testing.assert_array_equal(loaded.clusters_.cluster_weights, model.clusters_.cluster_weights)
+    assert loaded.clusters_.sampled_rows == model.clusters_.sampled_rows
+    model.partial_fit(*answer)
+    loaded.partial_fit(*answer)
+    assert loaded.clusters_.sampled_rows == model.clusters_.sampled_rows < model.rows_.y.size
+    X, _, tasks = _population()
+    np.testing.assert_allclose(
+        loaded.predict_proba(X, tasks), model.predict_proba(X, tasks), rtol=1e-10
+    )
+
+
 def test_partial_fit_first_fits_and_a_model_without_rows_is_refused(tmp_path):
     X, y, tasks = _population()
     model = cnb.ClusteredLogisticRegression(random_state=0).partial_fit(X, y, tasks)

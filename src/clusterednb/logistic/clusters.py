@@ -11,14 +11,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse
-from scipy.special import expit, logsumexp
+from scipy.special import expit
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
 from clusterednb.logistic.clustering.block_partitions import BlockClustering, enumerate_blocks
 from clusterednb.logistic.clustering.core_and_place import MAX_SAMPLED_TASKS, core_and_place
 from clusterednb.logistic.clustering.joint_gibbs import gibbs_joint_blocks
-from clusterednb.logistic.documents import value_counts_of_rows
 from clusterednb.logistic.fit import (
     AUTO,
     MAX_ENUMERATED_TASKS,
@@ -37,11 +36,11 @@ from clusterednb.logistic.solvers.task_deviations import (
     log_odds,
 )
 from clusterednb.logistic.solvers.weighted_newton import WeightedLogistic
-from clusterednb.stats.special import log_dirichlet_multinomial
 
-OPTIONAL_ARRAYS = ("coclustering", "deviations")
-"""Arrays a model file may lack: the co-clustering of a model of many tasks, and the tasks'
-deviations of files written before they existed (or of a model without them)."""
+OPTIONAL_ARRAYS = ("coclustering", "deviations", "cluster_weights")
+"""Arrays a model file may lack: the co-clustering of a model of many tasks, the tasks'
+deviations of files written before they existed (or of a model without them), and the
+regressions' task weights of files written before 2026-11-26."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +67,12 @@ class LogisticClusters:
     deviations : ndarray of shape (n_tasks, n_values_total + n_numeric + 1), optional
         Each task's own weights on the shared columns and intercept, added to the mixture's
         log-odds (:mod:`clusterednb.logistic.solvers.task_deviations`); None: none.
+    cluster_weights : ndarray of shape (n_tasks, K), optional
+        ``q_u(c)``, the posterior's weights of the tasks in each cluster's regression (before
+        the floor), kept so that a partial fit can refit the regressions under the same
+        posterior (:mod:`clusterednb.logistic.online`); None in files written before them.
+    sampled_rows : int
+        The rows (labelled or not) the partition posterior was sampled on.
 
     Examples
     --------
@@ -89,6 +94,8 @@ class LogisticClusters:
     intercept: np.ndarray
     log_joint: float
     deviations: np.ndarray | None = None
+    cluster_weights: np.ndarray | None = None
+    sampled_rows: int = 0
 
     def proba(self, design, mixture: np.ndarray, task: np.ndarray | None = None) -> np.ndarray:
         """``P(y = 1)`` of rows under their mixtures (and their tasks' deviations, if given).
@@ -205,6 +212,7 @@ class LogisticClusters:
         n_tasks: int,
         schema: FeatureSchema,
         n_numeric: int = 0,
+        sampled_rows: int = 0,
     ) -> LogisticClusters:
         """Rebuild from saved arrays, refusing any whose shape contradicts the others
         (``deviations`` may be absent: files written before tasks had deviations;
@@ -241,6 +249,8 @@ class LogisticClusters:
             arrays = {**arrays, "coclustering": None}
         if arrays.get("deviations") is not None:
             expected["deviations"] = (n_tasks, schema.n_values_total + n_numeric + 1)
+        if arrays.get("cluster_weights") is not None:
+            expected["cluster_weights"] = (n_tasks, n_clusters)
         for name, shape in expected.items():
             if arrays[name].shape != shape:
                 raise CNBError(f"array {name!r} has shape {arrays[name].shape}, expected {shape}")
@@ -248,7 +258,7 @@ class LogisticClusters:
                 raise CNBError(f"array {name!r} holds values that are not finite")
         if n_tasks and (arrays["partition"].min() < 0 or arrays["partition"].max() >= n_clusters):
             raise CNBError("array 'partition' names clusters that do not exist")
-        return cls(**arrays, log_joint=log_joint)
+        return cls(**arrays, log_joint=log_joint, sampled_rows=int(sampled_rows))
 
 
 def partition_posterior(
@@ -347,6 +357,8 @@ def assemble(
         coef=regressions.coef,
         intercept=regressions.intercept,
         log_joint=clustering.log_joint,
+        cluster_weights=q,
+        sampled_rows=int(data.y.size),
     )
 
 
@@ -366,40 +378,3 @@ def fit_clusters(
     """
     clusters = assemble(data, partition_posterior(data, settings, rng), settings)
     return clusters.with_deviations(data, settings.deviation_variance)
-
-
-def new_task_mixture(
-    clusters: LogisticClusters, codes, offsets: np.ndarray, settings: FitSettings
-) -> np.ndarray:
-    """A new task's weights over the regressions, from its rows' features (codes of shape
-    (n_rows, n_features), or documents' word counts, sparse (n_rows, n_words)).
-
-    ``w_c ∝ |c| · P(τ n_X | N_c) `` for the MAP clusters and ``γ · P(τ n_X)`` for a new
-    cluster (predicted by the pooled regression), with the task's counts ``n_X`` tempered
-    like a training task's (``τ = min(1, R / rows)``) and ``N_c`` the clusters' tempered counts.
-
-    Returns
-    -------
-    ndarray of shape (K + 1,)
-
-    Examples
-    --------
-    >>> from clusterednb.logistic import examples as toy
-    >>> data, clusters = toy.joint_data(), toy.fitted_clusters(floor=0.2)
-    >>> settings = FitSettings(effective_rows=5.0, floor=0.2)  # the fit's settings
-    >>> mixture = new_task_mixture(clusters, np.array([[0], [0]]), data.offsets, settings)
-    >>> mixture.shape == (clusters.cluster_sizes.size + 1,), round(float(mixture.sum()), 12)
-    (True, 1.0)
-    """
-    tau = float(task_tempering(np.array([codes.shape[0]]), float(settings.effective_rows))[0])
-    counts = tau * value_counts_of_rows(codes, offsets)
-    prior = np.full(counts.size, settings.beta)
-    joined = log_dirichlet_multinomial(clusters.cluster_value_counts + counts, prior, offsets)
-    alone = log_dirichlet_multinomial(clusters.cluster_value_counts, prior, offsets)
-    log_weights = np.concatenate(
-        [
-            np.log(clusters.cluster_sizes) + joined - alone,
-            [np.log(settings.gamma) + log_dirichlet_multinomial(counts, prior, offsets)],
-        ]
-    )
-    return np.exp(log_weights - logsumexp(log_weights))

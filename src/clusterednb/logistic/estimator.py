@@ -3,13 +3,12 @@ the features and the labels jointly, predicting by cluster-weighted pooled regre
 
 The partition prior is the Chinese restaurant process (concentration ``γ``); a cluster's
 likelihood is :class:`~clusterednb.logistic.clustering.joint_blocks.JointLogisticBlocks` (naive
-Bayes of
-the features, Laplace-approximated logistic regression of the labels, tempered by ``τ``); the
-partition posterior comes from enumeration or Gibbs sampling
+Bayes of the features, Laplace-approximated logistic regression of the labels, tempered by
+``τ``); the partition posterior comes from enumeration or Gibbs sampling
 (:mod:`clusterednb.logistic.clustering.block_partitions`); prediction is
 :mod:`clusterednb.logistic.solvers.cluster_weighted`. ``effective_rows="auto"`` and
-``floor="auto"`` are
-chosen on the training tasks alone (:mod:`clusterednb.logistic.tuning`).
+``floor="auto"`` are chosen on the training tasks alone (:mod:`clusterednb.logistic.tuning`);
+:meth:`~ClusteredLogisticRegression.partial_fit` is :mod:`clusterednb.logistic.online`.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from clusterednb.data.numeric import NumericColumns
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.values import as_vector
 from clusterednb.exceptions import CNBError, NotFittedError
-from clusterednb.logistic.clusters import LogisticClusters, fit_clusters, new_task_mixture
+from clusterednb.logistic.clusters import LogisticClusters, fit_clusters
 from clusterednb.logistic.fit import AUTO, FitSettings
 from clusterednb.logistic.inputs import (
     check_observation,
@@ -37,6 +36,8 @@ from clusterednb.logistic.inputs import (
     rows_added,
     training_rows,
 )
+from clusterednb.logistic.online import partial_update
+from clusterednb.logistic.placement import rows_mixture
 from clusterednb.logistic.tuning import choose_settings
 from clusterednb.naive_bayes.decisions import BayesDecisions, refuse_sample_weight
 from clusterednb.naive_bayes.predictions import check_new_tasks
@@ -248,10 +249,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     ) -> ClusteredLogisticRegression:
         """Learn from more rows: new rows of known tasks, or new tasks (the first call fits).
 
-        The rows are added to the training rows the model keeps, and the partition posterior
-        (with a quarter of the sampler's sweeps) and the regressions are fitted again with the
-        settings the first ``fit`` chose (``effective_rows_``, ``floor_``,
-        ``deviation_scale_``): no new choice of settings, which is most of a fit's cost.
+        The rows are added to the training rows the model keeps, and the regressions are
+        fitted again with the settings the first ``fit`` chose (``effective_rows_``,
+        ``floor_``, ``deviation_scale_``), from their previous minima; the partition posterior
+        is sampled again (a quarter of the sweeps) only for a new task or once the rows added
+        since it was sampled reach 5 % (:mod:`clusterednb.logistic.online`).
         The schema stays the first fit's: a category it never saw is missing (as
         ``handle_unknown`` says), a numeric column is cut by its bins. Tables only
         (documents: use ``fit``).
@@ -278,9 +280,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
             held, X, y, tasks, self.schema_, self.task_ids_, self.numeric_, self.handle_unknown
         )
         chosen = self._settings_used()
-        # a warm refit, as ClusteredNB's: a quarter of the partition sampler's sweeps
-        quick = replace(chosen, n_sweeps=max(chosen.n_sweeps // 4, 2), burn_in=chosen.burn_in // 4)
-        clusters = fit_clusters(data, quick, as_generator(self.random_state))
+        rng = as_generator(self.random_state)
+        clusters = partial_update(self.clusters_, data, chosen, self.task_ids_.size, rng)
         self._set_fitted(self.schema_, task_ids, clusters, chosen, self.numeric_)
         self.rows_ = data
         return self
@@ -346,23 +347,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     def _mixture(
         self, codes: Any, task_values: np.ndarray, task_index: np.ndarray, new_tasks: str
     ) -> np.ndarray:
-        """Each row's weights over the regressions, shape (n_rows, K + 1): its task's
-        membership, or for a new task the clusters its rows choose (together or alone)."""
-        mixture = self.clusters_.membership[np.maximum(task_index, 0)].copy()
-        unseen = task_index < 0
-        if unseen.any():
-            groups = (
-                np.arange(unseen.sum())
-                if new_tasks == "each-row"
-                else pd.Index(task_values[unseen]).factorize()[0]
-            )
-            new_rows = np.flatnonzero(unseen)
-            for group in range(groups.max() + 1):
-                rows = new_rows[groups == group]
-                mixture[rows] = new_task_mixture(
-                    self.clusters_, codes[rows], self.schema_.offsets, self._settings_used()
-                )
-        return mixture
+        """Each row's weights over the regressions (:func:`rows_mixture`)."""
+        offsets, settings = self.schema_.offsets, self._settings_used()
+        return rows_mixture(
+            self.clusters_, codes, task_values, task_index, offsets, settings, new_tasks
+        )
 
     def log_odds_by_feature(self, X: Any, tasks: Any = None) -> pd.DataFrame:
         """Each feature's contribution to the log-odds of ``classes_[1]``, row by row: the
@@ -411,8 +400,9 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         arrays = {n: np.asarray(v) for n in _ARRAYS if (v := getattr(clusters, n)) is not None}
         arrays["numeric_centre"] = self.numeric_.centre
         arrays["numeric_scale"] = self.numeric_.scale
-        if clusters.deviations is not None:
-            arrays["deviations"] = clusters.deviations
+        for name in ("deviations", "cluster_weights"):
+            if getattr(clusters, name) is not None:
+                arrays[name] = getattr(clusters, name)
         rows = getattr(self, "rows_", None)
         if rows is not None and not rows.documents:  # what partial_fit learns on from
             arrays.update(
@@ -424,6 +414,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
             "floor": self.floor_,
             "deviation_scale": self.deviation_scale_,
             "log_joint": clusters.log_joint,
+            "sampled_rows": clusters.sampled_rows,
         }
         return meta, arrays
 
@@ -431,14 +422,15 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self._settings().check()
         numeric = restored_numeric(record)
         check_observation(self.observation, record.schema, numeric)
-        arrays = {name: record.arrays.get(name) for name in _ARRAYS}
-        arrays["deviations"] = record.arrays.get("deviations")
+        names = (*_ARRAYS, "deviations", "cluster_weights")
+        arrays = {name: record.arrays.get(name) for name in names}
         clusters = LogisticClusters.from_arrays(
             arrays,
             float(record.meta["log_joint"]),
             n_tasks=record.task_ids.size,
             schema=record.schema,
             n_numeric=len(numeric.names),
+            sampled_rows=int(record.meta.get("sampled_rows", 0)),
         )
         meta = record.meta
         chosen = replace(
