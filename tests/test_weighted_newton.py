@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from clusterednb.logistic.solvers import weighted_newton
+from clusterednb.logistic.solvers import task_block, weighted_newton
 from clusterednb.logistic.solvers.cluster_weighted import sparse_design
 from clusterednb.logistic.solvers.weighted_newton import fit_weighted_logistic
 
@@ -27,7 +27,7 @@ def problem(seed: int = 0, n_rows: int = 300, n_tasks: int = 7):
 
 @pytest.mark.parametrize("dense_limit", [256, 0])  # the rest dense, then sparse
 def test_the_task_block_step_finds_the_plain_steps_optimum(monkeypatch, dense_limit):
-    monkeypatch.setattr(weighted_newton, "MAX_DENSE_COLUMNS", dense_limit)
+    monkeypatch.setattr(task_block, "MAX_DENSE_COLUMNS", dense_limit)
     design, y, weights, tasks = problem()
     plain = fit_weighted_logistic(design, y, weights, C=0.7)
     blocked = fit_weighted_logistic(design, y, weights, C=0.7, task_columns=tasks)
@@ -50,7 +50,7 @@ def test_a_design_whose_task_columns_are_not_one_hot_takes_the_plain_step():
     design[0, tasks.start] = 2.0  # no longer an indicator
     design = design.tocsr()
     with_bias = weighted_newton.sparse.hstack([design, np.ones((design.shape[0], 1))]).tocsr()
-    assert not weighted_newton._TaskBlockSolver.applies(with_bias, tasks)
+    assert not task_block.TaskBlockSolver.applies(with_bias, tasks)
     plain = fit_weighted_logistic(design, y, weights, C=0.7)
     asked = fit_weighted_logistic(design, y, weights, C=0.7, task_columns=tasks)
     np.testing.assert_allclose(asked[0], plain[0], atol=1e-12)
@@ -63,7 +63,7 @@ def test_one_task_block_step_solves_the_full_newton_system():
     curvature = weights * np.random.default_rng(4).uniform(0.05, 0.25, size=weights.size)
     gradient = np.random.default_rng(5).normal(size=with_bias.shape[1])
     hessian = (with_bias.T @ with_bias.multiply(curvature[:, None])).toarray() + np.diag(penalty)
-    solver = weighted_newton._TaskBlockSolver(with_bias, tasks, penalty)
+    solver = task_block.TaskBlockSolver(with_bias, tasks, penalty)
     # ZᵀSZ is summed in single precision: the step is the Newton step to about 1e-6 of its size.
     exact = np.linalg.solve(hessian, gradient)
     step = solver.solve(curvature, gradient)
@@ -98,7 +98,7 @@ def test_repeated_rows_are_summed_once_and_solve_the_same_system():
     design = sparse_design(codes, np.array([0, 3, 6]), task, n_tasks)
     with_bias = weighted_newton.sparse.hstack([design, np.ones((n_rows, 1))]).tocsr()
     penalty = np.append(np.full(design.shape[1], 1.0), 0.0)
-    solver = weighted_newton._TaskBlockSolver(with_bias, slice(6, 6 + n_tasks), penalty)
+    solver = task_block.TaskBlockSolver(with_bias, slice(6, 6 + n_tasks), penalty)
     assert solver.patterns is not None and solver.patterns.shape[0] == 9
     curvature = rng.uniform(0.05, 0.25, size=n_rows)
     gradient = rng.normal(size=with_bias.shape[1])
@@ -157,7 +157,7 @@ def test_a_fit_from_the_pooled_task_sums_reaches_the_minimum_of_a_plain_fit():
 
 
 def test_without_room_for_the_task_sums_the_fit_passes_over_the_rows(monkeypatch):
-    monkeypatch.setattr(weighted_newton, "MAX_TASK_SUMS", 10)
+    monkeypatch.setattr(task_block, "MAX_TASK_SUMS", 10)
     design, y, tasks, row_task, task_weights = _task_problem(seed=9)
     shared = weighted_newton.WeightedLogistic(design, y, C=0.7, task_columns=tasks)
     assert shared.pooled_task_sums is None
@@ -183,7 +183,7 @@ def test_a_fit_under_weights_already_fitted_is_remembered_not_refitted(monkeypat
 def test_the_solvers_products_are_the_designs(monkeypatch, numeric, dense_limit):
     """Margins and ``Zᵀv`` from the rest's columns (dense, sparse, or, with no numeric column,
     its 27 distinct rows) and the task block equal the design's products."""
-    monkeypatch.setattr(weighted_newton, "MAX_DENSE_COLUMNS", dense_limit)
+    monkeypatch.setattr(task_block, "MAX_DENSE_COLUMNS", dense_limit)
     rng = np.random.default_rng(8)
     n_rows, n_tasks = 300, 7
     codes = rng.integers(0, 3, size=(n_rows, 3))
@@ -193,7 +193,7 @@ def test_the_solvers_products_are_the_designs(monkeypatch, numeric, dense_limit)
     design[0, 9 : 9 + n_tasks] = 0.0  # a row of no task
     with_bias = weighted_newton.sparse.hstack([design.tocsr(), np.ones((n_rows, 1))]).tocsr()
     penalty = np.ones(with_bias.shape[1])
-    solver = weighted_newton._TaskBlockSolver(with_bias, slice(9, 9 + n_tasks), penalty)
+    solver = task_block.TaskBlockSolver(with_bias, slice(9, 9 + n_tasks), penalty)
     assert (solver.patterns is None) == numeric
     coef, values = rng.normal(size=with_bias.shape[1]), rng.normal(size=n_rows)
     np.testing.assert_allclose(solver.margin(coef), with_bias @ coef, rtol=1e-12, atol=1e-12)
