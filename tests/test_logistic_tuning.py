@@ -88,3 +88,30 @@ def test_the_table_holds_each_setting_tried_once_and_the_fit_uses_the_least_loss
     assert (model.effective_rows_, model.floor_) == (best["effective_rows"], best["floor"])
     assert (tuning.START_EFFECTIVE_ROWS, tuning.FLOORS[0]) in settings
     assert any(floor == tuning.FLOORS[-1] for _, floor in settings)
+
+
+def test_regressions_no_held_task_leans_on_are_not_fitted_and_change_no_prediction():
+    from clusterednb.logistic.clustering.block_partitions import BlockClustering
+    from clusterednb.logistic.clusters import assemble
+
+    rng = np.random.default_rng(2)
+    task = np.repeat(np.arange(4), 30)
+    codes = rng.integers(0, 3, size=(task.size, 2))
+    y = (rng.random(task.size) < 0.2 + 0.2 * (task % 2) + 0.2 * (codes[:, 0] == 1)).astype(int)
+    data = JointData.from_codes(codes, y, task, 4, np.array([0, 3, 6]))
+    clustering = BlockClustering(
+        partition=np.array([0, 0, 1, 2]),
+        log_joint=0.0,
+        coclustering=np.array([[1, 0.5, 0, 0], [0.5, 1, 0, 0], [0, 0, 1, 0.3], [0, 0, 0.3, 1.0]]),
+        n_clusters_probability=np.zeros(5),
+    )
+    settings = FitSettings(effective_rows=10.0, floor=0.2)
+    every = assemble(data, clustering, settings)
+    some = assemble(data, clustering, settings, for_tasks=np.array([0]))
+    # task 0 leans on cluster 0 only: clusters 1 and 2 hold the pooled regression, unfitted
+    np.testing.assert_array_equal(some.coef[1], some.coef[-1])
+    np.testing.assert_array_equal(some.coef[2], some.coef[-1])
+    assert not np.allclose(every.coef[1], every.coef[-1])
+    rows = np.flatnonzero(data.task == 0)
+    design, mixture = data.design(rows), every.membership[data.task[rows]]
+    np.testing.assert_allclose(some.proba(design, mixture), every.proba(design, mixture))

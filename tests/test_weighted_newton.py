@@ -166,6 +166,18 @@ def test_without_room_for_the_task_sums_the_fit_passes_over_the_rows(monkeypatch
     np.testing.assert_allclose(fitted[0], plain[0], atol=1e-7)
 
 
+def test_a_looser_tolerance_stops_within_it_of_the_minimum():
+    design, y, weights, tasks = problem(seed=12)
+    tight = weighted_newton.WeightedLogistic(design, y, C=0.7, task_columns=tasks)
+    loose = weighted_newton.WeightedLogistic(design, y, C=0.7, task_columns=tasks, tol=1e-2)
+    exact, rough = np.append(*tight.fit(weights)), np.append(*loose.fit(weights))
+    losses = [
+        weighted_newton.penalised_loss(tight.with_bias, y, weights, coef, tight.penalty)
+        for coef in (exact, rough)
+    ]
+    assert 0.0 <= losses[1] - losses[0] <= 1e-2
+
+
 def test_a_fit_under_weights_already_fitted_is_remembered_not_refitted(monkeypatch):
     design, y, weights, tasks = problem(seed=10)
     shared = weighted_newton.WeightedLogistic(design, y, C=0.7, task_columns=tasks)

@@ -288,8 +288,11 @@ def partition_posterior(
     return gibbs_joint_blocks(blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in)
 
 
-def labelled_regression(data: JointData, settings: FitSettings) -> WeightedLogistic:
-    """The regression problem of ``data``'s labelled rows (design, labels, penalty ``C``).
+def labelled_regression(
+    data: JointData, settings: FitSettings, tol: float = 1e-8
+) -> WeightedLogistic:
+    """The regression problem of ``data``'s labelled rows (design, labels, penalty ``C``),
+    solved to Newton decrement ``tol``.
 
     Examples
     --------
@@ -305,6 +308,7 @@ def labelled_regression(data: JointData, settings: FitSettings) -> WeightedLogis
         data.y[rows],
         settings.C,
         task_columns=slice(first_task_column, first_task_column + data.n_tasks),
+        tol=tol,
     )
 
 
@@ -314,12 +318,16 @@ def assemble(
     settings: FitSettings,
     regression: WeightedLogistic | None = None,
     near: LogisticClusters | None = None,
+    for_tasks: np.ndarray | None = None,
 ) -> LogisticClusters:
     """The cluster-weighted regressions of a clustering, and what prediction needs of it.
 
     ``regression`` is :func:`labelled_regression` of ``data`` when already built (tuning
     assembles many clusterings on the same rows); ``near``, the same clustering's regressions
-    at another floor, to start from (the minima are the same).
+    at another floor, to start from (the minima are the same); ``for_tasks``, task positions:
+    only the regressions their membership gives a weight are fitted (the others hold the
+    pooled regression, unfitted), which predicts those tasks' rows exactly as a full assembly
+    does.
 
     Examples
     --------
@@ -340,6 +348,7 @@ def assemble(
         q,
         float(settings.floor),
         None if near is None else np.column_stack([near.coef, near.intercept])[:-1],
+        None if for_tasks is None else np.any(q[for_tasks] > 0, axis=0),
     )
     n_clusters = q.shape[1]
     indicator = np.eye(n_clusters, dtype=np.int64)[clustering.partition]

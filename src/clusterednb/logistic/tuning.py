@@ -52,6 +52,10 @@ from clusterednb.logistic.fit import AUTO, FitSettings, JointData, task_temperin
 EFFECTIVE_ROWS = (np.inf, 100.0, 50.0, 30.0, 15.0, 5.0)
 FLOORS = (0.05, 0.2, 0.5, 1.0)
 START_EFFECTIVE_ROWS = 30.0
+TUNING_TOLERANCE = 1e-4
+"""The Newton decrement at which the tuning's regressions stop (each objective, a sum over
+thousands of rows, within about that many nats of its minimum: the held-out log-loss, a
+mean, moves far less than between settings); the fit's own regressions stop at 1e-8."""
 DEVIATION_SCALES = (0.1, 0.3, 1.0, 3.0)
 MIN_ROWS = 4
 MAX_TUNING_TASKS = 300
@@ -309,8 +313,10 @@ class _SettingScores:
         self.data, self.train, self.held = data, train, held
         self.settings, self.rng = settings, rng
         self.grid, self.floors = grid, floors
-        self.regression = labelled_regression(train, settings)  # one design, one pooled fit
+        # one design and pooled fit for every setting, solved to TUNING_TOLERANCE
+        self.regression = labelled_regression(train, settings, TUNING_TOLERANCE)
         self.design = data.design(held)
+        self.held_tasks = np.unique(data.task[held])
         self.clusterings: dict[int, object] = {}
         self.last: dict[int, LogisticClusters] = {}
         self.losses: dict[tuple[int, int], float] = {}
@@ -338,7 +344,12 @@ class _SettingScores:
         clustering = self.clusterings[rows]
         chosen = self.settings.with_chosen(effective_rows, self.floors[floor])
         clusters = assemble(
-            self.train, clustering, chosen, self.regression, near=self.last.get(rows)
+            self.train,
+            clustering,
+            chosen,
+            self.regression,
+            near=self.last.get(rows),
+            for_tasks=self.held_tasks,
         )
         self.last[rows] = clusters
         loss = _held_log_loss(self.data, self.held, self.design, clusters, with_task=False)

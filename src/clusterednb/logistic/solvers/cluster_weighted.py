@@ -165,6 +165,7 @@ def fit_weighted_regressions(
     cluster_membership: np.ndarray,
     floor: float,
     starts: np.ndarray | None = None,
+    needed: np.ndarray | None = None,
 ) -> WeightedRegressions:
     """Fit each cluster's weighted pooled regression and the unweighted one.
 
@@ -184,6 +185,10 @@ def fit_weighted_regressions(
     starts : ndarray of shape (K, n_columns + 1), optional
         Each cluster's weights then intercept to start Newton's method from (the pooled
         regression by default): the same clusters' fits at a nearby floor start closer.
+    needed : ndarray of shape (K,) of bool, optional
+        The clusters whose regressions are wanted (all by default); the others get the
+        pooled one in their place, unfitted (tuning scores held-out rows whose tasks lean on
+        a few clusters only).
 
     Examples
     --------
@@ -205,7 +210,7 @@ def fit_weighted_regressions(
     pooled = problem.pooled
     for cluster in range(n_clusters):
         task_weights = floor + (1.0 - floor) * cluster_membership[:, cluster]
-        if np.allclose(task_weights[row_task], 1.0):
+        if np.allclose(task_weights[row_task], 1.0) or (needed is not None and not needed[cluster]):
             coef, intercept = pooled
         elif starts is None:
             coef, intercept = problem.fit_from_pooled(task_weights, row_task)

@@ -11,7 +11,9 @@ and the Laplace approximation of ``log ∫ exp f(w) dw`` is
     f(ŵ) + ½ d log 2π − ½ log det H,   H = Σ_i m_i σ_i (1 − σ_i) z_i z_iᵀ + λ I,
 
 at the MAP ``ŵ`` (found by Newton's method; ``f`` is strictly concave, so it converges from
-any start). Rows with the same features and label are merged first, their weights summed
+any start; the steps' ``H`` is summed in single precision, the MAP is where the float64
+gradient vanishes, and ``H`` at the MAP is summed in float64). Rows with the same features and
+label are merged first, their weights summed
 (:func:`~clusterednb.logistic.solvers.distinct_rows.merged_rows`). It is exact when the
 likelihood is Gaussian in ``w`` and its relative error vanishes as the rows grow;
 ``tests/test_clustered_logistic.py`` checks it against quadrature in 1-D.
@@ -120,6 +122,7 @@ def fit_laplace(
     y = np.asarray(y, dtype=np.float64)
     weights = np.ones(y.size) if weights is None else np.asarray(weights, dtype=np.float64)
     design, y, weights = merged_rows(design, y, weights)
+    single = design.astype(np.float32)
     d = design.shape[1]
     coef = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
     value = _log_joint(design, y, weights, coef, precision)
@@ -127,9 +130,9 @@ def fit_laplace(
     for n_steps in range(1, max_iter + 1):  # noqa: B007 (the count is reported)
         probability = expit(design @ coef)
         gradient = design.T @ (weights * (y - probability)) - precision * coef
-        curvature = weights * probability * (1.0 - probability)
-        hessian = (design.T * curvature) @ design + precision * np.eye(d)
-        factor = cho_factor(hessian)
+        curvature = (weights * probability * (1.0 - probability)).astype(np.float32)
+        hessian = (single.T @ (single * curvature[:, None])).astype(np.float64)
+        factor = cho_factor(hessian + precision * np.eye(d))
         direction = cho_solve(factor, gradient)
         decrement = 0.5 * float(gradient @ direction)
         size = 1.0

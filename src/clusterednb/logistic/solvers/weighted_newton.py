@@ -84,6 +84,9 @@ class WeightedLogistic:
     max_newton_columns : int, default=MAX_NEWTON_COLUMNS
         With more columns than this (not counting a task block), L-BFGS instead of Newton's
         method.
+    tol : float, default=1e-8
+        Newton stops after the step whose decrement ``½ gᵀ H⁻¹ g`` (about the distance of the
+        objective from its minimum) is below this.
 
     Examples
     --------
@@ -103,8 +106,10 @@ class WeightedLogistic:
         C: float,
         task_columns: slice | None = None,
         max_newton_columns: int = MAX_NEWTON_COLUMNS,
+        tol: float = 1e-8,
     ):
         self.y = y
+        self.tol = tol
         self.n_columns = design.shape[1]
         self.one_class = np.unique(y).size < 2
         self.with_bias = sparse.hstack([design, np.ones((design.shape[0], 1))]).tocsr()
@@ -237,7 +242,7 @@ class WeightedLogistic:
                     break
                 size *= 0.5
             coef, loss, margin = candidate, candidate_loss, candidate_margin
-            if decrement < 1e-8:
+            if decrement < self.tol:
                 break
             previous = decrement
         return coef[:-1], float(coef[-1])
