@@ -342,8 +342,12 @@ def assemble(
     q = clustering.membership
     if q is None:
         q = membership(clustering.coclustering, clustering.partition)
+    if regression is None:
+        regression = labelled_regression(data, settings)
+        if near is not None:  # the same rows and more: its pooled fit starts near
+            regression.pooled_start = np.append(near.coef[-1], near.intercept[-1])
     regressions = fit_weighted_regressions(
-        regression or labelled_regression(data, settings),
+        regression,
         data.task[data.labelled],
         q,
         float(settings.floor),

@@ -116,6 +116,7 @@ class WeightedLogistic:
         self.penalty = np.append(np.full(design.shape[1], 1.0 / C), 0.0)
         self.solver = None
         self.remembered: dict[bytes, tuple[np.ndarray, float]] = {}
+        self.pooled_start: np.ndarray | None = None
         task_block = (
             not self.one_class
             and task_columns is not None
@@ -129,8 +130,9 @@ class WeightedLogistic:
 
     @cached_property
     def pooled(self) -> tuple[np.ndarray, float]:
-        """The fit with every row weighing 1: ``(coef, intercept)``."""
-        return self.fit(np.ones(self.y.size))
+        """The fit with every row weighing 1: ``(coef, intercept)``, from ``pooled_start``
+        (weights then intercept: a nearby problem's pooled fit) when set, else zeros."""
+        return self.fit(np.ones(self.y.size), self.pooled_start)
 
     def fit(self, weights: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, float]:
         """Newton's method with a backtracking line search under row weights ``weights``.
