@@ -162,16 +162,11 @@ def register_calendar(args: argparse.Namespace) -> None:
             return
         if not args.caldav or not args.username:
             raise MeetingError("give --caldav URL and --username NAME (or --remove)")
-        if args.ca_bundle is not None and not Path(args.ca_bundle).is_file():
-            raise MeetingError(f"--ca-bundle {args.ca_bundle}: no such file")
+        bundle = _trusted_bundle(args.ca_bundle)
         args.password = None  # never from the command line here
         password = caldav_password(args)
         account = CalendarAccount(
-            args.user,
-            args.caldav,
-            args.username,
-            password,
-            str(Path(args.ca_bundle).resolve()) if args.ca_bundle else None,
+            args.user, args.caldav, args.username, password, bundle and str(bundle)
         )
         store.set_calendar_account(account)
     print(
@@ -207,13 +202,22 @@ def register_mailbox(args: argparse.Namespace) -> None:
             return
         if not args.imap or not args.username:
             raise MeetingError("give --imap HOST[:PORT] and --username NAME (or --remove)")
-        if args.ca_bundle is not None and not Path(args.ca_bundle).is_file():
-            raise MeetingError(f"--ca-bundle {args.ca_bundle}: no such file")
+        bundle = _trusted_bundle(args.ca_bundle)
         account = mail_account(args)
-        if account.ca_bundle is not None:
-            account = replace(account, ca_bundle=Path(account.ca_bundle).resolve())
+        if bundle is not None:
+            account = replace(account, ca_bundle=bundle)
         store.set_mail_account(args.user, account)
     print(
         f"registered {args.user}'s mailbox at {account.host}:{account.port} (its secret is kept "
         "in the store, readable by you only)"
     )
+
+
+def _trusted_bundle(ca_bundle: Path | None) -> Path | None:
+    """``--ca-bundle`` as the absolute path the store keeps (the service runs elsewhere), or
+    None; a path that is no file is refused by name."""
+    if ca_bundle is None:
+        return None
+    if not Path(ca_bundle).is_file():
+        raise MeetingError(f"--ca-bundle {ca_bundle}: no such file")
+    return Path(ca_bundle).resolve()

@@ -165,7 +165,7 @@ class WeightedLogistic:
         weights = task_weights[row_task]
         pooled = np.append(*self.pooled)
         sums = self.pooled_task_sums
-        if sums is None or self.solver is None:
+        if sums is None:  # no task block, or no room for the sums
             return self._remembered(weights, lambda: self._fit(weights, pooled))
         return self._remembered(
             weights, lambda: self._fit(weights, pooled, self._first_step(task_weights, sums))
