@@ -79,6 +79,26 @@ def _matching_event(
     return None
 
 
+def version_of(event: icalendar.Event) -> tuple[int, bytes]:
+    """What identifies the version of an invitation that was decided: its ``SEQUENCE`` and
+    its ``DTSTART`` (value and time zone; some organisers move a meeting without raising the
+    sequence).
+
+    Examples
+    --------
+    >>> event = icalendar.Event()
+    >>> event.add("DTSTART", __import__("datetime").datetime(2026, 11, 25, 10))
+    >>> version_of(event)
+    (0, b'20261125T100000')
+    """
+    start = event.get("DTSTART")
+    stamp = b"" if start is None else start.to_ical()
+    zone = "" if start is None else str(start.params.get("TZID", ""))
+    return int(str(event.get("SEQUENCE", 0)).strip() or 0), stamp + (
+        f";{zone}".encode() if zone else b""
+    )
+
+
 def set_partstat(
     client: Any,
     href: str,
@@ -87,14 +107,20 @@ def set_partstat(
     email: str,
     partstat: str,
     replaceable: tuple[str, ...] = ("NEEDS-ACTION",),
+    version: tuple[int, bytes] | None = None,
+    comment: str | None = None,
 ) -> str:
     """Set the user's PARTSTAT in the event on the server, honouring its ETag.
 
     Reads the object, changes only the attendee's ``PARTSTAT`` in the matching ``VEVENT``
     and writes it back with ``If-Match``; on ``412 Precondition Failed`` (someone changed it
-    meanwhile) it reads again and retries, and if the user's status is no longer one of
-    ``replaceable`` (waiting: ``NEEDS-ACTION``; with an answer to pass on, also the
-    assistant's own ``TENTATIVE``) it leaves the event alone.
+    meanwhile) it reads again and retries. It leaves the event alone if the user's status is
+    no longer one of ``replaceable`` (waiting: ``NEEDS-ACTION``; with an answer to pass on,
+    also what the assistant wrote before), or if the invitation is no longer the ``version``
+    that was decided (:func:`version_of`: the organiser raised the ``SEQUENCE`` or moved the
+    start). A status already equal to ``partstat`` counts as written (a write whose response
+    was lost is not repeated). ``comment`` goes into the event's ``COMMENT`` (on a server
+    that schedules, RFC 6638, the REPLY the server sends is made from the event).
 
     Returns
     -------
@@ -134,9 +160,16 @@ def set_partstat(
         event = _matching_event(calendar, uid, recurrence_id)
         attendee = None if event is None else find_attendee(event, email)
         current = "" if attendee is None else attendee.params.get("PARTSTAT", "NEEDS-ACTION")
-        if attendee is None or str(current).upper() not in replaceable:
+        if attendee is None or (version is not None and version_of(event) != version):
+            return "changed on the server"
+        if str(current).upper() == partstat:
+            return "written"
+        if str(current).upper() not in replaceable:
             return "changed on the server"
         attendee.params["PARTSTAT"] = partstat
+        if comment:
+            event.pop("COMMENT", None)
+            event.add("COMMENT", comment)
         headers = {"Content-Type": "text/calendar; charset=utf-8"}
         if etag:
             headers["If-Match"] = etag
@@ -144,5 +177,8 @@ def set_partstat(
         if written.status in (200, 201, 204):
             return "written"
         if written.status != 412:
-            raise MeetingError(f"{href}: the server refused the update ({written.status})")
+            reason = getattr(written, "reason", "") or ""
+            raise MeetingError(
+                f"the server refused to write {href} ({written.status} {reason}".rstrip() + ")"
+            )
     return "changed on the server"

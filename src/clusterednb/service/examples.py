@@ -58,6 +58,27 @@ def request_record(uid: str = "m1@example.org") -> dict[str, Any]:
     }
 
 
+def outgoing_reply(partstat: str = "ACCEPTED") -> Any:
+    """A REPLY to :func:`request_record`'s invitation, ready for the outbox.
+
+    Examples
+    --------
+    >>> outgoing_reply().recipient
+    'carol@example.org'
+    """
+    from clusterednb.meeting.imip import reply_message
+    from clusterednb.service.delivery_tables import OutgoingReply
+
+    message = reply_message(
+        b"BEGIN:VCALENDAR\r\nMETHOD:REPLY\r\nEND:VCALENDAR\r\n",
+        "ann@example.org",
+        "carol@example.org",
+        "Planning",
+        partstat,
+    )
+    return OutgoingReply.of(message, partstat)
+
+
 def __getattr__(name: str) -> Any:
     """The fixtures of the layer below (:mod:`clusterednb.evaluation.examples`), handed on."""
     return getattr(_below, name)

@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.sqlite_file import SQLiteFile
 from clusterednb.service.accounts import AccountTables, utc_now
+from clusterednb.service.delivery_tables import DELIVERY_TABLES, DeliveryTables
 from clusterednb.service.settings_tables import SettingsTables
+
+if TYPE_CHECKING:
+    from clusterednb.service.delivery_tables import OutgoingReply
 
 _PERSON_TABLES = [
     """CREATE TABLE IF NOT EXISTS settings (
@@ -50,10 +54,22 @@ _PERSON_TABLES = [
     updated_at TEXT NOT NULL
 )""",
 ]
-SCHEMA_VERSION = 3
+_DELIVERY_COLUMNS = [
+    # what the server and the organiser should know (PARTSTAT), what the assistant confirmed
+    # on the CalDAV server, what it queued to the organiser by mail, where the invitation came
+    # from (caldav, mail, api), whether it is still open, and the last error acting on it
+    "ALTER TABLE requests ADD COLUMN partstat TEXT",
+    "ALTER TABLE requests ADD COLUMN written TEXT",
+    "ALTER TABLE requests ADD COLUMN replied TEXT",
+    "ALTER TABLE requests ADD COLUMN channel TEXT NOT NULL DEFAULT 'api'",
+    "ALTER TABLE requests ADD COLUMN state TEXT NOT NULL DEFAULT 'open'",
+    "ALTER TABLE requests ADD COLUMN last_error TEXT",
+]
+SCHEMA_VERSION = 4
 MIGRATIONS = {
     2: ["ALTER TABLE requests ADD COLUMN origin TEXT NOT NULL DEFAULT 'invitation'"],
     3: [*_PERSON_TABLES, "ALTER TABLE requests ADD COLUMN notes TEXT NOT NULL DEFAULT '[]'"],
+    4: [*_DELIVERY_COLUMNS, *DELIVERY_TABLES],
 }
 """Statements that bring a store of version ``v - 1`` to version ``v``."""
 _SCHEMA = """
@@ -89,6 +105,12 @@ CREATE TABLE IF NOT EXISTS requests (
     answered_at TEXT,
     origin TEXT NOT NULL DEFAULT 'invitation',
     notes TEXT NOT NULL DEFAULT '[]',
+    partstat TEXT,
+    written TEXT,
+    replied TEXT,
+    channel TEXT NOT NULL DEFAULT 'api',
+    state TEXT NOT NULL DEFAULT 'open',
+    last_error TEXT,
     UNIQUE (user, uid, recurrence_id, sequence)
 );
 CREATE INDEX IF NOT EXISTS requests_by_user ON requests (user, id);
@@ -106,7 +128,7 @@ CREATE TABLE IF NOT EXISTS sessions (
 """
 
 
-class ServiceStore(AccountTables, SettingsTables, SQLiteFile):
+class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
     """The service's SQLite store.
 
     Parameters
@@ -143,7 +165,7 @@ class ServiceStore(AccountTables, SettingsTables, SQLiteFile):
                     f"version reads up to {SCHEMA_VERSION})"
                 )
             if not tables:
-                for statement in [*_SCHEMA.split(";"), *_PERSON_TABLES]:
+                for statement in [*_SCHEMA.split(";"), *_PERSON_TABLES, *DELIVERY_TABLES]:
                     if statement.strip():
                         connection.execute(statement)
             else:
@@ -177,8 +199,14 @@ class ServiceStore(AccountTables, SettingsTables, SQLiteFile):
         )
         return _record(row)
 
-    def add_request(self, user: str, record: dict[str, Any]) -> tuple[dict, bool]:
+    def add_request(
+        self, user: str, record: dict[str, Any], reply: OutgoingReply | None = None
+    ) -> tuple[dict, bool]:
         """Store a decided invitation; ``(record, created)`` — an existing one is returned.
+
+        ``record["partstat"]`` is what the organiser should hear (None: nothing yet);
+        ``reply``, a REPLY to mail, goes into the outbox in the same transaction, so an
+        answer is either stored with its reply owed or not stored at all.
 
         Examples
         --------
@@ -205,8 +233,10 @@ class ServiceStore(AccountTables, SettingsTables, SQLiteFile):
             "loss_decline",
             "reasons",
             "notes",
+            "partstat",
+            "channel",
         )
-        record = {"notes": [], **record}
+        record = {"notes": [], "partstat": None, "channel": "api", **record}
         values = [
             json.dumps(record[c]) if c in ("features", "missing", "reasons", "notes") else record[c]
             for c in columns
@@ -224,6 +254,8 @@ class ServiceStore(AccountTables, SettingsTables, SQLiteFile):
                 f"VALUES (?, ?, {', '.join('?' for _ in columns)})",
                 (user, utc_now(), *values),
             )
+            if reply is not None:
+                self._queue(connection, user, cursor.lastrowid, reply)
             row = connection.execute(
                 "SELECT * FROM requests WHERE id = ?", (cursor.lastrowid,)
             ).fetchone()
@@ -242,7 +274,8 @@ class ServiceStore(AccountTables, SettingsTables, SQLiteFile):
         (['m2', 'm1'], [])
         """
         rows = self._all(
-            "SELECT * FROM requests WHERE user = ? AND origin = 'invitation' ORDER BY id DESC",
+            "SELECT * FROM requests WHERE user = ? AND origin = 'invitation' "
+            "AND state != 'cancelled' ORDER BY id DESC",
             (user,),
         )
         return [_record(row) for row in rows]
@@ -262,7 +295,9 @@ class ServiceStore(AccountTables, SettingsTables, SQLiteFile):
         return _record(row)
 
     def answer(self, user: str, request_id: int, accepted: bool) -> dict | None:
-        """Record the person's answer to one of their requests (None: not theirs).
+        """Record the person's answer to one of their requests (None: not theirs). It is
+        also what the organiser should now hear (``partstat``): the next pass writes it to
+        the calendar and mails it, whether it answers a question or corrects the assistant.
 
         Examples
         --------
@@ -276,17 +311,24 @@ class ServiceStore(AccountTables, SettingsTables, SQLiteFile):
         """
         with self._transaction() as connection:
             changed = connection.execute(
-                "UPDATE requests SET answer = ?, answered_at = ? WHERE user = ? AND id = ? "
-                "AND origin = 'invitation'",
-                ("accept" if accepted else "decline", utc_now(), user, request_id),
+                "UPDATE requests SET answer = ?, answered_at = ?, partstat = ? WHERE user = ? "
+                "AND id = ? AND origin = 'invitation'",
+                (
+                    "accept" if accepted else "decline",
+                    utc_now(),
+                    "ACCEPTED" if accepted else "DECLINED",
+                    user,
+                    request_id,
+                ),
             ).rowcount
         return self.request(user, request_id) if changed else None
 
     def cancel(self, user: str, uid: str, recurrence_id: str | None = None) -> int:
         """Close ``user``'s pending questions about a meeting its organiser cancelled: the
         unanswered invitations of that UID (one instance, or every one when
-        ``recurrence_id`` is None) leave the store. Answered ones stay (they are learning
-        data). Returns how many were closed.
+        ``recurrence_id`` is None) are marked cancelled (kept, so that the invitation is never
+        asked again, but no longer listed) and their unsent replies dropped. Answered ones
+        stay (they are learning data). Returns how many were closed.
 
         Examples
         --------
@@ -299,15 +341,17 @@ class ServiceStore(AccountTables, SettingsTables, SQLiteFile):
         []
         """
         query = (
-            "DELETE FROM requests WHERE user = ? AND uid = ? AND answer IS NULL "
-            "AND origin = 'invitation'"
+            "UPDATE requests SET state = 'cancelled' WHERE user = ? AND uid = ? "
+            "AND answer IS NULL AND origin = 'invitation' AND state = 'open'"
         )
         values: tuple[str, ...] = (user, uid)
         if recurrence_id is not None:
             query += " AND recurrence_id = ?"
             values += (recurrence_id,)
         with self._transaction() as connection:
-            return connection.execute(query, values).rowcount
+            closed = connection.execute(query, values).rowcount
+            self._drop_owed(connection, user, "state = 'cancelled'")
+            return closed
 
     def import_history(self, rows: list[tuple[str, dict[str, str], bool]]) -> int:
         """Store earlier answers ``(user, features, accepted)`` as learning data (one
@@ -376,7 +420,7 @@ class ServiceStore(AccountTables, SettingsTables, SQLiteFile):
         """
         return {
             "users": self._one("SELECT count(*) FROM users WHERE revoked = 0")[0],
-            "requests": self._one("SELECT count(*) FROM requests")[0],
+            "requests": self._one("SELECT count(*) FROM requests WHERE state != 'cancelled'")[0],
             "answers": self._one("SELECT count(*) FROM requests WHERE answer IS NOT NULL")[0],
         }
 

@@ -34,28 +34,23 @@ import icalendar
 
 from clusterednb.exceptions import warn_at_caller
 from clusterednb.meeting.calendar import features_in_context
-from clusterednb.meeting.deciding import Decision, decide_or_ask, request_record
+from clusterednb.meeting.deciding import Decision, decide_or_ask
 from clusterednb.meeting.directory import UserEntry
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
-from clusterednb.meeting.imip import reply_message, send
 from clusterednb.meeting.invitation import (
     calendar_address,
-    find_attendee,
     read_calendar,
-    recurrence_key,
-    sequence_number,
 )
-from clusterednb.meeting.reply import make_reply
 from clusterednb.meeting.rules import (
-    EXPIRED_REASON,
     PersonRules,
     decide_by_rules,
-    has_passed,
-    now,
 )
-from clusterednb.service.caldav_server import connection_problem, set_partstat
+from clusterednb.service.caldav_server import connection_problem
+from clusterednb.service.calendar_event import CalendarPass
+from clusterednb.service.outbox import say_delivery, send_owed
+from clusterednb.service.pass_lock import person_lock
 from clusterednb.service.sync_settings import (
-    PARTSTATS,
+    LOCK_WAIT,
     PassResult,
     ServerUnavailable,
     SyncSettings,
@@ -200,52 +195,67 @@ def sync(settings: SyncSettings) -> list[PassResult]:
     ...
     clusterednb.service.sync_settings.ServerUnavailable: cannot use the CalDAV server http://127.0.0.1:9/...
     """
-    client, calendars = _connect(settings)
-    objects = _objects(calendars)
-    everything = _everything(objects)
     user, entry = user_key(settings)
-    outcomes = []
+    with person_pass(settings, user):
+        client, calendars = _connect(settings)  # before the store: nothing made if it fails
+        objects = _objects(calendars)
+        return _pass(settings, user, entry, client, objects)
+
+
+def _pass(
+    settings: SyncSettings,
+    user: str,
+    entry: UserEntry | None,
+    client: Any,
+    objects: list[_Object],
+) -> list[PassResult]:
+    """The pass over the server's ``objects``, under the person's lock."""
     with state_store(settings) as store:
+        everything = _everything(objects)
         rules = store.rules(user, entry.timezone if entry else "UTC")
         rules = replace(
             rules, on_ask=settings.on_ask or rules.on_ask, comment=settings.comment or rules.comment
         )
+        scheduling = _schedules(client)
+        if scheduling and settings.smtp is not None:
+            warn_at_caller(
+                f"{settings.url} schedules (RFC 6638 calendar-auto-schedule): the server mails "
+                "the organiser each reply, so --smtp is not used for replies",
+                MeetingWarning,
+            )
+        calendar_pass = CalendarPass(
+            settings, store, client, everything, user, entry, rules, scheduling
+        )
+        outcomes = []
         for item in objects:
             for event in item.calendar.walk("VEVENT"):
-                outcome = _one(settings, store, client, everything, item, event, user, entry, rules)
+                outcome = calendar_pass.event(item.href, item.calendar, event)
                 if outcome is not None:
                     outcomes.append(outcome)
+        if settings.smtp is not None and not settings.dry_run:
+            say_delivery(
+                send_owed(store, user, settings.smtp), calendar_pass.mailed, " and by mail"
+            )
     return outcomes
 
 
-def _answer_on_server(
-    settings: SyncSettings,
-    client: Any,
-    item: _Object,
-    event: icalendar.Event,
-    email: str,
-    entry: UserEntry | None,
-    partstat: str,
-    comment: str | None = None,
-) -> str:
-    """Set ``partstat`` on the server under the ETag and, with SMTP, mail the organiser the
-    REPLY (with ``comment``); what was done, in words."""
-    uid, recurrence = str(event["UID"]), recurrence_key(event)
-    waiting = ("NEEDS-ACTION",) if partstat == "TENTATIVE" else ("NEEDS-ACTION", "TENTATIVE")
-    if set_partstat(client, item.href, uid, recurrence, email, partstat, waiting) != "written":
-        return "left alone: changed on the server"
-    if settings.smtp is None:
-        return "answered on the server"
-    zone = entry.timezone if entry else "UTC"
-    single = single_event(item.calendar, event)
-    stamp = now()
-    reply = make_reply(single, email, partstat, stamp, zone, comment).to_ical()
-    summary = str(event.get("SUMMARY", "(no title)"))
-    organizer = calendar_address(event["ORGANIZER"])
-    send(
-        reply_message(reply, settings.sender or email, organizer, summary, partstat), *settings.smtp
-    )
-    return "answered on the server and by mail"
+def _schedules(client: Any) -> bool:
+    """Whether the server schedules (RFC 6638): it then sends the REPLYs itself."""
+    try:
+        return bool(client.supports_scheduling())
+    except Exception:  # an OPTIONS the server refuses: it does not say it schedules
+        return False
+
+
+@contextmanager
+def person_pass(settings: Any, user: str) -> Iterator[None]:
+    """The person's pass lock over the store (:mod:`~clusterednb.service.pass_lock`), for
+    ``settings.lock_wait`` seconds at most; none for a dry run, which writes nothing."""
+    if settings.dry_run:
+        yield
+        return
+    with person_lock(settings.state, user, getattr(settings, "lock_wait", LOCK_WAIT)):
+        yield
 
 
 @contextmanager
@@ -266,142 +276,3 @@ def state_store(settings: Any) -> Iterator[Any]:
                     source.backup(target)
         with ServiceStore(copy) as store:
             yield store
-
-
-def _one(
-    settings: SyncSettings,
-    store: Any,
-    client: Any,
-    everything: icalendar.Calendar,
-    item: _Object,
-    event: icalendar.Event,
-    user: str,
-    entry: UserEntry | None,
-    rules: PersonRules,
-) -> PassResult | None:
-    email = calendar_address(settings.email)
-    attendee = find_attendee(event, email)
-    if attendee is None or "ORGANIZER" not in event or "UID" not in event:
-        return None
-    if calendar_address(event["ORGANIZER"]) == email:
-        return None
-    uid, recurrence = str(event["UID"]), recurrence_key(event)
-    try:
-        sequence = sequence_number(event)
-    except MeetingError as error:
-        warn_at_caller(f"{item.href} skipped: {error}", MeetingWarning)
-        return None
-    summary = str(event.get("SUMMARY", "(no title)"))
-    base = {
-        "href": item.href,
-        "uid": uid,
-        "recurrence_id": recurrence,
-        "sequence": sequence,
-        "summary": summary,
-    }
-    status = str(attendee.params.get("PARTSTAT", "NEEDS-ACTION")).upper()
-    known = store.find_request(user, uid, recurrence, sequence)
-    waiting = status in ("NEEDS-ACTION", "TENTATIVE")
-    if waiting and str(event.get("STATUS", "")).upper() != "CANCELLED":
-        if has_passed(event, rules.zone):
-            return _expired(settings, store, user, item, event, known, base)
-    if (
-        waiting
-        and known is not None
-        and known["decision"] == "ask"
-        and known["answer"] is not None
-        and str(event.get("STATUS", "")).upper() != "CANCELLED"
-    ):  # the person answered on the page or through the API: the calendar hears it now
-        result = PassResult(
-            **base, decision="ask", p_accept=known["p_accept"], action="would pass on the answer"
-        )
-        if settings.dry_run:
-            return result
-        partstat = PARTSTATS[known["answer"]]
-        written = _answer_on_server(
-            settings, client, item, event, email, entry, partstat, rules.comment
-        )
-        result.action = f"passed on the person's answer ({partstat.lower()}): {written}"
-        return result
-    if status == "TENTATIVE" and known is not None and known["decision"] == "ask":
-        if known["answer"] is None:  # our own TENTATIVE: the person has not decided yet
-            return PassResult(
-                **base,
-                decision="ask",
-                p_accept=known["p_accept"],
-                action="still waiting for the person (tentative on the server)",
-            )
-    if str(event.get("STATUS", "")).upper() == "CANCELLED":
-        if known is not None and known["answer"] is None and known["decision"] == "ask":
-            if not settings.dry_run:
-                store.cancel(user, uid, recurrence)
-            return PassResult(
-                **base, decision="-", p_accept=None, action="cancelled: the question closed"
-            )
-        return PassResult(**base, decision="-", p_accept=None, action="cancelled: never answered")
-    if status != "NEEDS-ACTION":
-        if known is not None and known["decision"] == "ask" and known["answer"] is None:
-            if not settings.dry_run and status in ("ACCEPTED", "DECLINED"):
-                store.answer(user, known["id"], status == "ACCEPTED")
-            return PassResult(
-                **base,
-                decision="ask",
-                p_accept=known["p_accept"],
-                action=f"learned the answer ({status.lower()})",
-            )
-        return None
-    if known is not None:
-        action = "still waiting for the person" if known["decision"] == "ask" else "answered before"
-        return PassResult(
-            **base, decision=known["decision"], p_accept=known["p_accept"], action=action
-        )
-    single = single_event(item.calendar, event)
-    try:
-        decided, features, missing = decide_invitation(
-            settings, store, user, entry, rules, single, event, everything
-        )
-    except MeetingError as error:
-        warn_at_caller(f"{item.href} skipped: {error}", MeetingWarning)
-        return None
-    result = PassResult.proposed(base, decided)
-    if settings.dry_run:
-        return result
-    tentative = decided.decision == "ask" and rules.on_ask == "tentative"
-    if decided.decision != "ask" or tentative:
-        partstat = "TENTATIVE" if tentative else PARTSTATS[decided.decision]
-        result.action = _answer_on_server(
-            settings, client, item, event, email, entry, partstat, rules.comment
-        )
-        if result.action.startswith("left alone"):
-            return result
-        if tentative:
-            result.action = "asked the person; " + result.action.replace("answered", "tentative")
-    else:
-        result.action = "asked the person"
-    store.add_request(user, request_record(event, single.to_ical(), features, missing, decided))
-    return result
-
-
-def _expired(
-    settings: SyncSettings,
-    store: Any,
-    user: str,
-    item: _Object,
-    event: icalendar.Event,
-    known: dict[str, Any] | None,
-    base: dict[str, Any],
-) -> PassResult:
-    """A waiting invitation whose meeting has ended: never answered, recorded as expired
-    (a question left open is closed; the person's late answer is not passed on)."""
-    result = PassResult(**base, decision="expired", p_accept=None, action="expired: never answered")
-    if settings.dry_run:
-        return result
-    if known is None:
-        decided = Decision("expired", reasons=(EXPIRED_REASON,))
-        store.add_request(
-            user,
-            request_record(event, single_event(item.calendar, event).to_ical(), {}, [], decided),
-        )
-    elif known["decision"] == "ask" and known["answer"] is not None:
-        result.action = "expired: the person's answer is not passed on"
-    return result

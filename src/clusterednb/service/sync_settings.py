@@ -13,6 +13,8 @@ from clusterednb.meeting.rules import ON_ASK
 
 PARTSTATS = {"accept": "ACCEPTED", "decline": "DECLINED"}
 """The attendee's PARTSTAT for each decision."""
+LOCK_WAIT = 120.0
+"""Seconds a pass waits for another pass of the same person over the same store to end."""
 
 
 class ServerUnavailable(MeetingError):
@@ -55,6 +57,7 @@ class SyncSettings:
     on_ask: str | None = None
     comment: str | None = None
     user: str | None = None
+    lock_wait: float = LOCK_WAIT
 
     def __post_init__(self) -> None:
         if self.on_ask is not None and self.on_ask not in ON_ASK:

@@ -89,10 +89,21 @@ def imap_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _cause(error: BaseException) -> str:
-    """One readable cause of a connection or login failure."""
+def cause_of(error: BaseException) -> str:
+    """One readable cause of a connection or login failure.
+
+    Examples
+    --------
+    >>> cause_of(ConnectionRefusedError(111, "Connection refused"))
+    'connection refused'
+    >>> import imaplib
+    >>> cause_of(imaplib.IMAP4.abort("socket error: EOF"))
+    'socket error: EOF'
+    """
     if isinstance(error, ssl.SSLCertVerificationError):
         return f"the server's certificate cannot be verified ({error.verify_message})"
+    if isinstance(error, ssl.SSLError):
+        return f"TLS failed ({getattr(error, 'reason', None) or error})"
     if isinstance(error, ConnectionRefusedError):
         return "connection refused"
     if isinstance(error, TimeoutError):
@@ -101,6 +112,41 @@ def _cause(error: BaseException) -> str:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     return str(text) or type(error).__name__
+
+
+def _tls_hint(account: ImapAccount, error: BaseException) -> str:
+    """What to try when the two ends disagree on how TLS starts (implicit TLS spoken to a
+    STARTTLS port gets a plain-text greeting; STARTTLS spoken to an implicit-TLS port gets
+    no greeting it understands).
+
+    Examples
+    --------
+    >>> import ssl
+    >>> account = ImapAccount("127.0.0.1", 1143, "ann", password="x")
+    >>> _tls_hint(account, ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number"))
+    ' (the server did not start TLS: on a STARTTLS port try --starttls)'
+    """
+    if isinstance(error, ConnectionRefusedError):
+        return ""
+    if not account.uses_starttls and isinstance(error, ssl.SSLError | EOFError):
+        return " (the server did not start TLS: on a STARTTLS port try --starttls)"
+    if account.uses_starttls and isinstance(error, OSError | imaplib.IMAP4.error):
+        return (
+            " (no plain IMAP greeting: on a port with TLS from the start, such as 993, try "
+            "without --starttls)"
+        )
+    return ""
+
+
+def _fresh_capabilities(connection: imaplib.IMAP4) -> None:
+    """Read the capabilities again after login: some servers (pymap, Gmail) announce IDLE and
+    others only once the client is authenticated, and imaplib keeps the first list."""
+    try:
+        status, data = connection.capability()
+    except (OSError, imaplib.IMAP4.error):
+        return
+    if status == "OK" and data and data[-1]:
+        connection.capabilities = tuple(data[-1].decode("ascii", "replace").upper().split())
 
 
 def connect(account: ImapAccount) -> imaplib.IMAP4:
@@ -128,7 +174,9 @@ def connect(account: ImapAccount) -> imaplib.IMAP4:
                 account.host, account.port, ssl_context=context, timeout=TIMEOUT
             )
     except (OSError, imaplib.IMAP4.error) as error:
-        raise MailboxUnavailable(f"cannot use the IMAP server {where}: {_cause(error)}") from None
+        raise MailboxUnavailable(
+            f"cannot use the IMAP server {where}: {cause_of(error)}{_tls_hint(account, error)}"
+        ) from None
     try:
         if account.token is not None:
             sasl = f"user={account.username}\x01auth=Bearer {account.token}\x01\x01".encode()
@@ -138,8 +186,10 @@ def connect(account: ImapAccount) -> imaplib.IMAP4:
     except (OSError, imaplib.IMAP4.error) as error:
         connection.shutdown()
         raise MailboxUnavailable(
-            f"the IMAP server {where} refused the login of {account.username}: {_cause(error)}"
+            f"the IMAP server {where} refused the login of {account.username}: "
+            f"{cause_of(error)}"
         ) from None
+    _fresh_capabilities(connection)
     return connection
 
 
@@ -147,26 +197,38 @@ def _quoted(folder: str) -> str:
     return '"' + folder.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def open_folder(connection: imaplib.IMAP4, folder: str, readonly: bool) -> None:
-    """Select ``folder`` (read-only: EXAMINE, which changes no flag); a missing one is named."""
+def open_folder(connection: imaplib.IMAP4, folder: str, readonly: bool) -> int:
+    """Select ``folder`` (read-only: EXAMINE, which changes no flag); a missing one is named.
+    Returns the folder's UIDVALIDITY (0 when the server does not say it): a message is known
+    by it and its UID."""
     status, data = connection.select(_quoted(folder), readonly=readonly)
     if status != "OK":
         said = data[0].decode("utf-8", "replace") if data and data[0] else status
         raise MeetingError(f"cannot open the folder {folder!r}: {said}")
+    _, validity = connection.response("UIDVALIDITY")
+    try:
+        return int(validity[0]) if validity and validity[0] else 0
+    except ValueError:
+        return 0
 
 
 _CALENDAR = re.compile(rb'"text"\s+"calendar"|"application"\s+"ics"', re.IGNORECASE)
 
 
-def calendar_messages(connection: imaplib.IMAP4) -> list[tuple[bytes, bytes]]:
+def calendar_messages(
+    connection: imaplib.IMAP4, skip: set[int] | frozenset[int] = frozenset()
+) -> list[tuple[bytes, bytes]]:
     """``(uid, raw message)`` of every message of the open folder that carries a
-    ``text/calendar`` or ``application/ics`` part (its BODYSTRUCTURE says so) and has no
-    :data:`ANSWERED` keyword, oldest first; read with ``BODY.PEEK`` (no message is marked
-    read by reading it)."""
+    ``text/calendar`` or ``application/ics`` part (its BODYSTRUCTURE says so), has no
+    :data:`ANSWERED` keyword and whose UID is not in ``skip`` (dealt with before: on a server
+    that keeps no keywords the store remembers them), oldest first; read with ``BODY.PEEK``
+    (no message is marked read by reading it)."""
     status, data = connection.uid("SEARCH", None, "UNDELETED", "UNKEYWORD", ANSWERED)
     if status != "OK" or not data or not data[0]:
         return []
-    uids = data[0].split()
+    uids = [uid for uid in data[0].split() if int(uid) not in skip]
+    if not uids:
+        return []
     found = []
     for start in range(0, len(uids), 200):
         batch = b",".join(uids[start : start + 200])

@@ -27,7 +27,8 @@ skipped with a warning naming its Message-ID; the pass goes on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import imaplib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,6 @@ from clusterednb.exceptions import warn_at_caller
 from clusterednb.meeting.deciding import ASK_BAND, Decision, request_record
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
-from clusterednb.meeting.imip import reply_message, send
 from clusterednb.meeting.invitation import (
     calendar_address,
     check_start_year,
@@ -46,18 +46,28 @@ from clusterednb.meeting.invitation import (
     recurrence_key,
     sequence_number,
 )
-from clusterednb.meeting.reply import make_reply
-from clusterednb.meeting.rules import EXPIRED_REASON, PersonRules, has_passed, now
+from clusterednb.meeting.rules import EXPIRED_REASON, PersonRules, has_passed
+from clusterednb.service.calendar_event import intended_partstat, reply_for
+from clusterednb.service.delivery_tables import OutgoingReply
 from clusterednb.service.mail.imap import (
     ImapAccount,
+    MailboxUnavailable,
     calendar_messages,
+    cause_of,
     connect,
     mark,
     open_folder,
 )
 from clusterednb.service.mail.messages import calendar_parts, message_id, read_message
-from clusterednb.service.sync import decide_invitation, single_event, state_store, user_key
-from clusterednb.service.sync_settings import PARTSTATS, PassResult
+from clusterednb.service.outbox import say_delivery, send_owed
+from clusterednb.service.sync import (
+    decide_invitation,
+    person_pass,
+    single_event,
+    state_store,
+    user_key,
+)
+from clusterednb.service.sync_settings import LOCK_WAIT, PassResult
 
 DEALT = ("answered", "refused", "expired", "cancelled", "not answered", "passed on")
 """Actions after which a message is marked answered (and read)."""
@@ -89,6 +99,7 @@ class MailSettings:
     comment: str | None = None
     user: str | None = None
     dry_run: bool = False
+    lock_wait: float = LOCK_WAIT
 
 
 def accepted_calendar(store: Any, user: str) -> icalendar.Calendar | None:
@@ -130,28 +141,62 @@ def mail_pass(settings: MailSettings) -> list[PassResult]:
     """
     if settings.smtp is None and not settings.dry_run:
         raise MeetingError("answering by mail needs --smtp HOST:PORT (or --dry-run)")
-    connection = connect(settings.account)
-    outcomes: list[PassResult] = []
-    try:
-        open_folder(connection, settings.account.folder, readonly=settings.dry_run)
-        with state_store(settings) as store:
-            user, entry = user_key(settings)
-            rules = store.rules(user, entry.timezone if entry else "UTC")
-            on_ask, comment = settings.on_ask or rules.on_ask, settings.comment or rules.comment
-            context = _Context(settings, store, user, entry, rules, on_ask, comment)
-            for uid, raw in calendar_messages(connection):
-                done = context.message(raw)
-                outcomes.extend(done)
-                if done and not settings.dry_run:
-                    asked = any(o.action.startswith(("asked", "still waiting")) for o in done)
-                    if asked or all(o.action.startswith(DEALT) for o in done):
-                        mark(connection, uid, asked)
-    finally:
+    user, entry = user_key(settings)
+    account = settings.account
+    with person_pass(settings, user):
+        connection = connect(account)
         try:
-            connection.logout()
-        except OSError:
-            pass
-    return outcomes
+            with state_store(settings) as store:
+                rules = store.rules(user, entry.timezone if entry else "UTC")
+                on_ask = settings.on_ask or rules.on_ask
+                comment = settings.comment or rules.comment
+                context = _Context(settings, store, user, entry, rules, on_ask, comment)
+                if not settings.dry_run:
+                    context.pass_on_answers()
+                dropped = _read_folder(context, connection)
+                if not settings.dry_run:
+                    say_delivery(send_owed(store, user, settings.smtp), context.mailed)
+                if dropped is not None:
+                    raise dropped
+        finally:
+            try:
+                connection.logout()
+            except (OSError, imaplib.IMAP4.error):
+                pass
+    return context.outcomes
+
+
+def _read_folder(context: _Context, connection: imaplib.IMAP4) -> MailboxUnavailable | None:
+    """Decide every invitation of the folder not dealt with before; the connection's failure
+    when the server drops it midway (what was done so far is kept)."""
+    settings, store, user = context.settings, context.store, context.user
+    account = settings.account
+    where = f"{account.host}:{account.port}"
+    try:
+        validity = open_folder(connection, account.folder, readonly=settings.dry_run)
+        seen = store.seen_messages(user, account.folder, validity)
+        for uid, raw in calendar_messages(connection, skip=seen):
+            done = context.message(raw)
+            if not done or settings.dry_run:
+                continue
+            asked = any(o.action.startswith(("asked", "still waiting")) for o in done)
+            if asked or all(o.action.startswith(DEALT) for o in done):
+                if not asked:  # a question is read again until the person answers it
+                    store.mark_seen(user, account.folder, validity, int(uid))
+                try:  # a hint for the person's mail client; the store is what counts
+                    mark(connection, uid, asked)
+                except imaplib.IMAP4.error as error:
+                    warn_at_caller(
+                        f"the IMAP server {where} did not keep the keyword on message {uid!r}: "
+                        f"{error} (the store remembers it)",
+                        MeetingWarning,
+                    )
+    except (OSError, imaplib.IMAP4.abort) as error:
+        return MailboxUnavailable(
+            f"the IMAP server {where} dropped the connection during {user}'s pass: "
+            f"{cause_of(error)}; what was done is kept, the rest is read on the next pass"
+        )
+    return None
 
 
 @dataclass
@@ -165,8 +210,20 @@ class _Context:
     rules: PersonRules
     on_ask: str
     comment: str | None
+    outcomes: list[PassResult] = field(default_factory=list)
+    mailed: dict[int, PassResult] = field(default_factory=dict)
 
     def message(self, raw: bytes) -> list[PassResult]:
+        """What the pass does with one message (also kept in :attr:`outcomes`, where each
+        invitation is reported once a pass)."""
+        done = self._message(raw)
+        reported = {(o.uid, o.recurrence_id, o.sequence) for o in self.outcomes}
+        self.outcomes.extend(
+            o for o in done if (o.uid, o.recurrence_id, o.sequence) not in reported
+        )
+        return done
+
+    def _message(self, raw: bytes) -> list[PassResult]:
         try:
             message = read_message(raw)
             parts, notes = calendar_parts(message)
@@ -175,9 +232,13 @@ class _Context:
             return []
         for note in notes:
             warn_at_caller(note, MeetingWarning)
-        done = []
+        done, read = [], set()
         for part in parts:
             for event in part.calendar.walk("VEVENT"):
+                key = (part.method, event.get("UID"), recurrence_key(event), event.get("SEQUENCE"))
+                if key in read:  # the same invitation twice (Google: inline and invite.ics)
+                    continue
+                read.add(key)
                 try:
                     outcome = self.event(part.method, part.calendar, event)
                 except MeetingError as error:
@@ -208,6 +269,8 @@ class _Context:
             return said(f"not answered: a {method} answers an invitation, it is not one")
         if method == "CANCEL":
             closed = 0 if settings.dry_run else store.cancel(user, uid, recurrence or None)
+            if not closed and not settings.dry_run:
+                store.supersede(user, uid, recurrence, sequence + 1)
             return said("cancelled: the question closed" if closed else "cancelled: nothing open")
         if method != "REQUEST":
             return None
@@ -219,6 +282,8 @@ class _Context:
         if organizer == email:
             return said("refused: the person is the organiser")
         check_start_year(event)
+        if not settings.dry_run:
+            store.supersede(user, uid, recurrence, sequence)
         known = store.find_request(user, uid, recurrence, sequence)
         single = single_event(calendar, event)
         if has_passed(event, self.rules.zone):
@@ -227,14 +292,11 @@ class _Context:
                 store.add_request(user, request_record(event, single.to_ical(), {}, [], expired))
             return said("expired: never answered", "expired")
         if known is not None:
+            if known["state"] == "cancelled":
+                return said("cancelled before")
             if known["decision"] == "ask" and known["answer"] is not None:
-                if settings.dry_run:
-                    return said("would pass on the person's answer", "ask")
-                partstat = PARTSTATS[known["answer"]]
-                action = self._reply(single, event, organizer, partstat)
-                return PassResult(**base, decision="ask", p_accept=known["p_accept"],
-                                  action=f"passed on the person's answer: {action}")  # fmt: skip
-            waiting = known["decision"] == "ask"
+                return said("passed on the person's answer", "ask")
+            waiting = known["decision"] == "ask" and known["answer"] is None
             action = "still waiting for the person" if waiting else "answered before"
             return PassResult(
                 **base, decision=known["decision"], p_accept=known["p_accept"], action=action
@@ -246,22 +308,51 @@ class _Context:
         result = PassResult.proposed(base, decided)
         if settings.dry_run:
             return result
+        partstat = intended_partstat(decided.decision, self.on_ask)
+        record = request_record(event, single.to_ical(), features, missing, decided)
+        reply = None if partstat is None else self._reply(single, event, partstat)
+        stored, _ = store.add_request(
+            user, record | {"partstat": partstat, "channel": "mail"}, reply
+        )
         if decided.decision == "ask":
             result.action = "asked the person"
-            if self.on_ask == "tentative":
-                result.action += "; " + self._reply(single, event, organizer, "TENTATIVE")
+            if reply is not None:
+                result.action += "; answered tentative by mail"
         else:
-            result.action = self._reply(single, event, organizer, PARTSTATS[decided.decision])
-        store.add_request(user, request_record(event, single.to_ical(), features, missing, decided))
+            result.action = f"answered {partstat.lower()} by mail"
+        if reply is not None:
+            self.mailed[stored["id"]] = result
         return result
 
-    def _reply(self, single: Any, event: Any, organizer: str, partstat: str) -> str:
-        """Mail the organiser the REPLY; what was done, in words."""
-        settings = self.settings
-        email = calendar_address(settings.email)
+    def pass_on_answers(self) -> None:
+        """Queue a REPLY for every invitation of the mailbox whose organiser has not heard
+        what they should: the person's answer to a question, or their correction of the
+        assistant, given on the page or through the API (meetings that have begun excepted).
+        """
+        from clusterednb.service.views import has_started
+
+        for record in self.store.replies_owed_by_mail(self.user):
+            base = {key: record[key] for key in ("uid", "recurrence_id", "sequence", "summary")}
+            partstat = record["partstat"]
+            if has_started(record):
+                continue
+            single = read_calendar(bytes(record["ics"]))
+            event = single.walk("VEVENT")[0]
+            self.store.queue_reply(self.user, record["id"], self._reply(single, event, partstat))
+            who = "the person's answer" if record["answer"] else "the answer"
+            result = PassResult(
+                href="",
+                **base,
+                decision=record["decision"],
+                p_accept=record["p_accept"],
+                action=f"passed on {who}: answered {partstat.lower()} by mail",
+            )
+            self.outcomes.append(result)
+            self.mailed[record["id"]] = result
+
+    def _reply(self, single: Any, event: Any, partstat: str) -> OutgoingReply:
+        """The REPLY telling the organiser ``partstat``, ready for the outbox."""
+        email = calendar_address(self.settings.email)
         zone = self.entry.timezone if self.entry else self.rules.time_zone
-        reply = make_reply(single, email, partstat, now(), zone, self.comment).to_ical()
-        summary = str(event.get("SUMMARY", "(no title)"))
-        sender = settings.sender or email
-        send(reply_message(reply, sender, organizer, summary, partstat), *settings.smtp)
-        return f"answered {partstat.lower()} by mail"
+        sender = self.settings.sender or email
+        return reply_for(single, event, email, sender, partstat, zone, self.comment)
