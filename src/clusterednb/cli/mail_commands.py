@@ -131,9 +131,9 @@ def read_mailbox(args: argparse.Namespace) -> None:
             emit_json([vars(outcome) | {"href": None} for outcome in outcomes])
         else:
             for outcome in outcomes:
-                say(outcome.line())
+                say(outcome.line(), args)
             if not outcomes:
-                say("no invitation waiting")
+                say("no invitation waiting", args)
         if not args.watch or (args.passes is not None and passes >= args.passes):
             return
         wait_for_mail(account, args.every, arrived)

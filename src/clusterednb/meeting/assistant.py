@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import replace
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pandas as pd
@@ -19,9 +20,23 @@ from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.features import FEATURE_NAMES, LABELS, meeting_schema
 from clusterednb.meeting.invitation import read_calendar, request_event
 from clusterednb.meeting.reply import make_reply
+from clusterednb.meeting.rules import meeting_span, now
 from clusterednb.naive_bayes.clustered import ClusteredNB
 from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 from clusterednb.persistence.model_file import update_lock
+
+
+def _refuse_begun(event, zone: str, where: str | Path) -> None:
+    """Refuse a meeting that has begun (ended or under way) as the service does, which
+    records such an invitation as expired and never answers it."""
+    start, end = meeting_span(event, ZoneInfo(zone))
+    current = now()
+    if start <= current:
+        state = "ended" if end <= current else "is under way"
+        raise MeetingError(
+            f"{where}: the meeting began {start.isoformat()} and {state}; an invitation is "
+            "never answered once its meeting has begun (the service records it as expired)"
+        )
 
 
 def decide(
@@ -54,10 +69,11 @@ def decide(
         raise MeetingError("no model: fit one first (cnb meeting fit)")
     meeting_loss(cost_false_accept, cost_false_decline)  # the costs are checked first
     request = read_calendar(request_path)
+    entry = directory.user(user)
+    _refuse_begun(request_event(request, entry.email), entry.timezone, request_path)
     features = extract_features(request, read_calendar(calendar_path), directory, user)
     costs = (cost_false_accept, cost_false_decline)
     decision = decide_or_ask(model, features, user, costs, n_answers=0, ask_band=0.0)
-    entry = directory.user(user)
     reply = make_reply(
         request, entry.email, decision.accept, stamp or dt.datetime.now(dt.UTC), entry.timezone
     )

@@ -149,6 +149,32 @@ def meeting_loss(cost_false_accept: float, cost_false_decline: float) -> LossMat
     ).for_classes(LABELS)
 
 
+def _why_ask(close: bool, unsure: bool, n_answers: int, gap: float) -> tuple[Reason, ...]:
+    """Why the assistant asks instead of deciding, in words (none when it decides).
+
+    Examples
+    --------
+    >>> (reason,) = _why_ask(False, True, 2, 0.5)
+    >>> reason.words
+    'only 2 answers of yours so far (fewer than 5) and the model is unsure: it asks you'
+    >>> _why_ask(False, False, 30, 0.9)
+    ()
+    """
+    if unsure:
+        words = (
+            f"only {n_answers} answer{'s' if n_answers != 1 else ''} of yours so far (fewer "
+            f"than {MIN_ANSWERS}) and the model is unsure: it asks you"
+        )
+        return (Reason("ask", "few answers", 0.0, words),)
+    if close:
+        words = (
+            f"accepting and declining would cost you almost the same (expected costs "
+            f"{gap:.2f} apart): it asks you"
+        )
+        return (Reason("ask", "too close", 0.0, words),)
+    return ()
+
+
 def decide_or_ask(
     model: Any,
     features: dict[str, str | None],
@@ -185,7 +211,8 @@ def decide_or_ask(
     'accept'
     """
     if model is None:
-        return Decision("ask", features=dict(features))
+        why = Reason("ask", "no model", 0.0, "the assistant has no model yet: it asks you")
+        return Decision("ask", reasons=(why,), features=dict(features))
     if list(model.classes_) != list(LABELS):
         found = [str(c) for c in model.classes_]
         raise MeetingError(f"the model's classes are {found}, expected {list(LABELS)}")
@@ -198,12 +225,13 @@ def decide_or_ask(
     close = abs(losses[0] - losses[1]) < ask_band
     unsure = ask_band > 0 and n_answers < MIN_ANSWERS and abs(p_accept - 0.5) < UNCERTAIN
     log_odds = feature_log_odds(model, row, user, "accept")
+    why_ask = _why_ask(close, unsure, n_answers, float(abs(losses[0] - losses[1])))
     return Decision(
         "ask" if close or unsure else chosen,
         p_accept,
         costs[0] / (costs[0] + costs[1]),
         {LABELS[0]: float(losses[0]), LABELS[1]: float(losses[1])},
-        tuple(reasons(log_odds, features)),
+        (*why_ask, *reasons(log_odds, features)),
         log_odds,
         dict(features),
     )

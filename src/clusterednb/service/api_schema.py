@@ -121,10 +121,21 @@ class Settings(BaseModel):
     comment: str | None = Field(description="One sentence added to every reply (COMMENT)")
 
 
-class Health(BaseModel):
-    """The service answers."""
+class FailingPass(BaseModel):
+    """A person's pass that failed, or left a reply owed or an answer unwritten."""
 
-    status: Literal["ok"]
+    user: str
+    kind: Literal["calendar", "mailbox"]
+    server: str
+    since: str | None = Field(description="When the failures began (UTC, ISO 8601)")
+    error: str | None = Field(description="The last problem, in one line")
+
+
+class Health(BaseModel):
+    """The service answers; ``degraded`` while any person's pass fails."""
+
+    status: Literal["ok", "degraded"]
+    failing: list[FailingPass] | None = None
 
 
 ERRORS = {

@@ -44,6 +44,7 @@ from clusterednb.service.api_schema import (
     without_validation_errors,
 )
 from clusterednb.service.calendar_passes import CalendarPasses
+from clusterednb.service.health import METRICS_TYPE, health, metrics_text
 from clusterednb.service.intake import receive_cancellation, receive_invitation
 from clusterednb.service.learning import Learner
 from clusterednb.service.pages import add_pages
@@ -122,16 +123,17 @@ def create_app(
 
     Examples
     --------
-    The application answers on any ASGI server; here through httpx's in-process transport:
+    The application answers on any ASGI server; here through httpx's in-process transport
+    (which does not run the lifespan that opens the store, so only the schema is asked):
 
     >>> import asyncio, httpx
     >>> from clusterednb.models import examples as toy
     >>> app = create_app(toy.scratch_file("service.db"))
-    >>> async def health():
+    >>> async def schema():
     ...     transport = httpx.ASGITransport(app=app)
     ...     async with httpx.AsyncClient(transport=transport, base_url="http://cnb") as client:
-    ...         return (await client.get("/healthz")).status_code
-    >>> asyncio.run(health())
+    ...         return (await client.get("/openapi.json")).status_code
+    >>> asyncio.run(schema())
     200
     """
     directory = Directory.from_json(directory_path) if directory_path else None
@@ -235,8 +237,23 @@ def create_app(
     @app.get(
         "/healthz", operation_id="health", response_model=None, responses={200: {"model": Health}}
     )
-    def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    def healthz() -> dict[str, Any]:
+        return health(store())
+
+    @app.get(
+        "/metrics",
+        operation_id="metrics",
+        response_class=Response,
+        responses={
+            200: {
+                "description": "Passes, failing people, the outbox and unwritten answers, in "
+                "Prometheus' text format",
+                "content": {"text/plain": {"schema": {"type": "string"}}},
+            }
+        },
+    )
+    def metrics() -> Response:
+        return Response(metrics_text(store()), media_type=METRICS_TYPE)
 
     @app.post(
         "/api/requests",

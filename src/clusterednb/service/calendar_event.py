@@ -221,8 +221,10 @@ class CalendarPass:
         dry = self.settings.dry_run
         if intended is not None and status == intended:
             if written != intended:  # written, but the pass ended before it was recorded
-                result.action = "would finish the answer" if dry else self._recorded(
-                    calendar, event, known, "finished an interrupted answer"
+                result.action = (
+                    "would finish the answer"
+                    if dry
+                    else self._recorded(calendar, event, known, "finished an interrupted answer")
                 )
                 self._remember(known["id"], result)
             elif known["decision"] == "ask" and known["answer"] is None:

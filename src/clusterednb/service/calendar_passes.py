@@ -6,10 +6,15 @@ thread runs :func:`~clusterednb.service.sync.sync` for each account registered w
 ``cnb users calendar`` (or on the page), with the service's current model, the person's costs
 and rules, and the service's own store as the pass's state: an answer given on the page or
 through the API reaches the calendar on the next pass, and an answer given in the person's own
-calendar client reaches the store. A pass that fails (the server is down, the login is refused)
-is logged in one line naming the person and the server and the cause, never the password, and
-the other people's passes go on. A mailbox registered with ``cnb users mailbox`` is read the
-same way (:mod:`~clusterednb.service.mail.mail_pass`); its replies need ``cnb serve --smtp``.
+calendar client reaches the store. A pass that fails, for whatever reason (the server is down,
+the login is refused, the connection drops, a bug), is logged in one line naming the person,
+the server and the cause, never the password, and the other people's passes go on; so does a
+pass that leaves a reply owed or an answer unwritten (each named with its invitation). Every
+pass is recorded in the store (:meth:`~clusterednb.service.store.ServiceStore.record_pass`),
+which ``/healthz``, ``/metrics`` and the page read. A person whose pass another process is
+running (a manual ``cnb meeting sync``) is skipped for this round. A mailbox registered with
+``cnb users mailbox`` is read the same way (:mod:`~clusterednb.service.mail.mail_pass`); its
+replies need ``cnb serve --smtp``.
 """
 
 from __future__ import annotations
@@ -17,13 +22,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from clusterednb.meeting.directory import Directory
-from clusterednb.meeting.errors import MeetingError
+from clusterednb.meeting.errors import MeetingError, MeetingWarning
+from clusterednb.service.caldav_server import connection_problem
 from clusterednb.service.mail.mail_pass import MailSettings, mail_pass
+from clusterednb.service.pass_lock import PassBusy
 from clusterednb.service.store import ServiceStore
 from clusterednb.service.sync import sync
 from clusterednb.service.sync_settings import SyncSettings
@@ -31,6 +39,8 @@ from clusterednb.service.sync_settings import SyncSettings
 log = logging.getLogger("clusterednb.service.calendar")
 DEFAULT_EVERY = 900.0
 """Seconds between two rounds of passes (``cnb serve --sync-every``, in minutes: 15)."""
+LOCK_WAIT = 5.0
+"""Seconds a scheduled pass waits for another process's pass of the same person."""
 
 
 class CalendarPasses:
@@ -89,7 +99,10 @@ class CalendarPasses:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.run_round()
+            try:
+                self.run_round()
+            except Exception as error:  # the schedule never stops (the store busy, a bug)
+                log.error("a round of passes failed: %s", _one_line(error))
             self._stop.wait(self.every)
 
     def run_round(self) -> dict[str, str]:
@@ -131,22 +144,41 @@ class CalendarPasses:
             "smtp": self.smtp,
             "sender": self.sender,
             "costs": (person.cost_false_accept, person.cost_false_decline),
+            "lock_wait": LOCK_WAIT,
             **({} if self.ask_band is None else {"ask_band": self.ask_band}),
         }
 
     def _one_pass(
         self, kind: str, user: str, where: str, run: Any, settings: Any, key: str = ""
     ) -> None:
-        """Run one pass; a failure is one log line naming the person, the server and the cause
-        (never the secret), and the other passes go on."""
+        """Run one pass; a failure of any kind is one log line naming the person, the server
+        and the cause (never the secret), recorded in the store, and the other passes go on.
+        Each problem the pass met (a reply owed, an event not written) is a log line too."""
         started = time.monotonic()
         try:
-            outcomes = run(settings)
-        except MeetingError as error:
-            self.last[key or user] = f"failed: {error}"
-            log.warning("%s pass for %s failed: %s", kind, user, error)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", MeetingWarning)
+                outcomes = run(settings)
+        except PassBusy as error:
+            self.last[key or user] = f"skipped: {error}"
+            log.info("%s pass for %s skipped: %s", kind, user, error)
             return
+        except Exception as error:  # anything: this person's pass only
+            said = _one_line(error)
+            self.last[key or user] = f"failed: {said}"
+            log.warning("%s pass for %s (%s) failed: %s", kind, user, where, said)
+            self._record(user, kind, where, "failed", said)
+            return
+        for warning in caught:
+            log.warning("%s pass for %s (%s): %s", kind, user, where, warning.message)
         self._report(kind, user, where, outcomes, started, key)
+
+    def _record(self, user: str, kind: str, where: str, said: str, error: str | None) -> None:
+        """Record the pass in the store (a store that cannot be written is logged)."""
+        try:
+            self.store.record_pass(user, kind, where, said, error)
+        except MeetingError as failure:
+            log.error("the %s pass for %s could not be recorded: %s", kind, user, failure)
 
     def _report(
         self, kind: str, user: str, where: str, outcomes: list, started: float, key: str = ""
@@ -158,3 +190,21 @@ class CalendarPasses:
         log.info(
             "%s pass for %s (%s): %s in %.1f s", kind, user, where, said, time.monotonic() - started
         )
+        problems = self.store.problems(user)
+        self._record(user, kind, where, said, problems[0] if problems else None)
+
+
+def _one_line(error: BaseException) -> str:
+    """A failure in one line: a project error as it reads, anything else by its root cause
+    (a refused or dropped connection, TLS, a name), never a traceback.
+
+    Examples
+    --------
+    >>> _one_line(ConnectionResetError(104, "Connection reset by peer"))
+    'ConnectionResetError: [Errno 104] Connection reset by peer'
+    >>> _one_line(MeetingError("the store is busy"))
+    'the store is busy'
+    """
+    if isinstance(error, MeetingError):
+        return " ".join(str(error).split())
+    return connection_problem(error)

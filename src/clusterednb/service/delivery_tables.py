@@ -208,8 +208,7 @@ class DeliveryTables:
         """Record a failed attempt (``permanent``: the server will never take it)."""
         with self._transaction() as connection:
             connection.execute(
-                "UPDATE outbox SET attempts = attempts + 1, last_error = ?, state = ? "
-                "WHERE id = ?",
+                "UPDATE outbox SET attempts = attempts + 1, last_error = ?, state = ? WHERE id = ?",
                 (error, "failed" if permanent else "owed", reply_id),
             )
 
@@ -336,6 +335,39 @@ class DeliveryTables:
             query += " WHERE p.user = ?"
             values = (user,)
         return [dict(row) for row in self._all(query + " ORDER BY p.user, p.kind", values)]
+
+    def problems(self, user: str) -> list[str]:
+        """What is owed on ``user``'s behalf and why it has not gone, one line each: replies
+        the SMTP server has not taken, answers the calendar server has not written.
+
+        Examples
+        --------
+        >>> from clusterednb.service import examples as toy
+        >>> store, _ = toy.service_store()
+        >>> record, _ = store.add_request("ann", toy.request_record(), toy.outgoing_reply())
+        >>> store.problems("ann")  # owed, but not tried yet
+        []
+        >>> store.reply_refused(store.outbox("ann")[0]["id"], "451 try later", permanent=False)
+        >>> store.problems("ann")
+        ['451 try later']
+        """
+        replies = self._all(
+            "SELECT last_error FROM outbox WHERE user = ? AND state IN ('owed', 'failed') "
+            "AND last_error IS NOT NULL ORDER BY id",
+            (user,),
+        )
+        writes = self._all(
+            "SELECT last_error FROM requests WHERE user = ? AND state = 'open' AND "
+            "last_error IS NOT NULL AND partstat IS NOT NULL AND written IS NOT partstat "
+            "ORDER BY id",
+            (user,),
+        )
+        return [row[0] for row in [*replies, *writes]]
+
+    def failing_passes(self) -> list[dict[str, Any]]:
+        """The people whose last pass failed or left something owed, with the reason."""
+        rows = self._all("SELECT * FROM pass_status WHERE ok = 0 ORDER BY user, kind")
+        return [dict(row) for row in rows]
 
     def delivery_counts(self) -> dict[str, int]:
         """The outbox by state and the answers not yet written on a calendar server.

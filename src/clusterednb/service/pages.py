@@ -164,6 +164,7 @@ def add_pages(
             "settings_error": error,
             "calendar_error": calendar_error,
             "account": store().calendar_account(who.user),
+            "passes": store().pass_statuses(who.user),
         }
         return TEMPLATES.TemplateResponse(
             request, "review.html", context, status_code=400 if error or calendar_error else 200

@@ -61,6 +61,7 @@ def page_row(record: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
         "probability": None if p is None else format_probability(p),  # as the CLI prints it
         "reasons": words,
         "missing": record["missing"],
+        "last_error": record.get("last_error"),
     }
 
 

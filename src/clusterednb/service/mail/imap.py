@@ -186,8 +186,7 @@ def connect(account: ImapAccount) -> imaplib.IMAP4:
     except (OSError, imaplib.IMAP4.error) as error:
         connection.shutdown()
         raise MailboxUnavailable(
-            f"the IMAP server {where} refused the login of {account.username}: "
-            f"{cause_of(error)}"
+            f"the IMAP server {where} refused the login of {account.username}: {cause_of(error)}"
         ) from None
     _fresh_capabilities(connection)
     return connection
