@@ -99,6 +99,20 @@ def version_of(event: icalendar.Event) -> tuple[int, bytes]:
     )
 
 
+def _put(client: Any, href: str, body: bytes, headers: dict[str, str]) -> Any:
+    """PUT ``body`` to ``href``; a refusal the CalDAV library raises (401, 403) as the
+    project's error naming the object."""
+    try:
+        return client.request(href, "PUT", body, headers)
+    except Exception as error:
+        if type(error).__name__ != "AuthorizationError":
+            raise
+        reason = str(getattr(error, "reason", "") or "refused")
+        code = {"Forbidden": "403 ", "Unauthorized": "401 "}.get(reason, "")
+        hint = "; a read-only calendar?" if code == "403 " else ""
+        raise MeetingError(f"the server refused to write {href} ({code}{reason}{hint})") from error
+
+
 def set_partstat(
     client: Any,
     href: str,
@@ -173,7 +187,7 @@ def set_partstat(
         headers = {"Content-Type": "text/calendar; charset=utf-8"}
         if etag:
             headers["If-Match"] = etag
-        written = client.request(href, "PUT", calendar.to_ical(), headers)
+        written = _put(client, href, calendar.to_ical(), headers)
         if written.status in (200, 201, 204):
             return "written"
         if written.status != 412:

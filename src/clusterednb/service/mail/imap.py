@@ -128,7 +128,9 @@ def _tls_hint(account: ImapAccount, error: BaseException) -> str:
     """
     if isinstance(error, ConnectionRefusedError):
         return ""
-    if not account.uses_starttls and isinstance(error, ssl.SSLError | EOFError):
+    said = str(getattr(error, "reason", "") or error).upper()
+    plain_reply = any(mark in said for mark in ("WRONG_VERSION", "RECORD_LAYER", "HTTP_REQUEST"))
+    if not account.uses_starttls and isinstance(error, ssl.SSLError) and plain_reply:
         return " (the server did not start TLS: on a STARTTLS port try --starttls)"
     if account.uses_starttls and isinstance(error, OSError | imaplib.IMAP4.error):
         return (
