@@ -90,7 +90,7 @@ def test_sign_in_review_answer_and_filter(tmp_path, capsys, browser):
         assert not errors, errors
 
 
-def test_rules_and_calendar_on_the_page_and_an_expired_request(tmp_path, capsys, browser):
+def test_rules_and_calendar_on_the_page_and_an_expired_request(tmp_path, capsys, browser, radicale):
     """The settings form changes what the API answers; a bad time zone is said on the page;
     the calendar form keeps the password out of the page; an ended meeting shows as expired
     with nothing to click."""
@@ -147,13 +147,23 @@ def test_rules_and_calendar_on_the_page_and_an_expired_request(tmp_path, capsys,
         assert "unknown time zone" in browser.find_element(By.ID, "settings-error").text
         assert call(server, "GET", "/api/settings", token)[1]["time_zone"] == "Europe/Berlin"
         form = browser.find_element(By.ID, "calendar-form")
-        form.find_element(By.NAME, "url").send_keys("http://127.0.0.1:5232/ann/")
+        form.find_element(By.NAME, "url").send_keys(radicale)
         form.find_element(By.NAME, "username").send_keys("ann")
-        form.find_element(By.NAME, "password").send_keys("page-secret")
+        form.find_element(By.NAME, "password").send_keys("page-secret")  # the wrong one
+        form.find_element(By.ID, "save-calendar").click()
+        wait.until(lambda driver: driver.find_elements(By.ID, "calendar-error"))
+        assert "the login was refused" in browser.find_element(By.ID, "calendar-error").text
+        assert "page-secret" not in browser.page_source
+        form = browser.find_element(By.ID, "calendar-form")
+        form.find_element(By.NAME, "url").clear()
+        form.find_element(By.NAME, "url").send_keys(radicale)
+        form.find_element(By.NAME, "username").clear()
+        form.find_element(By.NAME, "username").send_keys("ann")
+        form.find_element(By.NAME, "password").send_keys("secret")
         form.find_element(By.ID, "save-calendar").click()
         wait.until(lambda driver: "Forget it" in driver.page_source)
-        assert "page-secret" not in browser.page_source
+        assert "secret" not in browser.find_element(By.ID, "calendar-form").text
     with ServiceStore(store) as opened:
         (account,) = opened.calendar_accounts()
-        assert (account.user, account.username, account.password) == ("ann", "ann", "page-secret")
+        assert (account.user, account.username, account.password) == ("ann", "ann", "secret")
     assert oct(store.stat().st_mode)[-3:] == "600"

@@ -133,7 +133,9 @@ def revoke_user(args: argparse.Namespace) -> None:
 
 def register_calendar(args: argparse.Namespace) -> None:
     """``cnb users calendar``: register (or ``--remove``) a person's CalDAV account; the
-    password comes from a file, the environment or a prompt, never the command line.
+    password comes from a file, the environment or a prompt, never the command line. The
+    login is tried first (a wrong password or address is refused here, not found later in
+    the service's log); ``--no-check`` skips that.
 
     Examples
     --------
@@ -146,7 +148,8 @@ def register_calendar(args: argparse.Namespace) -> None:
     >>> secret.chmod(0o600)
     >>> register_calendar(build_parser().parse_args([
     ...     "users", "calendar", "ann", "--store", str(path), "--caldav",
-    ...     "http://127.0.0.1:5232/ann/", "--username", "ann", "--password-file", str(secret)]))
+    ...     "http://127.0.0.1:5232/ann/", "--username", "ann", "--password-file", str(secret),
+    ...     "--no-check"]))
     registered ann's calendar at http://127.0.0.1:5232/ann/ (its password is kept in the store, ...)
     >>> register_calendar(build_parser().parse_args([
     ...     "users", "calendar", "ann", "--store", str(path), "--remove"]))
@@ -168,6 +171,10 @@ def register_calendar(args: argparse.Namespace) -> None:
         account = CalendarAccount(
             args.user, args.caldav, args.username, password, bundle and str(bundle)
         )
+        if not args.no_check:
+            from clusterednb.service.sync import check_caldav_login
+
+            check_caldav_login(args.caldav, args.username, password, bundle)
         store.set_calendar_account(account)
     print(
         f"registered {args.user}'s calendar at {args.caldav} (its password is kept in the "
@@ -177,7 +184,8 @@ def register_calendar(args: argparse.Namespace) -> None:
 
 def register_mailbox(args: argparse.Namespace) -> None:
     """``cnb users mailbox``: register (or ``--remove``) a person's mailbox; the password or
-    OAuth token comes from a file, the environment or a prompt, never the command line.
+    OAuth token comes from a file, the environment or a prompt, never the command line. The
+    login is tried first; ``--no-check`` skips that.
 
     Examples
     --------
@@ -190,7 +198,7 @@ def register_mailbox(args: argparse.Namespace) -> None:
     >>> secret.chmod(0o600)
     >>> register_mailbox(build_parser().parse_args([
     ...     "users", "mailbox", "ann", "--store", str(path), "--imap", "imap.example.org",
-    ...     "--username", "ann", "--password-file", str(secret)]))
+    ...     "--username", "ann", "--password-file", str(secret), "--no-check"]))
     registered ann's mailbox at imap.example.org:993 (its secret is kept in the store, ...)
     """
     from clusterednb.cli.mail_commands import mail_account
@@ -206,6 +214,10 @@ def register_mailbox(args: argparse.Namespace) -> None:
         account = mail_account(args)
         if bundle is not None:
             account = replace(account, ca_bundle=bundle)
+        if not args.no_check:
+            from clusterednb.service.mail.imap import check_login
+
+            check_login(account)
         store.set_mail_account(args.user, account)
     print(
         f"registered {args.user}'s mailbox at {account.host}:{account.port} (its secret is kept "

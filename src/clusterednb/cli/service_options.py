@@ -91,6 +91,9 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     )
     calendar.add_argument("--ca-bundle", type=Path, help="PEM of the authorities to trust")
     calendar.add_argument("--remove", action="store_true", help="forget the account instead")
+    calendar.add_argument(
+        "--no-check", action="store_true", help="register without trying the login first"
+    )
     calendar.set_defaults(run=f"{COMMANDS}:register_calendar")
     mailbox = sub.add_parser(
         "mailbox",
@@ -114,4 +117,7 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     mailbox.add_argument("--folder", default="INBOX", help="the folder (default INBOX)")
     mailbox.add_argument("--ca-bundle", type=Path, help="PEM of the authorities to trust")
     mailbox.add_argument("--remove", action="store_true", help="forget the mailbox instead")
+    mailbox.add_argument(
+        "--no-check", action="store_true", help="register without trying the login first"
+    )
     mailbox.set_defaults(run=f"{COMMANDS}:register_mailbox")

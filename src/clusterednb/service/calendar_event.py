@@ -35,6 +35,7 @@ from clusterednb.meeting.reply import make_reply
 from clusterednb.meeting.rules import EXPIRED_REASON, PersonRules, has_passed, now
 from clusterednb.service.caldav_server import connection_problem, set_partstat, version_of
 from clusterednb.service.delivery_tables import OutgoingReply
+from clusterednb.service.invitation_decision import decide_invitation, single_event
 from clusterednb.service.sync_settings import PARTSTATS, PassResult
 
 ANSWERS = {"ACCEPTED": True, "DECLINED": False}
@@ -152,8 +153,6 @@ class CalendarPass:
     ) -> PassResult:
         """A waiting invitation whose meeting has ended: never answered, recorded as expired
         (a question left open is closed; the person's late answer is not passed on)."""
-        from clusterednb.service.sync import single_event
-
         result = PassResult(
             **base, decision="expired", p_accept=None, action="expired: never answered"
         )
@@ -170,8 +169,6 @@ class CalendarPass:
     def _decide(
         self, href: str, calendar: icalendar.Calendar, event: icalendar.Event, base: dict
     ) -> PassResult | None:
-        from clusterednb.service.sync import decide_invitation, single_event
-
         single = single_event(calendar, event)
         try:
             decided, features, missing = decide_invitation(
@@ -301,8 +298,6 @@ class CalendarPass:
         self, calendar: icalendar.Calendar, event: icalendar.Event, record: dict, said: str
     ) -> str:
         """Record the written PARTSTAT and, where the assistant mails, owe the REPLY."""
-        from clusterednb.service.sync import single_event
-
         settings, partstat = self.settings, record["partstat"]
         reply = None
         mails = settings.smtp is not None and not self.scheduling

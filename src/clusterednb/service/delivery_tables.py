@@ -17,6 +17,7 @@ and ``pass_status`` (each person's last calendar and mailbox pass: when, what, t
 from __future__ import annotations
 
 import email.policy
+import json
 import sqlite3
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -257,14 +258,12 @@ class DeliveryTables:
     def replies_owed_by_mail(self, user: str) -> list[dict[str, Any]]:
         """``user``'s open invitations read from a mailbox whose organiser has not yet been
         told what they should hear (a decision, an answer, a correction)."""
-        from clusterednb.service.store import _record
-
         rows = self._all(
             "SELECT * FROM requests WHERE user = ? AND channel = 'mail' AND state = 'open' "
             "AND partstat IS NOT NULL AND replied IS NOT partstat ORDER BY id",
             (user,),
         )
-        return [_record(row) for row in rows]
+        return [request_dict(row) for row in rows]
 
     # ------------------------------------------------------------------ mailbox messages
     def seen_messages(self, user: str, folder: str, validity: int) -> set[int]:
@@ -387,3 +386,13 @@ class DeliveryTables:
             "AND partstat IS NOT NULL AND written IS NOT partstat"
         )[0]
         return counts
+
+
+def request_dict(row: sqlite3.Row | None) -> dict | None:
+    """A request row as a dict, its JSON columns read (None for no row)."""
+    if row is None:
+        return None
+    record = dict(row)
+    for name in ("features", "missing", "reasons", "notes"):
+        record[name] = json.loads(record[name])
+    return record

@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
 
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.rules import DAYS, PersonRules
@@ -22,6 +23,7 @@ from clusterednb.service.accounts import Account
 from clusterednb.service.api_schema import ApiError
 from clusterednb.service.settings_tables import CalendarAccount
 from clusterednb.service.store import ServiceStore
+from clusterednb.service.sync import check_caldav_login
 from clusterednb.service.views import page_row
 
 SESSION_COOKIE = "cnb_session"
@@ -219,6 +221,11 @@ def add_pages(
             problem = "the CalDAV server must be an http(s) address"
         elif not username or not password:
             problem = "give the user name and the password"
+        else:  # the login is tried before it is kept
+            try:
+                await run_in_threadpool(check_caldav_login, url, username, password)
+            except MeetingError as error:
+                problem = str(error)
         if problem:
             found = session_of(request)
             return review_page(request, found[0], found[1], "all", None, problem)

@@ -15,13 +15,12 @@ another.
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.sqlite_file import SQLiteFile
 from clusterednb.service.accounts import AccountTables, utc_now
-from clusterednb.service.delivery_tables import DELIVERY_TABLES, DeliveryTables
+from clusterednb.service.delivery_tables import DELIVERY_TABLES, DeliveryTables, request_dict
 from clusterednb.service.settings_tables import SettingsTables
 
 if TYPE_CHECKING:
@@ -197,7 +196,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
             "AND sequence = ?",
             (user, uid, recurrence_id, sequence),
         )
-        return _record(row)
+        return request_dict(row)
 
     def add_request(
         self, user: str, record: dict[str, Any], reply: OutgoingReply | None = None
@@ -248,7 +247,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
                 (user, record["uid"], record["recurrence_id"], record["sequence"]),
             ).fetchone()
             if existing is not None:
-                return _record(existing), False
+                return request_dict(existing), False
             cursor = connection.execute(
                 f"INSERT INTO requests (user, received_at, {', '.join(columns)}) "
                 f"VALUES (?, ?, {', '.join('?' for _ in columns)})",
@@ -259,7 +258,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
             row = connection.execute(
                 "SELECT * FROM requests WHERE id = ?", (cursor.lastrowid,)
             ).fetchone()
-        return _record(row), True
+        return request_dict(row), True
 
     def requests(self, user: str) -> list[dict]:
         """``user``'s requests, newest first.
@@ -278,7 +277,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
             "AND state != 'cancelled' ORDER BY id DESC",
             (user,),
         )
-        return [_record(row) for row in rows]
+        return [request_dict(row) for row in rows]
 
     def request(self, user: str, request_id: int) -> dict | None:
         """One of ``user``'s requests (None for another user's or an unknown id).
@@ -292,7 +291,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
         ('m1@example.org', None)
         """
         row = self._one("SELECT * FROM requests WHERE user = ? AND id = ?", (user, request_id))
-        return _record(row)
+        return request_dict(row)
 
     def answer(self, user: str, request_id: int, accepted: bool) -> dict | None:
         """Record the person's answer to one of their requests (None: not theirs). It is
@@ -404,7 +403,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
         [('ann', 'accept')]
         """
         rows = self._all("SELECT * FROM requests WHERE answer IS NOT NULL ORDER BY answered_at, id")
-        return [_record(row) for row in rows]
+        return [request_dict(row) for row in rows]
 
     def counts(self) -> dict[str, int]:
         """Users (not revoked), requests and answers in the store.
@@ -470,12 +469,3 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
         """
         row = self._one("SELECT ics FROM calendars WHERE user = ?", (user,))
         return None if row is None else bytes(row["ics"])
-
-
-def _record(row: sqlite3.Row | None) -> dict | None:
-    if row is None:
-        return None
-    record = dict(row)
-    for name in ("features", "missing", "reasons", "notes"):
-        record[name] = json.loads(record[name])
-    return record

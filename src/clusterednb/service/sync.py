@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -33,17 +32,11 @@ from typing import Any
 import icalendar
 
 from clusterednb.exceptions import warn_at_caller
-from clusterednb.meeting.calendar import features_in_context
-from clusterednb.meeting.deciding import Decision, decide_or_ask
 from clusterednb.meeting.directory import UserEntry
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
 from clusterednb.meeting.invitation import (
     calendar_address,
     read_calendar,
-)
-from clusterednb.meeting.rules import (
-    PersonRules,
-    decide_by_rules,
 )
 from clusterednb.service.caldav_server import connection_problem
 from clusterednb.service.calendar_event import CalendarPass
@@ -120,29 +113,21 @@ def _everything(objects: list[_Object]) -> icalendar.Calendar:
     return combined
 
 
-def decide_invitation(
-    settings: Any,
-    store: Any,
-    user: str,
-    entry: UserEntry | None,
-    rules: PersonRules,
-    single: icalendar.Calendar,
-    event: icalendar.Event,
-    everything: icalendar.Calendar | None,
-) -> tuple[Decision, dict[str, str | None], list[str]]:
-    """Decide one invitation (``single``, its ``event``) as every pass does: its features in
-    the person's calendar ``everything``, then the person's rules, then the model under their
-    costs (``settings``: a :class:`SyncSettings` or a mailbox's). Returns the decision, the
-    features and the missing ones; :class:`MeetingError` when the features cannot be read."""
-    jobs = settings.directory.jobs if settings.directory else {}
-    email = calendar_address(settings.email)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MeetingWarning)
-        features, missing = features_in_context(single, email, everything, entry, jobs)
-    decided = decide_by_rules(event, rules, features) or decide_or_ask(
-        settings.model, features, user, settings.costs, store.answers_of(user), settings.ask_band
-    )
-    return decided, features, missing
+def check_caldav_login(
+    url: str, username: str, password: str, ca_bundle: Path | None = None
+) -> None:
+    """Log in to the CalDAV account and find its calendars: :class:`ServerUnavailable` in one
+    line (a refused login, a wrong address, TLS) if that fails.
+
+    Examples
+    --------
+    >>> check_caldav_login("http://127.0.0.1:9/dav/", "ann", "secret")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.service.sync_settings.ServerUnavailable: cannot use the CalDAV server ...
+    """
+    account = SimpleNamespace(url=url, username=username, password=password, ca_bundle=ca_bundle)
+    _connect(account)
 
 
 def caldav_calendar(
@@ -153,18 +138,6 @@ def caldav_calendar(
     account = SimpleNamespace(url=url, username=username, password=password, ca_bundle=ca_bundle)
     _, calendars = _connect(account)
     return _everything(_objects(calendars))
-
-
-def single_event(calendar: icalendar.Calendar, event: icalendar.Event) -> icalendar.Calendar:
-    """One invitation (one VEVENT of ``calendar``, with its time zones), as a request to
-    decide."""
-    single = icalendar.Calendar()
-    single.add("PRODID", "-//clusterednb//sync//EN")
-    single.add("VERSION", "2.0")
-    for component in calendar.walk("VTIMEZONE"):
-        single.add_component(component)
-    single.add_component(event)
-    return single
 
 
 def user_key(settings: Any) -> tuple[str, UserEntry | None]:

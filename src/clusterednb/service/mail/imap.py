@@ -194,6 +194,19 @@ def connect(account: ImapAccount) -> imaplib.IMAP4:
     return connection
 
 
+def check_login(account: ImapAccount) -> None:
+    """Log in and open the account's folder, then log out: :class:`MailboxUnavailable` (or
+    a missing folder) in one line if that fails."""
+    connection = connect(account)
+    try:
+        open_folder(connection, account.folder, readonly=True)
+    finally:
+        try:
+            connection.logout()
+        except (OSError, imaplib.IMAP4.error):
+            pass
+
+
 def _quoted(folder: str) -> str:
     return '"' + folder.replace("\\", "\\\\").replace('"', '\\"') + '"'
 

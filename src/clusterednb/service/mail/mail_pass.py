@@ -49,6 +49,7 @@ from clusterednb.meeting.invitation import (
 from clusterednb.meeting.rules import EXPIRED_REASON, PersonRules, has_passed
 from clusterednb.service.calendar_event import intended_partstat, reply_for
 from clusterednb.service.delivery_tables import OutgoingReply
+from clusterednb.service.invitation_decision import decide_invitation, single_event
 from clusterednb.service.mail.imap import (
     ImapAccount,
     MailboxUnavailable,
@@ -60,13 +61,7 @@ from clusterednb.service.mail.imap import (
 )
 from clusterednb.service.mail.messages import calendar_parts, message_id, read_message
 from clusterednb.service.outbox import say_delivery, send_owed
-from clusterednb.service.sync import (
-    decide_invitation,
-    person_pass,
-    single_event,
-    state_store,
-    user_key,
-)
+from clusterednb.service.sync import person_pass, state_store, user_key
 from clusterednb.service.sync_settings import LOCK_WAIT, PassResult
 
 DEALT = ("answered", "refused", "expired", "cancelled", "not answered", "passed on")
