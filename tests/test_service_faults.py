@@ -1,0 +1,144 @@
+"""``cnb serve`` under faults: a pass that fails in any way is one log line and the other
+passes and people go on, ``/healthz`` says ``degraded`` with the failing people and reasons
+while anything fails, ``/metrics`` counts passes and the outbox, and ``kill -9`` of the
+service in mid-pass loses no answer (Radicale, an SMTP sink with fault modes)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+
+import pytest
+
+from calendar_servers import USER
+from clusterednb.cli import main
+from clusterednb.service.calendar_passes import CalendarPasses
+from clusterednb.service.health import health
+from clusterednb.service.store import ServiceStore
+from fault_servers import FaultySMTP
+from service_helpers import Server, call
+from test_faults import assert_none_lost, invitations, partstats
+from test_meeting_sync import upload
+
+pytest.importorskip("fastapi", reason="the service extra is not installed")
+
+
+def test_a_pass_that_fails_in_any_way_is_one_line_and_the_schedule_goes_on(tmp_path, caplog):
+    store = ServiceStore(tmp_path / "service.db")
+    store.add_user("ann", USER)
+    passes = CalendarPasses(store, lambda: None, 60.0)
+
+    def dropped(settings):
+        raise ConnectionResetError(104, "Connection reset by peer")
+
+    with caplog.at_level(logging.WARNING, logger="clusterednb.service.calendar"):
+        passes._one_pass("calendar", "ann", "http://dav.example.org/", dropped, None)
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert line == (
+        "calendar pass for ann (http://dav.example.org/) failed: ConnectionResetError: "
+        "[Errno 104] Connection reset by peer"
+    )
+    assert passes.last["ann"].startswith("failed: ")
+    report = health(store)
+    assert report["status"] == "degraded"
+    assert report["failing"][0]["server"] == "http://dav.example.org/"
+    store.close()
+
+
+@pytest.fixture
+def sink():
+    found = FaultySMTP()
+    yield found
+    found.stop()
+
+
+def register(tmp_path, store, user, email, url, capsys, *extra) -> None:
+    assert main(["users", "add", user, "--email", email, "--store", str(store)]) == 0
+    password = tmp_path / "password"
+    password.write_text("secret\n")
+    password.chmod(0o600)
+    command = ["users", "calendar", user, "--store", str(store), "--caldav", url,
+               "--username", "ann", "--password-file", str(password), *extra]  # fmt: skip
+    assert main(command) == 0
+    capsys.readouterr()
+
+
+def wait_for(predicate, seconds: float = 90.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.3)
+    raise AssertionError("timed out")
+
+
+def serve_args(setting, sink, every="0.02"):
+    return (
+        "--model", str(setting / "model.cnb"), "--directory", str(setting / "directory.json"),
+        "--ask-band", "0", "--sync-every", every, "--smtp", sink.address,
+        "--from", "assistant@org.example",
+    )  # fmt: skip
+
+
+def test_health_and_metrics_follow_the_failing_passes(radicale, sink, setting, tmp_path, capsys):
+    _, calendar = upload(radicale, invitations(2))
+    store = tmp_path / "service.db"
+    register(tmp_path, store, "ann", USER, radicale, capsys)
+    register(tmp_path, store, "zed", "zed@org.example", "http://127.0.0.1:9/", capsys, "--no-check")
+    sink.down()
+    with Server(store, *serve_args(setting, sink)) as server:
+
+        def degraded_for_both():
+            report = call(server, "GET", "/healthz")[1]
+            failing = {row["user"]: row for row in report.get("failing") or []}
+            return failing if {"ann", "zed"} <= set(failing) else None
+
+        failing = wait_for(degraded_for_both)
+        assert "the connection was refused" in failing["zed"]["error"]
+        assert f"SMTP server {sink.address}" in failing["ann"]["error"]
+        assert partstats(calendar, ["m0", "m1"]) == decided_in(store)  # answered all the same
+        metrics = call(server, "GET", "/metrics")[1].decode()
+        assert 'cnb_outbox{state="owed"} 2.0' in metrics
+        assert 'cnb_passes_failing{kind="calendar"} 2.0' in metrics
+        sink.up()
+        wait_for(lambda: len(sink.messages) == 2)
+        wait_for(lambda: set(degraded_for_both_or_none(server)) == {"zed"})
+        time.sleep(2)  # more rounds send nothing again
+        metrics = call(server, "GET", "/metrics")[1].decode()
+        assert "cnb_replies_sent_total 2.0" in metrics
+        log = server.log.read_text()
+        assert "calendar pass for zed (http://127.0.0.1:9/) failed" in log
+        assert "Traceback" not in log and "secret" not in log
+    per_uid = sink.replies_per_uid()
+    assert [per_uid[(uid, "")] for uid in ("m0", "m1")] == [1, 1]
+
+
+def degraded_for_both_or_none(server) -> list[str]:
+    report = call(server, "GET", "/healthz")[1]
+    return [row["user"] for row in report.get("failing") or []]
+
+
+def decided_in(store) -> dict[str, str]:
+    with ServiceStore(store) as opened:
+        return {r["uid"]: r["partstat"] for r in opened.requests("ann")}
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_service_in_mid_pass_loses_nothing(radicale, sink, setting, tmp_path, capsys):
+    n = 120
+    _, calendar = upload(radicale, invitations(n))
+    store = tmp_path / "service.db"
+    register(tmp_path, store, "ann", USER, radicale, capsys)
+    rng = random.Random(int(os.environ.get("CNB_FAULT_SEED", "11")))
+    for _ in range(12):
+        server = Server(store, *serve_args(setting, sink)).start()
+        time.sleep(rng.uniform(0.2, 6.0))
+        server.process.kill()
+        server.process.wait()
+    with Server(store, *serve_args(setting, sink)):
+        wait_for(lambda: len(sink.messages) >= n, 300)
+    uids = [f"m{i}" for i in range(n)]
+    assert_none_lost(sink, calendar, tmp_path, uids, "service.db")
