@@ -209,6 +209,10 @@ def test_demo_runs_and_writes_a_self_contained_report(tmp_path):
         assert len(users) == 2 and all(store.requests(user) for user in users)
         assert all(store.authenticate(token) for token in tokens[1::2])
     assert "make serve" in result.stdout
+    for secret in ("service-tokens.txt", "service.db"):  # readable by their owner only
+        assert oct((tmp_path / "demo" / secret).stat().st_mode)[-3:] == "600", secret
+    transfer = pd.read_csv(tmp_path / "demo" / "transfer.csv")
+    assert "cnb-logistic" in set(transfer["model"])  # the assistant's own model compared
 
 
 @pytest.mark.slow

@@ -36,11 +36,20 @@ from clusterednb.naive_bayes.clustered import ClusteredNB
 from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 from clusterednb.naive_bayes.sharing import CompleteSharingNB, NoSharingNB
 
-DEMO_MODELS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "lr-pooled")
-"""Protocol T's models (a calibration map would not change their rankings)."""
-DEMO_DECISION_MODELS = ("ns", "cs", "cnb-bhc+sigmoid", "cnb-gibbs+sigmoid", "lr-pooled")
-"""Protocol A's models: decisions threshold probabilities, so the clustered ones are calibrated,
-as the assistant's are."""
+DEMO_MODELS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "cnb-logistic", "lr-pooled")
+"""Protocol T's models (a calibration map would not change their rankings), the assistant's
+own (``cnb-logistic``, what ``cnb meeting fit`` makes) among them."""
+DEMO_DECISION_MODELS = (
+    "ns",
+    "cs",
+    "cnb-bhc+sigmoid",
+    "cnb-gibbs+sigmoid",
+    "cnb-logistic",
+    "lr-pooled",
+)
+"""Protocol A's models: decisions threshold probabilities, so the clustered naive-Bayes ones
+are calibrated, as the assistant's are; the assistant's clustered logistic regression gives
+its probabilities from regressions."""
 
 
 def _fit_all(requests: pd.DataFrame, seed: int) -> dict[str, TaskNaiveBayes]:
@@ -340,7 +349,16 @@ def _prepare_service(
                 if path.stem.removeprefix("request-").isdigit():
                     data = path.read_bytes()
                     receive_invitation(store, model, directory, who, read_calendar(data), data)
-    (out / "service-tokens.txt").write_text("\n".join(lines) + "\n")
+    tokens = out / "service-tokens.txt"
+    tokens.touch(mode=0o600)
+    tokens.chmod(0o600)  # the tokens and the store are secrets: readable by their owner only
+    tokens.write_text("\n".join(lines) + "\n")
+    for path in (
+        store_path,
+        *(store_path.with_name(store_path.name + s) for s in ("-wal", "-shm")),
+    ):
+        if path.exists():
+            path.chmod(0o600)
     print(
         f"\nThe service, on this organisation: `make serve` (or `cnb serve --store {store_path} "
         f"--directory {world / 'directory.json'}`; its {len(history)} answers are in the store), "
