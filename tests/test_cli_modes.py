@@ -25,7 +25,8 @@ RUN_BY = {
     ("evidence", "plain"): "test_cli_modes::test_library_commands_in_plain_and_json",
     ("evidence", "--json"): "test_cli_modes::test_library_commands_in_plain_and_json",
     ("evaluate", "plain"): "test_cli_modes::test_library_commands_in_plain_and_json",
-    ("evaluate", "--json"): "test_cli_conventions::test_every_evaluation_protocol_runs_from_the_command_line",
+    ("evaluate", "--json"):
+        "test_cli_conventions::test_every_evaluation_protocol_runs_from_the_command_line",
     ("demo", "plain"): "test_cli::test_demo_runs_and_writes_a_self_contained_report",
     ("warm-up", "plain"): "test_cli_modes::test_library_commands_in_plain_and_json",
     ("meeting simulate", "plain"): "test_cli_modes::test_meeting_commands_in_plain_and_json",
@@ -37,14 +38,15 @@ RUN_BY = {
     ("meeting sync", "--json"): "test_cli_modes::test_sync_in_plain_dry_run_and_json",
     ("meeting sync", "--dry-run"): "test_cli_modes::test_sync_in_plain_dry_run_and_json",
     ("meeting mail", "plain"): "test_mail_faults::test_plain_dry_run_and_watch_output",
-    ("meeting mail", "--json"): "test_mailbox::test_one_pass_answers_every_client_s_invitations_by_mail",
+    ("meeting mail", "--json"):
+        "test_mailbox::test_one_pass_answers_every_client_s_invitations_by_mail",
     ("meeting mail", "--dry-run"): "test_mail_faults::test_plain_dry_run_and_watch_output",
     ("meeting mail", "--watch"): "test_mail_faults::test_plain_dry_run_and_watch_output",
     ("serve", "plain"): "test_service_faults::test_health_and_metrics_follow_the_failing_passes",
     ("users add", "plain"): "test_cli_modes::test_users_commands_in_plain",
     ("users list", "plain"): "test_cli_modes::test_users_commands_in_plain",
     ("users revoke", "plain"): "test_cli_modes::test_users_commands_in_plain",
-    ("users calendar", "plain"): "test_service_faults::test_health_and_metrics_follow_the_failing_passes",
+    ("users calendar", "plain"): "test_cli_modes::test_registering_a_calendar_tries_the_login",
     ("users mailbox", "plain"): "test_cli_modes::test_users_commands_in_plain",
 }  # fmt: skip
 """(command, mode) → the test that runs it."""
