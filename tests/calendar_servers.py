@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -276,3 +277,51 @@ def dovecot():
     process.wait(timeout=30)
     introspection.shutdown()
     shutil.rmtree(folder, ignore_errors=True)
+
+
+ADDRESS_SET = """<?xml version="1.0" encoding="utf-8"?>
+<D:propertyupdate xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav">
+<D:set><D:prop><C:calendar-user-address-set><D:href>mailto:{email}</D:href>
+</C:calendar-user-address-set></D:prop></D:set></D:propertyupdate>"""
+
+
+@pytest.fixture
+def xandikos_scheduling(tmp_path, smtp):
+    """Xandikos (a CalDAV server that schedules, RFC 6638) on 127.0.0.1, single-user, with
+    ``USER`` as its principal's calendar address and its iMIP going to the ``smtp`` sink;
+    yields its URL."""
+    import shutil
+
+    binary = shutil.which("xandikos") or str(Path(sys.executable).with_name("xandikos"))
+    if not Path(binary).exists():
+        pytest.skip("xandikos is not installed")
+    _, smtp_address = smtp
+    smtp_port = smtp_address.rpartition(":")[2]
+    port = free_port()
+    process = subprocess.Popen(
+        [binary, "serve", "-d", str(tmp_path / "xandikos"), "--defaults", "-l", "127.0.0.1",
+         "-p", str(port), "--imip-send", "smtp", "--smtp-host", "127.0.0.1", "--smtp-port",
+         smtp_port, "--smtp-from", "xandikos@org.example", "--state-dir",
+         str(tmp_path / "xandikos-state")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            break
+        except urllib.error.HTTPError:
+            break
+        except OSError:
+            time.sleep(0.1)
+    request = urllib.request.Request(
+        url + "user/",
+        data=ADDRESS_SET.format(email=USER).encode(),
+        method="PROPPATCH",
+        headers={"Content-Type": "application/xml; charset=utf-8"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 207
+    yield url
+    process.terminate()
+    process.wait(timeout=30)

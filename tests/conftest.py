@@ -7,7 +7,13 @@ import pandas as pd
 import pytest
 
 from browser_helpers import CHROMIUM, DRIVER
-from calendar_servers import dovecot, radicale, setting, smtp  # noqa: F401  (fixtures)
+from calendar_servers import (  # noqa: F401  (fixtures)
+    dovecot,
+    radicale,
+    setting,
+    smtp,
+    xandikos_scheduling,
+)
 from clusterednb.data.schema import FeatureSchema
 
 # schemathesis' hooks run inside the contract environment (.venv-contract), not here

@@ -64,19 +64,24 @@ class FaultySMTP:
 
     def replies_per_uid(self) -> Counter:
         """How many REPLYs each invitation (UID, RECURRENCE-ID) got."""
-        found: Counter = Counter()
-        for message in self.messages:
-            for part in message.walk():
-                if part.get_content_type() != "text/calendar":
-                    continue
-                import icalendar
+        return replies_per_uid(self.messages)
 
-                calendar = icalendar.Calendar.from_ical(part.get_payload(decode=True))
-                for event in calendar.walk("VEVENT"):
-                    recurrence = event.get("RECURRENCE-ID")
-                    key = (str(event["UID"]), recurrence.to_ical().decode() if recurrence else "")
-                    found[key] += 1
-        return found
+
+def replies_per_uid(messages: list[email.message.Message]) -> Counter:
+    """How many REPLYs each invitation (UID, RECURRENCE-ID) got in ``messages``."""
+    import icalendar
+
+    found: Counter = Counter()
+    for message in messages:
+        for part in message.walk():
+            if part.get_content_type() != "text/calendar":
+                continue
+            calendar = icalendar.Calendar.from_ical(part.get_payload(decode=True))
+            for event in calendar.walk("VEVENT"):
+                recurrence = event.get("RECURRENCE-ID")
+                key = (str(event["UID"]), recurrence.to_ical().decode() if recurrence else "")
+                found[key] += 1
+    return found
 
 
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer"}

@@ -21,7 +21,7 @@ from calendar_servers import USER
 from clusterednb.cli import main
 from clusterednb.meeting.invitation import find_attendee
 from clusterednb.service.store import ServiceStore
-from fault_servers import FaultyProxy, FaultySMTP
+from fault_servers import FaultyProxy, FaultySMTP, replies_per_uid
 from test_meeting_rfc import NEW_YORK_ZONE
 from test_meeting_sync import put_raw, server_copy, sync_args, upload, vcalendar, vevent
 
@@ -310,3 +310,36 @@ def assert_none_lost(sink, calendar, tmp_path, uids, name: str = "state.db"):
     counts = [per_uid[(uid, "")] for uid in uids]
     lost, duplicated = counts.count(0), sum(c - 1 for c in counts if c > 1)
     assert lost == 0 and duplicated <= 1, (lost, duplicated)
+
+
+def test_a_scheduling_server_sends_the_one_reply_with_the_comment(
+    xandikos_scheduling, smtp, setting, tmp_path, capsys
+):
+    """Xandikos schedules (RFC 6638): it mails the organiser the REPLY when the attendee's
+    PARTSTAT changes. cnb writes the PARTSTAT and the person's comment, mails nothing itself
+    (it warns that --smtp is not used for replies), and the organiser gets exactly one REPLY,
+    with the comment."""
+    inbox, smtp_address = smtp
+    upload_to = upload.__globals__["caldav"].DAVClient(url=xandikos_scheduling)
+    calendar = upload_to.principal().calendars()[0]
+    for text in invitations(2).values():
+        calendar.add_event(text.replace("\n", "\r\n"))
+    args = [
+        *sync_args(xandikos_scheduling, setting, tmp_path),
+        "--directory", str(setting / "directory.json"), "--json", "--ask-band", "0",
+        "--smtp", smtp_address, "--comment", "My assistant answered for me.",
+    ]  # fmt: skip
+    for _ in range(2):
+        assert main(args) == 0
+        captured = capsys.readouterr()
+        assert "calendar-auto-schedule" in captured.err
+    deadline = time.monotonic() + 10
+    while len(inbox.messages) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    assert replies_per_uid(inbox.messages) == {("m0", ""): 1, ("m1", ""): 1}
+    for message in inbox.messages:
+        (part,) = [p for p in message.walk() if p.get_content_type() == "text/calendar"]
+        data = part.get_payload(decode=True)
+        assert b"METHOD:REPLY" in data and b"My assistant answered for me." in data
+    assert partstats(calendar, ["m0", "m1"]) == decided(tmp_path)
