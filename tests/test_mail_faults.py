@@ -173,3 +173,22 @@ def test_a_tls_mismatch_says_what_to_try(dovecot, sink, setting, tmp_path, capsy
     starttls_on_implicit = pass_args(dovecot, setting, tmp_path, sink, "--starttls")
     assert main(starttls_on_implicit) == 2
     assert "try without --starttls" in capsys.readouterr().err
+
+
+def test_capabilities_are_read_again_after_login(dovecot):
+    """Servers announce some capabilities (IDLE on pymap, SORT on Dovecot) only once logged
+    in; imaplib keeps the list from before the login unless asked again."""
+    import imaplib
+    import ssl
+
+    from clusterednb.service.mail.imap import ImapAccount, connect
+
+    context = ssl.create_default_context(cafile=str(dovecot.cert))
+    before = imaplib.IMAP4_SSL("127.0.0.1", dovecot.imaps, ssl_context=context)
+    assert "SORT" not in before.capabilities  # announced after login only
+    before.logout()
+    account = ImapAccount("127.0.0.1", dovecot.imaps, USER, password="secret",
+                          ca_bundle=dovecot.cert)  # fmt: skip
+    connection = connect(account)
+    assert "SORT" in connection.capabilities and "IDLE" in connection.capabilities
+    connection.logout()

@@ -88,6 +88,10 @@ def test_asked_on_the_calendar_answered_on_the_page_answered_on_the_calendar(
         assert inbox.messages[0]["To"] == "boss@org.example"
         time.sleep(3)  # more rounds of passes send nothing again
         assert len(inbox.messages) == 1
+        browser.get(server.url + "/")  # the person's passes, on the page
+        row = wait.until(lambda driver: driver.find_element(By.ID, "pass-calendar"))
+        assert radicale in row.text and "0 replies to send, 0 answers to write" in row.text
+        assert "failing" not in row.text
         log = server.log.read_text()
         assert "calendar pass for ann" in log and SECRET not in log
         for path in ("/api/status", "/api/settings", "/api/requests"):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_helpers import NEEDS_BROWSER
+from browser_helpers import NEEDS_BROWSER, low_contrast_buttons
 from clusterednb.cli import main
 from service_helpers import Server, call
 
@@ -57,6 +57,8 @@ def test_sign_in_review_answer_and_filter(tmp_path, capsys, browser):
         wait.until(lambda driver: driver.find_elements(By.CSS_SELECTOR, "section.card"))
         cards = browser.find_elements(By.CSS_SELECTOR, "section.card")
         assert len(cards) == 3
+        assert low_contrast_buttons(browser) == []  # WCAG AA: 4.5:1 for every button's text
+        assert browser.find_element(By.ID, "no-passes").text  # no calendar pass yet: said so
         assert "P(accept) = " in cards[0].text and "from " in cards[0].text
         # probabilities as the command line prints them, never a rounded "100%"
         assert "%" not in " ".join(card.text for card in cards)
