@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
-from clusterednb.meeting.features import FEATURE_GROUPS, in_words
+from clusterednb.meeting.features import FEATURE_GROUPS, USUAL_DIRECTION, in_words
 from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 
 
@@ -190,7 +190,28 @@ def _words(key: str, members: tuple[str, ...], features: dict[str, Any], total: 
     text = ", ".join(dict.fromkeys(parts))
     if key == "conflict" and features.get("conflict") == "no" and total < 0:
         return f"{text}, yet people like you usually decline such invitations"
-    return text
+    return text + _surprise(members, features, total)
+
+
+def _surprise(members: tuple[str, ...], features: dict[str, Any], total: float) -> str:
+    """What to add when a value pushes the other way than one would expect (a critical
+    invitation towards declining, a booked day towards accepting), else "".
+
+    Examples
+    --------
+    >>> _surprise(("message_importance",), {"message_importance": "critical"}, -0.8)
+    ', yet people like you usually decline despite it'
+    >>> _surprise(("busy_fday",), {"busy_fday": "booked-busy"}, 0.5)
+    ', yet people like you usually accept despite it'
+    >>> _surprise(("busy_fday",), {"busy_fday": "booked-busy"}, -0.5)
+    ''
+    """
+    for member in members:
+        expected = USUAL_DIRECTION.get((member, str(features.get(member))))
+        if expected is not None and expected * total < 0:
+            usual = "accept" if total > 0 else "decline"
+            return f", yet people like you usually {usual} despite it"
+    return ""
 
 
 def format_probability(p: float) -> str:

@@ -228,6 +228,23 @@ GLOSSARY: dict[str, dict[str, str]] = {
 value says nothing by itself: the importance of a clash that is not there)."""
 
 
+USUAL_DIRECTION: dict[tuple[str, str], int] = {
+    **{("message_importance", v): 1 for v in ("critical", "very important")},
+    **{("topic_importance", v): 1 for v in ("critical", "very important")},
+    ("topic_importance", "unimportant"): -1,
+    ("invitee_relation", "supervisor"): 1,
+    **{
+        (f, f"booked-{around}"): -1
+        for f in ("busy_fday", "busy_hday")
+        for around in ("busy", "free")
+    },
+    ("free_slot_time", "0"): -1,
+    ("start_time", "late"): -1,
+}
+"""The direction one would expect of a feature value (+1 towards accepting, -1 towards
+declining), where there is one: a reason that pushes the other way says it is surprising."""
+
+
 def in_words(feature: str, value: str | None) -> str:
     """The plain words for one feature's value (the value itself if it is not in the
     glossary).
