@@ -343,3 +343,31 @@ def test_a_scheduling_server_sends_the_one_reply_with_the_comment(
         data = part.get_payload(decode=True)
         assert b"METHOD:REPLY" in data and b"My assistant answered for me." in data
     assert partstats(calendar, ["m0", "m1"]) == decided(tmp_path)
+
+
+def test_a_server_that_dies_in_mid_pass_is_finished_by_the_next_pass(
+    proxy, faulty_smtp, setting, tmp_path, capsys
+):
+    """Radicale unreachable from the second write of a pass on (every request dropped, as
+    when the server is killed): the pass ends in one line per skipped invitation, and the
+    pass after the server is back answers the rest, each once."""
+    _, calendar = upload(proxy.url, invitations(4))
+    proxy.seen.clear()
+    dead = {"now": False}
+
+    def dies_after_one_write(method, path):
+        if dead["now"]:
+            return "drop"
+        if method == "PUT":
+            dead["now"] = True  # this write goes through; the server dies after it
+        return None
+
+    proxy.fault = dies_after_one_write
+    status, outcomes, err = run(proxy.url, setting, tmp_path, capsys, faulty_smtp)
+    assert status == 0, err
+    skipped = [uid for uid, o in outcomes.items() if o["action"].startswith("skipped")]
+    assert len(skipped) == 3 and "Traceback" not in err
+    proxy.fault = lambda method, path: None  # the server is back
+    status, outcomes, err = run(proxy.url, setting, tmp_path, capsys, faulty_smtp)
+    assert status == 0, err
+    assert_exactly_once(faulty_smtp, calendar, tmp_path, [f"m{i}" for i in range(4)])

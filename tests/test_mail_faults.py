@@ -192,3 +192,28 @@ def test_capabilities_are_read_again_after_login(dovecot):
     connection = connect(account)
     assert "SORT" in connection.capabilities and "IDLE" in connection.capabilities
     connection.logout()
+
+
+def test_a_correction_on_the_page_is_mailed_to_the_organiser(
+    dovecot, sink, setting, tmp_path, capsys
+):
+    import icalendar
+
+    dovecot.deliver(*messages(1))
+    args = pass_args(dovecot, setting, tmp_path, sink)
+    assert main(args) == 0
+    with ServiceStore(tmp_path / "mail-state.db") as store:
+        (record,) = store.requests("ann")
+        first = record["partstat"]
+        store.answer("ann", record["id"], accepted=first == "DECLINED")  # the other answer
+    for _ in range(2):
+        assert main(args) == 0
+    capsys.readouterr()
+    said = []
+    for message in sink.messages:
+        (part,) = [p for p in message.walk() if p.get_content_type() == "text/calendar"]
+        event = next(
+            iter(icalendar.Calendar.from_ical(part.get_payload(decode=True)).walk("VEVENT"))
+        )
+        said.append(str(event["ATTENDEE"].params["PARTSTAT"]))
+    assert said == [first, "ACCEPTED" if first == "DECLINED" else "DECLINED"]
