@@ -164,7 +164,7 @@ def test_plain_dry_run_and_watch_output(dovecot, sink, setting, tmp_path, capsys
 
 
 def test_a_tls_mismatch_says_what_to_try(dovecot, sink, setting, tmp_path, capsys, monkeypatch):
-    from clusterednb.service.mail import imap
+    from clusterednb.service.passes.mail import imap
 
     monkeypatch.setattr(imap, "TIMEOUT", 3.0)
     implicit_on_starttls = pass_args(dovecot, setting, tmp_path, sink, port=dovecot.imap)
@@ -181,7 +181,7 @@ def test_capabilities_are_read_again_after_login(dovecot):
     import imaplib
     import ssl
 
-    from clusterednb.service.mail.imap import ImapAccount, connect
+    from clusterednb.service.passes.mail.imap import ImapAccount, connect
 
     context = ssl.create_default_context(cafile=str(dovecot.cert))
     before = imaplib.IMAP4_SSL("127.0.0.1", dovecot.imaps, ssl_context=context)

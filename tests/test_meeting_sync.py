@@ -256,7 +256,7 @@ def test_asks_then_learns_the_persons_own_answer(radicale, setting, tmp_path, ca
 
 
 def test_a_concurrent_change_on_the_server_is_reread_not_overwritten(radicale, tmp_path):
-    from clusterednb.service.caldav_server import set_partstat
+    from clusterednb.service.passes.caldav_server import set_partstat
 
     client, calendar = upload(radicale, {"ny": INVITATIONS["ny"]})
     href = str(calendar.event_by_uid("ny").url)

@@ -14,8 +14,8 @@ import pytest
 
 from calendar_servers import USER
 from clusterednb.cli import main
-from clusterednb.service.calendar_passes import CalendarPasses
 from clusterednb.service.health import health
+from clusterednb.service.passes.schedule import CalendarPasses
 from clusterednb.service.store import ServiceStore
 from fault_servers import FaultySMTP
 from service_helpers import Server, call

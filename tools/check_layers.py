@@ -55,7 +55,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("clusterednb.evaluation.examples",),
     ("clusterednb.meeting",),
     ("clusterednb.meeting.examples",),
-    ("clusterednb.service", "clusterednb.service.mail"),
+    ("clusterednb.service", "clusterednb.service.passes.mail"),
     ("clusterednb.service.examples",),
     ("clusterednb.cli",),
     ("clusterednb",),

@@ -15,8 +15,8 @@ from clusterednb.loading import load
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.invitation import read_calendar
-from clusterednb.service.mail.imap import ImapAccount, connect, imap_address, open_folder
-from clusterednb.service.mail.mail_pass import MailSettings, mail_pass
+from clusterednb.service.passes.mail.imap import ImapAccount, connect, imap_address, open_folder
+from clusterednb.service.passes.mail.mail_pass import MailSettings, mail_pass
 
 PASSWORD_VARIABLE = "CNB_IMAP_PASSWORD"
 
@@ -63,7 +63,7 @@ def person_calendar(args: argparse.Namespace):
     their CalDAV account (``--caldav``), else None (the invitations accepted so far)."""
     source = args.calendar
     if not source and getattr(args, "caldav", None):
-        from clusterednb.service.sync import caldav_calendar
+        from clusterednb.service.passes.calendar_pass import caldav_calendar
 
         username = args.caldav_username or args.username
         password = read_password(

@@ -239,8 +239,8 @@ def sync_calendars(args: argparse.Namespace) -> None:
     """
     from clusterednb.cli.options import smtp_address
     from clusterednb.meeting.deciding import meeting_loss
-    from clusterednb.service.sync import sync
-    from clusterednb.service.sync_settings import SyncSettings
+    from clusterednb.service.passes.calendar_pass import sync
+    from clusterednb.service.passes.settings import SyncSettings
 
     meeting_loss(args.cost_false_accept, args.cost_false_decline)  # checks the costs
     smtp = smtp_address(args.smtp) if args.smtp else None

@@ -172,7 +172,7 @@ def register_calendar(args: argparse.Namespace) -> None:
             args.user, args.caldav, args.username, password, bundle and str(bundle)
         )
         if not args.no_check:
-            from clusterednb.service.sync import check_caldav_login
+            from clusterednb.service.passes.calendar_pass import check_caldav_login
 
             check_caldav_login(args.caldav, args.username, password, bundle)
         store.set_calendar_account(account)
@@ -215,7 +215,7 @@ def register_mailbox(args: argparse.Namespace) -> None:
         if bundle is not None:
             account = replace(account, ca_bundle=bundle)
         if not args.no_check:
-            from clusterednb.service.mail.imap import check_login
+            from clusterednb.service.passes.mail.imap import check_login
 
             check_login(account)
         store.set_mail_account(args.user, account)

@@ -43,11 +43,11 @@ from clusterednb.service.api_schema import (
     errors,
     without_validation_errors,
 )
-from clusterednb.service.calendar_passes import CalendarPasses
 from clusterednb.service.health import METRICS_TYPE, health, metrics_text
 from clusterednb.service.intake import receive_cancellation, receive_invitation
 from clusterednb.service.learning import Learner
 from clusterednb.service.pages import add_pages
+from clusterednb.service.passes.schedule import CalendarPasses
 from clusterednb.service.settings_tables import check_private
 from clusterednb.service.store import ServiceStore
 from clusterednb.service.views import has_started, public_record
@@ -117,7 +117,7 @@ def create_app(
         Seconds between an answer and the refit it triggers.
     sync_every : float, default=0.0
         Seconds between rounds of the registered people's calendar passes
-        (:mod:`~clusterednb.service.calendar_passes`); 0: none.
+        (:mod:`~clusterednb.service.passes.schedule`); 0: none.
     smtp : (host, port), optional
         The passes also mail the organisers their replies (from ``sender``).
 

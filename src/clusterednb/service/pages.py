@@ -21,9 +21,9 @@ from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.rules import DAYS, PersonRules
 from clusterednb.service.accounts import Account
 from clusterednb.service.api_schema import ApiError
+from clusterednb.service.passes.calendar_pass import check_caldav_login
 from clusterednb.service.settings_tables import CalendarAccount
 from clusterednb.service.store import ServiceStore
-from clusterednb.service.sync import check_caldav_login
 from clusterednb.service.views import page_row
 
 SESSION_COOKIE = "cnb_session"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.service.accounts import utc_now
-from clusterednb.service.mail.imap import ImapAccount
+from clusterednb.service.passes.mail.imap import ImapAccount
 
 if TYPE_CHECKING:  # the rules import pandas: only when a person's rules are read
     from clusterednb.meeting.rules import PersonRules

@@ -59,7 +59,7 @@ def person_lock(store: str | Path, user: str, wait: float) -> Iterator[None]:
     ...         pass
     Traceback (most recent call last):
     ...
-    clusterednb.service.pass_lock.PassBusy: another pass for ann is under way on
+    clusterednb.service.passes.pass_lock.PassBusy: another pass for ann is under way on
     .../locked.db (waited 0.1 s); try again when it ends
     >>> with person_lock(store, "bob", wait=0.1):  # other people are not held up
     ...     "bob's pass"

@@ -159,7 +159,8 @@ def connect(account: ImapAccount) -> imaplib.IMAP4:
     >>> connect(ImapAccount("127.0.0.1", 9, "ann", password="x"))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    clusterednb.service.mail.imap.MailboxUnavailable: cannot use the IMAP server 127.0.0.1:9: ...
+    clusterednb.service.passes.mail.imap.MailboxUnavailable: cannot use the IMAP server
+    127.0.0.1:9: ...
     """
     if account.ca_bundle is not None and not Path(account.ca_bundle).is_file():
         raise MailboxUnavailable(f"--ca-bundle {account.ca_bundle}: no such file")

@@ -1,4 +1,5 @@
-"""What one calendar pass (:mod:`clusterednb.service.sync`) is given and what it reports."""
+"""What one pass (:mod:`~clusterednb.service.passes.calendar_pass`, and the mailbox's) is
+given and what it reports."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """One pass of the assistant over a person's mailbox: every iMIP invitation decided as the
 calendar pass decides it, answered by mail.
 
-For every message with a calendar part (:mod:`~clusterednb.service.mail.imap`) and every
+For every message with a calendar part (:mod:`~clusterednb.service.passes.mail.imap`) and every
 ``VEVENT`` of it (a recurring series and each moved instance apart):
 
 - ``METHOD:REQUEST`` to the person: decided by the person's rules, then the model
@@ -47,10 +47,11 @@ from clusterednb.meeting.invitation import (
     sequence_number,
 )
 from clusterednb.meeting.rules import EXPIRED_REASON, PersonRules, has_passed
-from clusterednb.service.calendar_event import intended_partstat, reply_for
 from clusterednb.service.delivery_tables import OutgoingReply
-from clusterednb.service.invitation_decision import decide_invitation, single_event
-from clusterednb.service.mail.imap import (
+from clusterednb.service.passes.calendar_event import intended_partstat, reply_for
+from clusterednb.service.passes.calendar_pass import person_pass, state_store, user_key
+from clusterednb.service.passes.invitation_decision import decide_invitation, single_event
+from clusterednb.service.passes.mail.imap import (
     ImapAccount,
     MailboxUnavailable,
     calendar_messages,
@@ -59,10 +60,9 @@ from clusterednb.service.mail.imap import (
     mark,
     open_folder,
 )
-from clusterednb.service.mail.messages import calendar_parts, message_id, read_message
-from clusterednb.service.outbox import say_delivery, send_owed
-from clusterednb.service.sync import person_pass, state_store, user_key
-from clusterednb.service.sync_settings import LOCK_WAIT, PassResult
+from clusterednb.service.passes.mail.messages import calendar_parts, message_id, read_message
+from clusterednb.service.passes.outbox import say_delivery, send_owed
+from clusterednb.service.passes.settings import LOCK_WAIT, PassResult
 
 DEALT = ("answered", "refused", "expired", "cancelled", "not answered", "passed on")
 """Actions after which a message is marked answered (and read)."""
@@ -132,7 +132,8 @@ def mail_pass(settings: MailSettings) -> list[PassResult]:
     ...                        dry_run=True))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    clusterednb.service.mail.imap.MailboxUnavailable: cannot use the IMAP server 127.0.0.1:9: ...
+    clusterednb.service.passes.mail.imap.MailboxUnavailable: cannot use the IMAP server
+    127.0.0.1:9: ...
     """
     if settings.smtp is None and not settings.dry_run:
         raise MeetingError("answering by mail needs --smtp HOST:PORT (or --dry-run)")

@@ -4,12 +4,12 @@ the reply, and finish what an earlier pass left half done.
 The order is what makes a pass safe to interrupt anywhere. A decision is stored, with the
 PARTSTAT the organiser should hear, before the server is touched; the PARTSTAT is then written
 under the ETag that was read, and only if the invitation is still the version decided (its
-``SEQUENCE`` and ``DTSTART``); the write and the REPLY it owes are recorded in one
-transaction; the REPLY is mailed from the outbox (:mod:`~clusterednb.service.outbox`). A later
-pass that finds the stored intent not on the server writes it, one that finds it on the server
-but not recorded records it (the write's response was lost), and an answer the person gave on
-the page or through the API (to a question, or correcting the assistant) is written over what
-the assistant wrote and told to the organiser. One event that cannot be written (a read-only
+``SEQUENCE`` and ``DTSTART``); the write and the REPLY it owes are recorded in one transaction;
+the REPLY is mailed from the outbox (:mod:`~clusterednb.service.passes.outbox`). A later pass
+that finds the stored intent not on the server writes it; one that finds it on the server but
+not recorded records it (the write's response was lost); and an answer the person gave on the
+page or through the API (to a question, or correcting the assistant) is written over what the
+assistant wrote and told to the organiser. One event that cannot be written (a read-only
 calendar: 403) is skipped with a note; the others are answered.
 """
 
@@ -33,10 +33,10 @@ from clusterednb.meeting.invitation import (
 )
 from clusterednb.meeting.reply import make_reply
 from clusterednb.meeting.rules import EXPIRED_REASON, PersonRules, has_passed, now
-from clusterednb.service.caldav_server import connection_problem, set_partstat, version_of
 from clusterednb.service.delivery_tables import OutgoingReply
-from clusterednb.service.invitation_decision import decide_invitation, single_event
-from clusterednb.service.sync_settings import PARTSTATS, PassResult
+from clusterednb.service.passes.caldav_server import connection_problem, set_partstat, version_of
+from clusterednb.service.passes.invitation_decision import decide_invitation, single_event
+from clusterednb.service.passes.settings import PARTSTATS, PassResult
 
 ANSWERS = {"ACCEPTED": True, "DECLINED": False}
 

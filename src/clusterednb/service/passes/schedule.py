@@ -2,7 +2,7 @@
 schedule.
 
 One process serves the API, the page and the calendars. Every ``every`` seconds a background
-thread runs :func:`~clusterednb.service.sync.sync` for each account registered with
+thread runs :func:`~clusterednb.service.passes.calendar_pass.sync` for each account registered with
 ``cnb users calendar`` (or on the page), with the service's current model, the person's costs
 and rules, and the service's own store as the pass's state: an answer given on the page or
 through the API reaches the calendar on the next pass, and an answer given in the person's own
@@ -13,7 +13,7 @@ pass that leaves a reply owed or an answer unwritten (each named with its invita
 pass is recorded in the store (:meth:`~clusterednb.service.store.ServiceStore.record_pass`),
 which ``/healthz``, ``/metrics`` and the page read. A person whose pass another process is
 running (a manual ``cnb meeting sync``) is skipped for this round. A mailbox registered with
-``cnb users mailbox`` is read the same way (:mod:`~clusterednb.service.mail.mail_pass`); its
+``cnb users mailbox`` is read the same way (:mod:`~clusterednb.service.passes.mail.mail_pass`); its
 replies need ``cnb serve --smtp``.
 """
 
@@ -29,12 +29,12 @@ from typing import Any
 
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
-from clusterednb.service.caldav_server import connection_problem
-from clusterednb.service.mail.mail_pass import MailSettings, mail_pass
-from clusterednb.service.pass_lock import PassBusy
+from clusterednb.service.passes.caldav_server import connection_problem
+from clusterednb.service.passes.calendar_pass import sync
+from clusterednb.service.passes.mail.mail_pass import MailSettings, mail_pass
+from clusterednb.service.passes.pass_lock import PassBusy
+from clusterednb.service.passes.settings import SyncSettings
 from clusterednb.service.store import ServiceStore
-from clusterednb.service.sync import sync
-from clusterednb.service.sync_settings import SyncSettings
 
 log = logging.getLogger("clusterednb.service.calendar")
 DEFAULT_EVERY = 900.0

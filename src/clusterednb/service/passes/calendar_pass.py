@@ -38,11 +38,11 @@ from clusterednb.meeting.invitation import (
     calendar_address,
     read_calendar,
 )
-from clusterednb.service.caldav_server import connection_problem
-from clusterednb.service.calendar_event import CalendarPass
-from clusterednb.service.outbox import say_delivery, send_owed
-from clusterednb.service.pass_lock import person_lock
-from clusterednb.service.sync_settings import (
+from clusterednb.service.passes.caldav_server import connection_problem
+from clusterednb.service.passes.calendar_event import CalendarPass
+from clusterednb.service.passes.outbox import say_delivery, send_owed
+from clusterednb.service.passes.pass_lock import person_lock
+from clusterednb.service.passes.settings import (
     LOCK_WAIT,
     PassResult,
     ServerUnavailable,
@@ -124,7 +124,7 @@ def check_caldav_login(
     >>> check_caldav_login("http://127.0.0.1:9/dav/", "ann", "secret")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    clusterednb.service.sync_settings.ServerUnavailable: cannot use the CalDAV server ...
+    clusterednb.service.passes.settings.ServerUnavailable: cannot use the CalDAV server ...
     """
     account = SimpleNamespace(url=url, username=username, password=password, ca_bundle=ca_bundle)
     _connect(account)
@@ -166,7 +166,7 @@ def sync(settings: SyncSettings) -> list[PassResult]:
     >>> sync(settings)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    clusterednb.service.sync_settings.ServerUnavailable: cannot use the CalDAV server http://127.0.0.1:9/...
+    clusterednb.service.passes.settings.ServerUnavailable: cannot use the CalDAV server http://127.0.0.1:9/...
     """
     user, entry = user_key(settings)
     with person_pass(settings, user):
@@ -222,7 +222,7 @@ def _schedules(client: Any) -> bool:
 
 @contextmanager
 def person_pass(settings: Any, user: str) -> Iterator[None]:
-    """The person's pass lock over the store (:mod:`~clusterednb.service.pass_lock`), for
+    """The person's pass lock over the store (:mod:`~clusterednb.service.passes.pass_lock`), for
     ``settings.lock_wait`` seconds at most; none for a dry run, which writes nothing."""
     if settings.dry_run:
         yield
