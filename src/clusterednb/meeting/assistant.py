@@ -14,13 +14,14 @@ from clusterednb.loading import load
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.meeting.answer_store import FeedbackStore
 from clusterednb.meeting.calendar import extract_features
-from clusterednb.meeting.deciding import Decision, decide_or_ask, meeting_loss
+from clusterednb.meeting.deciding import Decision, meeting_loss
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.features import FEATURE_NAMES, LABELS, meeting_schema
 from clusterednb.meeting.invitation import read_calendar, request_event
+from clusterednb.meeting.invitation_decision import Invitee, decide_invitation
 from clusterednb.meeting.reply import make_reply
-from clusterednb.meeting.rules import meeting_span, now
+from clusterednb.meeting.rules import PersonRules, meeting_span, now
 from clusterednb.naive_bayes.clustered import ClusteredNB
 from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 from clusterednb.persistence.model_file import update_lock
@@ -71,9 +72,16 @@ def decide(
     request = read_calendar(request_path)
     entry = directory.user(user)
     _refuse_begun(request_event(request, entry.email), entry.timezone, request_path)
-    features = extract_features(request, read_calendar(calendar_path), directory, user)
-    costs = (cost_false_accept, cost_false_decline)
-    decision = decide_or_ask(model, features, user, costs, n_answers=0, ask_band=0.0)
+    invitee = Invitee(
+        user,
+        entry.email,
+        entry,
+        PersonRules(time_zone=entry.timezone),
+        (cost_false_accept, cost_false_decline),
+        jobs=directory.jobs,
+    )
+    found = decide_invitation(request, invitee, read_calendar(calendar_path), model, 0.0)
+    decision = found.decision
     reply = make_reply(
         request, entry.email, decision.accept, stamp or dt.datetime.now(dt.UTC), entry.timezone
     )

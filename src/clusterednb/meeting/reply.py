@@ -1,15 +1,22 @@
-"""The iTIP ``METHOD:REPLY`` that answers an invitation, and a check of the rules it obeys.
+"""The iTIP ``METHOD:REPLY`` that answers an invitation, a check of the rules it obeys, and the
+iMIP mail (RFC 6047) that carries it to the organiser.
 
 RFC 5546 §3.2.3 (REPLY for a ``VEVENT``): exactly one ``ATTENDEE`` — the person replying, with
 their ``PARTSTAT`` —, the invitation's ``ORGANIZER``, ``UID`` and ``SEQUENCE``, its
 ``RECURRENCE-ID`` when the invitation is for one occurrence of a series (without it the reply
 answers the whole series), and a ``DTSTAMP``, which RFC 5545 §3.8.7.2 requires in UTC.
 RFC 5545 §3.2.19: every ``TZID`` the reply uses needs a ``VTIMEZONE`` in the same object.
+
+The mail is ``multipart/alternative``: a short text part for people, and the REPLY as a
+``text/calendar; method=REPLY; charset=UTF-8`` part for calendar clients (RFC 6047 §2.4: the
+``method`` parameter must equal the calendar's METHOD).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
 from zoneinfo import ZoneInfo
 
 import icalendar
@@ -243,3 +250,45 @@ def ics_bytes(calendar: icalendar.Calendar) -> bytes:
     True
     """
     return calendar.to_ical()
+
+
+def reply_message(
+    reply_ics: bytes, sender: str, organizer: str, summary: str, accept: bool | str
+) -> EmailMessage:
+    """The mail carrying a REPLY.
+
+    Parameters
+    ----------
+    reply_ics : bytes
+        The ``METHOD:REPLY`` calendar.
+    sender, organizer : str
+        Addresses (without ``mailto:``).
+    summary : str
+        The meeting's title, for the subject.
+    accept : bool or str
+        Accepted (True), declined (False), or ``"TENTATIVE"``.
+
+    Examples
+    --------
+    >>> message = reply_message(b"BEGIN:VCALENDAR\\r\\nMETHOD:REPLY\\r\\nEND:VCALENDAR\\r\\n",
+    ...                         "ann@example.org", "carol@example.org", "Planning", accept=True)
+    >>> message["To"], message["Subject"]
+    ('carol@example.org', 'Accepted: Planning')
+    """
+    if isinstance(accept, str):
+        verb = {"TENTATIVE": "Tentative", "ACCEPTED": "Accepted", "DECLINED": "Declined"}.get(
+            accept.upper(), accept.capitalize()
+        )
+    else:
+        verb = "Accepted" if accept else "Declined"
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = organizer
+    message["Subject"] = f"{verb}: {summary}"
+    message["Date"] = format_datetime(dt.datetime.now(dt.UTC))
+    message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2] or None)
+    message.set_content(f"{sender} has {verb.lower()} your invitation: {summary}\n")
+    message.add_alternative(
+        reply_ics.decode("utf-8"), subtype="calendar", charset="utf-8", params={"method": "REPLY"}
+    )
+    return message

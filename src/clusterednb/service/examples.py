@@ -66,7 +66,7 @@ def outgoing_reply(partstat: str = "ACCEPTED") -> Any:
     >>> outgoing_reply().recipient
     'carol@example.org'
     """
-    from clusterednb.meeting.imip import reply_message
+    from clusterednb.meeting.reply import reply_message
     from clusterednb.service.delivery_tables import OutgoingReply
 
     message = reply_message(

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
 from functools import lru_cache
 from typing import Any
 
 import icalendar
 
-from clusterednb.meeting.calendar import features_in_context
-from clusterednb.meeting.deciding import ASK_BAND, decide_or_ask, request_record
+from clusterednb.meeting.deciding import ASK_BAND, request_record
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.invitation import (
@@ -19,7 +17,7 @@ from clusterednb.meeting.invitation import (
     request_event,
     sequence_number,
 )
-from clusterednb.meeting.rules import decide_by_rules
+from clusterednb.meeting.invitation_decision import Invitee, decide_invitation
 from clusterednb.service.accounts import Account
 from clusterednb.service.store import ServiceStore
 
@@ -128,25 +126,20 @@ def receive_invitation(
         return found, False, []
     own = store.calendar(who.user)
     entry = directory.users.get(who.user) if directory else None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        features, missing = features_in_context(
-            calendar,
-            who.email,
-            _parsed_calendar(own) if own else None,
-            entry,
-            directory.jobs if directory else {},
-        )
-    rules = store.rules(who.user, entry.timezone if entry else "UTC")
-    decision = decide_by_rules(event, rules, features) or decide_or_ask(
-        model,
-        features,
-        who.user,
-        (who.cost_false_accept, who.cost_false_decline),
-        store.answers_of(who.user),
-        ask_band,
+    invitee = Invitee(
+        user=who.user,
+        email=who.email,
+        entry=entry,
+        rules=store.rules(who.user, entry.timezone if entry else "UTC"),
+        costs=(who.cost_false_accept, who.cost_false_decline),
+        n_answers=store.answers_of(who.user),
+        jobs=directory.jobs if directory else {},
     )
-    notes = [str(w.message) for w in caught]
-    record = request_record(event, data, features, missing, decision) | {"notes": notes}
+    found = decide_invitation(
+        calendar, invitee, _parsed_calendar(own) if own else None, model, ask_band
+    )
+    notes = found.notes
+    record = request_record(event, data, found.features, found.missing, found.decision)
+    record |= {"notes": notes}
     stored, created = store.add_request(who.user, record)
     return stored, created, notes

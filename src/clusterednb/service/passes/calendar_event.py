@@ -24,19 +24,18 @@ from clusterednb.exceptions import warn_at_caller
 from clusterednb.meeting.deciding import Decision, request_record
 from clusterednb.meeting.directory import UserEntry
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
-from clusterednb.meeting.imip import reply_message
 from clusterednb.meeting.invitation import (
     calendar_address,
     find_attendee,
     recurrence_key,
     sequence_number,
 )
-from clusterednb.meeting.reply import make_reply
+from clusterednb.meeting.invitation_decision import decide_invitation, single_event
+from clusterednb.meeting.reply import make_reply, reply_message
 from clusterednb.meeting.rules import EXPIRED_REASON, PersonRules, has_passed, now
 from clusterednb.service.delivery_tables import OutgoingReply
 from clusterednb.service.passes.caldav_server import connection_problem, set_partstat, version_of
-from clusterednb.service.passes.invitation_decision import decide_invitation, single_event
-from clusterednb.service.passes.settings import PARTSTATS, PassResult
+from clusterednb.service.passes.settings import PARTSTATS, PassResult, invitee_of
 
 ANSWERS = {"ACCEPTED": True, "DECLINED": False}
 
@@ -170,27 +169,23 @@ class CalendarPass:
         self, href: str, calendar: icalendar.Calendar, event: icalendar.Event, base: dict
     ) -> PassResult | None:
         single = single_event(calendar, event)
+        invitee = invitee_of(self.settings, self.store, self.user, self.entry, self.rules)
         try:
-            decided, features, missing = decide_invitation(
-                self.settings,
-                self.store,
-                self.user,
-                self.entry,
-                self.rules,
-                single,
-                event,
-                self.everything,
+            found = decide_invitation(
+                single, invitee, self.everything, self.settings.model, self.settings.ask_band
             )
         except MeetingError as error:
             warn_at_caller(f"{href} skipped: {error}", MeetingWarning)
             return None
+        decided = found.decision
         result = PassResult.proposed(base, decided)
         if self.settings.dry_run:
             return result
         partstat = intended_partstat(decided.decision, self.rules.on_ask)
-        record = request_record(event, single.to_ical(), features, missing, decided)
+        record = request_record(event, single.to_ical(), found.features, found.missing, decided)
         stored, _ = self.store.add_request(
-            self.user, record | {"partstat": partstat, "channel": "caldav"}
+            self.user,
+            record | {"partstat": partstat, "channel": "caldav", "notes": found.notes},
         )
         if partstat is None:
             result.action = "asked the person"

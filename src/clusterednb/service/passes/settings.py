@@ -10,6 +10,8 @@ from typing import Any
 from clusterednb.meeting.deciding import ASK_BAND
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError
+from clusterednb.meeting.invitation import calendar_address
+from clusterednb.meeting.invitation_decision import Invitee
 from clusterednb.meeting.rules import ON_ASK
 
 PARTSTATS = {"accept": "ACCEPTED", "decline": "DECLINED"}
@@ -120,3 +122,28 @@ class PassResult:
         p = "  —  " if self.p_accept is None else f"{self.p_accept:.3f}"
         instance = f" [{self.recurrence_id}]" if self.recurrence_id else ""
         return f"{self.decision:7} P(accept) {p}  {self.action:32} {self.summary}{instance}"
+
+
+def invitee_of(settings: Any, store: Any, user: str, entry: Any, rules: Any) -> Invitee:
+    """The person a pass decides for (``settings``: a :class:`SyncSettings` or a mailbox's),
+    with their answers so far counted in ``store``.
+
+    Examples
+    --------
+    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.meeting.rules import PersonRules
+    >>> store, _ = toy.service_store()
+    >>> settings = SyncSettings("http://dav/", "ann", "pw", "mailto:ann@example.org", None,
+    ...                         Path("ann.db"), costs=(1.0, 5.0))
+    >>> invitee_of(settings, store, "ann", None, PersonRules()).email
+    'ann@example.org'
+    """
+    return Invitee(
+        user=user,
+        email=calendar_address(settings.email),
+        entry=entry,
+        rules=rules,
+        costs=settings.costs,
+        n_answers=store.answers_of(user),
+        jobs=settings.directory.jobs if settings.directory else {},
+    )

@@ -9,7 +9,7 @@ For every message with a calendar part (:mod:`~clusterednb.service.passes.mail.i
   :func:`~clusterednb.meeting.deciding.decide_or_ask`: the functions the CalDAV pass and the
   service use), with conflicts read from the person's calendar (an ``.ics`` given to the pass,
   else the invitations the person has accepted so far, from the state store); a decision is
-  mailed to the organiser as an RFC 5546 ``METHOD:REPLY`` (:func:`~clusterednb.meeting.imip.
+  mailed to the organiser as an RFC 5546 ``METHOD:REPLY`` (:func:`~clusterednb.meeting.reply.
   reply_message`: ``multipart/alternative``, a text part and a ``text/calendar;
   method=REPLY`` part, lines folded at 75 octets) and the message is marked answered and
   read; an "ask" is stored for the review page and the message is left unread (or, with
@@ -46,11 +46,11 @@ from clusterednb.meeting.invitation import (
     recurrence_key,
     sequence_number,
 )
+from clusterednb.meeting.invitation_decision import decide_invitation, single_event
 from clusterednb.meeting.rules import EXPIRED_REASON, PersonRules, has_passed
 from clusterednb.service.delivery_tables import OutgoingReply
 from clusterednb.service.passes.calendar_event import intended_partstat, reply_for
 from clusterednb.service.passes.calendar_pass import person_pass, state_store, user_key
-from clusterednb.service.passes.invitation_decision import decide_invitation, single_event
 from clusterednb.service.passes.mail.imap import (
     ImapAccount,
     MailboxUnavailable,
@@ -62,7 +62,7 @@ from clusterednb.service.passes.mail.imap import (
 )
 from clusterednb.service.passes.mail.messages import calendar_parts, message_id, read_message
 from clusterednb.service.passes.outbox import say_delivery, send_owed
-from clusterednb.service.passes.settings import LOCK_WAIT, PassResult
+from clusterednb.service.passes.settings import LOCK_WAIT, PassResult, invitee_of
 
 DEALT = ("answered", "refused", "expired", "cancelled", "not answered", "passed on")
 """Actions after which a message is marked answered (and read)."""
@@ -298,17 +298,17 @@ class _Context:
                 **base, decision=known["decision"], p_accept=known["p_accept"], action=action
             )
         everything = settings.calendar or accepted_calendar(store, user)
-        decided, features, missing = decide_invitation(
-            settings, store, user, self.entry, self.rules, single, event, everything
-        )
+        invitee = invitee_of(settings, store, user, self.entry, self.rules)
+        found = decide_invitation(single, invitee, everything, settings.model, settings.ask_band)
+        decided = found.decision
         result = PassResult.proposed(base, decided)
         if settings.dry_run:
             return result
         partstat = intended_partstat(decided.decision, self.on_ask)
-        record = request_record(event, single.to_ical(), features, missing, decided)
+        record = request_record(event, single.to_ical(), found.features, found.missing, decided)
         reply = None if partstat is None else self._reply(single, event, partstat)
         stored, _ = store.add_request(
-            user, record | {"partstat": partstat, "channel": "mail"}, reply
+            user, record | {"partstat": partstat, "channel": "mail", "notes": found.notes}, reply
         )
         if decided.decision == "ask":
             result.action = "asked the person"
