@@ -124,12 +124,14 @@ class CalendarPasses:
             person = people.get(user)
             if person is None or person.revoked:
                 continue
+            where = f"{mailbox.host}:{mailbox.port}"
             if self.smtp is None:
-                self.last[f"{user} (mail)"] = "not read: cnb serve has no --smtp for the replies"
+                said = "not read: cnb serve has no --smtp for the replies"
+                self.last[f"{user} (mail)"] = said
                 log.warning("mailbox of %s not read: cnb serve needs --smtp", user)
+                self._record(user, "mailbox", where, "not read", said)
                 continue
             settings = MailSettings(account=mailbox, **self._shared(person))
-            where = f"{mailbox.host}:{mailbox.port}"
             self._one_pass("mailbox", user, where, mail_pass, settings, key=f"{user} (mail)")
         return dict(self.last)
 
