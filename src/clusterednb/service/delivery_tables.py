@@ -244,6 +244,13 @@ class DeliveryTables:
         >>> store.request("ann", record["id"])["state"], store.outbox("ann")[0]["state"]
         ('superseded', 'dropped')
         """
+        older = self._one(
+            "SELECT count(*) FROM requests WHERE user = ? AND uid = ? AND recurrence_id = ? "
+            "AND sequence < ? AND state = 'open' AND origin = 'invitation'",
+            (user, uid, recurrence_id, sequence),
+        )[0]
+        if not older:  # the common case: read only, no write transaction
+            return 0
         with self._transaction() as connection:
             closed = connection.execute(
                 "UPDATE requests SET state = 'superseded' WHERE user = ? AND uid = ? AND "
