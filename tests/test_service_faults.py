@@ -142,3 +142,51 @@ def test_kill_9_of_the_service_in_mid_pass_loses_nothing(radicale, sink, setting
         wait_for(lambda: len(sink.messages) >= n, 300)
     uids = [f"m{i}" for i in range(n)]
     assert_none_lost(sink, calendar, tmp_path, uids, "service.db")
+
+
+def test_the_service_and_a_manual_pass_at_once_answer_each_invitation_once(
+    radicale, sink, setting, tmp_path, capsys
+):
+    """``cnb serve`` passing every few seconds while the person runs ``cnb meeting sync`` by
+    hand on the same store: the manual pass finds the service's account by the address, takes
+    the same lock, and each invitation is answered and mailed once."""
+    import subprocess
+    import sys
+    from urllib.parse import urlparse
+
+    from fault_servers import FaultyProxy
+    from test_meeting_sync import sync_args
+
+    n = 16
+    upload(radicale, invitations(n))
+    parsed = urlparse(radicale)
+    slow = FaultyProxy((parsed.hostname, parsed.port))  # every request 0.1 s: passes overlap
+    slow.before = lambda method, path: time.sleep(0.1)
+    store = tmp_path / "service.db"
+    register(tmp_path, store, "ann", USER, slow.url, capsys)
+    manual = [
+        sys.executable,
+        "-m",
+        "clusterednb.cli",
+        *sync_args(slow.url, setting, tmp_path),
+        "--state",
+        str(store),
+        "--ask-band",
+        "0",
+        "--smtp",
+        sink.address,
+    ]  # fmt: skip  (no directory: by address)
+    with Server(store, *serve_args(setting, sink, every="0.01")):
+        passes = [subprocess.Popen(manual, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                  for _ in range(2)]  # fmt: skip
+        for process in passes:
+            _, err = process.communicate(timeout=300)
+            assert process.returncode == 0, err.decode()
+        wait_for(lambda: len(sink.messages) >= n)
+        time.sleep(2)
+    slow.stop()
+    per_uid = sink.replies_per_uid()
+    assert [per_uid[(f"m{i}", "")] for i in range(n)] == [1] * n
+    with ServiceStore(store) as opened:
+        assert {r["user"] for r in opened.answered()} <= {"ann"}
+        assert len(opened.requests("ann")) == n and opened.requests(USER) == []

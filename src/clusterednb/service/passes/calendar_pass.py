@@ -141,16 +141,33 @@ def caldav_calendar(
 
 
 def user_key(settings: Any) -> tuple[str, UserEntry | None]:
-    """The store's key of the person (the service's user id when given, else the directory's
-    user of the address, else the address) and their directory entry."""
+    """The store's key of the person and their directory entry: the service's user id when
+    given; else the account of that address in the state store when it is a service's (so a
+    manual pass over ``cnb serve``'s store is the same person, under the same lock, as the
+    service's pass); else the directory's user of the address; else the address."""
     directory = settings.directory
-    if settings.user is not None:
-        return settings.user, directory.users.get(settings.user) if directory else None
+    user = settings.user or _account_of(settings.state, calendar_address(settings.email))
+    if user is not None:
+        return user, directory.users.get(user) if directory else None
     if directory is not None:
         for user, entry in directory.users.items():
             if entry.email == calendar_address(settings.email):
                 return user, entry
     return calendar_address(settings.email), None
+
+
+def _account_of(state: Path, email: str) -> str | None:
+    """The user id of the service account with address ``email`` in the store ``state``
+    (None: no such store, no such account)."""
+    if not Path(state).is_file():
+        return None
+    with sqlite3.connect(f"file:{state}?mode=ro", uri=True) as connection:
+        try:
+            rows = connection.execute("SELECT user, email FROM users").fetchall()
+        except sqlite3.DatabaseError:
+            return None  # not a service store (yet): the pass's own state file
+    found = [user for user, address in rows if calendar_address(address) == email]
+    return found[0] if len(found) == 1 else None
 
 
 def sync(settings: SyncSettings) -> list[PassResult]:
