@@ -120,7 +120,13 @@ class DeliveryTables:
         self, connection: sqlite3.Connection, user: str, request_id: int, reply: OutgoingReply
     ) -> None:
         """Put ``reply`` in the outbox and record it as what the organiser was told (inside
-        the caller's transaction)."""
+        the caller's transaction); an earlier reply to the same request not sent yet is
+        dropped (it says what the organiser should no longer hear)."""
+        connection.execute(
+            "UPDATE outbox SET state = 'dropped' WHERE user = ? AND request_id = ? "
+            "AND state = 'owed'",
+            (user, request_id),
+        )
         connection.execute(
             "INSERT INTO outbox (user, request_id, partstat, message_id, sender, recipient, "
             "message, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -159,6 +165,9 @@ class DeliveryTables:
         >>> store.queue_reply("ann", record["id"], toy.outgoing_reply("DECLINED"))
         >>> store.request("ann", record["id"])["replied"], len(store.outbox("ann"))
         ('DECLINED', 1)
+        >>> store.queue_reply("ann", record["id"], toy.outgoing_reply("ACCEPTED"))  # changed
+        >>> [(row["partstat"], row["state"]) for row in store.outbox("ann")]
+        [('DECLINED', 'dropped'), ('ACCEPTED', 'owed')]
         """
         with self._transaction() as connection:
             self._queue(connection, user, request_id, reply)
@@ -186,6 +195,16 @@ class DeliveryTables:
             )
             if reply is not None:
                 self._queue(connection, user, request_id, reply)
+
+    def drop_owed_replies(self, user: str, request_id: int) -> None:
+        """Drop the unsent replies to one of ``user``'s requests (the person answered it
+        themselves, in their own client, which tells the organiser)."""
+        with self._transaction() as connection:
+            connection.execute(
+                "UPDATE outbox SET state = 'dropped' WHERE user = ? AND request_id = ? "
+                "AND state = 'owed'",
+                (user, request_id),
+            )
 
     def outbox(self, user: str, state: str | None = None) -> list[dict[str, Any]]:
         """``user``'s replies in the outbox (of one ``state``, or all), oldest first."""

@@ -240,6 +240,7 @@ class CalendarPass:
             if not dry:
                 self.store.answer(self.user, known["id"], ANSWERS[status])
                 self.store.mark_written(self.user, known["id"], status)
+                self.store.drop_owed_replies(self.user, known["id"])  # their client told
             result.action = f"learned the answer ({status.lower()})"
             return result
         result.action = (
