@@ -53,6 +53,19 @@ def schema_for(n_features: int, n_values: int, n_classes: int) -> FeatureSchema:
     )
 
 
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """``cnb demo`` run once for the whole session (it takes a minute): its completed process
+    and its output folder, read by the command-line test and the report's browser test."""
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("demo") / "demo"
+    command = [sys.executable, "-m", "clusterednb.cli", "demo", "--seed", "1", "-o", str(out)]
+    result = subprocess.run([*command, "--jobs", "1"], capture_output=True, text=True)
+    return result, out
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)

@@ -183,8 +183,9 @@ def test_user_mistakes_give_one_line_errors(data_file, tmp_path, args, message):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_demo_runs_and_writes_a_self_contained_report(tmp_path):
-    result = cnb("demo", "--seed", "1", "-o", str(tmp_path / "demo"), "--jobs", "1")
+def test_demo_runs_and_writes_a_self_contained_report(demo_run):
+    result, folder = demo_run
+    tmp_path = folder.parent  # the demo wrote into tmp_path / "demo"
     assert result.returncode == 0, result.stderr
     assert "Complete-Sharing" in result.stdout
     # no raw iCalendar on the terminal; the reply and the assistant's model are files

@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from browser_helpers import NEEDS_BROWSER
-from clusterednb.cli.demo import run_demo
 
 pytestmark = NEEDS_BROWSER
 SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "demo-report.png"
 
 
-def test_the_demo_report_renders_without_errors_or_broken_images(tmp_path, browser):
-    report = run_demo(seed=0, out=tmp_path / "demo", jobs=1)
-    browser.get(report.resolve().as_uri())
+def test_the_demo_report_renders_without_errors_or_broken_images(demo_run, browser):
+    result, folder = demo_run
+    assert result.returncode == 0, result.stderr
+    browser.get((folder / "report.html").resolve().as_uri())
     images = browser.execute_script(
         "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth]);"
     )
