@@ -62,7 +62,7 @@ def demo_run(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("demo") / "demo"
     command = [sys.executable, "-m", "clusterednb.cli", "demo", "--seed", "1", "-o", str(out)]
-    result = subprocess.run([*command, "--jobs", "1"], capture_output=True, text=True)
+    result = subprocess.run([*command, "--jobs", "2"], capture_output=True, text=True)
     return result, out
 
 

@@ -183,6 +183,7 @@ def test_user_mistakes_give_one_line_errors(data_file, tmp_path, args, message):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.xdist_group("demo")  # the demo runs once, in the worker of both its tests
 def test_demo_runs_and_writes_a_self_contained_report(demo_run):
     result, folder = demo_run
     tmp_path = folder.parent  # the demo wrote into tmp_path / "demo"

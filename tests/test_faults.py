@@ -282,7 +282,7 @@ def kill_at_random_points(command, rng, kills: int, longest: float) -> None:
 
 @pytest.mark.parametrize(
     "n, kills",
-    [(30, 4), pytest.param(120, 25, marks=pytest.mark.slow)],
+    [(12, 3), pytest.param(120, 25, marks=pytest.mark.slow)],
 )
 def test_kill_9_in_mid_pass_loses_nothing(radicale, faulty_smtp, setting, tmp_path, n, kills):
     _, calendar = upload(radicale, invitations(n))

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from browser_helpers import NEEDS_BROWSER
 
 pytestmark = NEEDS_BROWSER
 SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "demo-report.png"
 
 
+@pytest.mark.xdist_group("demo")  # the demo runs once, in the worker of both its tests
 def test_the_demo_report_renders_without_errors_or_broken_images(demo_run, browser):
     result, folder = demo_run
     assert result.returncode == 0, result.stderr

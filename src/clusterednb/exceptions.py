@@ -144,6 +144,7 @@ OPTIONAL_EXTRAS = {
     "dask": "dask",
     "distributed": "dask",
     "pyspark": "spark",
+    "lightgbm": "trees",
 }
 """The top-level module of each optional dependency, and the extra of ``pyproject.toml`` that
 installs it."""

@@ -35,6 +35,7 @@ from clusterednb.evaluation.models.partial_pooling import (
     hierarchical_logistic,
     tuned_hierarchical_logistic,
 )
+from clusterednb.evaluation.models.trees import TREE_MODELS, fit_predict_trees
 from clusterednb.exceptions import CNBError
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.naive_bayes.transductive import transductive_coclustering
@@ -61,6 +62,7 @@ BASELINES = (
     "cnb-logistic+dev",
     "user-knn",
     "als",
+    *TREE_MODELS,
 )
 MODEL_NAMES = (*GENERATIVE, *BASELINES)
 
@@ -169,6 +171,8 @@ def fit_predict(
         return user_knn(train, test)
     if name == "als":
         return als(train, test, seed)
+    if name in TREE_MODELS:
+        return fit_predict_trees(name, train, test, features, seed)
     raise CNBError(f"unknown model {name!r}")
 
 
