@@ -36,10 +36,10 @@ $(CONTRACT)/bin/schemathesis:
 	$(CONTRACT)/bin/pip install --quiet "schemathesis>=4.32"
 
 test: $(VENV)/.installed-test $(CONTRACT)/bin/schemathesis
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist loadgroup
 
 test-all: $(VENV)/.installed-test+spark $(CONTRACT)/bin/schemathesis
-	$(BIN)/pytest -q -m "slow or not slow"
+	$(BIN)/pytest -q -n 2 --dist loadgroup -m "slow or not slow"
 
 # The Spark tests alone (the JVM and pyspark are large: not part of `make test`).
 test-spark: $(VENV)/.installed-test+spark
