@@ -88,3 +88,27 @@ def test_messages_show_values_not_numpy_reprs():
         cnb.NoSharingNB(schema=model.schema_).fit(X, np.array(["accept", "maybe", "a", "b"]), tasks)
     messages.append(str(error.value))
     assert messages and not any("np." in m for m in messages), messages
+
+
+def test_cnb_fit_notes_a_numeric_identifier_and_refuses_a_measurement_as_the_label(
+    tmp_path, capsys
+):
+    from clusterednb.cli import main
+
+    rng = np.random.default_rng(0)
+    n = 300
+    frame = pd.DataFrame({"user": rng.integers(0, 10, n), "id": np.arange(n),
+                          "x1": rng.normal(size=n), "x2": rng.normal(size=n)})  # fmt: skip
+    frame["y"] = (frame["x1"] + rng.normal(size=n) > 0).astype(int)
+    data = tmp_path / "rows.csv"
+    frame.to_csv(data, index=False)
+    model = str(tmp_path / "m.cnb")
+    for kind in ("cnb-logistic", "cnb-bhc"):
+        assert main(["fit", str(data), "--task", "user", "--label", "y", "--kind", kind,
+                     "-o", model]) == 0  # fmt: skip
+        assert "column 'id' has a distinct whole number in nearly every row" in (
+            capsys.readouterr().err
+        )
+    assert main(["fit", str(data), "--task", "user", "--label", "x1", "-o", model]) == 1
+    err = capsys.readouterr().err
+    assert "the label column holds 300 distinct decimal values" in err

@@ -122,3 +122,65 @@ def warn_suspicious_columns(frame: pd.DataFrame | np.ndarray, schema: FeatureSch
                 "over to new rows; drop it",
                 DataWarning,
             )
+
+
+def warn_numeric_identifiers(frame: pd.DataFrame, names: tuple[str, ...]) -> None:
+    """Warn (:class:`DataWarning`) about a column read as a number that holds a distinct
+    whole number in nearly every row: a row number or an identifier, which as a number
+    orders the rows rather than describing them.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> frame = pd.DataFrame({"id": range(60), "hour": [9.5, 13.25] * 30})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_numeric_identifiers(frame, ("id", "hour"))
+    >>> [str(w.message).split(":")[0] for w in caught]
+    ["column 'id' has a distinct whole number in nearly every row (60 of 60)"]
+    """
+    n_rows = len(frame)
+    if n_rows < MIN_ROWS_TO_JUDGE:
+        return
+    for name in names:
+        values = pd.to_numeric(frame[name], errors="coerce").dropna().to_numpy(dtype=float)
+        n_distinct = np.unique(values).size
+        if n_distinct >= IDENTIFIER_SHARE * n_rows and np.all(np.mod(values, 1) == 0):
+            warn_at_caller(
+                f"column {name!r} has a distinct whole number in nearly every row "
+                f"({n_distinct} of {n_rows}): it looks like a row number or an identifier, "
+                "which describes no example and carries nothing over to new rows; drop it",
+                DataWarning,
+            )
+
+
+def check_label_values(classes: tuple, n_labelled: int) -> None:
+    """Refuse labels that cannot be classes: decimals (a measurement chosen as the label) or
+    a distinct class in nearly every labelled row.
+
+    Examples
+    --------
+    >>> check_label_values(("no", "yes"), 100)
+    >>> check_label_values(tuple(np.linspace(0.1, 9.9, 99)), 100)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.DataError: the label column holds 99 distinct decimal values (0.1, ...
+    """
+    n_classes = len(classes)
+    if n_classes <= 2:
+        return
+    numbers = pd.to_numeric(pd.Series(list(classes), dtype=object), errors="coerce")
+    decimal = bool(numbers.notna().all()) and not bool(np.all(np.mod(numbers, 1) == 0))
+    if decimal:
+        shown = ", ".join(f"{v:g}" for v in numbers.iloc[:3])
+        raise DataError(
+            f"the label column holds {n_classes} distinct decimal values ({shown}, ...): a "
+            "classifier's labels are classes; choose the label column again, or cut the "
+            "values into a few classes first"
+        )
+    if n_labelled >= MIN_ROWS_TO_JUDGE and n_classes >= IDENTIFIER_SHARE * n_labelled:
+        raise DataError(
+            f"the label column has {n_classes} distinct values in {n_labelled} labelled rows: "
+            "nearly every row its own class leaves nothing to learn; choose the label column "
+            "again"
+        )

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.data.discretize import discretize
+from clusterednb.data.guards import warn_numeric_identifiers
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import DataError
 
@@ -103,7 +104,9 @@ def numeric_columns(frame: Any, numeric: Any, n_bins: int) -> tuple[Any, tuple[s
             frame = pd.DataFrame(frame, columns=[f"x{j}" for j in range(frame.shape[1])])
         if not isinstance(frame, pd.DataFrame):
             return frame, ()
-        return frame, tuple(str(n) for n in frame.columns if is_numeric_column(frame[n]))
+        names = tuple(str(n) for n in frame.columns if is_numeric_column(frame[n]))
+        warn_numeric_identifiers(frame, names)
+        return frame, names
     return frame, check_numeric_names(frame, numeric, n_bins)
 
 

@@ -17,7 +17,12 @@ from scipy import sparse
 
 from clusterednb.data import guards
 from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
-from clusterednb.data.guards import check_count_size, dense_count_bytes, warn_suspicious_columns
+from clusterednb.data.guards import (
+    check_count_size,
+    check_label_values,
+    dense_count_bytes,
+    warn_suspicious_columns,
+)
 from clusterednb.data.numeric import binned_schema, numeric_columns
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.text import as_document_term, document_schema
@@ -126,6 +131,8 @@ def check_labels(schema: FeatureSchema, codes: np.ndarray, fitted: bool) -> None
         )
     if not fitted and not (codes >= 0).any():
         raise DataError("every label is missing: there is nothing to learn from")
+    if not fitted:
+        check_label_values(schema.classes, int((codes >= 0).sum()))
 
 
 def rows_chunk(
