@@ -22,6 +22,18 @@ from service_helpers import free_port
 USER = "ann@org.example"
 
 
+def wait_until_answering(url: str, tries: int = 100) -> None:
+    """Wait (0.1 s a try) until an HTTP server just started answers at ``url``."""
+    for _ in range(tries):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except urllib.error.HTTPError:
+            return  # it answers, if not with 200
+        except OSError:
+            time.sleep(0.1)
+
+
 @pytest.fixture
 def radicale(tmp_path):
     users = tmp_path / "users"
@@ -51,14 +63,7 @@ def radicale(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            break
-        except urllib.error.HTTPError:
-            break
-        except OSError:
-            time.sleep(0.1)
+    wait_until_answering(url)
     yield url
     process.terminate()
     process.wait(timeout=30)
@@ -306,14 +311,7 @@ def xandikos_scheduling(tmp_path, smtp):
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            break
-        except urllib.error.HTTPError:
-            break
-        except OSError:
-            time.sleep(0.1)
+    wait_until_answering(url)
     request = urllib.request.Request(
         url + "user/",
         data=ADDRESS_SET.format(email=USER).encode(),

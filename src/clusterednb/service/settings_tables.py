@@ -92,9 +92,9 @@ def make_private(path: str | Path) -> None:
 
 
 class SettingsTables:
-    """Rules and calendar accounts; the host is a
-    :class:`~clusterednb.meeting.sqlite_file.SQLiteFile` whose schema has the ``settings`` and
-    ``calendar_accounts`` tables.
+    """Rules, stored calendars and calendar accounts; the host is a
+    :class:`~clusterednb.meeting.sqlite_file.SQLiteFile` whose schema has the ``settings``,
+    ``calendars`` and ``calendar_accounts`` tables.
 
     Examples
     --------
@@ -228,3 +228,34 @@ class SettingsTables:
             (),
         )
         return [CalendarAccount(**dict(row)) for row in rows]
+
+    # ------------------------------------------------------------------ calendars
+    def set_calendar(self, user: str, ics: bytes) -> None:
+        """Store ``user``'s calendar (replacing the previous one).
+
+        Examples
+        --------
+        >>> from clusterednb.service import examples as toy
+        >>> store, _ = toy.service_store()
+        >>> store.set_calendar("ann", b"first")
+        >>> store.set_calendar("ann", b"second")
+        >>> store.calendar("ann")
+        b'second'
+        """
+        with self._transaction() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO calendars VALUES (?, ?, ?)", (user, ics, utc_now())
+            )
+
+    def calendar(self, user: str) -> bytes | None:
+        """``user``'s stored calendar, if any.
+
+        Examples
+        --------
+        >>> from clusterednb.service import examples as toy
+        >>> store, _ = toy.service_store()
+        >>> store.calendar("bob") is None
+        True
+        """
+        row = self._one("SELECT ics FROM calendars WHERE user = ?", (user,))
+        return None if row is None else bytes(row["ics"])

@@ -438,34 +438,3 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
         return self._one(
             "SELECT count(*) FROM requests WHERE user = ? AND answer IS NOT NULL", (user,)
         )[0]
-
-    # ------------------------------------------------------------------ calendars
-    def set_calendar(self, user: str, ics: bytes) -> None:
-        """Store ``user``'s calendar (replacing the previous one).
-
-        Examples
-        --------
-        >>> from clusterednb.service import examples as toy
-        >>> store, _ = toy.service_store()
-        >>> store.set_calendar("ann", b"first")
-        >>> store.set_calendar("ann", b"second")
-        >>> store.calendar("ann")
-        b'second'
-        """
-        with self._transaction() as connection:
-            connection.execute(
-                "INSERT OR REPLACE INTO calendars VALUES (?, ?, ?)", (user, ics, utc_now())
-            )
-
-    def calendar(self, user: str) -> bytes | None:
-        """``user``'s stored calendar, if any.
-
-        Examples
-        --------
-        >>> from clusterednb.service import examples as toy
-        >>> store, _ = toy.service_store()
-        >>> store.calendar("bob") is None
-        True
-        """
-        row = self._one("SELECT ics FROM calendars WHERE user = ?", (user,))
-        return None if row is None else bytes(row["ics"])
