@@ -67,3 +67,31 @@ def test_layer_order_is_by_longest_prefix():
     assert tool.upward({"p.low.x": {"p.high.y"}, "p.high.y": {"p.low.x"}}, layers) == [
         ("p.low.x", "p.high.y")
     ]
+
+
+def _broken_copy(tmp_path: Path, added: str) -> Path:
+    """A copy of the package whose data layer's ``values.py`` ends with ``added``."""
+    shutil.copytree(
+        SRC / "clusterednb", tmp_path / "clusterednb", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    values = tmp_path / "clusterednb" / "data" / "values.py"
+    values.write_text(values.read_text() + added)
+    return tmp_path
+
+
+def test_a_self_import_of_the_package_below_its_face_fails_the_check(tmp_path, capsys):
+    tool = _tool()
+    root = _broken_copy(
+        tmp_path,
+        "\n\ndef _model():\n    from clusterednb import ClusteredNB\n\n    return ClusteredNB\n",
+    )
+    assert tool.main(["--root", str(root)]) == 1
+    assert "upward import: clusterednb.data.values -> clusterednb" in capsys.readouterr().out
+
+
+def test_a_relative_import_fails_the_check(tmp_path, capsys):
+    tool = _tool()
+    root = _broken_copy(tmp_path, "\nfrom .schema import Schema  # noqa\n")
+    assert tool.main(["--root", str(root)]) == 1
+    assert "relative import: clusterednb.data.values line" in capsys.readouterr().out
+    assert tool.main([]) == 0  # the package itself has none

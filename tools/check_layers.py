@@ -5,7 +5,9 @@ the layer of the longest prefix that names it; it may import its own layer and t
 below, never one above. Every ``import`` of a ``clusterednb`` module counts, at the top of a
 file, inside a function (a lazy import hides an upward edge or a circle from Python, not from
 a reader) or under ``if TYPE_CHECKING:``; a package's ``__init__`` re-exporting its own
-modules is not an edge. Run by ``make lint`` and the test suite; prints each upward import
+modules is not an edge. ``from clusterednb import X`` below the package's face is an edge to
+the face (the top layer), so it fails; a relative import fails on its own (the package spells
+every import in full, so that a reader can grep it). Run by ``make lint`` and the test suite; prints each upward import
 and each circle found and exits 1.
 """
 
@@ -97,8 +99,17 @@ def graph(root: Path = ROOT) -> dict[str, set[str]]:
     for module, targets in edges.items():  # a package's __init__ is not a layer of its own
         targets.discard(module)
         targets -= {m for m in targets if module.startswith(m + ".") and m != PACKAGE}
-        targets.discard(PACKAGE)
     return edges
+
+
+def relative_imports(root: Path = ROOT) -> list[tuple[str, int]]:
+    """Every relative import (``from . import x``, ``from ..y import z``), as (module, line)."""
+    found = []
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level > 0:
+                found.append((module_name(path, root), node.lineno))
+    return found
 
 
 def circles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -173,9 +184,12 @@ def main(argv: list[str] | None = None) -> int:
     climbs = upward(edges)
     for module, target in climbs:
         print(f"upward import: {module} -> {target}")
-    if not found and not climbs:
+    relative = relative_imports(root)
+    for module, line in relative:
+        print(f"relative import: {module} line {line} (spell it from {PACKAGE})")
+    if not found and not climbs and not relative:
         print(f"no import circle; every import keeps to the {len(LAYERS)} layers' order")
-    return 1 if found or climbs else 0
+    return 1 if found or climbs or relative else 0
 
 
 if __name__ == "__main__":

@@ -157,23 +157,52 @@ def run_demo(
     started = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(seed)
+    organisation, world = _simulate(np.random.default_rng(seed), out)
+    truth, requests = organisation.truth, organisation.requests
+    models = _fit_all(requests, seed)
+    evidence = _evidence_table(models, truth)
+    print("\n" + evidence.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    partitions = _partition_table(models, truth)
+    _plot_partitions(models, truth, out)
+    dataset = _meeting_dataset(requests)
+    _run_protocols(dataset, out, seed, jobs)
+    contrasting = [truth.loc[truth["group"] == 0, "user"].iloc[0]]
+    contrasting.append(truth.loc[truth["role"] != "military", "user"].iloc[0])
+    _plot_contrasting_users(models["Clustered (Gibbs)"], requests, truth, contrasting, out)
+    assistant = fit_from_frames([requests], seed=seed)  # as `cnb meeting fit`
+    decided = _decide_one(assistant, world, contrasting[1], out)
+    report = write_report(
+        out,
+        "Meeting assistant: Clustered Naive Bayes demo",
+        _report_sections(out, evidence, partitions, decided),
+        provenance=provenance(
+            "meeting requests (simulated organisation)", dataset.frame, seed, started
+        ),
+        dataset="the simulated organisation's meeting requests",
+        image_format=image_format,
+    )
+    _prepare_service(out, world, assistant, contrasting, requests)
+    print(f"\nReport: {report.resolve()} ({time.perf_counter() - started:.0f} s)")
+    return report
+
+
+def _simulate(rng: np.random.Generator, out: Path) -> tuple[Any, Path]:
+    """The default organisation, written with calendars and pending invitations under ``out``."""
     organisation = simulate_organisation(rng)
     world = out / "organisation"
     organisation.write(world)
-    truth = organisation.truth
+    truth, requests = organisation.truth, organisation.requests
     write_world(rng, world, list(truth["user"]), list(truth["role"]), n_pending=2)
-    requests = organisation.requests
     print(
         f"Simulated organisation: {len(truth)} users in {truth['group'].nunique()} groups, "
         f"{len(requests)} requests ({(requests['accepted'] == 'accept').mean():.0%} accepted); "
         f"data, calendars and pending invitations in {world}/"
     )
+    return organisation, world
 
-    models = _fit_all(requests, seed)
-    evidence = _evidence_table(models, truth)
-    print("\n" + evidence.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
-    partitions = _partition_table(models, truth)
+
+def _plot_partitions(models: dict[str, TaskNaiveBayes], truth: pd.DataFrame, out: Path) -> None:
+    """Gibbs' co-clustering in the true groups' order, and BHC's beside its tree."""
     gibbs = models["Clustered (Gibbs)"]
     order = truth.set_index("user").loc[gibbs.task_ids_, "group"].to_numpy()
     plot_coclustering(
@@ -193,19 +222,22 @@ def run_demo(
         tree=bhc.tree_,
     )
 
-    dataset = EvalDataset(
-        "meeting",
-        pd.concat(
-            [
-                requests[["user"]].rename(columns={"user": "task"}),
-                (requests["accepted"] == "accept").astype(int).rename("label"),
-                requests[list(FEATURE_NAMES)],
-            ],
-            axis=1,
-        ),
-        list(FEATURE_NAMES),
-        [],
+
+def _meeting_dataset(requests: pd.DataFrame) -> EvalDataset:
+    """The requests as the evaluation harness reads a data set (task, label, features)."""
+    frame = pd.concat(
+        [
+            requests[["user"]].rename(columns={"user": "task"}),
+            (requests["accepted"] == "accept").astype(int).rename("label"),
+            requests[list(FEATURE_NAMES)],
+        ],
+        axis=1,
     )
+    return EvalDataset("meeting", frame, list(FEATURE_NAMES), [])
+
+
+def _run_protocols(dataset: EvalDataset, out: Path, seed: int, jobs: int) -> None:
+    """Protocol T (AUC against k, printed) and protocol A, then the per-user accuracy figure."""
     settings = TransferSettings(
         models=DEMO_MODELS, ks=(1, 2, 4, 8, 16, 32, 64), repeats=1, n_targets=8, seed=seed
     )
@@ -223,21 +255,29 @@ def run_demo(
         pd.read_csv(out / "transfer_splits.csv"), out / "demo_per_user_accuracy.png"
     )
 
-    contrasting = [truth.loc[truth["group"] == 0, "user"].iloc[0]]
-    contrasting.append(truth.loc[truth["role"] != "military", "user"].iloc[0])
+
+def _plot_contrasting_users(
+    gibbs: TaskNaiveBayes,
+    requests: pd.DataFrame,
+    truth: pd.DataFrame,
+    contrasting: list[str],
+    out: Path,
+) -> None:
+    """The first request as two users of different groups see it: per-feature log-odds."""
     request_row = requests.iloc[[0]][list(FEATURE_NAMES)]
+    roles = truth.set_index("user")["role"]
     contributions = {
-        f"{user} ({truth.set_index('user').loc[user, 'role']})": feature_log_odds(
-            gibbs, request_row, user, "accept"
-        )
+        f"{user} ({roles.loc[user]})": feature_log_odds(gibbs, request_row, user, "accept")
         for user in contrasting
     }
     _plot_log_odds(contributions, out / "demo_log_odds.png")
 
-    user = contrasting[1]
-    requests = (world / "pending" / user).glob("request-*.ics")
-    pending = sorted(p for p in requests if p.stem.removeprefix("request-").isdigit())[0]
-    assistant = fit_from_frames([organisation.requests], seed=seed)  # as `cnb meeting fit`
+
+def _decide_one(assistant: Any, world: Path, user: str, out: Path) -> tuple[str, str]:
+    """One of ``user``'s pending invitations decided by the assistant's model (a false
+    decline 4× worse), its reply and the model written; the invitation and the summary."""
+    candidates = (world / "pending" / user).glob("request-*.ics")
+    pending = sorted(p for p in candidates if p.stem.removeprefix("request-").isdigit())[0]
     decision = decide(
         assistant,
         pending,
@@ -259,8 +299,15 @@ def run_demo(
         f"the assistant's model: {model_path} (cnb meeting decide/learn/sync --model, "
         f"cnb serve --model)"
     )
+    return f"Invitation {pending.name} for {user}", decision.summary()
 
-    extra = [
+
+def _report_sections(
+    out: Path, evidence: pd.DataFrame, partitions: pd.DataFrame, decided: tuple[str, str]
+) -> list[tuple[str, str, pd.DataFrame | None, list[Path]]]:
+    """The demo's own sections of the report (title, words, table, figures)."""
+    invitation, summary = decided
+    return [
         (
             "Evidence and recovered groups",
             "Log evidence of all requests under each model (exact for No-Sharing and "
@@ -292,26 +339,13 @@ def run_demo(
         ),
         (
             "One decision",
-            f"Invitation {pending.name} for {user}, decided by the model cnb meeting fit "
+            f"{invitation}, decided by the model cnb meeting fit "
             "makes (the clustered logistic regression, saved as model.cnb); a false decline "
-            "costs 4 times a false accept.\n" + decision.summary(),
+            "costs 4 times a false accept.\n" + summary,
             None,
             [],
         ),
     ]
-    report = write_report(
-        out,
-        "Meeting assistant: Clustered Naive Bayes demo",
-        extra,
-        provenance=provenance(
-            "meeting requests (simulated organisation)", dataset.frame, seed, started
-        ),
-        dataset="the simulated organisation's meeting requests",
-        image_format=image_format,
-    )
-    _prepare_service(out, world, assistant, contrasting, organisation.requests)
-    print(f"\nReport: {report.resolve()} ({time.perf_counter() - started:.0f} s)")
-    return report
 
 
 def _prepare_service(

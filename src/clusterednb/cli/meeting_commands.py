@@ -240,14 +240,13 @@ def sync_calendars(args: argparse.Namespace) -> None:
     from clusterednb.cli.options import smtp_address
     from clusterednb.meeting.deciding import meeting_loss
     from clusterednb.service.passes.calendar_pass import sync
-    from clusterednb.service.passes.settings import SyncSettings
+    from clusterednb.service.passes.settings import CaldavLogin, SyncSettings
 
     meeting_loss(args.cost_false_accept, args.cost_false_decline)  # checks the costs
     smtp = smtp_address(args.smtp) if args.smtp else None
+    login = CaldavLogin(args.caldav, args.username, caldav_password(args), args.ca_bundle)
     settings = SyncSettings(
-        url=args.caldav,
-        username=args.username,
-        password=caldav_password(args),
+        account=login,
         email=args.user,
         model=load(args.model),
         state=args.state,
@@ -257,7 +256,6 @@ def sync_calendars(args: argparse.Namespace) -> None:
         ask_band=args.ask_band,
         costs=(args.cost_false_accept, args.cost_false_decline),
         dry_run=args.dry_run,
-        ca_bundle=args.ca_bundle,
         on_ask=args.on_ask,
         comment=args.comment,
     )

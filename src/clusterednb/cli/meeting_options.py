@@ -25,7 +25,12 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     """
     meeting = commands.add_parser("meeting", help="the meeting assistant")
     sub = meeting.add_subparsers(dest="meeting_command", required=True)
+    for add in (_add_simulate, _add_decide, _add_learn, _add_sync, add_mail, _add_fit):
+        add(sub)
 
+
+def _add_simulate(sub: argparse._SubParsersAction) -> None:
+    """``cnb meeting simulate``: an organisation and its calendars."""
     simulate = sub.add_parser("simulate", help="simulate an organisation and its calendars")
     add_output(simulate, "output folder", old="--out")
     simulate.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -38,14 +43,19 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     )
     simulate.set_defaults(run=f"{COMMANDS}:simulate")
 
-    def add_request_arguments(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("request", type=Path, help="the METHOD:REQUEST .ics file")
-        parser.add_argument("--user", required=True, help="user id (as in the directory)")
-        parser.add_argument("--calendar", type=Path, required=True, help="the user's .ics")
-        parser.add_argument("--directory", type=Path, required=True, help="directory.json")
 
+def _add_request_arguments(parser: argparse.ArgumentParser) -> None:
+    """The invitation, the person, their calendar and the directory."""
+    parser.add_argument("request", type=Path, help="the METHOD:REQUEST .ics file")
+    parser.add_argument("--user", required=True, help="user id (as in the directory)")
+    parser.add_argument("--calendar", type=Path, required=True, help="the user's .ics")
+    parser.add_argument("--directory", type=Path, required=True, help="directory.json")
+
+
+def _add_decide(sub: argparse._SubParsersAction) -> None:
+    """``cnb meeting decide``: accept, decline or ask about one invitation."""
     decide_parser = sub.add_parser("decide", help="accept or decline a request")
-    add_request_arguments(decide_parser)
+    _add_request_arguments(decide_parser)
     decide_parser.add_argument(
         "--model", type=Path, required=True, help="the organisation's model file (cnb meeting fit)"
     )
@@ -59,8 +69,11 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     add_json(decide_parser)
     decide_parser.set_defaults(run=f"{COMMANDS}:decide_request")
 
+
+def _add_learn(sub: argparse._SubParsersAction) -> None:
+    """``cnb meeting learn``: record the person's real answer."""
     learn_parser = sub.add_parser("learn", help="record the user's real answer")
-    add_request_arguments(learn_parser)
+    _add_request_arguments(learn_parser)
     learn_parser.add_argument(
         "--accepted", choices=["yes", "no"], required=True, help="the user's answer"
     )
@@ -73,6 +86,9 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     learn_parser.add_argument("--model", type=Path, help="also update this model file")
     learn_parser.set_defaults(run=f"{COMMANDS}:learn_answer")
 
+
+def _add_sync(sub: argparse._SubParsersAction) -> None:
+    """``cnb meeting sync``: a pass over a CalDAV calendar."""
     sync = sub.add_parser(
         "sync", help="decide the invitations waiting in a CalDAV calendar, answer them there"
     )
@@ -123,8 +139,10 @@ def add_meeting_commands(commands: argparse._SubParsersAction) -> None:
     sync.add_argument("--dry-run", action="store_true", help="decide, but change nothing")
     add_json(sync)
     sync.set_defaults(run=f"{COMMANDS}:sync_calendars", needs=("caldav",))
-    add_mail(sub)
 
+
+def _add_fit(sub: argparse._SubParsersAction) -> None:
+    """``cnb meeting fit``: train the assistant's model."""
     fit = sub.add_parser(
         "fit", help="train the assistant's model from the store (and a requests CSV)"
     )

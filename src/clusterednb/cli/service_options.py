@@ -23,6 +23,15 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     >>> args.run, args.cost_false_decline
     ('clusterednb.cli.service_commands:add_user', 1.0)
     """
+    _add_serve(commands)
+    users = commands.add_parser("users", help="accounts of the service")
+    sub = users.add_subparsers(dest="users_command", required=True)
+    for add in (_add_user, _add_list_and_revoke, _add_calendar, _add_mailbox):
+        add(sub)
+
+
+def _add_serve(commands: argparse._SubParsersAction) -> None:
+    """``cnb serve``: the web service and its scheduled passes."""
     serve = commands.add_parser("serve", help="run the meeting assistant as a web service")
     serve.add_argument("--store", type=Path, required=True, help="SQLite store (created if absent)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -44,8 +53,9 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--from", dest="sender", metavar="EMAIL", help="the replies' sender")
     serve.set_defaults(run=f"{COMMANDS}:serve", needs=("service",))
 
-    users = commands.add_parser("users", help="accounts of the service")
-    sub = users.add_subparsers(dest="users_command", required=True)
+
+def _add_user(sub: argparse._SubParsersAction) -> None:
+    """``cnb users add``: an account and its API token."""
     add = sub.add_parser("add", help="create an account and print its API token (once)")
     add.add_argument("user", help="user id (as in the directory)")
     add.add_argument("--email", required=True, help="the address invitations are sent to")
@@ -68,6 +78,10 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
         help="cost of declining an invitation the user would accept (default 1)",
     )
     add.set_defaults(run=f"{COMMANDS}:add_user")
+
+
+def _add_list_and_revoke(sub: argparse._SubParsersAction) -> None:
+    """``cnb users list`` and ``cnb users revoke``."""
     listing = sub.add_parser("list", help="list the accounts (never their tokens)")
     listing.add_argument("--store", type=Path, required=True, help=STORE_HELP)
     listing.set_defaults(run=f"{COMMANDS}:list_users")
@@ -75,6 +89,10 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
     revoke.add_argument("user", help="the user id whose token stops working")
     revoke.add_argument("--store", type=Path, required=True, help=STORE_HELP)
     revoke.set_defaults(run=f"{COMMANDS}:revoke_user")
+
+
+def _add_calendar(sub: argparse._SubParsersAction) -> None:
+    """``cnb users calendar``: a person's CalDAV account."""
     calendar = sub.add_parser(
         "calendar",
         help="register a person's CalDAV account: cnb serve then answers there on its schedule",
@@ -95,6 +113,10 @@ def add_service_commands(commands: argparse._SubParsersAction) -> None:
         "--no-check", action="store_true", help="register without trying the login first"
     )
     calendar.set_defaults(run=f"{COMMANDS}:register_calendar")
+
+
+def _add_mailbox(sub: argparse._SubParsersAction) -> None:
+    """``cnb users mailbox``: a person's mailbox."""
     mailbox = sub.add_parser(
         "mailbox",
         help="register a person's mailbox (IMAP): cnb serve then reads and answers it on its "

@@ -6,11 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi import APIRouter
+from fastapi.responses import Response
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from clusterednb.service.api_schema import Health
+from clusterednb.service.dependencies import Store
+
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The content type of Prometheus' text exposition format."""
+
+router = APIRouter()
 
 
 def health(store: Any) -> dict[str, Any]:
@@ -100,3 +107,26 @@ def metrics_text(store: Any) -> bytes:
     registry = CollectorRegistry()
     registry.register(_StoreCollector(store))
     return generate_latest(registry)
+
+
+@router.get(
+    "/healthz", operation_id="health", response_model=None, responses={200: {"model": Health}}
+)
+def healthz(store: Store) -> dict[str, Any]:
+    return health(store)
+
+
+@router.get(
+    "/metrics",
+    operation_id="metrics",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "Passes, failing people, the outbox and unwritten answers, in "
+            "Prometheus' text format",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        }
+    },
+)
+def metrics(store: Store) -> Response:
+    return Response(metrics_text(store), media_type=METRICS_TYPE)

@@ -8,11 +8,10 @@ cookie (HttpOnly, SameSite=Strict); every form carries the session's CSRF token.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
@@ -21,6 +20,7 @@ from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.rules import DAYS, PersonRules
 from clusterednb.service.accounts import Account
 from clusterednb.service.api_schema import ApiError
+from clusterednb.service.dependencies import Model, Organisation, Store, rules_of
 from clusterednb.service.passes.calendar_pass import check_caldav_login
 from clusterednb.service.settings_tables import CalendarAccount
 from clusterednb.service.store import ServiceStore
@@ -29,6 +29,8 @@ from clusterednb.service.views import page_row
 SESSION_COOKIE = "cnb_session"
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 _RANGE = re.compile(r"^\s*(\w+)\s*-\s*(\w+)\s*$")
+
+router = APIRouter(include_in_schema=False)
 
 
 def days_in_words(days: tuple[int, ...]) -> str:
@@ -93,141 +95,151 @@ def _days(text: str) -> list[int]:
     return days
 
 
-def add_pages(
-    app: FastAPI,
-    store: Callable[[], ServiceStore],
-    state: dict[str, Any],
-    rules_of: Callable[[str], PersonRules],
-) -> None:
-    """Add the sign-in, review, answer and settings pages to ``app``."""
+def _session_of(store: ServiceStore, request: Request) -> tuple[Account, str] | None:
+    """The browser session's account and CSRF token, if the cookie opens one."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    return store.session(cookie) if cookie else None
 
-    def session_of(request: Request) -> tuple[Account, str] | None:
-        cookie = request.cookies.get(SESSION_COOKIE)
-        return store().session(cookie) if cookie else None
 
-    def signed_in(request: Request, form: Any) -> Account:
-        found = session_of(request)
-        if found is None:
-            raise ApiError(401, "sign in first")
-        if form.get("csrf") != found[1]:
-            raise ApiError(403, "the form's CSRF token is missing or wrong; reload the page")
-        return found[0]
+def _signed_in(store: ServiceStore, request: Request, form: Any) -> Account:
+    """The session's account, when the form carries its CSRF token (else 401/403)."""
+    found = _session_of(store, request)
+    if found is None:
+        raise ApiError(401, "sign in first")
+    if form.get("csrf") != found[1]:
+        raise ApiError(403, "the form's CSRF token is missing or wrong; reload the page")
+    return found[0]
 
-    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
-    def login_form(request: Request) -> HTMLResponse:
-        return TEMPLATES.TemplateResponse(request, "login.html", {"error": None})
 
-    @app.post("/login", response_class=HTMLResponse, include_in_schema=False)
-    async def login(request: Request) -> Response:
-        form = await request.form()
-        token = str(form.get("token", "")).strip()
-        found = store().authenticate(token)
-        if found is None:
-            context = {"error": "That token is not valid (or was revoked)."}
-            return TEMPLATES.TemplateResponse(request, "login.html", context)
-        session, _ = store().open_session(found.user)
-        response = RedirectResponse("/", status_code=303)
-        response.set_cookie(
-            SESSION_COOKIE, session, httponly=True, samesite="strict", max_age=12 * 3600
-        )
-        return response
+def _review_page(
+    request: Request,
+    store: ServiceStore,
+    rules: PersonRules,
+    session: tuple[Account, str],
+    show: str = "all",
+    error: str | None = None,
+    calendar_error: str | None = None,
+) -> Response:
+    """The review page of the session's person (400 when it shows a form's error)."""
+    who, csrf = session
+    pending_only = show == "pending"
+    rows = [page_row(r, rules.zone) for r in store.requests(who.user)]
+    waiting = [r for r in rows if r["decision"] == "ask" and r["answer"] is None]
+    context = {
+        "who": who,
+        "csrf": csrf,
+        "rows": waiting if pending_only else rows,
+        "show": "pending" if pending_only else "all",
+        "n_pending": len(waiting),
+        "rules": rules,
+        "days": days_in_words(rules.working_days),
+        "away": ", ".join(f"{a}..{b}" for a, b in rules.out_of_office),
+        "settings_error": error,
+        "calendar_error": calendar_error,
+        "account": store.calendar_account(who.user),
+        "passes": store.pass_statuses(who.user),
+    }
+    return TEMPLATES.TemplateResponse(
+        request, "review.html", context, status_code=400 if error or calendar_error else 200
+    )
 
-    @app.post("/logout", include_in_schema=False)
-    async def logout(request: Request) -> Response:
-        found = session_of(request)
-        form = await request.form()
-        if found is not None and form.get("csrf") == found[1]:
-            store().close_session(request.cookies[SESSION_COOKIE])
-        response = RedirectResponse("/login", status_code=303)
-        response.delete_cookie(SESSION_COOKIE)
-        return response
 
-    def review_page(
-        request: Request,
-        who: Account,
-        csrf: str,
-        show: str,
-        error: str | None,
-        calendar_error: str | None = None,
-    ):
-        pending_only = show == "pending"
-        rules = rules_of(who.user)
-        rows = [page_row(r, rules.zone) for r in store().requests(who.user)]
-        waiting = [r for r in rows if r["decision"] == "ask" and r["answer"] is None]
-        context = {
-            "who": who,
-            "csrf": csrf,
-            "rows": waiting if pending_only else rows,
-            "show": "pending" if pending_only else "all",
-            "n_pending": len(waiting),
-            "rules": rules,
-            "days": days_in_words(rules.working_days),
-            "away": ", ".join(f"{a}..{b}" for a, b in rules.out_of_office),
-            "settings_error": error,
-            "calendar_error": calendar_error,
-            "account": store().calendar_account(who.user),
-            "passes": store().pass_statuses(who.user),
-        }
-        return TEMPLATES.TemplateResponse(
-            request, "review.html", context, status_code=400 if error or calendar_error else 200
-        )
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request) -> HTMLResponse:
+    return TEMPLATES.TemplateResponse(request, "login.html", {"error": None})
 
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def review(request: Request, show: str = "all") -> Response:
-        found = session_of(request)
-        if found is None:
-            return RedirectResponse("/login", status_code=303)
-        return review_page(request, *found, show, None)
 
-    @app.post("/requests/{request_id}/answer", include_in_schema=False)
-    async def answer(request_id: int, request: Request) -> Response:
-        form = await request.form()
-        who = signed_in(request, form)
-        if form.get("accepted") not in ("yes", "no"):
-            raise ApiError(400, "accepted must be yes or no")
-        if not 1 <= request_id < 2**63 or store().request(who.user, request_id) is None:
-            raise ApiError(404, f"no request {request_id}")
-        store().answer(who.user, request_id, form["accepted"] == "yes")
-        state["learner"].request_refit()
-        return RedirectResponse(f"/?show={form.get('show', 'all')}", status_code=303)
+@router.post("/login", response_class=HTMLResponse)
+async def login(request: Request, store: Store) -> Response:
+    form = await request.form()
+    token = str(form.get("token", "")).strip()
+    found = store.authenticate(token)
+    if found is None:
+        context = {"error": "That token is not valid (or was revoked)."}
+        return TEMPLATES.TemplateResponse(request, "login.html", context)
+    session, _ = store.open_session(found.user)
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(
+        SESSION_COOKIE, session, httponly=True, samesite="strict", max_age=12 * 3600
+    )
+    return response
 
-    @app.post("/settings", include_in_schema=False)
-    async def settings(request: Request) -> Response:
-        form = await request.form()
-        who = signed_in(request, form)
-        fields = {name: str(value) for name, value in form.items() if name != "csrf"}
-        try:
-            changed = rules_of(who.user).to_dict() | rules_from_form(fields)
-            store().set_rules(who.user, PersonRules.from_dict(changed))
-        except MeetingError as error:
-            found = session_of(request)
-            return review_page(request, found[0], found[1], "all", str(error))
-        return RedirectResponse("/#settings", status_code=303)
 
-    @app.post("/calendar-account", include_in_schema=False)
-    async def calendar_account(request: Request) -> Response:
-        form = await request.form()
-        who = signed_in(request, form)
-        if form.get("remove") == "yes":
-            store().remove_calendar_account(who.user)
-            return RedirectResponse("/#calendar-account", status_code=303)
-        url, username = str(form.get("url", "")).strip(), str(form.get("username", "")).strip()
-        password = str(form.get("password", ""))
-        known = store().calendar_account(who.user)
-        if not password and known is not None and (url, username) == (known.url, known.username):
-            password = known.password  # unchanged: keep the stored one
-        problem = None
-        if not url.startswith(("https://", "http://")) or len(url) > 2000:
-            problem = "the CalDAV server must be an http(s) address"
-        elif not username or not password:
-            problem = "give the user name and the password"
-        else:  # the login is tried before it is kept
-            try:
-                await run_in_threadpool(check_caldav_login, url, username, password)
-            except MeetingError as error:
-                problem = str(error)
-        if problem:
-            found = session_of(request)
-            return review_page(request, found[0], found[1], "all", None, problem)
-        store().set_calendar_account(CalendarAccount(who.user, url, username, password))
+@router.post("/logout")
+async def logout(request: Request, store: Store) -> Response:
+    found = _session_of(store, request)
+    form = await request.form()
+    if found is not None and form.get("csrf") == found[1]:
+        store.close_session(request.cookies[SESSION_COOKIE])
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(SESSION_COOKIE)
+    return response
+
+
+@router.get("/", response_class=HTMLResponse)
+def review(request: Request, store: Store, directory: Organisation, show: str = "all") -> Response:
+    found = _session_of(store, request)
+    if found is None:
+        return RedirectResponse("/login", status_code=303)
+    return _review_page(request, store, rules_of(store, directory, found[0].user), found, show)
+
+
+@router.post("/requests/{request_id}/answer")
+async def answer(request_id: int, request: Request, store: Store, learner: Model) -> Response:
+    form = await request.form()
+    who = _signed_in(store, request, form)
+    if form.get("accepted") not in ("yes", "no"):
+        raise ApiError(400, "accepted must be yes or no")
+    if not 1 <= request_id < 2**63 or store.request(who.user, request_id) is None:
+        raise ApiError(404, f"no request {request_id}")
+    store.answer(who.user, request_id, form["accepted"] == "yes")
+    learner.request_refit()
+    return RedirectResponse(f"/?show={form.get('show', 'all')}", status_code=303)
+
+
+@router.post("/settings")
+async def settings(request: Request, store: Store, directory: Organisation) -> Response:
+    form = await request.form()
+    who = _signed_in(store, request, form)
+    fields = {name: str(value) for name, value in form.items() if name != "csrf"}
+    rules = rules_of(store, directory, who.user)
+    try:
+        store.set_rules(who.user, PersonRules.from_dict(rules.to_dict() | rules_from_form(fields)))
+    except MeetingError as error:
+        session = _session_of(store, request)
+        return _review_page(request, store, rules, session, error=str(error))
+    return RedirectResponse("/#settings", status_code=303)
+
+
+async def _calendar_problem(url: str, username: str, password: str) -> str | None:
+    """What is wrong with the calendar form's account, or None (the login is tried)."""
+    if not url.startswith(("https://", "http://")) or len(url) > 2000:
+        return "the CalDAV server must be an http(s) address"
+    if not username or not password:
+        return "give the user name and the password"
+    try:
+        await run_in_threadpool(check_caldav_login, url, username, password)
+    except MeetingError as error:
+        return str(error)
+    return None
+
+
+@router.post("/calendar-account")
+async def calendar_account(request: Request, store: Store, directory: Organisation) -> Response:
+    form = await request.form()
+    who = _signed_in(store, request, form)
+    if form.get("remove") == "yes":
+        store.remove_calendar_account(who.user)
         return RedirectResponse("/#calendar-account", status_code=303)
+    url, username = str(form.get("url", "")).strip(), str(form.get("username", "")).strip()
+    password = str(form.get("password", ""))
+    known = store.calendar_account(who.user)
+    if not password and known is not None and (url, username) == (known.url, known.username):
+        password = known.password  # unchanged: keep the stored one
+    problem = await _calendar_problem(url, username, password)
+    if problem:
+        rules = rules_of(store, directory, who.user)
+        session = _session_of(store, request)
+        return _review_page(request, store, rules, session, calendar_error=problem)
+    store.set_calendar_account(CalendarAccount(who.user, url, username, password))
+    return RedirectResponse("/#calendar-account", status_code=303)

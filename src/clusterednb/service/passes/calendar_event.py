@@ -281,7 +281,7 @@ class CalendarPass:
             )
         except Exception as error:  # a refusal or a dropped connection: this event only
             problem = str(error) if isinstance(error, MeetingError) else connection_problem(error)
-            where = f"{self.settings.url}: {record['summary']!r} ({uid})"
+            where = f"{self.settings.account.url}: {record['summary']!r} ({uid})"
             note = f"{where}: {problem}"
             self.store.note_error(self.user, record["id"], note)
             warn_at_caller(f"{note}; skipped, tried again on the next pass", MeetingWarning)

@@ -26,7 +26,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import icalendar
@@ -44,6 +43,7 @@ from clusterednb.service.passes.outbox import say_delivery, send_owed
 from clusterednb.service.passes.pass_lock import person_lock
 from clusterednb.service.passes.settings import (
     LOCK_WAIT,
+    CaldavLogin,
     PassResult,
     ServerUnavailable,
     SyncSettings,
@@ -56,22 +56,23 @@ class _Object:
     calendar: icalendar.Calendar
 
 
-def _connect(settings: Any) -> tuple[Any, list[Any]]:
+def _connect(login: CaldavLogin) -> tuple[Any, list[Any]]:
+    """The CalDAV client logged in, and its calendars (else :class:`ServerUnavailable`)."""
     import caldav
 
     options: dict[str, Any] = {}
-    if settings.ca_bundle is not None:
-        if not Path(settings.ca_bundle).is_file():
-            raise ServerUnavailable(f"--ca-bundle {settings.ca_bundle}: no such file")
-        options["ssl_verify_cert"] = str(settings.ca_bundle)
+    if login.ca_bundle is not None:
+        if not Path(login.ca_bundle).is_file():
+            raise ServerUnavailable(f"--ca-bundle {login.ca_bundle}: no such file")
+        options["ssl_verify_cert"] = str(login.ca_bundle)
     try:
         client = caldav.DAVClient(
-            url=settings.url, username=settings.username, password=settings.password, **options
+            url=login.url, username=login.username, password=login.password, **options
         )
         calendars = client.principal().calendars()
     except Exception as error:  # connection refused, DNS, TLS, 401/403: one clear line
         raise ServerUnavailable(
-            f"cannot use the CalDAV server {settings.url}: {connection_problem(error)}"
+            f"cannot use the CalDAV server {login.url}: {connection_problem(error)}"
         ) from error
     return client, calendars
 
@@ -126,8 +127,7 @@ def check_caldav_login(
     ...
     clusterednb.service.passes.settings.ServerUnavailable: cannot use the CalDAV server ...
     """
-    account = SimpleNamespace(url=url, username=username, password=password, ca_bundle=ca_bundle)
-    _connect(account)
+    _connect(CaldavLogin(url, username, password, ca_bundle))
 
 
 def caldav_calendar(
@@ -135,8 +135,7 @@ def caldav_calendar(
 ) -> icalendar.Calendar:
     """Every event of every calendar of a CalDAV account, as one calendar (the person's busy
     time and conflicts, for a pass that reads invitations elsewhere: the mailbox's)."""
-    account = SimpleNamespace(url=url, username=username, password=password, ca_bundle=ca_bundle)
-    _, calendars = _connect(account)
+    _, calendars = _connect(CaldavLogin(url, username, password, ca_bundle))
     return _everything(_objects(calendars))
 
 
@@ -178,8 +177,9 @@ def sync(settings: SyncSettings) -> list[PassResult]:
     A server that cannot be reached is one clear error (exit status 2 on the command line):
 
     >>> from clusterednb.models import examples as toy
-    >>> settings = SyncSettings("http://127.0.0.1:9/dav/", "ann", "secret", "ann@example.org",
-    ...                         model=None, state=toy.scratch_file("ann.db"))
+    >>> login = CaldavLogin("http://127.0.0.1:9/dav/", "ann", "secret")
+    >>> settings = SyncSettings(login, "ann@example.org", model=None,
+    ...                         state=toy.scratch_file("ann.db"))
     >>> sync(settings)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -187,7 +187,7 @@ def sync(settings: SyncSettings) -> list[PassResult]:
     """
     user, entry = user_key(settings)
     with person_pass(settings, user):
-        client, calendars = _connect(settings)  # before the store: nothing made if it fails
+        client, calendars = _connect(settings.account)  # before the store: nothing made if it fails
         objects = _objects(calendars)
         return _pass(settings, user, entry, client, objects)
 
@@ -209,8 +209,8 @@ def _pass(
         scheduling = _schedules(client)
         if scheduling and settings.smtp is not None:
             warn_at_caller(
-                f"{settings.url} schedules (RFC 6638 calendar-auto-schedule): the server mails "
-                "the organiser each reply, so --smtp is not used for replies",
+                f"{settings.account.url} schedules (RFC 6638 calendar-auto-schedule): the server "
+                "mails the organiser each reply, so --smtp is not used for replies",
                 MeetingWarning,
             )
         calendar_pass = CalendarPass(

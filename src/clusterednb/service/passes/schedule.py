@@ -33,7 +33,7 @@ from clusterednb.service.passes.caldav_server import connection_problem
 from clusterednb.service.passes.calendar_pass import sync
 from clusterednb.service.passes.mail.mail_pass import MailSettings, mail_pass
 from clusterednb.service.passes.pass_lock import PassBusy
-from clusterednb.service.passes.settings import SyncSettings
+from clusterednb.service.passes.settings import CaldavLogin, SyncSettings
 from clusterednb.service.store import ServiceStore
 
 log = logging.getLogger("clusterednb.service.calendar")
@@ -112,13 +112,13 @@ class CalendarPasses:
             person = people.get(account.user)
             if person is None or person.revoked:
                 continue
-            settings = SyncSettings(
-                url=account.url,
-                username=account.username,
-                password=account.password,
-                ca_bundle=Path(account.ca_bundle) if account.ca_bundle else None,
-                **self._shared(person),
+            login = CaldavLogin(
+                account.url,
+                account.username,
+                account.password,
+                Path(account.ca_bundle) if account.ca_bundle else None,
             )
+            settings = SyncSettings(account=login, **self._shared(person))
             self._one_pass("calendar", account.user, account.url, sync, settings)
         for user, mailbox in self.store.mail_accounts():
             person = people.get(user)

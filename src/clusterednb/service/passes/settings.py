@@ -33,21 +33,40 @@ class ServerUnavailable(MeetingError):
 
 
 @dataclass(frozen=True)
-class SyncSettings:
-    """What one pass needs (the ``cnb meeting sync`` options).
+class CaldavLogin:
+    """A CalDAV account: the server, the login and the authorities to trust.
 
     Examples
     --------
-    >>> from pathlib import Path
-    >>> settings = SyncSettings("http://127.0.0.1:5232/ann/", "ann", "secret",
-    ...                         "ann@example.org", model=None, state=Path("ann.db"))
-    >>> settings.costs, settings.dry_run  # a wrong accept and a wrong decline cost the same
-    ((1.0, 1.0), False)
+    >>> CaldavLogin("http://127.0.0.1:5232/ann/", "ann", "secret")  # the password never shown
+    CaldavLogin(url='http://127.0.0.1:5232/ann/', username='ann', ca_bundle=None)
     """
 
     url: str
     username: str
-    password: str
+    password: str = field(repr=False)
+    ca_bundle: Path | None = None
+
+
+@dataclass(frozen=True)
+class PassSettings:
+    """What every pass over a person's account needs, whichever the account's kind
+    (:class:`SyncSettings` for a CalDAV calendar,
+    :class:`~clusterednb.service.passes.mail.mail_pass.MailSettings` for a mailbox).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> settings = PassSettings(None, "ann@example.org", model=None, state=Path("ann.db"))
+    >>> settings.costs, settings.dry_run  # a wrong accept and a wrong decline cost the same
+    ((1.0, 1.0), False)
+    >>> PassSettings(None, "ann@example.org", None, Path("a.db"), on_ask="x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.meeting.errors.MeetingError: on_ask must be one of ('none', ...), got 'x'
+    """
+
+    account: Any
     email: str
     model: Any
     state: Path
@@ -56,17 +75,30 @@ class SyncSettings:
     sender: str | None = None
     ask_band: float = ASK_BAND
     costs: tuple[float, float] = (1.0, 1.0)
-    ca_bundle: Path | None = None
     on_ask: str | None = None
     comment: str | None = None
     user: str | None = None
+    dry_run: bool = False
     lock_wait: float = LOCK_WAIT
 
     def __post_init__(self) -> None:
         if self.on_ask is not None and self.on_ask not in ON_ASK:
             raise MeetingError(f"on_ask must be one of {ON_ASK}, got {self.on_ask!r}")
 
-    dry_run: bool = False
+
+@dataclass(frozen=True)
+class SyncSettings(PassSettings):
+    """What one CalDAV pass needs (the ``cnb meeting sync`` options).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> login = CaldavLogin("http://127.0.0.1:5232/ann/", "ann", "secret")
+    >>> SyncSettings(login, "ann@example.org", model=None, state=Path("ann.db")).account.url
+    'http://127.0.0.1:5232/ann/'
+    """
+
+    account: CaldavLogin
 
 
 @dataclass
@@ -124,8 +156,8 @@ class PassResult:
         return f"{self.decision:7} P(accept) {p}  {self.action:32} {self.summary}{instance}"
 
 
-def invitee_of(settings: Any, store: Any, user: str, entry: Any, rules: Any) -> Invitee:
-    """The person a pass decides for (``settings``: a :class:`SyncSettings` or a mailbox's),
+def invitee_of(settings: PassSettings, store: Any, user: str, entry: Any, rules: Any) -> Invitee:
+    """The person a pass decides for (``settings``: a :class:`PassSettings`),
     with their answers so far counted in ``store``.
 
     Examples
@@ -133,8 +165,8 @@ def invitee_of(settings: Any, store: Any, user: str, entry: Any, rules: Any) -> 
     >>> from clusterednb.service import examples as toy
     >>> from clusterednb.meeting.rules import PersonRules
     >>> store, _ = toy.service_store()
-    >>> settings = SyncSettings("http://dav/", "ann", "pw", "mailto:ann@example.org", None,
-    ...                         Path("ann.db"), costs=(1.0, 5.0))
+    >>> settings = SyncSettings(CaldavLogin("http://dav/", "ann", "pw"), "mailto:ann@example.org",
+    ...                         None, Path("ann.db"), costs=(1.0, 5.0))
     >>> invitee_of(settings, store, "ann", None, PersonRules()).email
     'ann@example.org'
     """

@@ -29,14 +29,12 @@ from __future__ import annotations
 
 import imaplib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import icalendar
 
 from clusterednb.exceptions import warn_at_caller
-from clusterednb.meeting.deciding import ASK_BAND, Decision, request_record
-from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.deciding import Decision, request_record
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
 from clusterednb.meeting.invitation import (
     calendar_address,
@@ -62,18 +60,20 @@ from clusterednb.service.passes.mail.imap import (
 )
 from clusterednb.service.passes.mail.messages import calendar_parts, message_id, read_message
 from clusterednb.service.passes.outbox import say_delivery, send_owed
-from clusterednb.service.passes.settings import LOCK_WAIT, PassResult, invitee_of
+from clusterednb.service.passes.settings import PassResult, PassSettings, invitee_of
 
 DEALT = ("answered", "refused", "expired", "cancelled", "not answered", "passed on")
 """Actions after which a message is marked answered (and read)."""
 
 
 @dataclass(frozen=True)
-class MailSettings:
-    """What one mailbox pass needs (the ``cnb meeting mail`` options).
+class MailSettings(PassSettings):
+    """What one mailbox pass needs (the ``cnb meeting mail`` options): the mailbox, and the
+    person's own calendar for conflicts.
 
     Examples
     --------
+    >>> from pathlib import Path
     >>> settings = MailSettings(ImapAccount("imap.example.org", 993, "ann", password="pw"),
     ...                         "ann@example.org", model=None, state=Path("ann.db"))
     >>> settings.costs, settings.dry_run
@@ -81,20 +81,7 @@ class MailSettings:
     """
 
     account: ImapAccount
-    email: str
-    model: Any
-    state: Path
-    directory: Directory | None = None
-    smtp: tuple[str, int] | None = None
-    sender: str | None = None
-    ask_band: float = ASK_BAND
-    costs: tuple[float, float] = (1.0, 1.0)
     calendar: icalendar.Calendar | None = None
-    on_ask: str | None = None
-    comment: str | None = None
-    user: str | None = None
-    dry_run: bool = False
-    lock_wait: float = LOCK_WAIT
 
 
 def accepted_calendar(store: Any, user: str) -> icalendar.Calendar | None:
