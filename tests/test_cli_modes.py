@@ -111,7 +111,7 @@ def test_library_commands_in_plain_and_json(tmp_path, capsys):
 
 
 def test_meeting_commands_in_plain_and_json(tmp_path, capsys):
-    from clusterednb.meeting import examples as toy
+    from clusterednb.examples import meeting as toy
 
     assert main(["meeting", "simulate", "-o", str(tmp_path / "world")]) == 0
     assert "simulated" in read_plain(capsys)
@@ -140,7 +140,7 @@ def test_meeting_commands_in_plain_and_json(tmp_path, capsys):
 def test_a_meeting_that_has_begun_is_refused_by_decide_as_by_the_service(
     tmp_path, capsys, monkeypatch
 ):
-    from clusterednb.meeting import examples as toy
+    from clusterednb.examples import meeting as toy
 
     folder, _ = toy.world()
     toy.fitted_model().save(folder / "model.cnb")

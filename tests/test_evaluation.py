@@ -476,9 +476,9 @@ def test_cells_computed_in_this_process_use_one_blas_thread_as_workers_do():
     import numba
     from threadpoolctl import threadpool_info
 
-    from clusterednb.evaluation import examples as toy
     from clusterednb.evaluation.result_store import CellStore
     from clusterednb.evaluation.runner import run_cells
+    from clusterednb.examples import evaluation as toy
 
     def threads_seen(x):
         blas = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}

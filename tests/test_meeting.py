@@ -243,7 +243,7 @@ def test_meeting_fit_calibrates_unless_told_not_to(organisation, tmp_path, capsy
 def test_every_kind_of_assistant_decides_learns_and_explains(tmp_path, capsys, kind):
     """`cnb meeting fit --kind K`, then decide (reasons in plain features in the JSON) and
     learn (the model file updated by partial_fit) work for every model the assistant offers."""
-    from clusterednb.meeting import examples as toy
+    from clusterednb.examples import meeting as toy
 
     folder, _ = toy.world()
     toy.organisation().write(tmp_path)

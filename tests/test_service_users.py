@@ -11,7 +11,7 @@ from clusterednb.cli import main
 
 
 def _directory(tmp_path):
-    from clusterednb.meeting.examples import world
+    from clusterednb.examples.meeting import world
 
     _, directory = world()
     path = tmp_path / "directory.json"

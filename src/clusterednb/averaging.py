@@ -76,7 +76,7 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         Examples
         --------
         >>> from clusterednb import CompleteSharingNB, NoSharingNB
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> averaged = ModelAveragingNB({"ns": NoSharingNB(), "cs": CompleteSharingNB()})
         >>> averaged = averaged.fit(*toy.colour_rows())  # cy's taste differs: pooling loses
         >>> {name: round(float(np.exp(w)), 3) for name, w in averaged.log_weights_.items()}
@@ -120,7 +120,7 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         Examples
         --------
         >>> from clusterednb import CompleteSharingNB, NoSharingNB
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> averaged = ModelAveragingNB({"ns": NoSharingNB(), "cs": CompleteSharingNB()})
         >>> averaged = averaged.fit(*toy.colour_rows())
         >>> np.exp(averaged.predict_log_proba([["red"]], ["cy"])).round(3).tolist()
@@ -140,7 +140,7 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         Examples
         --------
         >>> from clusterednb import CompleteSharingNB, NoSharingNB
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> members = {"ns": NoSharingNB(), "cs": CompleteSharingNB()}
         >>> averaged = ModelAveragingNB(members).fit(*toy.colour_rows())
         >>> ns = averaged.members_["ns"].predict_proba([["red"]], ["cy"])
@@ -160,7 +160,7 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         Examples
         --------
         >>> from clusterednb import CompleteSharingNB, NoSharingNB
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> members = {"ns": NoSharingNB(), "cs": CompleteSharingNB()}
         >>> averaged = ModelAveragingNB(members).fit(*toy.colour_rows())
         >>> averaged.predict([["red"], ["blue"]], ["cy", "cy"]).tolist()

@@ -17,7 +17,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.exceptions import CNBError, CNBWarning
+from clusterednb.exceptions import CNBError, CNBWarning, warn_at_caller
 from clusterednb.inference.exact import MAX_EXACT_TASKS, fit_exact
 from clusterednb.inference.gibbs.ais import (
     ais_log_features,
@@ -35,17 +35,37 @@ Kind = Literal["exact", "lower_bound", "estimate"]
 
 
 class AISWarning(CNBWarning):
-    """An annealed importance sampling estimate looks unreliable.
+    """An annealed importance sampling estimate is impossible (a positive log probability of
+    discrete labels): the schedule was too short. Raised by :func:`conditional_evidence`.
 
     Examples
     --------
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     warnings.warn("log P(Y | X) = +0.3 > 0: lengthen the schedule", AISWarning)
-    >>> caught[0].category.__name__
-    'AISWarning'
+    ...     _ = checked_estimate(Evidence(0.3, 0.1, "estimate"))
+    >>> caught[0].category.__name__, str(caught[0].message)[:38]
+    ('AISWarning', 'log P(Y | X) estimated at +0.3 (± 0.1)')
     """
+
+
+def checked_estimate(evidence: Evidence) -> Evidence:
+    """``evidence``, with an :class:`AISWarning` when it is positive (a log probability of
+    discrete labels never is).
+
+    Examples
+    --------
+    >>> checked_estimate(Evidence(-2.5, 0.1, "estimate")).value
+    -2.5
+    """
+    if evidence.value > 0:
+        warn_at_caller(
+            f"log P(Y | X) estimated at {evidence.value:+.3g} (± {evidence.stderr:.2g}), above "
+            "0, which no log probability of labels can be: the annealing schedule is too "
+            "short; raise n_temperatures until the value stops moving",
+            AISWarning,
+        )
+    return evidence
 
 
 @dataclass(frozen=True)
@@ -135,14 +155,14 @@ def marginal_evidence(
 
     Examples
     --------
-    Complete sharing on :func:`clusterednb.naive_bayes.examples.colour_rows` (5 yes: red 3, blue 2;
+    Complete sharing on :func:`clusterednb.examples.naive_bayes.colour_rows` (5 yes: red 3, blue 2;
     4 no: red
     1, blue 3; uniform priors) by hand: ``P(y) = 5! 4! / 10!``, ``P(x | yes) = 3! 2! / 6!``,
     ``P(x | no) = 1! 3! / 5!``:
 
     >>> import math
     >>> from clusterednb import CompleteSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> evidence = marginal_evidence(CompleteSharingNB(), *toy.colour_rows())
     >>> evidence.kind, round(evidence.value, 9) == round(math.log(1 / 1260 / 60 / 20), 9)
     ('exact', True)
@@ -169,7 +189,7 @@ def prototype_evidence_steps(schema: FeatureSchema) -> int:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> prototype_evidence_steps(toy.colour_schema())  # two classes, one feature
     2
     """
@@ -207,7 +227,7 @@ def conditional_evidence(
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> evidence = conditional_evidence(NoSharingNB(), *toy.colour_rows(), n_temperatures=200,
     ...                                 n_runs=4, random_state=0)
     >>> evidence.kind, bool(-7.0 < evidence.value < -5.0), bool(0 < evidence.stderr < 0.2)
@@ -225,8 +245,12 @@ def conditional_evidence(
         features = ais_log_prototype_features(
             obs, rows_X, rows_task, counts.n_groups, shape, rate, n_temperatures, n_runs, rng
         )
-        return Evidence(
-            joint.log_z - features.log_z, float(np.hypot(joint.stderr, features.stderr)), "estimate"
+        return checked_estimate(
+            Evidence(
+                joint.log_z - features.log_z,
+                float(np.hypot(joint.stderr, features.stderr)),
+                "estimate",
+            )
         )
     if structure != "cnb":
         log_joint, joint_se = (
@@ -241,8 +265,8 @@ def conditional_evidence(
     features = ais_log_features(
         obs, rows_X, rows_task, counts.n_groups, structure, gamma, n_temperatures, n_runs, rng
     )
-    return Evidence(
-        log_joint - features.log_z, float(np.hypot(joint_se, features.stderr)), "estimate"
+    return checked_estimate(
+        Evidence(log_joint - features.log_z, float(np.hypot(joint_se, features.stderr)), "estimate")
     )
 
 
@@ -294,7 +318,7 @@ def compare_models(
     Examples
     --------
     >>> from clusterednb import ClusteredNB, CompleteSharingNB, NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> models = {"ns": NoSharingNB(), "cs": CompleteSharingNB(),
     ...           "cnb": ClusteredNB(inference="exact")}
     >>> table = compare_models(*toy.colour_rows(), models)

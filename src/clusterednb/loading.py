@@ -46,7 +46,7 @@ def load(path: str | Path) -> Any:
     --------
     >>> import numpy as np
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> model = NoSharingNB().fit([[0], [1], [1]], [0, 1, 1], ["u", "u", "v"])
     >>> path = toy.scratch_file("model.cnb")
     >>> model.save(path)

@@ -34,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Examples
     --------
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> data = toy.colour_csv()
     >>> main(["fit", str(data), "--task", "user", "--label", "liked", "--kind", "ns", "-o",
     ...       str(data.with_name("model.cnb"))])  # doctest: +ELLIPSIS

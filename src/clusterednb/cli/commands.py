@@ -43,7 +43,7 @@ def fit(args: argparse.Namespace) -> None:
 
     Examples
     --------
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> from clusterednb.cli.parser import build_parser
     >>> data = toy.colour_csv()
     >>> path = data.with_name("model.cnb")
@@ -143,7 +143,7 @@ def predict(args: argparse.Namespace) -> None:
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> from clusterednb.cli.parser import build_parser
     >>> data = toy.colour_csv()
     >>> NoSharingNB().fit(*toy.colour_rows()).save(data.with_name("model.cnb"))
@@ -270,7 +270,7 @@ def evidence(args: argparse.Namespace) -> None:
 
     Examples
     --------
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> from clusterednb.cli.parser import build_parser
     >>> args = build_parser().parse_args(["evidence", str(toy.colour_csv()), "--task", "user",
     ...                                   "--label", "liked", "--kind", "ns,cs"])
@@ -322,7 +322,7 @@ def evaluate(args: argparse.Namespace) -> None:
     Examples
     --------
     >>> import contextlib, io
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> from clusterednb.cli.parser import build_parser
     >>> data = toy.colour_csv()
     >>> with contextlib.redirect_stdout(io.StringIO()):

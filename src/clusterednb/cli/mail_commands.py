@@ -27,7 +27,7 @@ def mail_account(args: argparse.Namespace) -> ImapAccount:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> token = toy.scratch_file("token")
     >>> _ = token.write_text("ya29.token\\n")
     >>> token.chmod(0o600)

@@ -26,7 +26,7 @@ def simulate(args: argparse.Namespace) -> None:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> from clusterednb.cli.parser import build_parser
     >>> out = toy.scratch_file("world")
     >>> simulate(build_parser().parse_args(["meeting", "simulate", "-o", str(out)]))
@@ -57,7 +57,7 @@ def decide_request(args: argparse.Namespace) -> None:
     --------
     >>> import contextlib, io, json
     >>> from clusterednb.cli.parser import build_parser
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> folder, _ = toy.world()
     >>> toy.fitted_model().save(folder / "model.cnb")
     >>> request = folder / "pending" / "user00" / "request-0.ics"
@@ -109,7 +109,7 @@ def learn_answer(args: argparse.Namespace) -> None:
     Examples
     --------
     >>> from clusterednb.cli.parser import build_parser
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> folder, _ = toy.world()
     >>> args = build_parser().parse_args([
     ...     "meeting", "learn", str(folder / "pending" / "user01" / "request-2.ics"),
@@ -144,7 +144,7 @@ def fit(args: argparse.Namespace) -> None:
     Examples
     --------
     >>> from clusterednb.cli.parser import build_parser
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> folder, _ = toy.world()
     >>> toy.organisation().write(folder)
     >>> fit(build_parser().parse_args([
@@ -201,7 +201,7 @@ def caldav_password(args: argparse.Namespace) -> str:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> path = toy.scratch_file("password")
     >>> _ = path.write_text("s3cret\\n")
     >>> path.chmod(0o600)  # else a warning: others could read it

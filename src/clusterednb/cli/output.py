@@ -43,7 +43,7 @@ def write_bytes(path: Path, data: bytes) -> None:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> path = toy.scratch_file("reply.ics")
     >>> write_bytes(path, b"BEGIN:VCALENDAR")
     >>> path.read_bytes()

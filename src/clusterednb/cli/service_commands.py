@@ -58,7 +58,7 @@ def add_user(args: argparse.Namespace) -> None:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> from clusterednb.cli.parser import build_parser
     >>> store = toy.scratch_file("service.db")
     >>> add_user(build_parser().parse_args(["users", "add", "ann", "--email", "ann@example.org",
@@ -99,7 +99,7 @@ def list_users(args: argparse.Namespace) -> None:
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> from clusterednb.cli.parser import build_parser
     >>> store, _ = toy.service_store()
     >>> list_users(build_parser().parse_args(["users", "list", "--store", str(store.path)]))
@@ -120,7 +120,7 @@ def revoke_user(args: argparse.Namespace) -> None:
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> from clusterednb.cli.parser import build_parser
     >>> path = toy.service_store()[0].path
     >>> revoke_user(build_parser().parse_args(["users", "revoke", "bob", "--store", str(path)]))
@@ -139,9 +139,9 @@ def register_calendar(args: argparse.Namespace) -> None:
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> from clusterednb.cli.parser import build_parser
-    >>> from clusterednb.models import examples as models_toy
+    >>> from clusterednb.examples import models as models_toy
     >>> path = toy.service_store()[0].path
     >>> secret = models_toy.scratch_file("ann-password")
     >>> _ = secret.write_text("s3cret\\n")
@@ -189,9 +189,9 @@ def register_mailbox(args: argparse.Namespace) -> None:
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> from clusterednb.cli.parser import build_parser
-    >>> from clusterednb.models import examples as models_toy
+    >>> from clusterednb.examples import models as models_toy
     >>> path = toy.service_store()[0].path
     >>> secret = models_toy.scratch_file("ann-imap")
     >>> _ = secret.write_text("s3cret\\n")

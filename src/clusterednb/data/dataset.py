@@ -129,7 +129,7 @@ class TaskDataset:
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> TaskDataset.from_arrays(*toy.colour_rows()).n_rows
         9
         """
@@ -141,7 +141,7 @@ class TaskDataset:
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> TaskDataset.from_arrays(*toy.colour_rows()).n_tasks
         3
         """

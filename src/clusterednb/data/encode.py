@@ -79,7 +79,7 @@ def encode_column(schema: _SchemaView, f: int, column: np.ndarray) -> tuple[np.n
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> codes, unknown = encode_column(toy.colour_schema(), 0, np.array(["blue", None, "green"]))
     >>> codes.tolist(), unknown.tolist()  # missing and unknown are both -1; only green is unknown
     ([1, -1, -1], [False, False, True])
@@ -147,7 +147,7 @@ def encode_features(
     Examples
     --------
     >>> import pandas as pd
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> encode_features(toy.colour_schema(), pd.DataFrame({"colour": ["red", "blue"]})).tolist()
     [[0], [1]]
     >>> encode_features(toy.colour_schema(), pd.DataFrame({"colour": ["green"]}), "error")
@@ -205,7 +205,7 @@ def encode_labels(
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> encode_labels(toy.colour_schema(), [1, None, 0]).tolist()  # classes (0, 1)
     [1, -1, 0]
     """

@@ -73,9 +73,10 @@ def counts_from_parquet(
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
+    >>> from clusterednb.examples import models as data_toy
     >>> X, y, tasks = toy.colour_rows()
-    >>> path = toy.scratch_file("events.parquet")
+    >>> path = data_toy.scratch_file("events.parquet")
     >>> X.assign(task=tasks, label=y).to_parquet(path)
     >>> shards, schema = counts_from_parquet(str(path), "task", "label", ["colour"])
     >>> single = NoSharingNB().fit(X, y, tasks)  # the same counts in one process

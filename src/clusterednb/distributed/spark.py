@@ -78,7 +78,7 @@ def spark_counts(
     ...     pytest.skip("needs pyspark and Java")
     >>> import os, sys
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> os.environ["PYSPARK_PYTHON"] = sys.executable  # executors import clusterednb
     >>> X, y, tasks = toy.colour_rows()
     >>> spark = local_session("clusterednb-example")

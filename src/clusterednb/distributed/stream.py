@@ -76,7 +76,7 @@ class ParquetTaskBatches:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> folder = toy.scratch_file("events")
         >>> folder.mkdir()
         >>> pd.DataFrame({"user": ["ann", "bob"], "label": [0, 1], "colour": ["red", "blue"]}

@@ -63,7 +63,7 @@ def load_landmine(data_dir: Path) -> EvalDataset:
     The file it reads, ``landmine/landmine.csv.gz``, has columns ``task``, ``label`` and
     ``f1`` … ``f9``:
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> folder = toy.scratch_file("data")
     >>> (folder / "landmine").mkdir(parents=True)
     >>> radar = {f"f{i}": [0.5, 0.7] for i in range(1, 10)}
@@ -83,7 +83,7 @@ def load_computer_survey(data_dir: Path) -> EvalDataset:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> folder = toy.scratch_file("data")
     >>> (folder / "computer-survey").mkdir(parents=True)
     >>> names = ["TE", "RAM", "SC", "CPU", "HD", "CD", "CA", "CO", "AV", "WA", "SW", "GU", "PR"]
@@ -156,7 +156,7 @@ def load_enron_spam(data_dir: Path) -> EvalDataset:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> folder = toy.scratch_file("data")
     >>> (folder / "enron-spam").mkdir(parents=True)
     >>> pd.DataFrame({"user": ["kaminski"], "label": [1], "text": ["cheap pills"],
@@ -183,7 +183,7 @@ def load_multidomain_sentiment(data_dir: Path) -> EvalDataset:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> folder = toy.scratch_file("data")
     >>> (folder / "multidomain-sentiment").mkdir(parents=True)
     >>> pd.DataFrame({"domain": ["books"], "label": [1], "rating": [5], "title": ["Great"],

@@ -68,7 +68,7 @@ def headline_sentence(table: pd.DataFrame, dataset: str, reference: str = REFERE
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> table = headline_table(toy.auc_rows())  # cnb: 0.79 on average, lr-pooled 0.75
     >>> headline_sentence(table, "landmine")  # doctest: +ELLIPSIS
     'On landmine...cnb...
@@ -100,7 +100,7 @@ def headline_html(table: pd.DataFrame, reference: str = REFERENCE) -> str:
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> table = headline_table(toy.auc_rows())  # cnb: 0.79 on average, lr-pooled 0.75
     >>> html_table = headline_html(table)
     >>> html_table.startswith("<table class='headline'>"), "<b>0.790 ± 0.026</b>" in html_table

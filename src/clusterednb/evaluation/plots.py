@@ -126,7 +126,7 @@ def plot_transfer(summary: pd.DataFrame, path: Path, title: str = "") -> None:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> summary = pd.DataFrame({"model": ["cs", "cs"], "k": [1, 4], "auc_mean": [0.7, 0.8],
     ...                         "auc_se": [0.02, 0.01]})
     >>> path = toy.scratch_file("transfer.png")
@@ -157,7 +157,7 @@ def plot_reliability(table: pd.DataFrame, path: Path, title: str = "") -> None:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> table = pd.DataFrame({"model": ["cs"] * 2, "k": [1, 1], "mean_p": [0.2, 0.8],
     ...                       "frequency": [0.25, 0.7], "ece": [0.07, 0.07]})
     >>> path = toy.scratch_file("reliability.png")
@@ -193,7 +193,7 @@ def plot_loss_ratio(summary: pd.DataFrame, path: Path, title: str = "") -> None:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> summary = pd.DataFrame({"model": ["cs", "cs"], "n": [0, 3], "ratio_to_ns": [0.9, 1.1]})
     >>> path = toy.scratch_file("loss.png")
     >>> plot_loss_ratio(summary, path, "toy")
@@ -225,7 +225,7 @@ def plot_learning_curves(
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> summary = pd.DataFrame({"model": ["ns", "ns"], "fraction": [0.1, 0.5],
     ...                         "error_mean": [0.4, 0.2], "error_se": [0.05, 0.03]})
     >>> per_task = summary.rename(columns={"error_mean": "error"}).assign(task="ann")
@@ -275,7 +275,7 @@ def plot_evidence(summary: pd.DataFrame, path: Path, title: str = "") -> None:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> summary = pd.DataFrame({"model": ["cs", "cs"], "n_rows": [10, 40],
     ...                         "log_bf_vs_ns": [2.0, -5.0], "kind": ["exact", "exact"]})
     >>> path = toy.scratch_file("evidence.png")
@@ -311,7 +311,7 @@ def plot_coclustering(
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> matrix = np.array([[1.0, 0.1, 0.9], [0.1, 1.0, 0.2], [0.9, 0.2, 1.0]])
     >>> path = toy.scratch_file("coclustering.png")
     >>> plot_coclustering(matrix, np.array([0, 1, 0]), path, "toy", ["ann", "bob", "cy"])
@@ -379,7 +379,7 @@ def plot_n_clusters(table: pd.DataFrame, path: Path, title: str) -> None:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> table = pd.DataFrame({"model": ["cnb-gibbs"] * 2, "n_clusters": [1, 2],
     ...                       "probability": [0.3, 0.7]})
     >>> path = toy.scratch_file("n_clusters.png")
@@ -413,7 +413,7 @@ def plot_dendrogram(linkage: np.ndarray, labels: list[str], path: Path, title: s
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> linkage = np.array([[0.0, 2.0, 1.0, 2.0], [1.0, 3.0, 2.0, 3.0]])  # (ann, cy), then bob
     >>> path = toy.scratch_file("tree.png")
     >>> plot_dendrogram(linkage, ["ann", "bob", "cy"], path, "toy")

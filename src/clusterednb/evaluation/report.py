@@ -198,7 +198,7 @@ def write_report(
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> out = toy.scratch_file("report")
     >>> out.mkdir()
     >>> pd.DataFrame({"model": ["ns"], "k": [1], "auc_mean": [0.7]}).to_csv(out / "transfer.csv")

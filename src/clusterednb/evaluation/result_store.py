@@ -31,7 +31,7 @@ class CellStore:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> out = toy.scratch_file("run")
     >>> store = CellStore(out, "transfer", {"seed": 0}, ["target", "k", "auc"])
     >>> CellStore(out, "transfer", {"seed": 1}, ["target", "k", "auc"])  # doctest: +ELLIPSIS
@@ -64,7 +64,7 @@ class CellStore:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> store = CellStore(toy.scratch_file("run"), "transfer", {}, ["target", "auc"])
         >>> store.rows().columns.tolist(), len(store.rows())
         (['target', 'auc'], 0)
@@ -78,7 +78,7 @@ class CellStore:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> store = CellStore(toy.scratch_file("run"), "transfer", {}, ["target", "k", "auc"])
         >>> store.append([{"target": "ann", "k": 4, "auc": 0.8}])
         >>> store.done(["target", "k"])
@@ -92,7 +92,7 @@ class CellStore:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> store = CellStore(toy.scratch_file("run"), "transfer", {}, ["target", "auc"])
         >>> store.append([{"target": "ann", "auc": 0.8}])
         >>> store.append([{"target": "bob", "auc": 0.7}])

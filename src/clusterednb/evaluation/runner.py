@@ -93,12 +93,13 @@ def run_cells(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import evaluation as eval_toy
     >>> from clusterednb.evaluation.result_store import CellStore
     >>> store = CellStore(toy.scratch_file("run"), "squares", {}, ["x", "square"])
     >>> def square(x):
     ...     return [{"x": x, "square": x * x}]
-    >>> run_cells([(2,), (3,)], square, store, toy.eval_dataset(), jobs=1, desc="squares",
+    >>> run_cells([(2,), (3,)], square, store, eval_toy.eval_dataset(), jobs=1, desc="squares",
     ...           progress=False, remote=lambda x: (square, (x,)))
     >>> store.rows()["square"].tolist()
     [4, 9]

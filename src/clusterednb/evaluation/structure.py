@@ -74,7 +74,7 @@ def evidence_cell(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> rows = evidence_cell(toy.eval_dataset(), ("ns", "cs"), seed=0, fraction=0.5,
     ...                      repetition=0)
     >>> [(row["model"], row["n_rows"], row["kind"]) for row in rows]
@@ -127,8 +127,9 @@ def run_evidence(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
-    >>> summary = run_evidence(toy.eval_dataset(), ("ns", "cs"), toy.scratch_file("evidence"),
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import evaluation as eval_toy
+    >>> summary = run_evidence(eval_toy.eval_dataset(), ("ns", "cs"), toy.scratch_file("evidence"),
     ...                        fractions=(0.5, 1.0), repeats=1, progress=False)
     >>> summary[summary["model"] == "ns"]["log_bf_vs_ns"].tolist()  # the baseline: 0
     [0.0, 0.0]
@@ -199,10 +200,11 @@ def partition_cell(dataset: EvalDataset, seed: int, k: int, out_dir: str) -> lis
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import evaluation as eval_toy
     >>> out = toy.scratch_file("partitions")
     >>> out.mkdir()
-    >>> rows = partition_cell(toy.eval_dataset(), seed=0, k=8, out_dir=str(out))
+    >>> rows = partition_cell(eval_toy.eval_dataset(), seed=0, k=8, out_dir=str(out))
     >>> sorted({row["model"] for row in rows}) == sorted(CLUSTERED), len(rows) == 6 * len(CLUSTERED)
     (True, True)
     """
@@ -263,9 +265,10 @@ def run_partitions(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import evaluation as eval_toy
     >>> out = toy.scratch_file("partitions")
-    >>> summary = run_partitions(toy.eval_dataset(), out, ks=(8,), progress=False)
+    >>> summary = run_partitions(eval_toy.eval_dataset(), out, ks=(8,), progress=False)
     >>> summary.columns.tolist(), (out / "partitions_nclusters_k8.csv").exists()
     (['k', 'model', 'n_clusters_map'], True)
     """

@@ -76,7 +76,7 @@ def loss_cell(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> rows = loss_cell(toy.eval_dataset(), ("ns", "cs"), seed=0, holdout=0.25, repetition=0)
     >>> len(rows), sorted({row["n"] for row in rows}) == list(EXPONENTS), rows[0]["n_test"]
     (34, True, 30)
@@ -121,8 +121,9 @@ def run_loss_sweep(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
-    >>> summary = run_loss_sweep(toy.eval_dataset(), ("ns", "cs"), toy.scratch_file("loss"),
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import evaluation as eval_toy
+    >>> summary = run_loss_sweep(eval_toy.eval_dataset(), ("ns", "cs"), toy.scratch_file("loss"),
     ...                          repeats=2, holdout=0.25, progress=False)
     >>> summary[summary["model"] == "ns"]["ratio_to_ns"].unique().tolist()  # ns against itself
     [1.0]
@@ -171,7 +172,7 @@ def curve_cell(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> rows = curve_cell(toy.eval_dataset(), ("ns",), seed=0, fraction=0.5, repetition=0,
     ...                   step=3)
     >>> [(row["task"], row["n_train"], row["n_test"]) for row in rows][:2]
@@ -222,8 +223,9 @@ def run_learning_curves(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
-    >>> summary = run_learning_curves(toy.eval_dataset(), ("ns",), toy.scratch_file("curves"),
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import evaluation as eval_toy
+    >>> summary = run_learning_curves(eval_toy.eval_dataset(), ("ns",), toy.scratch_file("curves"),
     ...                               repeats=1, steps=3, progress=False)
     >>> summary["fraction"].tolist()  # from one row of a median task (1/20) to 95 %
     [0.05, 0.2179, 0.95]

@@ -92,7 +92,7 @@ def choose_targets(dataset: EvalDataset, settings: TransferSettings) -> list:
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> dataset = toy.eval_dataset()
     >>> choose_targets(dataset, TransferSettings(models=("ns",), n_targets=None))
     ['u0', 'u1', 'u2', 'u3', 'u4', 'u5']
@@ -148,7 +148,7 @@ def run_cell(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> settings = TransferSettings(models=("ns", "cs"), ks=(1, 4, 18), repeats=1)
     >>> rows = run_cell(toy.eval_dataset(), settings, "u3", 3, 0)
     >>> [(row["k"], row["model"]) for row in rows if row["skipped"]]  # 18 leaves 2 test rows
@@ -234,10 +234,11 @@ def run_transfer(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import evaluation as eval_toy
     >>> out = toy.scratch_file("transfer")
     >>> settings = TransferSettings(models=("ns", "cs"), ks=(1, 4), repeats=1, n_targets=2)
-    >>> summary = run_transfer(toy.eval_dataset(), settings, out, progress=False)
+    >>> summary = run_transfer(eval_toy.eval_dataset(), settings, out, progress=False)
     >>> summary[["model", "k", "n_splits"]].values.tolist()
     [['cs', 1, 2], ['cs', 4, 2], ['ns', 1, 2], ['ns', 4, 2]]
     >>> sorted(p.name for p in out.glob("transfer*.csv"))

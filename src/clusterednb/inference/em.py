@@ -42,7 +42,7 @@ class EMResult:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> own = np.arange(3)
     >>> result = fit_em(toy.colour_model(), toy.three_task_counts(), np.array([[0]]),
     ...                 np.array([2]), own, own)
@@ -80,7 +80,7 @@ def expected_counts(
     --------
     One red row of task 2, taken as "no" with probability 0.4:
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> counts = expected_counts(np.array([[0]]), np.array([2]), np.array([[0.4, 0.6]]),
     ...                          toy.three_task_counts(), np.array([0, 2]))
     >>> counts.value_counts[2].tolist(), counts.label_counts[2].tolist()
@@ -136,7 +136,7 @@ def fit_em(
     --------
     The objective never falls:
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> own = np.arange(3)
     >>> result = fit_em(toy.colour_model(), toy.three_task_counts(), np.array([[0]]),
     ...                 np.array([2]), own, own)

@@ -69,7 +69,7 @@ def fit_exact(model: ConjugateModel, counts: Counts, gamma: float) -> Clustering
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> result = fit_exact(toy.colour_model(), toy.three_task_counts(), 1.0)
     >>> total = round(float(result.partition_weights.sum()), 12)
     >>> result.evidence_kind, len(result.partitions), total

@@ -114,11 +114,11 @@ class LabelSampler:
 
     Examples
     --------
-    The tasks of :func:`clusterednb.models.examples.three_task_counts`, each its own group, and one
+    The tasks of :func:`clusterednb.examples.models.three_task_counts`, each its own group, and one
     unlabelled red row of task 2 (two blue "yes" rows): with ``α = β = 1``, "no" weighs
     ``1 · 1/2`` and "yes" ``3 · 1/4``, so ``P(no) = 0.4``:
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> own = np.arange(3)
     >>> sampler = LabelSampler.start(toy.three_task_counts(), np.array([0, 2]),
     ...                              np.array([[0]]), np.array([2]), own, own)
@@ -161,7 +161,7 @@ class LabelSampler:
         --------
         Labels per task, features pooled in one group:
 
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> sampler = LabelSampler.start(toy.three_task_counts(), np.array([0, 2]),
         ...                              np.array([[0]]), np.array([2]), np.arange(3),
         ...                              np.zeros(3, dtype=int))
@@ -208,7 +208,7 @@ class LabelSampler:
         --------
         At temperature 0 every label is equally likely, whatever the counts:
 
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> own = np.arange(3)
         >>> sampler = LabelSampler.start(toy.three_task_counts(), np.array([0, 2]),
         ...                              np.array([[0]]), np.array([2]), own, own)
@@ -239,7 +239,7 @@ class LabelSampler:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> counts, own = toy.three_task_counts(), np.arange(3)
         >>> sampler = LabelSampler.start(counts, np.array([0, 2]), np.array([[0]]),
         ...                              np.array([2]), own, own)
@@ -267,7 +267,7 @@ def sweep_with_model(
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> own = np.arange(3)
     >>> sampler = LabelSampler.start(toy.three_task_counts(), np.array([0, 2]),
     ...                              np.array([[0]]), np.array([2]), own, own)

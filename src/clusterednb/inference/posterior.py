@@ -98,7 +98,7 @@ class Posterior:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> counts = toy.three_task_counts()
         >>> pooled = counts.value_counts.sum(axis=0, keepdims=True)  # one component for all
         >>> posterior = Posterior.single(pooled, counts.label_counts, np.zeros(3, int),
@@ -134,7 +134,7 @@ class Posterior:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> model, counts = toy.colour_model(), toy.three_task_counts()  # the class's example
         >>> posterior = Posterior.of_partition(counts, np.array([0, 0, 1]), gamma=1.0)
         >>> np.exp(posterior.cold_log_weights).round(4).tolist()  # |k| / (U + γ), then γ / (U + γ)
@@ -172,7 +172,7 @@ class Posterior:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> model, counts = toy.colour_model(), toy.three_task_counts()  # the class's example
         >>> together = Posterior.of_partition(counts, np.array([0, 0, 0]), gamma=1.0)
         >>> apart = Posterior.of_partition(counts, np.array([0, 1, 2]), gamma=1.0)
@@ -218,7 +218,7 @@ class Posterior:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> toy.three_task_posterior().n_tasks
         3
         """
@@ -251,7 +251,7 @@ class Posterior:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> model, counts = toy.colour_model(), toy.three_task_counts()  # the class's example
         >>> posterior = Posterior.of_partition(counts, np.array([0, 0, 1]), gamma=1.0)
         >>> red_rows, tasks = np.array([[0], [0]]), np.array([0, 2])
@@ -298,7 +298,7 @@ class Posterior:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> posterior = toy.three_task_posterior()
         >>> again = Posterior.from_arrays(posterior.to_arrays())  # what a model file holds
         >>> bool(np.array_equal(again.component_counts, posterior.component_counts))
@@ -316,7 +316,7 @@ class Posterior:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> Posterior.from_arrays(toy.three_task_posterior().to_arrays()).components.tolist()
         [0, 0, 1]
         """

@@ -20,7 +20,7 @@ class PosteriorTables(Protocol):
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> posterior = toy.three_task_posterior()  # a clusterednb.inference.posterior.Posterior
     >>> all(hasattr(posterior, name) for name in PosteriorTables.__annotations__)
     True
@@ -51,12 +51,13 @@ def mixture_log_proba(
 
     Examples
     --------
-    Task 0 of :func:`clusterednb.inference.examples.three_task_posterior` (its cluster saw red four
+    Task 0 of :func:`clusterednb.examples.inference.three_task_posterior` (its cluster saw red four
     times under
     "no"; the task's labels 2 : 0): ``P(no | red) ∝ 3/4 · 5/6`` against ``1/4 · 1/2``:
 
-    >>> from clusterednb.inference import examples as toy
-    >>> model, posterior = toy.colour_model(), toy.three_task_posterior()
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import inference as engine_toy
+    >>> model, posterior = toy.colour_model(), engine_toy.three_task_posterior()
     >>> log_prior = model.log_label_prior(posterior.task_label_counts)
     >>> prior_of_entry = np.repeat(np.arange(3), np.diff(posterior.indptr))
     >>> out = mixture_log_proba(posterior, model, np.array([[0]]), np.array([0]),
@@ -125,8 +126,9 @@ def cold_start_log_proba(
     --------
     A new task's red row: what the posterior predicts for a task never seen (index -1):
 
-    >>> from clusterednb.inference import examples as toy
-    >>> model, posterior = toy.colour_model(), toy.three_task_posterior()
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import inference as engine_toy
+    >>> model, posterior = toy.colour_model(), engine_toy.three_task_posterior()
     >>> red = np.array([[0]])
     >>> out = cold_start_log_proba(posterior, model, red, np.array([0]), None)
     >>> bool(np.allclose(out, posterior.predict_log_proba(model, red, np.array([-1]))))

@@ -186,40 +186,12 @@ def start_pair(pair: Pair) -> tuple[float, np.ndarray]:
     return float(np.log(pair.k_shape / pair.k_rate)), logits - logits[-1]
 
 
-def sample_pair(
-    rng: np.random.Generator, pair: Pair, n_samples: int, burn_in: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior samples of ``(K, θ̄)`` for one (class, feature) pair.
-
-    Returns
-    -------
-    strength : ndarray of shape (n_samples,)
-    prototype : ndarray of shape (n_samples, V_f)
-
-    Examples
-    --------
-    >>> pair = Pair(np.array([[5, 0], [4, 1], [5, 0]]), np.ones(2), k_shape=2.0, k_rate=1.0)
-    >>> strength, prototype = sample_pair(np.random.default_rng(0), pair, 200, 50)
-    >>> strength.shape, prototype.shape, bool(prototype[:, 0].mean() > 0.6)
-    ((200,), (200, 2), True)
-    """
-    log_k, logits = start_pair(pair)
-    strength = np.empty(n_samples)
-    prototype = np.empty((n_samples, pair.counts.shape[1]))
-    for step in range(burn_in + n_samples):
-        log_k = update_pair(rng, log_k, logits, pair)
-        if step >= burn_in:
-            strength[step - burn_in] = np.exp(log_k)
-            prototype[step - burn_in] = np.exp(logits - logsumexp(logits))
-    return strength, prototype
-
-
 def pairs_of(schema: FeatureSchema) -> Iterator[tuple[int, int, slice]]:
     """Every (class, feature, flat-value slice) of the schema.
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> list(pairs_of(toy.colour_schema()))  # two classes, one feature of two values
     [(0, 0, slice(0, 2, None)), (1, 0, slice(0, 2, None))]
     """

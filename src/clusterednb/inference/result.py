@@ -30,7 +30,7 @@ def require_conjugate(model: Any, engine: str) -> None:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> require_conjugate(toy.colour_model(), "bhc")  # Dirichlet–NB: counts have marginals
     >>> require_conjugate(object(), "bhc")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -69,7 +69,7 @@ class ClusteringResult:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> from clusterednb.inference.exact import fit_exact
     >>> result = fit_exact(toy.colour_model(), toy.three_task_counts(), 1.0)
     >>> result.partition.tolist(), result.n_clusters_probability.round(4).tolist()
@@ -92,7 +92,7 @@ class ClusteringResult:
         --------
         Two partitions, weights 3/4 and 1/4; tasks 0 and 1 together only in the first:
 
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> result = ClusteringResult(toy.three_task_posterior(), 0.0, "exact", np.array([0, 0, 1]),
         ...                           np.zeros(4), np.array([[0, 0, 1], [0, 1, 1]]),
         ...                           np.array([0.75, 0.25]))
@@ -109,7 +109,7 @@ class ClusteringResult:
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> sorted(toy.exact_clustering().result_.to_arrays())[:2]
         ['result_n_clusters_probability', 'result_partition']
         """
@@ -135,7 +135,7 @@ class ClusteringResult:
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> saved = toy.exact_clustering().result_
         >>> again = ClusteringResult.from_arrays(saved.to_arrays(), saved.posterior,
         ...                                      saved.log_evidence, "exact", n_tasks=3)

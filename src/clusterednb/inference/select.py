@@ -45,7 +45,7 @@ def select_log_weights(
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> clusters = np.array([[[4, 0], [0, 0]], [[0, 0], [0, 4]]])
     >>> log_weights = select_log_weights(
     ...     toy.colour_model(), clusters, np.array([1, 1]), 1.0, np.zeros(2), np.zeros((2, 2)),
@@ -103,7 +103,7 @@ def select_log_proba(
     Two clusters of four rows, red under "no" and blue under "yes"; the task's three red
     unlabelled rows choose the red one, and red then predicts "no":
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> clusters = np.array([[[4, 0], [0, 0]], [[0, 0], [0, 4]]])
     >>> log_proba, log_weights = select_log_proba(
     ...     toy.colour_model(), clusters, np.array([1, 1]), 1.0, np.zeros(2), np.zeros((2, 2)),

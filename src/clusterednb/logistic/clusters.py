@@ -111,7 +111,7 @@ class LogisticClusters:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> data, clusters = toy.joint_data(), toy.fitted_clusters(floor=1.0)  # the fit above
         >>> rows = np.array([0, 1])
         >>> p1 = clusters.proba(data.design(rows), clusters.membership[data.task[rows]])
@@ -163,7 +163,7 @@ class LogisticClusters:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> data, clusters = toy.joint_data(), toy.fitted_clusters()  # 2 values, 3 tasks
         >>> clusters.shared_columns(data.design(np.array([0]))).toarray().tolist()
         [[1.0, 0.0]]
@@ -181,7 +181,7 @@ class LogisticClusters:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> data, clusters = toy.joint_data(), toy.fitted_clusters()
         >>> clusters.with_deviations(data, 1.0).deviations.shape  # 3 tasks; 2 values, intercept
         (3, 3)
@@ -220,7 +220,7 @@ class LogisticClusters:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> clusters = toy.fitted_clusters()  # the fit above
         >>> arrays = {name: getattr(clusters, name) for name in (
         ...     "partition", "coclustering", "n_clusters_probability", "membership",
@@ -270,7 +270,7 @@ def partition_posterior(
 
     Examples
     --------
-    >>> from clusterednb.logistic import examples as toy
+    >>> from clusterednb.examples import logistic as toy
     >>> data = toy.joint_data()  # 3 tasks of 2 rows, one unlabelled
     >>> settings = FitSettings(effective_rows=5.0)
     >>> clustering = partition_posterior(data, settings, np.random.default_rng(0))
@@ -296,7 +296,7 @@ def labelled_regression(
 
     Examples
     --------
-    >>> from clusterednb.logistic import examples as toy
+    >>> from clusterednb.examples import logistic as toy
     >>> data = toy.joint_data()  # 3 tasks of 2 rows, one unlabelled
     >>> labelled_regression(data, FitSettings()).with_bias.shape  # 2 values, 3 tasks, bias
     (5, 6)
@@ -331,7 +331,7 @@ def assemble(
 
     Examples
     --------
-    >>> from clusterednb.logistic import examples as toy
+    >>> from clusterednb.examples import logistic as toy
     >>> data = toy.joint_data()  # 3 tasks of 2 rows, one unlabelled
     >>> settings = FitSettings(effective_rows=5.0, floor=1.0)
     >>> clustering = partition_posterior(data, settings, np.random.default_rng(0))
@@ -383,7 +383,7 @@ def fit_clusters(
 
     Examples
     --------
-    >>> from clusterednb.logistic import examples as toy
+    >>> from clusterednb.examples import logistic as toy
     >>> clusters = fit_clusters(toy.joint_data(), FitSettings(effective_rows=5.0, floor=0.2),
     ...                         np.random.default_rng(0))
     >>> clusters.partition.shape, clusters.intercept.shape == (clusters.cluster_sizes.size + 1,)

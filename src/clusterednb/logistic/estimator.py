@@ -212,7 +212,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> model = ClusteredLogisticRegression(random_state=0).fit(*toy.colour_rows())
         >>> model.partition_.tolist()  # ann and bob like red; cy likes blue
         [0, 0, 1]
@@ -260,7 +260,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> X, y, tasks = toy.colour_rows()
         >>> model = ClusteredLogisticRegression(random_state=0).fit(X[:6], y[:6], tasks[:6])
         >>> model = model.partial_fit(X[6:], y[6:], tasks[6:])
@@ -320,7 +320,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> model = ClusteredLogisticRegression(random_state=0).fit(*toy.colour_rows())
         >>> proba = model.predict_proba([["red"], ["red"]], ["ann", "cy"])  # no, yes
         >>> bool(proba[0, 1] > proba[1, 1])  # red is liked more by ann than by cy
@@ -367,7 +367,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> model = ClusteredLogisticRegression(random_state=0).fit(*toy.colour_rows())
         >>> odds = model.log_odds_by_feature([["red"], ["red"]], ["ann", "cy"])
         >>> bool(odds.loc[0, "colour"] > odds.loc[1, "colour"])  # ann likes red more

@@ -39,7 +39,7 @@ def partial_update(
 
     Examples
     --------
-    >>> from clusterednb.logistic import examples as toy
+    >>> from clusterednb.examples import logistic as toy
     >>> data, settings = toy.joint_data(), FitSettings(effective_rows=5.0, floor=0.2)
     >>> fitted = fit_clusters(data, settings, np.random.default_rng(0))
     >>> again = partial_update(fitted, data, settings, data.n_tasks, np.random.default_rng(1))

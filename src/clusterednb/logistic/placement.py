@@ -30,7 +30,7 @@ def new_task_mixture(
 
     Examples
     --------
-    >>> from clusterednb.logistic import examples as toy
+    >>> from clusterednb.examples import logistic as toy
     >>> data, clusters = toy.joint_data(), toy.fitted_clusters(floor=0.2)
     >>> settings = FitSettings(effective_rows=5.0, floor=0.2)  # the fit's settings
     >>> mixture = new_task_mixture(clusters, np.array([[0], [0]]), data.offsets, settings)
@@ -67,7 +67,7 @@ def rows_mixture(
 
     Examples
     --------
-    >>> from clusterednb.logistic import examples as toy
+    >>> from clusterednb.examples import logistic as toy
     >>> data, clusters = toy.joint_data(), toy.fitted_clusters(floor=0.2)
     >>> settings = FitSettings(effective_rows=5.0, floor=0.2)
     >>> mixture = rows_mixture(clusters, np.array([[0], [0]]), np.array(["a", "new"]),

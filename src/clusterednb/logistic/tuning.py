@@ -116,7 +116,7 @@ def validation_rows(data: JointData, rng: np.random.Generator) -> np.ndarray:
 
     Examples
     --------
-    >>> from clusterednb.logistic import examples as toy
+    >>> from clusterednb.examples import logistic as toy
     >>> data = toy.joint_data()  # tasks of two rows: fewer than MIN_ROWS, none lends any
     >>> validation_rows(data, np.random.default_rng(0)).tolist()
     []
@@ -172,7 +172,7 @@ def choose_settings(
 
     Examples
     --------
-    >>> from clusterednb.logistic import examples as toy
+    >>> from clusterednb.examples import logistic as toy
     >>> chosen, tried = choose_settings(toy.joint_data(), FitSettings(), np.random.default_rng(0))
     >>> chosen.effective_rows, chosen.floor, chosen.deviation_scale, len(tried)  # the defaults
     (10.0, 0.2, 0.0, 0)

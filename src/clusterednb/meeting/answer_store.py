@@ -45,8 +45,8 @@ class FeedbackStore(SQLiteFile):
 
     Examples
     --------
-    >>> from clusterednb.models import examples as data_toy
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import models as data_toy
+    >>> from clusterednb.examples import meeting as toy
     >>> answer = toy.organisation().requests.iloc[0]
     >>> with FeedbackStore(data_toy.scratch_file("answers.db")) as store:
     ...     store.record("user00", "m1", answer.to_dict(), accepted=True)
@@ -73,8 +73,8 @@ class FeedbackStore(SQLiteFile):
         --------
         Recording the same request again replaces the earlier answer:
 
-        >>> from clusterednb.models import examples as data_toy
-        >>> from clusterednb.meeting import examples as toy
+        >>> from clusterednb.examples import models as data_toy
+        >>> from clusterednb.examples import meeting as toy
         >>> answer = toy.organisation().requests.iloc[0].to_dict()
         >>> with FeedbackStore(data_toy.scratch_file("answers.db")) as store:
         ...     store.record("user00", "m1", answer, accepted=True)
@@ -115,8 +115,8 @@ class FeedbackStore(SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb.models import examples as data_toy
-        >>> from clusterednb.meeting import examples as toy
+        >>> from clusterednb.examples import models as data_toy
+        >>> from clusterednb.examples import meeting as toy
         >>> requests = toy.organisation().requests
         >>> with FeedbackStore(data_toy.scratch_file("answers.db")) as store:
         ...     store.record("user00", "m1", requests.iloc[0].to_dict(), accepted=True)

@@ -59,7 +59,7 @@ def decide(
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> folder, directory = toy.world()
     >>> decision = decide(toy.fitted_model(), folder / "pending/user00/request-0.ics", "user00",
     ...                   folder / "calendars/user00.ics", directory)
@@ -101,7 +101,7 @@ def learn(
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> from clusterednb.meeting.answer_store import FeedbackStore
     >>> folder, directory = toy.world()
     >>> with FeedbackStore(folder / "answers.sqlite") as store:
@@ -124,7 +124,7 @@ def add_answer(model: TaskNaiveBayes, features: dict[str, str], user: str, accep
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> model = toy.fitted_model()
     >>> features = toy.organisation().requests.iloc[0].drop(["user", "accepted"]).to_dict()
     >>> before = model.counts_.label_counts.sum()
@@ -143,8 +143,8 @@ def add_answer_to_file(
 
     Examples
     --------
-    >>> from clusterednb.models import examples as core_toy
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import models as core_toy
+    >>> from clusterednb.examples import meeting as toy
     >>> path = core_toy.scratch_file("meeting.cnb")
     >>> toy.fitted_model().save(path)
     >>> features = toy.organisation().requests.iloc[0].drop(["user", "accepted"]).to_dict()
@@ -188,7 +188,7 @@ def fit_from_frames(
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> fit_from_frames([toy.organisation().requests], kind="cnb-bhc").partition_.tolist()
     [0, 0, 1, 1]
     >>> model = fit_from_frames([toy.organisation().requests], kind="cnb-logistic")

@@ -261,7 +261,7 @@ def extract_features(
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> request, calendar, directory = toy.pending()
     >>> features = extract_features(request, calendar, directory, "user00")
     >>> len(features), features["conflict"] in ("no", "yes")
@@ -309,7 +309,7 @@ def features_in_context(
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> request, calendar, directory = toy.pending()
     >>> email = directory.user("user00").email
     >>> features, missing = features_in_context(request, email, None, None, {})

@@ -67,7 +67,7 @@ class Decision:
     --------
     >>> Decision("ask").decision  # no model yet: the assistant asks
     'ask'
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> folder, directory = toy.world()
     >>> from clusterednb.meeting.assistant import decide
     >>> decision = decide(toy.fitted_model(), folder / "pending/user00/request-0.ics", "user00",
@@ -98,7 +98,7 @@ class Decision:
 
         Examples
         --------
-        >>> from clusterednb.meeting import examples as toy
+        >>> from clusterednb.examples import meeting as toy
         >>> from clusterednb.meeting.assistant import decide
         >>> folder, directory = toy.world()
         >>> decision = decide(toy.fitted_model(), folder / "pending/user02/request-1.ics",
@@ -200,7 +200,7 @@ def decide_or_ask(
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> request, calendar, directory = toy.pending()
     >>> from clusterednb.meeting.calendar import extract_features
     >>> features = extract_features(request, calendar, directory, "user00")
@@ -255,7 +255,7 @@ def request_record(
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> request, calendar, directory = toy.pending()
     >>> from clusterednb.meeting.invitation import request_event
     >>> record = request_record(request_event(request), request.to_ical(), {"duration": "60"},

@@ -69,7 +69,7 @@ class Directory:
         Examples
         --------
         >>> import json
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> path = toy.scratch_file("directory.json")
         >>> _ = path.write_text(json.dumps({"people": {"Bob@Org.Example": {"job": "faculty"}},
         ...     "users": {"ann": {"email": "ann@org.example", "timezone": "Mars/Olympus",
@@ -106,7 +106,7 @@ class Directory:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> path = toy.scratch_file("directory.json")
         >>> directory = Directory({}, {"ann": UserEntry("ann@org.example", "UTC", "Campus")})
         >>> directory.to_json(path)

@@ -43,7 +43,7 @@ def feature_log_odds(
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> model = toy.fitted_model()
     >>> request = toy.organisation().requests.iloc[[0]]
     >>> odds = feature_log_odds(model, request[list(model.feature_names_in_)], "user00", "accept")

@@ -74,7 +74,7 @@ def decide_invitation(
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> request, calendar, directory = toy.pending()
     >>> invitee = Invitee("user00", directory.user("user00").email, directory.user("user00"))
     >>> decided = decide_invitation(request, invitee, calendar, toy.fitted_model())
@@ -104,7 +104,7 @@ def single_event(calendar: icalendar.Calendar, event: icalendar.Event) -> icalen
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> request, _, _ = toy.pending()
     >>> single = single_event(request, request.walk("VEVENT")[0])
     >>> [c.name for c in single.subcomponents][-1]

@@ -85,7 +85,7 @@ def make_reply(
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> request, calendar, directory = toy.pending()
     >>> stamp = dt.datetime(2026, 11, 24, 9, tzinfo=dt.UTC)
     >>> reply = make_reply(request, directory.user("user00").email, True, stamp)
@@ -237,19 +237,6 @@ def _against_request(event: icalendar.Event, invitation: icalendar.Event) -> lis
     elif "RECURRENCE-ID" in event:
         problems.append("a RECURRENCE-ID the invitation does not have")
     return problems
-
-
-def ics_bytes(calendar: icalendar.Calendar) -> bytes:
-    """Serialise a calendar.
-
-    Examples
-    --------
-    >>> from clusterednb.meeting import examples as toy
-    >>> request, calendar, directory = toy.pending()
-    >>> ics_bytes(request).startswith(b"BEGIN:VCALENDAR\\r\\n")  # CRLF line ends
-    True
-    """
-    return calendar.to_ical()
 
 
 def reply_message(

@@ -121,7 +121,7 @@ class SQLiteFile:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> from clusterednb.service.store import ServiceStore
         >>> with ServiceStore(toy.scratch_file("store.db")) as store:  # closed on leaving the block
         ...     store.counts()["users"]

@@ -95,7 +95,7 @@ class MultinomialDirichletNB(DirichletNB):
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> model = toy.tokens_model()  # the class's example
         >>> np.exp(model.log_feature_table(np.array([[[3, 0], [0, 1]]]))[0]).round(12).tolist()
         [[4.0, 1.0, 5.0], [1.0, 2.0, 3.0]]
@@ -114,7 +114,7 @@ class MultinomialDirichletNB(DirichletNB):
         Examples
         --------
         >>> from scipy import sparse
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> model = toy.tokens_model()  # the class's example
         >>> table = model.log_feature_table(np.array([[[3, 0], [0, 1]]]))
         >>> rows = model.log_likelihood_rows(sparse.csr_matrix([[1, 0]]), table, np.array([0]))

@@ -309,7 +309,7 @@ class DirichletNB:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> model, one_red_zero = toy.colour_model(), toy.one_row_counts()
         >>> np.exp(model.log_feature_table(one_red_zero.value_counts)[0]).round(4).tolist()
         [[0.6667, 0.3333, 1.0], [0.5, 0.5, 1.0]]
@@ -336,7 +336,7 @@ class DirichletNB:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> model, one_red_zero = toy.colour_model(), toy.one_row_counts()
         >>> proba = np.exp(model.log_predictive(np.array([[0], [-1]]), one_red_zero))
         >>> proba.round(4).tolist()  # red: 2/3 · 2/3 against 1/3 · 1/2; missing: label prior
@@ -377,7 +377,7 @@ class DirichletNB:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> model, one_red_zero = toy.colour_model(), toy.one_row_counts()
         >>> table = model.log_feature_table(one_red_zero.value_counts)
         >>> prior = model.log_label_prior(one_red_zero.label_counts)
@@ -394,7 +394,7 @@ class DirichletNB:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> model, one_red_zero = toy.colour_model(), toy.one_row_counts()
         >>> table = model.log_feature_table(one_red_zero.value_counts)
         >>> rows = model.log_likelihood_rows(np.array([[0]]), table, np.array([0]))

@@ -116,7 +116,7 @@ def fit_sigmoid(estimator: Any, X: Any, y: Any, tasks: np.ndarray, rng: np.rando
     Examples
     --------
     >>> from clusterednb import ClusteredNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> X, y, tasks = toy.colour_rows()
     >>> model = ClusteredNB(inference="exact").fit(X, y, tasks)
     >>> fit_sigmoid(model, X, y, np.asarray(tasks), np.random.default_rng(0)).tolist()

@@ -183,7 +183,7 @@ class ClusteredNB(TaskNaiveBayes):
 
     Examples
     --------
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> model = ClusteredNB(inference="exact").fit(*toy.colour_rows())
     >>> model.partition_.tolist()  # ann and bob like red, cy likes blue
     [0, 0, 1]
@@ -227,7 +227,7 @@ class ClusteredNB(TaskNaiveBayes):
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> model = ClusteredNB(inference="exact", calibration="sigmoid").fit(*toy.colour_rows())
         >>> model.calibration_.shape
         (2,)
@@ -345,7 +345,7 @@ class ClusteredNB(TaskNaiveBayes):
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> model = ClusteredNB(inference="exact").fit(*toy.colour_rows())
         >>> np.exp(model.predict_log_proba([["red"]], ["cy"])).round(3).tolist()  # no, yes
         [[0.576, 0.424]]
@@ -379,7 +379,7 @@ class ClusteredNB(TaskNaiveBayes):
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> ClusteredNB(inference="exact").fit(*toy.colour_rows()).coclustering_.round(2)[0]
         array([1.  , 0.64, 0.14])
         """

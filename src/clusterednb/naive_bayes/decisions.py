@@ -49,7 +49,7 @@ class BayesDecisions(ClassifierMixin):
         A false "yes" costing five times a false "no" turns ann's 0.67 "yes" into a "no":
 
         >>> from clusterednb import CompleteSharingNB, LossMatrix
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> model = CompleteSharingNB().fit(*toy.colour_rows())
         >>> careful = LossMatrix.binary(cost_false_positive=5.0, cost_false_negative=1.0,
         ...                             pos_label="yes")
@@ -70,7 +70,7 @@ class BayesDecisions(ClassifierMixin):
         Examples
         --------
         >>> from clusterednb import CompleteSharingNB
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> X, y, tasks = toy.colour_rows()
         >>> CompleteSharingNB().fit(X, y, tasks).score(X, y, tasks)  # pooled: cy is wrong
         0.6666666666666666

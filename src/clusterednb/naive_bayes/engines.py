@@ -170,7 +170,7 @@ def run_engine(
     Examples
     --------
     >>> from clusterednb import ClusteredNB
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> given = EngineInput.labelled_only(np.random.default_rng(0), 1)
     >>> result = run_engine(EngineSettings(inference="exact"), toy.colour_model(),
     ...                     toy.three_task_counts(), given)

@@ -88,7 +88,7 @@ class TaskNaiveBayes(
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> isinstance(NoSharingNB().fit(*toy.colour_rows()), TaskNaiveBayes)  # every model's shell
     True
     """
@@ -140,7 +140,7 @@ class TaskNaiveBayes(
         Examples
         --------
         >>> from clusterednb import NoSharingNB
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> model = NoSharingNB().fit(*toy.colour_rows())
         >>> model.classes_.tolist(), model.task_ids_.tolist()
         (['no', 'yes'], ['ann', 'bob', 'cy'])
@@ -164,7 +164,7 @@ class TaskNaiveBayes(
         Examples
         --------
         >>> from clusterednb import CompleteSharingNB
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> X, y, tasks = toy.colour_rows()
         >>> chunks = CompleteSharingNB().partial_fit(X[:4], y[:4], tasks[:4])
         >>> chunks = chunks.partial_fit(X[4:], y[4:], tasks[4:])
@@ -200,7 +200,7 @@ class TaskNaiveBayes(
         Examples
         --------
         >>> from clusterednb import NoSharingNB
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> model = NoSharingNB().fit_counts(toy.three_task_counts(), ["a", "b", "c"],
         ...                                  toy.colour_schema())
         >>> model.predict_proba([["red"]], ["c"]).round(12).tolist()  # 1/4·1/2 : 3/4·1/4

@@ -30,7 +30,7 @@ class PredictsFromPosterior:
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> isinstance(NoSharingNB().fit(*toy.colour_rows()), PredictsFromPosterior)
     True
     """
@@ -52,7 +52,7 @@ class PredictsFromPosterior:
         Examples
         --------
         >>> from clusterednb import NoSharingNB
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> model = NoSharingNB().fit(*toy.colour_rows())
         >>> log_proba = model.predict_log_proba([["red"]], ["ann"])
         >>> bool(np.isclose(np.logaddexp.reduce(log_proba[0]), 0.0))
@@ -68,7 +68,7 @@ class PredictsFromPosterior:
         Examples
         --------
         >>> from clusterednb import NoSharingNB
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> model = NoSharingNB().fit(*toy.colour_rows())
         >>> proba = model.predict_proba([["red"], ["red"]], ["ann", "cy"])  # columns: no, yes
         >>> proba.round(3).tolist()  # ann: 2/5·1/3 : 3/5·3/4; cy: 2/5·2/3 : 3/5·1/4

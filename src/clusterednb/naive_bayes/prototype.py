@@ -258,7 +258,7 @@ class PrototypeNB(TaskNaiveBayes):
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> model = PrototypeNB(n_samples=20, burn_in=5, random_state=0).fit(*toy.colour_rows())
         >>> log_proba = model.predict_log_proba([["red"]], ["ann"])
         >>> bool(np.isclose(np.logaddexp.reduce(log_proba[0]), 0.0))

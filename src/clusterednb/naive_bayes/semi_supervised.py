@@ -39,9 +39,10 @@ class Completed:
 
     Examples
     --------
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import naive_bayes as nb_toy
     >>> completed = complete_by_em(toy.colour_model(), toy.three_task_counts(),
-    ...                            toy.unlabelled_rows(), max_iter=50)
+    ...                            nb_toy.unlabelled_rows(), max_iter=50)
     >>> completed.unlabelled_proba.shape, bool(np.all(np.diff(completed.em_objective) >= 0))
     ((2, 2), True)
     """
@@ -68,7 +69,7 @@ class Unlabelled:
 
     Examples
     --------
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> unlabelled = toy.unlabelled_rows()  # red in task 0, blue in task 2
     >>> unlabelled.rows.shape, unlabelled.groups[1].tolist()
     ((2, 1), [0, 1, 2])
@@ -103,9 +104,10 @@ def complete_by_em(
     Task 0 saw red labelled 0 twice, task 2 blue labelled 1 twice; their unlabelled red and
     blue rows are imputed accordingly:
 
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import naive_bayes as nb_toy
     >>> completed = complete_by_em(toy.colour_model(), toy.three_task_counts(),
-    ...                            toy.unlabelled_rows(), max_iter=50)
+    ...                            nb_toy.unlabelled_rows(), max_iter=50)
     >>> completed.unlabelled_proba.argmax(axis=1).tolist()
     [0, 1]
     """
@@ -138,9 +140,10 @@ def complete_by_gibbs(
 
     Examples
     --------
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import naive_bayes as nb_toy
     >>> completed = complete_by_gibbs(np.random.default_rng(0), toy.colour_model(),
-    ...                               toy.three_task_counts(), toy.unlabelled_rows(), n_iter=200)
+    ...                               toy.three_task_counts(), nb_toy.unlabelled_rows(), n_iter=200)
     >>> completed.unlabelled_proba.argmax(axis=1).tolist(), completed.em_objective
     ([0, 1], None)
     """

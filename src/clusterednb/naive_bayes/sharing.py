@@ -17,7 +17,7 @@ def own_counts_posterior(counts: Counts) -> Posterior:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> posterior = own_counts_posterior(toy.three_task_counts())
     >>> posterior.components.tolist(), posterior.component_counts.shape  # 3 tasks + the prior
     ([0, 1, 2], (4, 2, 2))
@@ -120,7 +120,7 @@ class CompleteSharingNB(TaskNaiveBayes):
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> model = CompleteSharingNB().fit(*toy.colour_rows())
         >>> model.schema_.categories[0], np.exp(model.feature_log_prob_[0]).round(3).tolist()
         (('blue', 'red'), [[0.667, 0.333], [0.429, 0.571]])
@@ -137,7 +137,7 @@ class CompleteSharingNB(TaskNaiveBayes):
 
         Examples
         --------
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
         >>> model = CompleteSharingNB().fit(*toy.colour_rows())
         >>> np.exp(model.class_log_prior_).round(4).tolist()  # (4 + 1) / 11, (5 + 1) / 11
         [0.4545, 0.5455]

@@ -314,7 +314,7 @@ def training_chunk(
 
     Examples
     --------
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> X, y, tasks = toy.colour_rows()
     >>> chunk = training_chunk(X, y, tasks, Context(None, None, None), Reading(), None)
     >>> chunk.task_ids.tolist(), chunk.counts.label_counts.tolist()

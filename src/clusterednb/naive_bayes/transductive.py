@@ -104,11 +104,11 @@ def select_log_proba_for_rows(
 
     Examples
     --------
-    Task 2 of :func:`clusterednb.models.examples.three_task_counts` has two unlabelled red rows:
+    Task 2 of :func:`clusterednb.examples.models.three_task_counts` has two unlabelled red rows:
     its row's
     predictive is replaced; task 0's (no unlabelled rows) is left as it was:
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> before = np.log(np.full((2, 2), 0.5))
     >>> after = select_log_proba_for_rows(
     ...     toy.colour_model(), toy.three_task_counts(), np.array([0, 0, 1]), 1.0,
@@ -159,7 +159,7 @@ def selected_coclustering(
     Task 2's two unlabelled red rows choose between the cluster of tasks 0 and 1 and a new
     cluster; tasks 0 and 1 always share it, so their entries in row 2 are equal:
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> together = selected_coclustering(
     ...     toy.colour_model(), toy.three_task_counts(), np.array([0, 0, 1]), 1.0,
     ...     np.array([[0], [0]]), np.array([2, 2]), np.eye(3), 1.0)
@@ -189,7 +189,7 @@ def transductive_coclustering(estimator: Any) -> np.ndarray:
     Examples
     --------
     >>> from clusterednb import ClusteredNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> X, y, tasks = toy.colour_rows()
     >>> X = [*X["colour"], "red", "red", "red"]  # cy's three unlabelled rows are red
     >>> y, tasks = [*y, None, None, None], [*tasks, "cy", "cy", "cy"]

@@ -144,8 +144,9 @@ def save_model(model: Any, path: str | Path) -> None:
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
-    >>> path = toy.scratch_file("model.cnb")
+    >>> from clusterednb.examples import naive_bayes as toy
+    >>> from clusterednb.examples import models as data_toy
+    >>> path = data_toy.scratch_file("model.cnb")
     >>> save_model(NoSharingNB().fit(*toy.colour_rows()), path)
     >>> import zipfile
     >>> sorted(zipfile.ZipFile(path).namelist())  # plain JSON and NPZ, no pickle
@@ -227,8 +228,9 @@ def read_model(path: str | Path) -> Any:
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
-    >>> path = toy.scratch_file("model.cnb")
+    >>> from clusterednb.examples import naive_bayes as toy
+    >>> from clusterednb.examples import models as data_toy
+    >>> path = data_toy.scratch_file("model.cnb")
     >>> NoSharingNB().fit(*toy.colour_rows()).save(path)
     >>> read_model(path).task_ids_.tolist()
     ['ann', 'bob', 'cy']
@@ -293,8 +295,9 @@ def update_lock(path: str | Path, timeout: float = 60.0) -> Iterator[None]:
     Examples
     --------
     >>> from clusterednb import NoSharingNB, load
-    >>> from clusterednb.naive_bayes import examples as toy
-    >>> path = toy.scratch_file("model.cnb")
+    >>> from clusterednb.examples import naive_bayes as toy
+    >>> from clusterednb.examples import models as data_toy
+    >>> path = data_toy.scratch_file("model.cnb")
     >>> X, y, tasks = toy.colour_rows()
     >>> NoSharingNB().fit(X, y, tasks).save(path)
     >>> with update_lock(path):  # no other process updates it meanwhile

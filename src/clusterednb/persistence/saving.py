@@ -41,10 +41,11 @@ class SavesAsPlainData:
         Examples
         --------
         >>> from clusterednb import NoSharingNB, load
-        >>> from clusterednb.naive_bayes import examples as toy
+        >>> from clusterednb.examples import naive_bayes as toy
+        >>> from clusterednb.examples import models as data_toy
         >>> X, y, tasks = toy.colour_rows()
         >>> model = NoSharingNB().fit(X, y, tasks)
-        >>> path = toy.scratch_file("colours.cnb")
+        >>> path = data_toy.scratch_file("colours.cnb")
         >>> model.save(path)
         >>> bool(np.array_equal(load(path).predict_proba(X, tasks), model.predict_proba(X, tasks)))
         True

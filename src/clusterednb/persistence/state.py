@@ -37,7 +37,7 @@ class ModelRecord:
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> model = NoSharingNB().fit(*toy.colour_rows())
     >>> record = ModelRecord(model.schema_, model.task_ids_, *base_state(model))
     >>> record.task_ids.tolist(), record.arrays["value_counts"].shape
@@ -56,7 +56,7 @@ def base_state(estimator: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> meta, arrays = base_state(NoSharingNB().fit(*toy.colour_rows()))
     >>> sorted(meta), arrays["label_counts"].tolist()  # (no, yes) counts of ann, bob, cy
     (['log_evidence'], [[1, 2], [2, 1], [1, 2]])
@@ -105,7 +105,7 @@ def restored_unlabelled(record: ModelRecord) -> Any:
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> model = NoSharingNB().fit(*toy.colour_rows())
     >>> record = ModelRecord(model.schema_, model.task_ids_, *base_state(model))
     >>> restored_unlabelled(record).shape
@@ -145,7 +145,7 @@ def count_arrays(counts: Counts | SparseCounts) -> dict[str, np.ndarray]:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> from clusterednb.stats.sparse_counts import SparseCounts
     >>> sorted(count_arrays(toy.three_task_counts()))
     ['label_counts', 'value_counts']
@@ -169,7 +169,7 @@ def restored_counts(record: ModelRecord) -> Counts | SparseCounts:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> from clusterednb.stats.sparse_counts import SparseCounts
     >>> kept = SparseCounts.from_dense(toy.three_task_counts())
     >>> record = ModelRecord(toy.colour_schema(), np.array(["a", "b", "c"], dtype=object), {},
@@ -209,7 +209,7 @@ def check_shapes(record: ModelRecord) -> None:
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> model = NoSharingNB().fit(*toy.colour_rows())
     >>> record = ModelRecord(model.schema_, model.task_ids_[:2], *base_state(model))
     >>> check_shapes(record)  # doctest: +ELLIPSIS
@@ -245,7 +245,7 @@ def check_posterior_shapes(
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> posterior = toy.three_task_posterior()
     >>> check_posterior_shapes(posterior, n_tasks=3, n_classes=2, n_values_total=2)
     >>> check_posterior_shapes(posterior, n_tasks=4, n_classes=2, n_values_total=2)
@@ -282,7 +282,7 @@ def restored_posterior(record: ModelRecord) -> Posterior:
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> model = NoSharingNB().fit(*toy.colour_rows())
     >>> record = ModelRecord(model.schema_, model.task_ids_, *base_state(model))
     >>> restored_posterior(record).n_tasks
@@ -302,7 +302,7 @@ def restore_base(estimator: Any, record: ModelRecord) -> None:
     Examples
     --------
     >>> from clusterednb import NoSharingNB
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import naive_bayes as toy
     >>> X, y, tasks = toy.colour_rows()
     >>> model = NoSharingNB().fit(X, y, tasks)
     >>> copy = NoSharingNB()

@@ -65,7 +65,7 @@ class AccountTables:
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> store, token = toy.service_store()
     >>> account = store.authenticate(token)
     >>> account.user, account.cost_false_decline
@@ -86,7 +86,7 @@ class AccountTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> store.add_user("cy", "Cy@Example.org").startswith("cy.")
         True
@@ -125,7 +125,7 @@ class AccountTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, token = toy.service_store()
         >>> store.revoke("ann")
         >>> store.authenticate(token) is None
@@ -144,7 +144,7 @@ class AccountTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> store.revoke("bob")
         >>> [(account.user, account.revoked) for account in store.users()]
@@ -161,7 +161,7 @@ class AccountTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, token = toy.service_store()
         >>> store.authenticate(token).email
         'ann@example.org'
@@ -183,7 +183,7 @@ class AccountTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> session, csrf = store.open_session("ann")
         >>> store.session(session)[1] == csrf
@@ -203,7 +203,7 @@ class AccountTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> session, _ = store.open_session("ann")
         >>> store.session(session)[0].user, store.session("made-up") is None
@@ -226,7 +226,7 @@ class AccountTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> session, _ = store.open_session("ann")
         >>> store.close_session(session)

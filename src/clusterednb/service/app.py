@@ -68,7 +68,7 @@ def create_app(
     (which does not run the lifespan that opens the store, so only the schema is asked):
 
     >>> import asyncio, httpx
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> app = create_app(toy.scratch_file("service.db"))
     >>> async def schema():
     ...     transport = httpx.ASGITransport(app=app)

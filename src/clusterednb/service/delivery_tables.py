@@ -106,7 +106,7 @@ class DeliveryTables:
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> store, _ = toy.service_store()
     >>> record, _ = store.add_request("ann", toy.request_record(), toy.outgoing_reply())
     >>> [(r["request_id"] == record["id"], r["state"]) for r in store.outbox("ann")]
@@ -159,7 +159,7 @@ class DeliveryTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> record, _ = store.add_request("ann", toy.request_record())
         >>> store.queue_reply("ann", record["id"], toy.outgoing_reply("DECLINED"))
@@ -180,7 +180,7 @@ class DeliveryTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> record, _ = store.add_request("ann", toy.request_record() | {"partstat": "ACCEPTED"})
         >>> store.mark_written("ann", record["id"], "ACCEPTED", toy.outgoing_reply())
@@ -255,7 +255,7 @@ class DeliveryTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> record, _ = store.add_request("ann", toy.request_record(), toy.outgoing_reply())
         >>> store.supersede("ann", "m1@example.org", "", 1)
@@ -315,7 +315,7 @@ class DeliveryTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> store.record_pass("ann", "calendar", "dav", "", "the connection was refused")
         >>> store.record_pass("ann", "calendar", "dav", "", "the connection was refused")
@@ -367,7 +367,7 @@ class DeliveryTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> record, _ = store.add_request("ann", toy.request_record(), toy.outgoing_reply())
         >>> store.problems("ann")  # owed, but not tried yet
@@ -399,7 +399,7 @@ class DeliveryTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> store.delivery_counts()
         {'owed': 0, 'sent': 0, 'failed': 0, 'dropped': 0, 'unwritten': 0}

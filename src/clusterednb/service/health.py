@@ -26,7 +26,7 @@ def health(store: Any) -> dict[str, Any]:
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> store, _ = toy.service_store()
     >>> health(store)
     {'status': 'ok'}
@@ -95,7 +95,7 @@ def metrics_text(store: Any) -> bytes:
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> store, _ = toy.service_store()
     >>> _ = store.add_request("ann", toy.request_record(), toy.outgoing_reply())
     >>> print(metrics_text(store).decode())  # doctest: +ELLIPSIS

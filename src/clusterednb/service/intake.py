@@ -33,7 +33,7 @@ def receive_cancellation(
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> store, _ = toy.service_store()
     >>> who = store.authenticate(store.add_user("cy", "cy@example.org"))
     >>> _ = store.add_request("cy", toy.request_record("m1@example.org"))
@@ -104,8 +104,8 @@ def receive_invitation(
 
     Examples
     --------
-    >>> from clusterednb.service import examples as data_toy
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import service as data_toy
+    >>> from clusterednb.examples import meeting as toy
     >>> from clusterednb.meeting.invitation import read_calendar
     >>> folder, directory = toy.world()
     >>> store, _ = data_toy.service_store()

@@ -37,7 +37,7 @@ def refit(store: ServiceStore, base_model: Path | None) -> Any:
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> store, _ = toy.service_store()
     >>> refit(store, None) is None  # no answers and no base model yet
     True
@@ -72,7 +72,7 @@ class Learner:
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> store, _ = toy.service_store()
     >>> learner = Learner(store, None, debounce=0.0)
     >>> learner.status()
@@ -94,7 +94,7 @@ class Learner:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> _ = store.import_history([("ann", {"start_time": "morning"}, True)])
         >>> learner = Learner(store, None)
@@ -111,7 +111,7 @@ class Learner:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> learner = Learner(toy.service_store()[0], None)
         >>> learner.start()
         >>> learner.stop()
@@ -129,7 +129,7 @@ class Learner:
         Examples
         --------
         >>> import time
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> learner = Learner(store, None, debounce=0.0)
         >>> learner.start()  # nothing answered yet: no model
@@ -150,7 +150,7 @@ class Learner:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> Learner(toy.service_store()[0], None).current() is None  # not started
         True
         """
@@ -183,7 +183,7 @@ class Learner:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> learner = Learner(toy.service_store()[0], None)
         >>> learner.start()  # nothing answered: no model yet
         >>> learner.status()["model"]

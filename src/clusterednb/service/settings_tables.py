@@ -62,7 +62,7 @@ def check_private(path: str | Path) -> None:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> path = toy.scratch_file("open.db")
     >>> _ = path.write_bytes(b"")
     >>> path.chmod(0o644)
@@ -98,7 +98,7 @@ class SettingsTables:
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> store, _ = toy.service_store()
     >>> store.rules("ann").time_zone  # nothing set: the defaults
     'UTC'
@@ -131,7 +131,7 @@ class SettingsTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> store.set_calendar_account(CalendarAccount("ann", "http://h/ann/", "ann", "pw"))
         >>> [a.user for a in store.calendar_accounts()], oct(store.path.stat().st_mode)[-3:]
@@ -164,7 +164,7 @@ class SettingsTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> store.set_mail_account("ann", ImapAccount("imap.example.org", 993, "ann", "pw"))
         >>> [(user, account.host) for user, account in store.mail_accounts()]
@@ -235,7 +235,7 @@ class SettingsTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> store.set_calendar("ann", b"first")
         >>> store.set_calendar("ann", b"second")
@@ -252,7 +252,7 @@ class SettingsTables:
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> store.calendar("bob") is None
         True

@@ -139,7 +139,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> store, _ = toy.service_store()
     >>> store.counts()
     {'users': 2, 'requests': 0, 'answers': 0}
@@ -183,7 +183,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> _ = store.add_request("ann", toy.request_record("m1@example.org"))
         >>> store.find_request("ann", "m1@example.org", "", 0)["summary"]
@@ -209,7 +209,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> first, created = store.add_request("ann", toy.request_record())
         >>> again, created_again = store.add_request("ann", toy.request_record())
@@ -265,7 +265,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> for uid in ("m1", "m2"):
         ...     _ = store.add_request("ann", toy.request_record(uid))
@@ -284,7 +284,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> record, _ = store.add_request("ann", toy.request_record())
         >>> store.request("ann", record["id"])["uid"], store.request("bob", record["id"])
@@ -300,7 +300,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> record, _ = store.add_request("ann", toy.request_record())
         >>> store.answer("ann", record["id"], accepted=False)["answer"]
@@ -331,7 +331,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> _ = store.add_request("ann", toy.request_record("m1@example.org"))
         >>> store.cancel("bob", "m1@example.org"), store.cancel("ann", "m1@example.org")
@@ -358,7 +358,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> store.import_history([("ann", {"hour": "9"}, True), ("bob", {"hour": "17"}, False)])
         2
@@ -395,7 +395,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> record, _ = store.add_request("ann", toy.request_record())
         >>> _ = store.answer("ann", record["id"], accepted=True)
@@ -410,7 +410,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> store.revoke("bob")
         >>> _ = store.add_request("ann", toy.request_record())
@@ -428,7 +428,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
 
         Examples
         --------
-        >>> from clusterednb.service import examples as toy
+        >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> store.import_history([("ann", {"hour": "9"}, True)])
         1

@@ -36,7 +36,7 @@ class SparseCounts:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> dense = toy.three_task_counts()
     >>> kept = SparseCounts.from_dense(dense)
     >>> kept.n_groups, kept.cells.nnz, kept.n_values_total
@@ -111,7 +111,7 @@ class SparseCounts:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> SparseCounts.from_dense(toy.three_task_counts()).cells.toarray().tolist()
         [[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]]
         """
@@ -123,7 +123,7 @@ class SparseCounts:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> SparseCounts.from_dense(toy.three_task_counts()).n_groups
         3
         """
@@ -135,7 +135,7 @@ class SparseCounts:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> SparseCounts.from_dense(toy.three_task_counts()).n_values_total
         2
         """
@@ -146,7 +146,7 @@ class SparseCounts:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> SparseCounts.from_dense(toy.three_task_counts()).flat_cells().shape
         (3, 4)
         """
@@ -158,7 +158,7 @@ class SparseCounts:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> SparseCounts.from_dense(toy.three_task_counts()).dense().value_counts.shape
         (3, 2, 2)
         """
@@ -170,7 +170,7 @@ class SparseCounts:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> SparseCounts.from_dense(toy.three_task_counts()).take([2]).label_counts.tolist()
         [[0, 2]]
         """
@@ -183,7 +183,7 @@ class SparseCounts:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> SparseCounts.from_dense(toy.three_task_counts()).total().label_counts.tolist()
         [[4, 2]]
         """
@@ -199,7 +199,7 @@ class SparseCounts:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> kept = SparseCounts.from_dense(toy.three_task_counts())
         >>> kept.group_by(np.array([0, 0, 1]), 2).value_counts[:, 0].tolist()  # class 0 rows
         [[4, 0], [0, 0]]
@@ -243,7 +243,7 @@ class SparseCounts:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> SparseCounts.from_dense(toy.three_task_counts()).pad_groups(5).n_groups
         5
         """
@@ -259,7 +259,7 @@ class SparseCounts:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> kept = SparseCounts.from_dense(toy.three_task_counts())
         >>> more = toy.three_task_counts().take([0])
         >>> kept.add_at(np.array([2]), more).label_counts.tolist()
@@ -281,7 +281,7 @@ def as_sparse(counts: Counts | SparseCounts) -> SparseCounts:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> kept = as_sparse(toy.three_task_counts())
     >>> as_sparse(kept) is kept
     True

@@ -86,7 +86,7 @@ def fit_generative(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> train, _ = toy.transfer_split()
     >>> fit_generative("ns", train, ["colour"], seed=0).task_ids_.tolist()
     ['ann', 'bob', 'cy']
@@ -101,7 +101,7 @@ def with_unlabelled(train: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> train, test = toy.transfer_split()
     >>> with_unlabelled(train, test)["label"].tolist()[-3:]
     [1.0, nan, nan]
@@ -117,7 +117,7 @@ def fit_selecting(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> train, test = toy.transfer_split()
     >>> model = fit_selecting("cnb-exact", train, test, ["colour"], seed=0)
     >>> model.unlabelled_X_.shape[0] == len(test)  # the test rows, unlabelled
@@ -143,7 +143,7 @@ def select_transductive(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> train, test = toy.transfer_split()
     >>> p_red, p_blue = select_transductive("cnb-exact", train, test, ["colour"], seed=0)
     >>> bool(p_red > p_blue)

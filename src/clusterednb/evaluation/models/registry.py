@@ -122,7 +122,7 @@ def fit_predict(
     --------
     Target ``ann`` has one training row (red, liked); her test rows are red and blue:
 
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> train, test = toy.transfer_split()
     >>> p_red, p_blue = fit_predict("cs", train, test, ["colour"], seed=0)
     >>> bool(p_red > p_blue)
@@ -201,7 +201,7 @@ def cluster_weighted_logistic(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> train, test = toy.transfer_split()
     >>> p_red, p_blue = cluster_weighted_logistic(train, test, ["colour"], seed=0)
     >>> bool(p_red > p_blue)
@@ -249,7 +249,7 @@ def clustered_logistic(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> train, test = toy.transfer_split()
     >>> p_red, p_blue = clustered_logistic(train, test, ["colour"], seed=0)
     >>> bool(p_red > p_blue)

@@ -66,7 +66,7 @@ def fit_predict_trees(
 
     Examples
     --------
-    >>> from clusterednb.evaluation import examples as toy
+    >>> from clusterednb.examples import evaluation as toy
     >>> train, test = toy.transfer_split()
     >>> p = fit_predict_trees("hgb-task", train, test, ["colour"], seed=0)
     >>> p.shape == (len(test),) and bool(((0 < p) & (p < 1)).all())

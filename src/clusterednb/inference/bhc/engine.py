@@ -51,12 +51,13 @@ def fit_bhc(model: ConjugateModel, counts: Counts, gamma: float) -> ClusteringRe
 
     Examples
     --------
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import naive_bayes as nb_toy
     >>> counts = toy.three_task_counts()
     >>> result = fit_bhc(toy.colour_model(), counts, 1.0)
     >>> result.extras["tree"][:, :2].tolist()  # tasks 0 and 1 first, then task 2
     [[0.0, 1.0], [2.0, 3.0]]
-    >>> exact = toy.exact_clustering().log_evidence_
+    >>> exact = nb_toy.exact_clustering().log_evidence_
     >>> result.evidence_kind, bool(result.log_evidence <= exact)
     ('lower_bound', True)
     """
@@ -202,7 +203,7 @@ def tree_result(
     --------
     Over the greedy tree it is what :func:`fit_bhc` returns:
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> from clusterednb.inference.bhc.kernels import greedy_bhc
     >>> model, counts = toy.colour_model(), toy.three_task_counts()
     >>> cells = counts.value_counts.reshape(3, -1).astype(np.int64)

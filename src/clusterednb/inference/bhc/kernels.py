@@ -79,9 +79,9 @@ def greedy_bhc(cells, totals, log_gamma, tables):  # pragma: no cover
 
     Examples
     --------
-    The tasks of :func:`clusterednb.models.examples.three_task_counts` (``β = 1``):
+    The tasks of :func:`clusterednb.examples.models.three_task_counts` (``β = 1``):
 
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> cells, totals, tables = toy.dense_statistics()
     >>> greedy_bhc(cells, totals, 0.0, tables).tolist()  # 0 and 1 alike, then task 2
     [[0, 1], [2, 3]]
@@ -158,7 +158,7 @@ def tree_quantities(children, cells, totals, log_gamma, tables):  # pragma: no c
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> cells, totals, tables = toy.dense_statistics()
     >>> parts = tree_quantities(np.array([[0, 1], [2, 3]]), cells, totals, 0.0, tables)
     >>> parts[1].tolist(), np.exp(parts[5]).round(4).tolist()  # sizes; r of every node
@@ -198,7 +198,7 @@ def assign_to_sides(cells, totals, tasks, side_cells, side_totals, tables):  # p
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> cells, totals, tables = toy.dense_statistics()
     >>> sides = assign_to_sides(cells, totals, np.arange(3), np.array([[4, 0, 0, 0], [0, 0, 0, 2]]),
     ...                         np.array([[4, 0], [0, 2]]), tables)

@@ -183,7 +183,7 @@ def ais_log_features(
     2/3 (then the second red has probability 2/3) or differ (then 1/2), so ``P(X) = 1/2 ·
     (2/3 · 2/3 + 1/3 · 1/2) = 11/36``:
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> result = ais_log_features(toy.colour_model(), np.array([[0], [0]]), np.array([0, 0]),
     ...                           1, "ns", 1.0, 50, 20, np.random.default_rng(0))
     >>> bool(abs(result.log_z - np.log(11 / 36)) < 3 * result.stderr)
@@ -215,9 +215,10 @@ def ais_log_joint_clustered(
     --------
     Against the exact evidence (every partition of the three tasks enumerated):
 
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import naive_bayes as nb_toy
     >>> counts = toy.three_task_counts()
-    >>> exact = toy.exact_clustering().log_evidence_
+    >>> exact = nb_toy.exact_clustering().log_evidence_
     >>> result = ais_log_joint_clustered(toy.colour_model(), counts, 1.0, 50, 20,
     ...                                  np.random.default_rng(0))
     >>> bool(abs(result.log_z - exact) < 3 * result.stderr)
@@ -275,7 +276,7 @@ def ais_log_prototype_joint(
     --------
     Two independent estimates agree within their standard errors:
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> model, counts = toy.colour_model(), toy.three_task_counts()
     >>> a, b = (ais_log_prototype_joint(model, counts, 1.0, 0.1, 20, 5,
     ...                                 np.random.default_rng(seed)) for seed in (0, 1))
@@ -325,7 +326,7 @@ def ais_log_prototype_features(
     --------
     One task of two red rows; two independent estimates agree within their standard errors:
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> a, b = (ais_log_prototype_features(toy.colour_model(), np.array([[0], [0]]),
     ...                                    np.array([0, 0]), 1, 1.0, 0.1, 20, 5,
     ...                                    np.random.default_rng(seed)) for seed in (0, 1))

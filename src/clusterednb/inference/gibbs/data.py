@@ -34,7 +34,7 @@ class SparseTaskCounts:
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> tasks = toy.gibbs_start()[0].tasks  # three tasks, one cell each
     >>> tasks.cell_ptr.tolist(), tasks.cell_count.tolist()
     ([0, 1, 2, 3], [2, 2, 2])
@@ -92,7 +92,7 @@ class SparseTaskCounts:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> tasks = toy.gibbs_start()[0].tasks
         >>> part = tasks.take(np.array([2, 0]))
         >>> part.cell_ptr.tolist(), part.cell_key.tolist()  # task 2 (yes·blue), then task 0
@@ -114,7 +114,7 @@ class SparseTaskCounts:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> tasks = toy.gibbs_start()[0].tasks
         >>> len(tasks.packed()), tasks.packed()[1] is tasks.cell_key
         (6, True)
@@ -200,7 +200,7 @@ class GibbsData:
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, _ = toy.gibbs_start()
     >>> data.tasks.cell_key.tolist()  # task 0: (no, red); task 1: the same; task 2: (yes, blue)
     [0, 0, 3]
@@ -225,7 +225,7 @@ class GibbsData:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> toy.gibbs_start()[0].n_tasks
         3
         """
@@ -237,7 +237,7 @@ class GibbsData:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> toy.gibbs_start()[0].all_tasks.tolist()
         [0, 1, 2]
         """
@@ -248,7 +248,7 @@ class GibbsData:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> data, _ = toy.gibbs_start()  # no unlabelled rows: the labelled counts come back
         >>> data.refresh(np.zeros(0, dtype=np.int64)).tolist()
         [[2, 0], [2, 0], [0, 2]]

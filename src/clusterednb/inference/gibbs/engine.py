@@ -127,12 +127,13 @@ def fit_gibbs(
     --------
     The sampler's co-clustering against the exact posterior (every partition enumerated):
 
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import naive_bayes as nb_toy
     >>> from clusterednb.inference.gibbs.state import GibbsSettings
     >>> counts = toy.three_task_counts()
     >>> result = fit_gibbs(toy.colour_model(), counts, np.zeros((0, 1), int), np.zeros(0, int),
     ...                    1.0, GibbsSettings(n_sweeps=2000, burn_in=100), np.random.default_rng(0))
-    >>> exact = toy.exact_clustering()
+    >>> exact = nb_toy.exact_clustering()
     >>> bool(np.abs(result.coclustering() - exact.coclustering_).max() < 0.05)
     True
     """

@@ -58,11 +58,11 @@ def merged_log_ml(cells, totals, a, b, tables):  # pragma: no cover
 
     Examples
     --------
-    In :func:`clusterednb.inference.examples.gibbs_start` (``β = 1``), cluster 0 saw red four times
+    In :func:`clusterednb.examples.inference.gibbs_start` (``β = 1``), cluster 0 saw red four times
     under
     "no" (``log 1/5``) and cluster 1 blue twice under "yes" (``log 1/3``):
 
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, state = toy.gibbs_start()
     >>> cells, totals, tables = state.cluster_cells, state.cluster_totals, data.tables.packed()
     >>> bool(np.isclose(merged_log_ml(cells, totals, 0, -1, tables), np.log(1 / 5)))
@@ -97,7 +97,7 @@ def task_log_score(task, slot, tasks, cluster_cells, cluster_totals, tables):  #
     Task 0 (red twice under "no") taken out of cluster 0, which keeps task 1's two reds:
     ``P(red, red | two reds seen) = 3/4 · 4/5 = 3/5``.
 
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, state = toy.gibbs_start()
     >>> tasks, tables = data.tasks.packed(), data.tables.packed()
     >>> move_task(0, 0, -1, tasks, state.cluster_cells, state.cluster_totals)
@@ -139,7 +139,7 @@ def move_task(task, slot, sign, tasks, cluster_cells, cluster_totals):  # pragma
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, state = toy.gibbs_start()
     >>> move_task(2, 0, 1, data.tasks.packed(), state.cluster_cells, state.cluster_totals)
     >>> state.cluster_cells[0].tolist(), state.cluster_totals[0].tolist()  # tasks 0, 1 and 2
@@ -194,7 +194,7 @@ def new_cluster_scores(tasks, tables):  # pragma: no cover
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, _ = toy.gibbs_start()  # each task: one value twice, P = 1/2 · 2/3 = 1/3
     >>> np.exp(new_cluster_scores(data.tasks.packed(), data.tables.packed())).round(6).tolist()
     [0.333333, 0.333333, 0.333333]
@@ -247,7 +247,7 @@ def resample_labels(
     with ``α = β = 1``: "no" weighs ``1 · (1 + 0) / (2 + 0) = 1/2`` and "yes"
     ``(1 + 2) · (1 + 0) / (2 + 2) = 3/4``, so ``P(no) = 0.4``.
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> from clusterednb.inference.gibbs.state import initial_state, prepare
     >>> model = toy.colour_model()
     >>> data = prepare(model, toy.three_task_counts(), np.array([[0]]), np.array([2]))
@@ -314,7 +314,7 @@ def restricted_scan(
     Task 1 forced back to cluster 0 (task 0's two reds, weight ``1 · 3/5``) rather than
     cluster 1 (task 2's blues, weight ``1 · 1/3``): the move has probability ``9/14``.
 
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, state = toy.gibbs_start()
     >>> cells, totals = state.cluster_cells[:2].copy(), state.cluster_totals[:2].copy()
     >>> log_q = restricted_scan(np.array([1]), np.array([0]), cells, totals, np.array([2, 1]),

@@ -38,7 +38,7 @@ def sequential_sweep(
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, state = toy.gibbs_start()
     >>> sequential_sweep(np.random.default_rng(0), state, data)
     {}
@@ -73,7 +73,7 @@ def gibbs_step(
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> from clusterednb.inference.gibbs.state import GibbsSettings
     >>> data, state = toy.gibbs_start()
     >>> info = gibbs_step(np.random.default_rng(0), state, data, GibbsSettings(),
@@ -107,7 +107,7 @@ def resample_unlabelled(
     --------
     The red row of :func:`.gibbs_kernels.resample_labels`' example, whose ``P(no) = 0.4``:
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> from clusterednb.inference.gibbs.state import initial_state, prepare
     >>> data = prepare(toy.colour_model(), toy.three_task_counts(), np.array([[0]]),
     ...                np.array([2]))
@@ -183,7 +183,7 @@ def split_merge_move(rng: np.random.Generator, state: GibbsState, data: GibbsDat
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, state = toy.gibbs_start()
     >>> rng = np.random.default_rng(0)
     >>> accepted = [split_merge_move(rng, state, data) for _ in range(20)]
@@ -263,11 +263,11 @@ def log_split_ratio(
 
     Examples
     --------
-    Clusters {0, 1} and {2} of :func:`clusterednb.inference.examples.gibbs_start` share no cell, so
+    Clusters {0, 1} and {2} of :func:`clusterednb.examples.inference.gibbs_start` share no cell, so
     the
     likelihoods cancel and the CRP's ratio ``γ Γ(2) Γ(1) / Γ(3) = 1/2`` is left (``γ = 1``):
 
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, state = toy.gibbs_start()
     >>> ratio = log_split_ratio(1.0, np.array([2, 1]), state.cluster_cells,
     ...                         state.cluster_totals, 0, 1, data)

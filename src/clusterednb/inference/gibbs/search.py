@@ -99,7 +99,7 @@ def search_partition(
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> partition, log_joint = search_partition(toy.colour_model(), toy.three_task_counts(), 1.0,
     ...                                         np.random.default_rng(0))
     >>> partition.tolist(), bool(np.isfinite(log_joint))
@@ -136,10 +136,11 @@ def fit_search(
     --------
     Its bound is below the exact evidence (every partition summed):
 
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import naive_bayes as nb_toy
     >>> counts = toy.three_task_counts()
     >>> result = fit_search(toy.colour_model(), counts, 1.0, np.random.default_rng(0))
-    >>> exact = toy.exact_clustering().log_evidence_
+    >>> exact = nb_toy.exact_clustering().log_evidence_
     >>> result.evidence_kind, bool(result.log_evidence <= exact)
     ('lower_bound', True)
     """

@@ -62,9 +62,9 @@ class ShardStatic:
 
     Examples
     --------
-    Task 2 of :func:`clusterednb.inference.examples.gibbs_start` as a shard of its own:
+    Task 2 of :func:`clusterednb.examples.inference.gibbs_start` as a shard of its own:
 
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, _ = toy.gibbs_start()
     >>> static = ShardStatic(np.array([2]), data.tasks.packed(), data.new_score,
     ...                      data.tables.packed())
@@ -96,7 +96,7 @@ class ShardJob:
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> _, state = toy.gibbs_start()
     >>> job = ShardJob(state.assignment.copy(), state.cluster_cells[:2].copy(),
     ...                state.cluster_totals[:2].copy(), state.sizes[:2].copy(), 0.0,
@@ -148,7 +148,7 @@ def sweep_shard(job: ShardJob, static: ShardStatic) -> ShardSweep:
     Task 2, alone in cluster 1, is taken out and drawn again: cluster 0 weighs ``2 · 1/3``, a
     new cluster ``1 · 1/3`` (cluster 1, now empty, nothing), and the uniform 0.5 picks cluster 0:
 
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, state = toy.gibbs_start()
     >>> static = ShardStatic(np.array([2]), data.tasks.packed(), data.new_score,
     ...                      data.tables.packed())

@@ -8,9 +8,9 @@ likelihood.
 
 Examples
 --------
-The three tasks of :func:`clusterednb.models.examples.three_task_counts`, tasks 0 and 1 together:
+The three tasks of :func:`clusterednb.examples.models.three_task_counts`, tasks 0 and 1 together:
 
->>> from clusterednb.inference import examples as toy
+>>> from clusterednb.examples import inference as toy
 >>> data, state = toy.gibbs_start()
 >>> state.assignment.tolist(), state.sizes[state.active_slots()].tolist()
 ([0, 0, 1], [2, 1])
@@ -64,7 +64,7 @@ class GibbsState:
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> _, state = toy.gibbs_start()
     >>> state.cluster_cells[:2].tolist()  # (class, value) cells: no·red, no·blue, yes·red, yes·blue
     [[4, 0, 0, 0], [0, 0, 0, 2]]
@@ -87,7 +87,7 @@ class GibbsState:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> _, state = toy.gibbs_start()
         >>> state.kernel_state()[0] is state.assignment
         True
@@ -100,7 +100,7 @@ class GibbsState:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> toy.gibbs_start()[1].n_clusters
         2
         """
@@ -111,7 +111,7 @@ class GibbsState:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> sorted(toy.gibbs_start()[1].active_slots().tolist())
         [0, 1]
         """
@@ -123,7 +123,7 @@ class GibbsState:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> toy.gibbs_start()[1].capacity  # at most one slot per task to start with
         3
         """
@@ -134,7 +134,7 @@ class GibbsState:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> _, state = toy.gibbs_start()
         >>> state.grow()
         >>> state.capacity, state.n_clusters, state.cluster_cells.shape
@@ -169,7 +169,7 @@ class GibbsState:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> data, state = toy.gibbs_start()
         >>> uniforms = np.random.default_rng(0).random(data.n_tasks)
         >>> state.sweep(data.all_tasks, data.new_score, 0.0, uniforms, data.tasks.packed(),
@@ -199,7 +199,7 @@ class GibbsState:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> _, state = toy.gibbs_start()
         >>> state.take_free_slot(), state.n_clusters
         (2, 3)
@@ -218,7 +218,7 @@ class GibbsState:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> _, state = toy.gibbs_start()
         >>> state.merge_into(1, 0)
         >>> state.assignment.tolist(), state.cluster_cells[0].tolist(), state.n_clusters
@@ -238,7 +238,7 @@ class GibbsState:
 
         Examples
         --------
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> _, state = toy.gibbs_start()
         >>> state.release_slot(0)
         >>> state.active_slots().tolist(), int(state.counters[1])  # one more free slot
@@ -263,7 +263,7 @@ def prepare(
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> data = prepare(toy.colour_model(), toy.three_task_counts(), np.zeros((0, 1), int),
     ...                np.zeros(0, int))
     >>> data.labelled_cells.toarray().tolist()
@@ -287,7 +287,7 @@ def prepare_sparse(
     Examples
     --------
     >>> from scipy import sparse
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> cells = sparse.csr_matrix([[2, 0, 0, 0], [0, 0, 0, 2]])
     >>> data = prepare_sparse(toy.colour_model(), cells, [[2, 0], [0, 2]], np.zeros((0, 1), int),
     ...                       np.zeros(0, int))
@@ -320,7 +320,7 @@ def initial_state(
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, _ = toy.gibbs_start()
     >>> rng = np.random.default_rng(0)
     >>> initial_state(rng, data, 1.0).n_clusters  # nothing placed yet
@@ -376,7 +376,7 @@ def feature_log_ml(state: GibbsState, data: GibbsData) -> float:
     With ``β = 1``: cluster {0, 1} saw red four times under "no", ``log(4! 1! / 5!) =
     log(1/5)``; cluster {2} blue twice under "yes", ``log(2! 1! / 3!) = log(1/3)``:
 
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, state = toy.gibbs_start()
     >>> bool(np.isclose(feature_log_ml(state, data), np.log(1 / 15)))
     True

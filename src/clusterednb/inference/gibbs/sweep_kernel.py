@@ -178,7 +178,7 @@ def sweep_shortcuts(
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, state = toy.gibbs_start()
     >>> covered, tied = sweep_shortcuts(data.all_tasks, state.assignment, data.tasks.packed(),
     ...                                 data.tables.packed(), state.cluster_cells,
@@ -256,7 +256,7 @@ def sweep_assignments(
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> data, state = toy.gibbs_start()
     >>> visited = sweep_assignments(state.kernel_state(), data.all_tasks, data.new_score, 0.0,
     ...                             np.full(3, 0.5), data.tasks.packed(), state.cluster_cells,

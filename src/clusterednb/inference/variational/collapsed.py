@@ -104,7 +104,7 @@ def sequential_partition(problem: Any, gamma: float) -> np.ndarray:
 
     Examples
     --------
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> sequential_partition(toy.variational_problem(), gamma=1.0).tolist()
     [0, 0, 0]
     """
@@ -166,7 +166,7 @@ def collapsed_polish(
     From tasks 0, 1 together and task 2 apart, the search reaches the mode with all three
     together; each row is then the task's conditional there (join it, or open a new cluster):
 
-    >>> from clusterednb.inference import examples as toy
+    >>> from clusterednb.examples import inference as toy
     >>> r = collapsed_polish(toy.variational_problem(), np.eye(2)[[0, 0, 1]], 1.0, 5)
     >>> r.round(4).tolist()
     [[0.7826, 0.2174, 0.0], [0.7826, 0.2174, 0.0], [0.6667, 0.3333, 0.0]]
@@ -280,11 +280,12 @@ def gibbs_refinement(
     the exact posterior's:
 
     >>> from scipy import sparse
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import naive_bayes as nb_toy
     >>> counts = toy.three_task_counts()
     >>> result = gibbs_refinement(toy.colour_model(), counts.flat_cells(), counts.label_counts,
     ...                           np.eye(3), 1.0, 4000, np.random.default_rng(0), log_bound=-9.0)
-    >>> exact = toy.exact_clustering().coclustering_
+    >>> exact = nb_toy.exact_clustering().coclustering_
     >>> bool(np.abs(result.coclustering() - exact).max() < 0.05), result.log_evidence
     (True, -9.0)
     """

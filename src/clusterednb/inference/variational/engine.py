@@ -316,10 +316,11 @@ def fit_variational(
     --------
     The bound is below the exact evidence (every partition enumerated):
 
-    >>> from clusterednb.naive_bayes import examples as toy
+    >>> from clusterednb.examples import models as toy
+    >>> from clusterednb.examples import naive_bayes as nb_toy
     >>> result = fit_variational(toy.colour_model(), toy.three_task_counts(), 1.0,
     ...                          np.random.default_rng(0))
-    >>> result.evidence_kind, bool(result.log_evidence <= toy.exact_clustering().log_evidence_)
+    >>> result.evidence_kind, bool(result.log_evidence <= nb_toy.exact_clustering().log_evidence_)
     ('lower_bound', True)
     """
     task_counts = counts.flat_cells()  # dense Counts or SparseCounts alike
@@ -350,7 +351,7 @@ def fit_variational_sparse(
     --------
     The same fit as from dense counts:
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> model, counts = toy.colour_model(), toy.three_task_counts()
     >>> cells = sparse.csr_matrix(counts.value_counts.reshape(3, -1))
     >>> a = fit_variational_sparse(model, cells, counts.label_counts, 1.0, np.random.default_rng(0))

@@ -27,7 +27,7 @@ class VariationalProblem:
     Examples
     --------
     >>> from scipy import sparse
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> counts = toy.three_task_counts()
     >>> n_tasks = counts.value_counts.shape[0]
     >>> flat = sparse.csr_matrix(counts.value_counts.reshape(n_tasks, -1))
@@ -62,7 +62,7 @@ class VariationalProblem:
         Examples
         --------
         >>> import numpy as np
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> problem = toy.variational_problem()
         >>> problem.log_norm(np.ones((1, 4))).round(6).tolist()  # B(1, 1) = 1 per segment
         [0.0]
@@ -76,7 +76,7 @@ class VariationalProblem:
         Examples
         --------
         >>> import numpy as np
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> problem = toy.variational_problem()
         >>> problem.expected_log_theta(np.zeros((1, 4))).round(4).tolist()  # ψ(1) − ψ(2) = −1
         [[-1.0, -1.0, -1.0, -1.0]]
@@ -92,7 +92,7 @@ class VariationalProblem:
         Examples
         --------
         >>> import numpy as np
-        >>> from clusterednb.inference import examples as toy
+        >>> from clusterednb.examples import inference as toy
         >>> problem = toy.variational_problem()
         >>> round(problem.log_features(np.array([[1.0, 0.0, 0.0, 0.0]])), 6)  # P(red | y=0)
         -0.693147

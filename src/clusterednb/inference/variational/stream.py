@@ -100,11 +100,11 @@ class StreamFit:
 
         Examples
         --------
-        The clusters of :func:`clusterednb.models.examples.three_task_counts` as a streamed fit
+        The clusters of :func:`clusterednb.examples.models.three_task_counts` as a streamed fit
         would give them;
         task 2's red row is predicted from the blue cluster, a new task's from the CRP mixture:
 
-        >>> from clusterednb.models import examples as toy
+        >>> from clusterednb.examples import models as toy
         >>> fit = StreamFit(np.array([0, 0, 1], np.int32), np.ones(3, np.float32),
         ...                 np.array([[4.0, 0, 0, 0], [0, 0, 0, 2.0]]), np.array([2.0, 1.0]), -7.0,
         ...                 np.array([-7.0]), np.array([[2, 0], [2, 0], [0, 2]], np.int32))

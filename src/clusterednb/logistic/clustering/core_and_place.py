@@ -72,7 +72,7 @@ def core_and_place(
     --------
     Four tasks, two sampled: the other two join the sampled clusters.
 
-    >>> from clusterednb.logistic import examples as toy
+    >>> from clusterednb.examples import logistic as toy
     >>> blocks = toy.joint_blocks()  # 2 tasks
     >>> clustering = core_and_place(blocks, 1.0, np.random.default_rng(0), 5, 1,
     ...                             core=np.array([0]))

@@ -92,7 +92,7 @@ class JointLogisticBlocks:
 
     Examples
     --------
-    >>> from clusterednb.logistic import examples as toy
+    >>> from clusterednb.examples import logistic as toy
     >>> expansions = toy.task_expansions()  # two tasks; each saw both values once
     >>> blocks = JointLogisticBlocks(np.array([[1, 1], [1, 1]]), np.array([0, 2]), expansions)
     >>> pair = frozenset({0, 1})
@@ -133,7 +133,7 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> blocks = toy.joint_blocks()  # the class's example
         >>> blocks.n_tasks
         2
@@ -146,7 +146,7 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> blocks = toy.joint_blocks()
         >>> one = blocks.subset(np.array([1]))
         >>> one.n_tasks, bool(np.isclose(one.log_block(frozenset({0})),
@@ -174,7 +174,7 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> features, expansions = toy.joint_blocks().packed()  # the class's example
         >>> features[0].shape, expansions[2].shape
         ((2, 2), (2, 3, 3))
@@ -203,7 +203,7 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> blocks = toy.joint_blocks()  # the class's example
         >>> round(float(np.exp(blocks.log_features(np.array([1, 1])))), 12)  # 1/2 · 1/3
         0.166666666667
@@ -219,7 +219,7 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> blocks = toy.joint_blocks()  # the class's example
         >>> bool(blocks.log_labels(frozenset({0})) < 0)
         True
@@ -231,7 +231,7 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> blocks = toy.joint_blocks()  # the class's example
         >>> first = blocks.log_block(frozenset({0}))
         >>> first == blocks.log_block(frozenset({0}))  # cached
@@ -247,7 +247,7 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> blocks = toy.joint_blocks()  # the class's example
         >>> blocks.of_members([0, 1]).counts.tolist()  # each task saw each value once
         [2.0, 2.0]
@@ -265,7 +265,7 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> blocks = toy.joint_blocks()  # the class's example
         >>> both = blocks.added(blocks.of_members([0]), 1)
         >>> bool(np.allclose(both.hessian, blocks.of_members([0, 1]).hessian))
@@ -278,7 +278,7 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> blocks = toy.joint_blocks()  # the class's example
         >>> first = blocks.removed(blocks.of_members([0, 1]), 1)
         >>> bool(np.isclose(blocks.log_score(first), blocks.log_block(frozenset({0}))))
@@ -299,7 +299,7 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> blocks = toy.joint_blocks()  # the class's example
         >>> pair = blocks.of_members([0, 1])
         >>> bool(np.isclose(blocks.log_score(pair), blocks.log_block(frozenset({0, 1}))))
@@ -320,7 +320,7 @@ class JointLogisticBlocks:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> blocks = toy.joint_blocks()  # the class's example
         >>> scores = blocks.log_scores_added([blocks.of_members([0]), blocks.of_members([])], 1)
         >>> bool(np.allclose(scores, [blocks.log_block(frozenset({0, 1})),

@@ -124,7 +124,7 @@ def gibbs_joint_blocks(
 
     Examples
     --------
-    >>> from clusterednb.logistic import examples as toy
+    >>> from clusterednb.examples import logistic as toy
     >>> clustering = gibbs_joint_blocks(toy.joint_blocks(), 1.0, np.random.default_rng(0))
     >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
     ((2, 2), 1.0)

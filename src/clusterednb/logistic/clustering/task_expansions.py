@@ -78,7 +78,7 @@ class TaskExpansions:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> expansions = toy.task_expansions()  # the class's example
         >>> bool(np.allclose(expansions.gradient.sum(axis=0), 1.0 * expansions.anchor))
         True
@@ -108,7 +108,7 @@ class TaskExpansions:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> design, y, starts = toy.logistic_rows()  # the class's example
         >>> expansions = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
         >>> both = expansions.log_marginal([0, 1], precision=1.0)
@@ -130,7 +130,7 @@ class TaskExpansions:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> expansions = toy.task_expansions()  # the class's example
         >>> sums = expansions.value[0], expansions.gradient[0], expansions.hessian[0]
         >>> bool(np.isclose(expansions.log_marginal_of_sums(*sums, precision=1.0),
@@ -161,7 +161,7 @@ class TaskExpansions:
 
         Examples
         --------
-        >>> from clusterednb.logistic import examples as toy
+        >>> from clusterednb.examples import logistic as toy
         >>> expansions = toy.task_expansions()  # the class's example
         >>> both = expansions.log_marginals_of_sums(
         ...     expansions.value, expansions.gradient, expansions.hessian, precision=1.0)

@@ -245,7 +245,7 @@ def write_world(
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> folder = toy.scratch_file("world")
     >>> directory = write_world(np.random.default_rng(0), folder, ["ann"], ["academic"], 1)
     >>> sorted(str(p.relative_to(folder)) for p in folder.rglob("*.*"))

@@ -59,7 +59,7 @@ class Organisation:
 
     Examples
     --------
-    >>> from clusterednb.meeting import examples as toy
+    >>> from clusterednb.examples import meeting as toy
     >>> organisation = toy.organisation()
     >>> organisation.truth.columns.tolist(), sorted(organisation.requests["accepted"].unique())
     (['user', 'group', 'role'], ['accept', 'decline'])
@@ -74,7 +74,7 @@ class Organisation:
 
         Examples
         --------
-        >>> from clusterednb.meeting import examples as toy
+        >>> from clusterednb.examples import meeting as toy
         >>> toy.organisation().true_partition.tolist()
         [0, 0, 1, 1]
         """
@@ -85,7 +85,7 @@ class Organisation:
 
         Examples
         --------
-        >>> from clusterednb.meeting import examples as toy
+        >>> from clusterednb.examples import meeting as toy
         >>> dataset = toy.organisation().dataset()
         >>> dataset.schema.n_features, dataset.schema.classes
         (15, ('decline', 'accept'))
@@ -99,8 +99,8 @@ class Organisation:
 
         Examples
         --------
-        >>> from clusterednb.models import examples as data_toy
-        >>> from clusterednb.meeting import examples as toy
+        >>> from clusterednb.examples import models as data_toy
+        >>> from clusterednb.examples import meeting as toy
         >>> folder = data_toy.scratch_file("organisation")
         >>> toy.organisation().write(folder, "parquet")
         >>> sorted(p.name for p in folder.iterdir())

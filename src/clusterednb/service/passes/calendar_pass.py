@@ -176,7 +176,7 @@ def sync(settings: SyncSettings) -> list[PassResult]:
     --------
     A server that cannot be reached is one clear error (exit status 2 on the command line):
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> login = CaldavLogin("http://127.0.0.1:9/dav/", "ann", "secret")
     >>> settings = SyncSettings(login, "ann@example.org", model=None,
     ...                         state=toy.scratch_file("ann.db"))

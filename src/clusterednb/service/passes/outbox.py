@@ -75,7 +75,7 @@ def send_owed(store: Any, user: str, smtp: tuple[str, int]) -> Delivery:
     With no SMTP server listening, the reply stays owed and says why, naming the server and
     the invitation:
 
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> store, _ = toy.service_store()
     >>> record, _ = store.add_request("ann", toy.request_record(), toy.outgoing_reply())
     >>> done = send_owed(store, "ann", ("127.0.0.1", 9))

@@ -52,7 +52,7 @@ def person_lock(store: str | Path, user: str, wait: float) -> Iterator[None]:
 
     Examples
     --------
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> store = toy.scratch_file("locked.db")
     >>> with person_lock(store, "ann", wait=1):
     ...     with person_lock(store, "ann", wait=0.1):  # a second pass of ann's must wait

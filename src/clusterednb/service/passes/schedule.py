@@ -62,7 +62,7 @@ class CalendarPasses:
     --------
     With no account registered a round does nothing:
 
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> store, _ = toy.service_store()
     >>> CalendarPasses(store, lambda: None, 60.0).run_round()
     {}

@@ -162,7 +162,7 @@ def invitee_of(settings: PassSettings, store: Any, user: str, entry: Any, rules:
 
     Examples
     --------
-    >>> from clusterednb.service import examples as toy
+    >>> from clusterednb.examples import service as toy
     >>> from clusterednb.meeting.rules import PersonRules
     >>> store, _ = toy.service_store()
     >>> settings = SyncSettings(CaldavLogin("http://dav/", "ann", "pw"), "mailto:ann@example.org",

@@ -113,7 +113,7 @@ def mail_pass(settings: MailSettings) -> list[PassResult]:
     --------
     A server that cannot be reached is one clear error (exit status 2 on the command line):
 
-    >>> from clusterednb.models import examples as toy
+    >>> from clusterednb.examples import models as toy
     >>> account = ImapAccount("127.0.0.1", 9, "ann", password="pw")
     >>> mail_pass(MailSettings(account, "ann@example.org", None, toy.scratch_file("m.db"),
     ...                        dry_run=True))  # doctest: +ELLIPSIS

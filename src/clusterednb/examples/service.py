@@ -1,17 +1,13 @@
 """A ready-made service store and request for the service's examples.
 
-Every folder's ``examples.py`` holds the fixtures of its own docstrings, and hands on those of
-the layer below, so one ``examples`` serves a docstring that needs both. Only examples import it.
+A docstring imports the fixture module that defines what it uses (:mod:`clusterednb.examples`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from clusterednb.evaluation import examples as _below
-from clusterednb.evaluation.examples import (
-    scratch_file,
-)
+from clusterednb.examples.models import scratch_file
 from clusterednb.service.store import ServiceStore
 
 
@@ -77,8 +73,3 @@ def outgoing_reply(partstat: str = "ACCEPTED") -> Any:
         partstat,
     )
     return OutgoingReply.of(message, partstat)
-
-
-def __getattr__(name: str) -> Any:
-    """The fixtures of the layer below (:mod:`clusterednb.evaluation.examples`), handed on."""
-    return getattr(_below, name)

@@ -1,23 +1,16 @@
 """Tiny ready-made rows and fitted naive-Bayes models for the estimators' examples.
 
-Every folder's ``examples.py`` holds the fixtures of its own docstrings, and hands on those of
-the layer below, so one ``examples`` serves a docstring that needs both. Only examples import it.
+A docstring imports the fixture module that defines what it uses (:mod:`clusterednb.examples`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from clusterednb.inference import examples as _below
-from clusterednb.inference.examples import (
-    colour_schema,
-    scratch_file,
-    three_task_counts,
-)
+from clusterednb.examples.models import colour_schema, scratch_file, three_task_counts
 from clusterednb.inference.posterior import Posterior
 from clusterednb.naive_bayes.clustered import ClusteredNB
 from clusterednb.naive_bayes.semi_supervised import Unlabelled
@@ -106,8 +99,3 @@ def exact_clustering() -> ClusteredNB:
     return ClusteredNB(inference="exact").fit_counts(
         three_task_counts(), ["a", "b", "c"], colour_schema()
     )
-
-
-def __getattr__(name: str) -> Any:
-    """The fixtures of the layer below (:mod:`clusterednb.inference.examples`), handed on."""
-    return getattr(_below, name)

@@ -1,25 +1,18 @@
 """Tiny ready-made posteriors and engine inputs for the inference engines' examples.
 
-Every folder's ``examples.py`` holds the fixtures of its own docstrings, and hands on those of
-the layer below, so one ``examples`` serves a docstring that needs both. Only examples import it.
+A docstring imports the fixture module that defines what it uses (:mod:`clusterednb.examples`).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from scipy import sparse
 
+from clusterednb.examples.models import colour_model, three_task_counts
 from clusterednb.inference.gibbs.data import GibbsData, LogGammaTables
 from clusterednb.inference.gibbs.state import GibbsState, initial_state, prepare
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.variational.problem import VariationalProblem
-from clusterednb.models import examples as _below
-from clusterednb.models.examples import (
-    colour_model,
-    three_task_counts,
-)
 
 
 def three_task_posterior() -> Posterior:
@@ -78,8 +71,3 @@ def dense_statistics() -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
     cells = np.array([[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]])
     totals = np.array([[2, 0], [2, 0], [0, 2]])
     return cells, totals, LogGammaTables.build(np.ones(4), np.full(2, 2.0), 10).packed()
-
-
-def __getattr__(name: str) -> Any:
-    """The fixtures of the layer below (:mod:`clusterednb.models.examples`), handed on."""
-    return getattr(_below, name)

@@ -1,8 +1,7 @@
 """Tiny ready-made schemas, observation models and counts: what the docstrings' examples of the
 lower layers start from.
 
-Every folder's ``examples.py`` holds the fixtures of its own docstrings, and hands on those of
-the layer below, so one ``examples`` serves a docstring that needs both. Only examples import it.
+A docstring imports the fixture module that defines what it uses (:mod:`clusterednb.examples`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Tiny ready-made rows, expansions, blocks and clusters for the clustered logistic model's
 examples.
 
-Every folder's ``examples.py`` holds the fixtures of its own docstrings, and hands on those of
-the layer below, so one ``examples`` serves a docstring that needs both. Only examples import it.
+A docstring imports the fixture module that defines what it uses (:mod:`clusterednb.examples`).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
@@ -18,7 +15,6 @@ from clusterednb.logistic.clustering.joint_blocks import (
 )
 from clusterednb.logistic.clusters import LogisticClusters, fit_clusters
 from clusterednb.logistic.fit import FitSettings, JointData
-from clusterednb.naive_bayes import examples as _below
 
 
 def logistic_rows() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -99,8 +95,3 @@ def fitted_clusters(floor: float = 1.0) -> LogisticClusters:
     """
     settings = FitSettings(effective_rows=5.0, floor=floor)
     return fit_clusters(joint_data(), settings, np.random.default_rng(0))
-
-
-def __getattr__(name: str) -> Any:
-    """The fixtures of the layer below (:mod:`clusterednb.naive_bayes.examples`), handed on."""
-    return getattr(_below, name)

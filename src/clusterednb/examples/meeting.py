@@ -7,7 +7,7 @@ example that starts here always sees the same requests.
 
 Examples
 --------
->>> from clusterednb.meeting import examples as toy
+>>> from clusterednb.examples import meeting as toy
 >>> toy.organisation().truth["group"].tolist()
 [0, 0, 1, 1]
 """
@@ -19,12 +19,12 @@ from pathlib import Path
 import icalendar
 import numpy as np
 
+from clusterednb.examples.models import scratch_file
 from clusterednb.meeting.assistant import fit_from_frames
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.simulation.calendars import write_world
 from clusterednb.meeting.simulation.organisation import Organisation, simulate_organisation
-from clusterednb.models.examples import scratch_file
 from clusterednb.naive_bayes.clustered import ClusteredNB
 
 

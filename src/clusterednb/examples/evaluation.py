@@ -1,22 +1,16 @@
 """Tiny ready-made data sets and splits for the protocols' examples.
 
-Every folder's ``examples.py`` holds the fixtures of its own docstrings, and hands on those of
-the layer below, so one ``examples`` serves a docstring that needs both. Only examples import it.
+A docstring imports the fixture module that defines what it uses (:mod:`clusterednb.examples`).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.evaluation.datasets import EvalDataset, from_frame
-from clusterednb.logistic import examples as _below
-from clusterednb.logistic.examples import (
-    colour_rows,
-)
+from clusterednb.examples.naive_bayes import colour_rows
 
 
 def transfer_split() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -70,8 +64,3 @@ def eval_dataset() -> EvalDataset:
         np.random.default_rng(0), group_sizes=(3, 3), rows_per_task=20, n_features=3, n_values=3
     )
     return from_frame(population.frame, "task", "label", name="planted")
-
-
-def __getattr__(name: str) -> Any:
-    """The fixtures of the layer below (:mod:`clusterednb.logistic.examples`), handed on."""
-    return getattr(_below, name)
