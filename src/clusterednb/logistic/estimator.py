@@ -86,16 +86,14 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     validation : {"like-fewest", "half"}, default="like-fewest"
         How "auto" holds rows out: most of the labelled rows of a third of the tasks, each cut
         down to look like the task with the fewest labels (tuning for the users with few
-        labels), or half the labelled rows of every task (the choice before 2026-11-24; on
-        landmine 0.006–0.009 AUC worse at k = 1 to 4); :mod:`clusterednb.logistic.tuning`.
+        labels), or half the labelled rows of every task; :mod:`clusterednb.logistic.tuning`
+        (why "like-fewest" is the default: docs/decisions.md).
     deviation_scale : float or "auto", default=0.0
         ``s ≥ 0``: each task seen in training adds its own weights on the shared columns and
         its own intercept to the clusters' log-odds, learnt from its labels under the prior
         ``N(0, s² C)`` (:mod:`clusterednb.logistic.solvers.task_deviations`); 0: none. "auto"
-        chooses
-        it as ``effective_rows`` (after them), 0 unless a scale predicts the held rows better.
-        Off by default: measured on MovieLens and multi-domain sentiment it gained nothing
-        (+0.000 to +0.001 AUC) or lost a little (up to −0.002, and a higher log-loss).
+        chooses it as ``effective_rows`` (after them), 0 unless a scale predicts the held rows
+        better. Off by default (why: docs/decisions.md).
     schema : FeatureSchema, optional
         Fixed categories and classes (a fixed schema's binned columns are categories; no
         number is standardised), instead of those the training rows show.

@@ -12,20 +12,15 @@ Validation rows are labelled rows whose labels are hidden from the fit, in one o
   the fit; if not, the lent rows leave it. The other tasks keep all their labels, as the
   tasks beside a new user with few labels do.
 
-The settings are found by a walk on the grids rather than by trying all 24 (on landmine the
-walk tries about 3 partition posteriors and 4 to 7 settings, and ends where the whole grid
-does in 101 of 116 splits, the held-out loss then within 2e-4 on average; BENCHMARKS.md). It
-starts at ``effective_rows = 30`` (the grid's middle) with the lowest floor; moves to more rows
-per task while the held-out log-loss falls, else to fewer; then, at the rows found, raises the
-floor while the loss falls; the highest floor is always tried. ``floor = 1`` (every row weighs
-1: the pooled regression) is that highest floor, so where clustering does not help the model
-falls back to pooled regression. For each value of ``effective_rows`` tried the partition
-posterior is computed once; for each floor the regressions are fitted; of the settings tried,
-the least mean log-loss on the validation rows wins. With
-``deviation_scale="auto"`` (not the default), on the winning clusters each task whose rows were
-held out then fits its deviation (:mod:`clusterednb.logistic.solvers.task_deviations`) from the
-labelled rows it kept, at every scale of :data:`DEVIATION_SCALES`; the scale with the least
-log-loss wins, and none (``0``) wins unless a scale beats it.
+The settings are found by a walk on the grids (:func:`walk_grid`) rather than by trying all
+24: it starts at ``effective_rows = 30`` with the lowest floor, moves along the rows while the
+held-out log-loss falls, then raises the floor while it falls; the highest floor (``1``: the
+pooled regression) is always tried, so where clustering does not help the model falls back to
+pooled regression. Each value of ``effective_rows`` tried costs one partition posterior; of
+the settings tried, the least mean log-loss on the validation rows wins. With
+``deviation_scale="auto"`` the winning clusters' held-out tasks then choose a deviation scale
+from :data:`DEVIATION_SCALES` the same way (``0`` unless a scale beats it). Why a walk, and
+how close it ends to the whole grid: docs/decisions.md.
 
 Above :data:`MAX_TUNING_TASKS` tasks, the settings are chosen on that many (all their rows;
 :func:`tuning_tasks`): each partition posterior of the walk costs ``n_tasks × n_clusters``
