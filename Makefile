@@ -43,7 +43,7 @@ test-all: $(VENV)/.installed-test+spark $(CONTRACT)/bin/schemathesis
 
 # The Spark tests alone (the JVM and pyspark are large: not part of `make test`).
 test-spark: $(VENV)/.installed-test+spark
-	$(BIN)/pytest -q tests/test_distributed.py tests/test_collaborative.py \
+	$(BIN)/pytest -q tests/distributed/test_distributed.py tests/evaluation/test_collaborative.py \
 	    src/clusterednb/distributed/spark.py src/clusterednb/evaluation/models/collaborative.py
 
 docs: $(VENV)/.installed-docs+test

@@ -56,3 +56,19 @@ def test_folders_stay_small():
     assert len(list(PACKAGE.glob("*.py"))) <= 12
     for folder in [PACKAGE, *(p for p in PACKAGE.rglob("*") if p.is_dir())]:
         assert len(list(folder.glob("*.py"))) <= 15, folder
+
+
+def test_tests_mirror_the_package():
+    """At least 80 % of the test files sit in a folder named after the package folder they
+    test (``tests/service/`` for ``service/``); the rest test the package's root modules or
+    the whole package (issue 48)."""
+    tests = ROOT / "tests"
+    files = list(tests.rglob("test_*.py"))
+    mirrored = [
+        path
+        for path in files
+        if path.parent != tests and (PACKAGE / path.relative_to(tests).parts[0]).is_dir()
+    ]
+    assert len(mirrored) >= 0.8 * len(files), sorted(
+        str(p.relative_to(tests)) for p in set(files) - set(mirrored)
+    )

@@ -38,6 +38,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("clusterednb.inference.bhc", "clusterednb.inference.variational"),
     ("clusterednb.persistence",),
     ("clusterednb.distributed",),
+    # the estimators' family-neutral base: reading a table, decisions, checks
+    ("clusterednb.estimation",),
     ("clusterednb.naive_bayes",),
     ("clusterednb.logistic.solvers",),
     ("clusterednb.logistic.clustering",),

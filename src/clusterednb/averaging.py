@@ -6,16 +6,15 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, clone
 
-from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
+from clusterednb.estimation.decisions import BayesDecisions, check_fitted, refuse_sample_weight
 from clusterednb.evidence import conditional_evidence
-from clusterednb.exceptions import CNBError, NotFittedError
-from clusterednb.naive_bayes.decisions import refuse_sample_weight
+from clusterednb.exceptions import CNBError, check_choice
 from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 
 
-class ModelAveragingNB(ClassifierMixin, BaseEstimator):
+class ModelAveragingNB(BayesDecisions, BaseEstimator):
     """Predict with the evidence-weighted average of member models.
 
     ``P(y | x, D) = Σ_m P(m | D) P(y | x, D, m)`` with ``P(m | D) ∝ P(m) E_m``, where
@@ -40,6 +39,10 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
     log_weights_ : dict of name to float
         Log posterior model probabilities.
     classes_ : ndarray of shape (n_classes,)
+
+    ``predict`` (Bayes decisions under a loss) and ``score`` are those of every estimator of
+    the package (:class:`~clusterednb.estimation.decisions.BayesDecisions`), here from the
+    averaged predictive.
 
     Examples
     --------
@@ -83,8 +86,7 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         {'ns': 0.802, 'cs': 0.198}
         """
         refuse_sample_weight(sample_weight)
-        if self.weights not in ("marginal", "conditional"):
-            raise CNBError(f"weights must be 'marginal' or 'conditional', got {self.weights!r}")
+        check_choice("weights", self.weights, ("marginal", "conditional"))
         if not self.models:
             raise CNBError("ModelAveragingNB needs at least one member model")
         self.members_ = {name: clone(m).fit(X, y, tasks) for name, m in self.models.items()}
@@ -126,8 +128,7 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         >>> np.exp(averaged.predict_log_proba([["red"]], ["cy"])).round(3).tolist()
         [[0.578, 0.422]]
         """
-        if not hasattr(self, "members_"):
-            raise NotFittedError("this ModelAveragingNB is not fitted yet; call fit first")
+        check_fitted(self, "members_")
         terms = [
             self.log_weights_[name] + member.predict_log_proba(X, tasks, new_tasks=new_tasks)
             for name, member in self.members_.items()
@@ -151,21 +152,3 @@ class ModelAveragingNB(ClassifierMixin, BaseEstimator):
         True
         """
         return np.exp(self.predict_log_proba(X, tasks, new_tasks))
-
-    def predict(
-        self, X: Any, tasks: Any, loss: LossMatrix | Any = None, new_tasks: str = "pooled"
-    ) -> np.ndarray:
-        """Bayes decisions under ``loss`` (default 0-1) from the averaged predictive.
-
-        Examples
-        --------
-        >>> from clusterednb import CompleteSharingNB, NoSharingNB
-        >>> from clusterednb.examples import naive_bayes as toy
-        >>> members = {"ns": NoSharingNB(), "cs": CompleteSharingNB()}
-        >>> averaged = ModelAveragingNB(members).fit(*toy.colour_rows())
-        >>> averaged.predict([["red"], ["blue"]], ["cy", "cy"]).tolist()
-        ['no', 'yes']
-        """
-        proba = self.predict_proba(X, tasks, new_tasks)
-        loss = LossMatrix.zero_one(proba.shape[1]) if loss is None else loss
-        return self.classes_[bayes_decision(proba, as_loss_matrix(loss, self.classes_))]

@@ -9,7 +9,9 @@ from __future__ import annotations
 import importlib.util
 import sys
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
@@ -45,6 +47,31 @@ class CNBError(ValueError):
     ...     print(error)
     the labels have only one class [1]; declare the others with classes=[...]
     """
+
+
+def check_choice(
+    name: str, value: Any, allowed: Sequence[Any], error: type[Exception] = CNBError
+) -> None:
+    """Raise ``error`` naming ``name`` when ``value`` is not one of ``allowed``: the package's
+    one check of a setting with a fixed set of values.
+
+    Examples
+    --------
+    >>> check_choice("handle_unknown", "warn", ("warn", "error", "ignore"))
+    >>> check_choice("handle_unknown", "drop", ("warn", "ignore"))
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: handle_unknown must be one of ('warn', 'ignore'), got 'drop'
+    """
+    if not any(_same(value, option) for option in allowed):
+        raise error(f"{name} must be one of {tuple(allowed)}, got {value!r}")
+
+
+def _same(value: Any, option: Any) -> bool:
+    """``value`` is the setting ``option`` (a string only equals a string; 1 is not True)."""
+    if isinstance(option, str):
+        return isinstance(value, str) and value == option
+    return value is option or (type(value) is type(option) and value == option)
 
 
 class SchemaError(CNBError):

@@ -78,37 +78,21 @@ def fit(args: argparse.Namespace) -> None:
             )
         model.fit(frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
     model.save(args.output)
-    summary = {
-        "kind": args.kind,
-        "rows": len(frame),
-        "tasks": int(model.task_ids_.size),
-        "output": str(args.output),
-    }
-    if hasattr(model, "log_evidence_"):
-        summary["log_evidence"] = model.log_evidence_
-        summary["evidence_kind"] = model.evidence_kind_
-    if hasattr(model, "effective_rows_"):  # cnb-logistic: the settings it chose
-        rows = model.effective_rows_
-        summary["effective_rows"] = rows if np.isfinite(rows) else "inf"  # JSON has no inf
-        summary["floor"] = model.floor_
-        summary["deviation_scale"] = model.deviation_scale_
-    if hasattr(model, "partition_"):
-        summary["clusters"] = int(model.partition_.max()) + 1
-    if hasattr(model, "calibration_"):
-        summary["calibration"] = [float(value) for value in model.calibration_]
+    summary = {"kind": args.kind, "rows": len(frame), "output": str(args.output)}
+    summary |= model.fit_summary()
     if args.json:
         emit_json(summary)
         return
     if "log_evidence" in summary:
-        what = f"log evidence {model.log_evidence_:.4f}"
+        what = f"log evidence {summary['log_evidence']:.4f}"
     else:
         what = (
             f"{summary['clusters']} cluster{'s' * (summary['clusters'] != 1)} "
-            f"(effective rows {model.effective_rows_:g}, "
-            f"floor {model.floor_:g})"
+            f"(effective rows {float(summary['effective_rows']):g}, "
+            f"floor {summary['floor']:g})"
         )
     print(
-        f"fitted {FIT_TITLES[args.kind]} on {len(frame)} rows of {model.task_ids_.size} "
+        f"fitted {FIT_TITLES[args.kind]} on {len(frame)} rows of {summary['tasks']} "
         f"tasks; {what}; saved to {args.output}"
     )
 

@@ -23,7 +23,7 @@ from clusterednb.data.values import (
     preview,
     to_python_scalar,
 )
-from clusterednb.exceptions import SchemaError, UnknownCategoryWarning, warn_at_caller
+from clusterednb.exceptions import SchemaError, UnknownCategoryWarning, check_choice, warn_at_caller
 
 
 class _SchemaView(Protocol):
@@ -47,8 +47,7 @@ HANDLE_UNKNOWN = ("warn", "error", "ignore")
 
 
 def _check_handle_unknown(handle_unknown: str) -> None:
-    if handle_unknown not in HANDLE_UNKNOWN:
-        raise SchemaError(f"handle_unknown must be one of {HANDLE_UNKNOWN}, got {handle_unknown!r}")
+    check_choice("handle_unknown", handle_unknown, HANDLE_UNKNOWN, SchemaError)
 
 
 def _is_integer_range(schema: _SchemaView, features: FeatureInput) -> bool:

@@ -78,6 +78,26 @@ def is_numeric_column(column: pd.Series) -> bool:
     return False
 
 
+def _any_numeric_column(array: np.ndarray) -> bool:
+    """Whether :func:`is_numeric_column` reads some column of a 2-D array of numbers as a
+    number; an integer column spanning at most :data:`MAX_INTEGER_CATEGORIES` values is
+    settled from its range alone, without counting its distinct values.
+
+    Examples
+    --------
+    >>> _any_numeric_column(np.array([[0, 3], [6, 1]])), _any_numeric_column(np.array([[0.5]]))
+    (False, True)
+    """
+    for j in range(array.shape[1]):
+        column = array[:, j]
+        if array.dtype.kind in "iu" and column.size:
+            if int(column.max()) - int(column.min()) < MAX_INTEGER_CATEGORIES:
+                continue
+        if is_numeric_column(pd.Series(column)):
+            return True
+    return False
+
+
 def numeric_columns(frame: Any, numeric: Any, n_bins: int) -> tuple[Any, tuple[str, ...]]:
     """The training rows (an array of numbers becomes a DataFrame with columns ``x0, x1,
     ...``) and the names of the columns read as numbers.
@@ -99,8 +119,8 @@ def numeric_columns(frame: Any, numeric: Any, n_bins: int) -> tuple[Any, tuple[s
         if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 2:
             raise DataError(f"n_bins must be an integer of at least 2, got {n_bins!r}")
         if isinstance(frame, np.ndarray):
-            if frame.dtype.kind not in "fiu":
-                return frame, ()
+            if frame.dtype.kind not in "fiu" or not _any_numeric_column(frame):
+                return frame, ()  # read as it is: no DataFrame built for categories
             frame = pd.DataFrame(frame, columns=[f"x{j}" for j in range(frame.shape[1])])
         if not isinstance(frame, pd.DataFrame):
             return frame, ()

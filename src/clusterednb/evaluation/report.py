@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.evaluation.headline import headline_html, headline_sentence, headline_table
+from clusterednb.exceptions import check_choice
 
 MAX_ROWS = 12
 
@@ -207,8 +208,7 @@ def write_report(
     >>> path.name, "<h1>Toy run</h1>" in text, "class='provenance'" in text
     ('report.html', True, True)
     """
-    if image_format not in IMAGE_FORMATS:
-        raise ValueError(f"image_format must be one of {IMAGE_FORMATS}, got {image_format!r}")
+    check_choice("image_format", image_format, IMAGE_FORMATS, ValueError)
     out_dir = Path(out_dir)
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",

@@ -24,7 +24,14 @@ from clusterednb.data.dataset import index_tasks
 from clusterednb.data.numeric import NumericColumns
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.values import as_vector
-from clusterednb.exceptions import CNBError, NotFittedError
+from clusterednb.estimation.decisions import (
+    BayesDecisions,
+    check_fitted,
+    check_new_tasks,
+    refuse_sample_weight,
+)
+from clusterednb.estimation.training_table import split_tasks
+from clusterednb.exceptions import CNBError
 from clusterednb.logistic.clusters import LogisticClusters, fit_clusters
 from clusterednb.logistic.fit import AUTO, FitSettings
 from clusterednb.logistic.inputs import (
@@ -39,9 +46,6 @@ from clusterednb.logistic.inputs import (
 from clusterednb.logistic.online import partial_update
 from clusterednb.logistic.placement import rows_mixture
 from clusterednb.logistic.tuning import choose_settings
-from clusterednb.naive_bayes.decisions import BayesDecisions, refuse_sample_weight
-from clusterednb.naive_bayes.predictions import check_new_tasks
-from clusterednb.naive_bayes.training_data import split_tasks
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord
 from clusterednb.seeding import as_generator
@@ -176,7 +180,25 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         observation: str = "categorical",
         random_state: int | np.random.Generator | None = None,
     ) -> None:
-        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+        self.gamma = gamma
+        self.effective_rows = effective_rows
+        self.floor = floor
+        self.beta = beta
+        self.precision = precision
+        self.C = C
+        self.inference = inference
+        self.n_sweeps = n_sweeps
+        self.burn_in = burn_in
+        self.validation = validation
+        self.deviation_scale = deviation_scale
+        self.classes = classes
+        self.schema = schema
+        self.handle_unknown = handle_unknown
+        self.task_column = task_column
+        self.numeric = numeric
+        self.n_bins = n_bins
+        self.observation = observation
+        self.random_state = random_state
 
     def _settings(self) -> FitSettings:
         return FitSettings(
@@ -324,8 +346,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         >>> bool(proba[0, 1] > proba[1, 1])  # red is liked more by ann than by cy
         True
         """
-        if not hasattr(self, "clusters_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        check_fitted(self, "clusters_")
         check_new_tasks(new_tasks)
         X, tasks = split_tasks(X, tasks, self.task_column)
         codes, frame = prediction_features(
@@ -371,8 +392,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         >>> bool(odds.loc[0, "colour"] > odds.loc[1, "colour"])  # ann likes red more
         True
         """
-        if not hasattr(self, "clusters_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        check_fitted(self, "clusters_")
         if self.observation != "categorical":
             raise CNBError("log_odds_by_feature explains tables, not documents")
         X, tasks = split_tasks(X, tasks, self.task_column)
@@ -393,6 +413,27 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         return replace(chosen, deviation_scale=self.deviation_scale_)
 
     # ------------------------------------------------------------------ persistence
+    def fit_summary(self) -> dict[str, Any]:
+        """What the fit found, as plain values (``cnb fit`` reports it): the number of tasks
+        and clusters, and the settings it chose (``"inf"`` rows: every row weighs fully).
+
+        Examples
+        --------
+        >>> from clusterednb.examples import naive_bayes as toy
+        >>> model = ClusteredLogisticRegression(effective_rows=10, floor=0.1, random_state=0)
+        >>> model.fit(*toy.colour_rows()).fit_summary()
+        {'tasks': 3, 'clusters': 2, 'effective_rows': 10.0, 'floor': 0.1, 'deviation_scale': 0.0}
+        """
+        check_fitted(self, "clusters_")
+        rows = self.effective_rows_
+        return {
+            "tasks": int(self.task_ids_.size),
+            "clusters": int(self.partition_.max()) + 1,
+            "effective_rows": rows if np.isfinite(rows) else "inf",  # JSON has no inf
+            "floor": self.floor_,
+            "deviation_scale": self.deviation_scale_,
+        }
+
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         clusters = self.clusters_
         arrays = {n: np.asarray(v) for n in _ARRAYS if (v := getattr(clusters, n)) is not None}

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from clusterednb.exceptions import CNBError
+from clusterednb.exceptions import CNBError, check_choice
 from clusterednb.logistic.clustering.joint_blocks import (
     JointLogisticBlocks,
     TaskExpansions,
@@ -90,10 +90,8 @@ class FitSettings:
         floor_ok = isinstance(self.floor, int | float) and 0 <= self.floor <= 1
         if self.floor != AUTO and not floor_ok:
             raise CNBError(f"floor must be in [0, 1] or 'auto', got {self.floor!r}")
-        if self.inference not in INFERENCES:
-            raise CNBError(f"inference must be one of {INFERENCES}, got {self.inference!r}")
-        if self.validation not in VALIDATIONS:
-            raise CNBError(f"validation must be one of {VALIDATIONS}, got {self.validation!r}")
+        check_choice("inference", self.inference, INFERENCES)
+        check_choice("validation", self.validation, VALIDATIONS)
         for name in ("n_sweeps", "burn_in"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:

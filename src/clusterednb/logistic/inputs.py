@@ -12,14 +12,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
-from clusterednb.data.numeric import NumericColumns, binned_schema, numeric_columns
+from clusterednb.data.dataset import factorize_tasks, index_tasks
+from clusterednb.data.numeric import NumericColumns
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.text import as_document_term, document_schema
 from clusterednb.data.values import as_feature_input, as_vector, ordered_unique
-from clusterednb.exceptions import CNBError, DataError
+from clusterednb.estimation.training_table import check_labels, read_table
+from clusterednb.exceptions import CNBError, DataError, check_choice
 from clusterednb.logistic.fit import JointData, regression_design
-from clusterednb.naive_bayes.training_data import check_labels
 from clusterednb.persistence.state import ModelRecord
 
 OBSERVATIONS = ("categorical", "multinomial")
@@ -67,8 +67,7 @@ def training_rows(
     >>> rows.schema.categories, rows.data.y.tolist(), rows.data.documents
     ((('w0', 'w1'),), [1, -1, 0], True)
     """
-    if observation not in OBSERVATIONS:
-        raise CNBError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+    check_choice("observation", observation, OBSERVATIONS)
     if observation == "multinomial":
         if numeric is not None and not isinstance(numeric, str) and len(numeric):
             raise CNBError("numeric columns are for tables; documents are word counts only")
@@ -98,19 +97,20 @@ def _table_rows(
 ) -> tuple[FeatureSchema, np.ndarray, JointData, NumericColumns]:
     """Categorical columns, and numeric ones binned for the clustering and standardised for
     the regressions (none with a fixed schema: its binned columns are categories)."""
-    if fixed is not None:
-        frame, names, schema = as_feature_input(X, fixed.n_features, who), (), fixed
-    else:
-        frame, names = numeric_columns(as_feature_input(X, None, who), numeric, n_bins)
-        schema = (
-            binned_schema(frame, as_vector(y), names, n_bins, classes)
-            if names
-            else FeatureSchema.infer(frame, as_vector(y), classes=classes)
-        )
-    check_design_size(schema, int(pd.unique(as_vector(tasks)).size), len(names))
-    rows = TaskDataset.from_arrays(frame, y, tasks, schema=schema, handle_unknown="error")
-    check_labels(schema, rows.y, fitted=False)
-    numbers = NumericColumns.fit(frame, names)
+    table = read_table(
+        X,
+        y,
+        tasks,
+        who,
+        classes=classes,
+        fixed_schema=fixed,
+        numeric=numeric,
+        n_bins=n_bins,
+        handle_unknown="error",
+        check_size=lambda schema, n_tasks, names: check_design_size(schema, n_tasks, len(names)),
+    )
+    schema, rows, frame = table.schema, table.rows, table.frame
+    numbers = NumericColumns.fit(frame, table.numeric)
     data = JointData.from_codes(
         rows.X, rows.y, rows.task_index, rows.n_tasks, schema.offsets, numbers.transform(frame)
     )
@@ -196,8 +196,7 @@ def check_observation(observation: str, schema: FeatureSchema, numeric: NumericC
     ...
     clusterednb.exceptions.CNBError: a multinomial model reads one feature of words; ...
     """
-    if observation not in OBSERVATIONS:
-        raise CNBError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+    check_choice("observation", observation, OBSERVATIONS)
     if observation == "multinomial" and (schema.n_features != 1 or numeric.names):
         raise CNBError(
             "a multinomial model reads one feature of words; this file's schema has "

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pandas as pd
 
+from clusterednb.exceptions import check_choice
 from clusterednb.loading import load
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.meeting.answer_store import FeedbackStore
@@ -201,8 +202,7 @@ def fit_from_frames(
     """
     if inference is not None:
         kind = f"cnb-{inference}"
-    if kind not in ASSISTANT_KINDS:
-        raise MeetingError(f"the assistant's model must be one of {ASSISTANT_KINDS}, got {kind!r}")
+    check_choice("the assistant's model", kind, ASSISTANT_KINDS, MeetingError)
     data = pd.concat(frames, ignore_index=True)
     if data.empty:
         raise MeetingError("there are no recorded decisions to learn from")

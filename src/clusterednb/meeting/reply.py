@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 
 import icalendar
 
+from clusterednb.exceptions import check_choice
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.invitation import (
     TIME_PROPERTIES,
@@ -125,8 +126,7 @@ def make_reply(
     if "SUMMARY" in event:
         answer["SUMMARY"] = event["SUMMARY"]
     if isinstance(accept, str):
-        if accept.upper() not in ANSWERS:
-            raise MeetingError(f"a reply's PARTSTAT must be one of {ANSWERS}, got {accept!r}")
+        check_choice("a reply's PARTSTAT", accept.upper(), ANSWERS, MeetingError)
         partstat = accept.upper()
     else:
         partstat = "ACCEPTED" if accept else "DECLINED"

@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.exceptions import CNBError
+from clusterednb.estimation.training_table import split_tasks
+from clusterednb.exceptions import CNBError, check_choice
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.models.observation import DirichletNB
@@ -21,7 +22,6 @@ from clusterednb.naive_bayes.engines import (
     run_engine,
 )
 from clusterednb.naive_bayes.estimator import TaskNaiveBayes
-from clusterednb.naive_bayes.training_data import split_tasks
 from clusterednb.naive_bayes.transductive import TRANSDUCTIVE_MODES, select_log_proba_for_rows
 from clusterednb.naive_bayes.transductive_tuning import choose_temperature
 from clusterednb.persistence.state import ModelRecord
@@ -219,7 +219,33 @@ class ClusteredNB(TaskNaiveBayes):
         numeric: Any = "auto",
         n_bins: int = 10,
     ) -> None:
-        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+        self.inference = inference
+        self.gamma = gamma
+        self.alpha = alpha
+        self.beta = beta
+        self.n_sweeps = n_sweeps
+        self.burn_in = burn_in
+        self.thin = thin
+        self.sample_gamma = sample_gamma
+        self.gamma_prior = gamma_prior
+        self.split_merge = split_merge
+        self.semi_supervised = semi_supervised
+        self.n_iter = n_iter
+        self.backend = backend
+        self.n_shards = n_shards
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.progress = progress
+        self.schema = schema
+        self.classes = classes
+        self.handle_unknown = handle_unknown
+        self.task_column = task_column
+        self.observation = observation
+        self.transductive = transductive
+        self.transductive_temperature = transductive_temperature
+        self.calibration = calibration
+        self.numeric = numeric
+        self.n_bins = n_bins
 
     def fit(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> ClusteredNB:
         """Fit on the rows of many tasks (see :meth:`TaskNaiveBayes.fit`), then, with
@@ -312,12 +338,8 @@ class ClusteredNB(TaskNaiveBayes):
     def _check_settings(self) -> None:
         super()._check_settings()
         check_engine_settings(self._engine_settings())
-        if self.transductive not in TRANSDUCTIVE_MODES:
-            raise CNBError(
-                f"transductive must be one of {TRANSDUCTIVE_MODES}, got {self.transductive!r}"
-            )
-        if self.calibration not in CALIBRATIONS:
-            raise CNBError(f"calibration must be one of {CALIBRATIONS}, got {self.calibration!r}")
+        check_choice("transductive", self.transductive, TRANSDUCTIVE_MODES)
+        check_choice("calibration", self.calibration, CALIBRATIONS)
         if self.transductive_temperature != "auto" and not 0 < self.transductive_temperature <= 1:
             raise CNBError(
                 f"transductive_temperature must be in (0, 1], got {self.transductive_temperature!r}"
@@ -393,6 +415,21 @@ class ClusteredNB(TaskNaiveBayes):
         return self.result_.coclustering()
 
     # ------------------------------------------------------------------ persistence
+    def fit_summary(self) -> dict[str, Any]:
+        """The shell's summary, the number of clusters of the MAP partition and, when
+        calibrated, the sigmoid map's ``(a, b)``.
+
+        Examples
+        --------
+        >>> from clusterednb.examples import naive_bayes as toy
+        >>> ClusteredNB(inference="exact").fit(*toy.colour_rows()).fit_summary()["clusters"]
+        2
+        """
+        summary = super().fit_summary() | {"clusters": int(self.partition_.max()) + 1}
+        if hasattr(self, "calibration_"):
+            summary["calibration"] = [float(value) for value in self.calibration_]
+        return summary
+
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         meta, arrays = super()._state()
         meta["evidence_kind"] = self.result_.evidence_kind

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from clusterednb.exceptions import CNBError, require_extra
+from clusterednb.exceptions import CNBError, check_choice, require_extra
 from clusterednb.inference.bhc.engine import fit_bhc, fit_bhc_randomized
 from clusterednb.inference.exact import fit_exact
 from clusterednb.inference.gibbs.engine import GibbsSettings, fit_gibbs
@@ -100,8 +100,7 @@ def check_engine_settings(settings: EngineSettings) -> None:
         raise CNBError("backend='dask' runs the Gibbs engine: set inference='gibbs'")
     if not (isinstance(settings.n_jobs, int | np.integer) and settings.n_jobs >= 1):
         raise CNBError(f"n_jobs must be a positive integer, got {settings.n_jobs!r}")
-    if settings.inference not in INFERENCE_ENGINES:
-        raise CNBError(f"inference must be one of {INFERENCE_ENGINES}, got {settings.inference!r}")
+    check_choice("inference", settings.inference, INFERENCE_ENGINES)
     if not (np.isfinite(settings.gamma) and settings.gamma > 0):
         raise CNBError(f"gamma must be positive and finite, got {settings.gamma!r}")
     if settings.n_sweeps < 1 or settings.burn_in < 0 or settings.thin < 1:

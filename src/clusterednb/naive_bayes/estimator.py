@@ -17,13 +17,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.exceptions import CNBError
+from clusterednb.estimation.decisions import BayesDecisions, check_fitted, refuse_sample_weight
+from clusterednb.estimation.training_table import split_tasks
+from clusterednb.exceptions import CNBError, check_choice
 from clusterednb.inference.posterior import Posterior
 from clusterednb.models import label_prior
 from clusterednb.models.document_events import OBSERVATIONS
 from clusterednb.models.observation import DirichletNB
 from clusterednb.naive_bayes import semi_supervised, training_data
-from clusterednb.naive_bayes.decisions import BayesDecisions, refuse_sample_weight
 from clusterednb.naive_bayes.predictions import PredictsFromPosterior
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord, base_state, restore_base
@@ -110,7 +111,18 @@ class TaskNaiveBayes(
         numeric: Any = "auto",
         n_bins: int = 10,
     ) -> None:
-        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+        self.alpha = alpha
+        self.beta = beta
+        self.schema = schema
+        self.classes = classes
+        self.handle_unknown = handle_unknown
+        self.task_column = task_column
+        self.semi_supervised = semi_supervised
+        self.n_iter = n_iter
+        self.random_state = random_state
+        self.observation = observation
+        self.numeric = numeric
+        self.n_bins = n_bins
 
     def __sklearn_tags__(self) -> Any:
         """scikit-learn tags: categorical and string values and missing values are accepted."""
@@ -175,7 +187,7 @@ class TaskNaiveBayes(
         refuse_sample_weight(sample_weight)
         if self.observation != "categorical":  # documents: settings first (rows: per value)
             self._check_settings()
-        X, tasks = training_data.split_tasks(X, tasks, self.task_column)
+        X, tasks = split_tasks(X, tasks, self.task_column)
         held = self._held()
         declared = classes if classes is not None else self.classes
         context = training_data.Context(held, self.schema, declared, self._takes_sparse_counts())
@@ -270,6 +282,24 @@ class TaskNaiveBayes(
     def _infer(self, model: DirichletNB, counts: Counts) -> tuple[Posterior, float]:
         raise NotImplementedError
 
+    def fit_summary(self) -> dict[str, Any]:
+        """What the fit found, as plain values (``cnb fit`` reports it): the number of tasks,
+        the log evidence and its kind.
+
+        Examples
+        --------
+        >>> from clusterednb import CompleteSharingNB
+        >>> from clusterednb.examples import naive_bayes as toy
+        >>> CompleteSharingNB().fit(*toy.colour_rows()).fit_summary()  # doctest: +ELLIPSIS
+        {'tasks': 3, 'log_evidence': -14.228..., 'evidence_kind': 'exact'}
+        """
+        check_fitted(self, "posterior_")
+        return {
+            "tasks": int(self.task_ids_.size),
+            "log_evidence": float(self.log_evidence_),
+            "evidence_kind": self.evidence_kind_,
+        }
+
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return base_state(self)
 
@@ -290,7 +320,7 @@ def check_shell_settings(estimator: TaskNaiveBayes) -> None:
     >>> check_shell_settings(NoSharingNB(handle_unknown="drop"))
     Traceback (most recent call last):
     ...
-    clusterednb.exceptions.CNBError: handle_unknown must be one of (...), got 'drop'
+    clusterednb.exceptions.CNBError: handle_unknown ... got 'drop'
     """
     allowed = {
         "semi_supervised": semi_supervised.SEMI_SUPERVISED,
@@ -298,8 +328,7 @@ def check_shell_settings(estimator: TaskNaiveBayes) -> None:
         "handle_unknown": ("warn", "error", "ignore"),
     }
     for name, values in allowed.items():
-        if getattr(estimator, name) not in values:
-            raise CNBError(f"{name} must be one of {values}, got {getattr(estimator, name)!r}")
+        check_choice(name, getattr(estimator, name), values)
     n_iter = estimator.n_iter
     if isinstance(n_iter, bool) or not (isinstance(n_iter, int) and n_iter >= 1):
         raise CNBError(f"n_iter must be a positive integer, got {n_iter!r}")

@@ -16,8 +16,9 @@ import numpy as np
 from clusterednb.data.dataset import factorize_tasks, index_tasks
 from clusterednb.data.text import as_document_term
 from clusterednb.data.values import as_feature_input, as_vector
-from clusterednb.exceptions import CNBError, DataError, NotFittedError
-from clusterednb.naive_bayes import training_data
+from clusterednb.estimation.decisions import check_fitted, check_new_tasks
+from clusterednb.estimation.training_table import split_tasks
+from clusterednb.exceptions import DataError
 from clusterednb.naive_bayes.training_data import Chunk
 
 
@@ -83,9 +84,8 @@ class PredictsFromPosterior:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The rows' value codes (n_rows, n_features), their tasks' positions among the fitted
         tasks (n_rows,; -1 for a new task) and each new task's cold-start group."""
-        if not hasattr(self, "posterior_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
-        X, tasks = training_data.split_tasks(X, tasks, self.task_column)
+        check_fitted(self, "posterior_")
+        X, tasks = split_tasks(X, tasks, self.task_column)
         n_words = self.n_words_ if self.observation != "categorical" else 0
         return prediction_inputs(
             X,
@@ -146,25 +146,3 @@ def prediction_inputs(
             np.arange(cold.sum()) if each_row else factorize_tasks(task_values[cold])[0]
         )
     return X_codes, task_index, cold_group
-
-
-NEW_TASKS = ("pooled", "each-row")
-"""How rows of tasks never seen in training are predicted: a new task's rows passed together
-are that task's data and choose its clusters together (``"pooled"``, the default: the Bayesian
-answer when they are one person's rows), or every row is predicted as if it were its task's
-only row (``"each-row"``: what a row-by-row classifier does)."""
-
-
-def check_new_tasks(new_tasks: str) -> None:
-    """Refuse a ``new_tasks`` that is not one of :data:`NEW_TASKS`.
-
-    Examples
-    --------
-    >>> check_new_tasks("pooled")
-    >>> check_new_tasks("each")
-    Traceback (most recent call last):
-    ...
-    clusterednb.exceptions.CNBError: new_tasks must be one of ('pooled', 'each-row'), got 'each'
-    """
-    if new_tasks not in NEW_TASKS:
-        raise CNBError(f"new_tasks must be one of {NEW_TASKS}, got {new_tasks!r}")

@@ -116,7 +116,23 @@ class PrototypeNB(TaskNaiveBayes):
         numeric: Any = "auto",
         n_bins: int = 10,
     ) -> None:
-        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+        self.inference = inference
+        self.k_shape = k_shape
+        self.k_rate = k_rate
+        self.n_samples = n_samples
+        self.burn_in = burn_in
+        self.random_state = random_state
+        self.alpha = alpha
+        self.beta = beta
+        self.schema = schema
+        self.classes = classes
+        self.handle_unknown = handle_unknown
+        self.task_column = task_column
+        self.semi_supervised = semi_supervised
+        self.n_iter = n_iter
+        self.observation = observation
+        self.numeric = numeric
+        self.n_bins = n_bins
 
     def _check_settings(self) -> None:
         super()._check_settings()

@@ -16,18 +16,16 @@ import pandas as pd
 from scipy import sparse
 
 from clusterednb.data import guards
-from clusterednb.data.dataset import TaskDataset, factorize_tasks, index_tasks
+from clusterednb.data.dataset import factorize_tasks, index_tasks
 from clusterednb.data.guards import (
     check_count_size,
-    check_label_values,
     dense_count_bytes,
-    warn_suspicious_columns,
 )
-from clusterednb.data.numeric import binned_schema, numeric_columns
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.text import as_document_term, document_schema
-from clusterednb.data.values import as_feature_input, as_vector, ordered_unique
-from clusterednb.exceptions import CNBError, DataError, SchemaError
+from clusterednb.data.values import as_vector, ordered_unique
+from clusterednb.estimation.training_table import check_labels, read_table
+from clusterednb.exceptions import CNBError, DataError
 from clusterednb.stats.counts import Counts, document_counts
 from clusterednb.stats.sparse_counts import SparseCounts, as_sparse
 
@@ -93,48 +91,6 @@ class Context:
     sparse_counts: bool = False
 
 
-def split_tasks(X: Any, tasks: Any, task_column: str | None) -> tuple[Any, Any]:
-    """``(X, tasks)``, taking the tasks from ``X[task_column]`` when not passed.
-
-    Examples
-    --------
-    >>> frame = pd.DataFrame({"room": ["a", "b"], "user": ["u", "v"]})
-    >>> X, tasks = split_tasks(frame, None, "user")
-    >>> list(X.columns), tasks.tolist()
-    (['room'], ['u', 'v'])
-    """
-    if tasks is not None:
-        return X, tasks
-    if task_column is None:
-        raise DataError("tasks are required: pass tasks=... or set task_column")
-    if not isinstance(X, pd.DataFrame) or task_column not in X.columns:
-        raise DataError(f"task column {task_column!r} not found in X")
-    return X.drop(columns=[task_column]), X[task_column].to_numpy()
-
-
-def check_labels(schema: FeatureSchema, codes: np.ndarray, fitted: bool) -> None:
-    """At least two classes, and some labelled row in a first fit.
-
-    Examples
-    --------
-    >>> from clusterednb.data.schema import FeatureSchema
-    >>> try:
-    ...     check_labels(FeatureSchema(("a",), ((0,),), ("yes",)), np.array([0]), fitted=False)
-    ... except SchemaError as error:
-    ...     print(error)
-    the labels have only one class ['yes']; declare the others with classes=[...]
-    """
-    if schema.n_classes < 2:
-        raise SchemaError(
-            f"the labels have only one class {list(schema.classes)}; declare the others "
-            "with classes=[...]"
-        )
-    if not fitted and not (codes >= 0).any():
-        raise DataError("every label is missing: there is nothing to learn from")
-    if not fitted:
-        check_label_values(schema.classes, int((codes >= 0).sum()))
-
-
 def rows_chunk(
     X: Any,
     y: Any,
@@ -171,26 +127,20 @@ def rows_chunk(
     >>> first.schema.categories, first.unlabelled_X.tolist()
     ((('a', 'b'),), [[0]])
     """
-    held, classes = context.held, context.classes
-    if context.fixed_schema is not None:
-        schema = context.fixed_schema
-    else:
-        frame = as_feature_input(X, held.schema.n_features if held else None, who)
-        if len(frame) == 0:
-            raise DataError("the data have no rows")
-        if held:
-            schema = held.schema.extended(frame, y, classes=classes)
-        else:
-            frame, names = numeric_columns(frame, numeric, n_bins)
-            schema = (
-                binned_schema(frame, y, names, n_bins, classes)
-                if names
-                else FeatureSchema.infer(frame, y, classes=classes)
-            )
-        warn_suspicious_columns(frame, schema)
-        X = frame
-    data = TaskDataset.from_arrays(X, y, tasks, schema=schema, handle_unknown=handle_unknown)
-    check_labels(schema, data.y, held is not None)
+    held = context.held
+    table = read_table(
+        X,
+        y,
+        tasks,
+        who,
+        classes=context.classes,
+        fixed_schema=context.fixed_schema,
+        held_schema=held.schema if held else None,
+        numeric=numeric,
+        n_bins=n_bins,
+        handle_unknown=handle_unknown,
+    )
+    schema, data = table.schema, table.rows
     n_all_tasks = data.n_tasks + (held.task_ids.size if held else 0)
     held_sparse = held is not None and isinstance(held.counts, SparseCounts)
     counts: Counts | SparseCounts

@@ -16,7 +16,7 @@ gradient vanishes, and ``H`` at the MAP is summed in float64). Rows with the sam
 label are merged first, their weights summed
 (:func:`~clusterednb.logistic.solvers.distinct_rows.merged_rows`). It is exact when the
 likelihood is Gaussian in ``w`` and its relative error vanishes as the rows grow;
-``tests/test_clustered_logistic.py`` checks it against quadrature in 1-D.
+``tests/logistic/test_clustered_logistic.py`` checks it against quadrature in 1-D.
 """
 
 from __future__ import annotations

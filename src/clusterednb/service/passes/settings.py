@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clusterednb.exceptions import check_choice
 from clusterednb.meeting.deciding import ASK_BAND
 from clusterednb.meeting.directory import Directory
 from clusterednb.meeting.errors import MeetingError
@@ -63,7 +64,7 @@ class PassSettings:
     >>> PassSettings(None, "ann@example.org", None, Path("a.db"), on_ask="x")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    clusterednb.meeting.errors.MeetingError: on_ask must be one of ('none', ...), got 'x'
+    clusterednb.meeting.errors.MeetingError: on_ask ... got 'x'
     """
 
     account: Any
@@ -82,8 +83,8 @@ class PassSettings:
     lock_wait: float = LOCK_WAIT
 
     def __post_init__(self) -> None:
-        if self.on_ask is not None and self.on_ask not in ON_ASK:
-            raise MeetingError(f"on_ask must be one of {ON_ASK}, got {self.on_ask!r}")
+        if self.on_ask is not None:
+            check_choice("on_ask", self.on_ask, ON_ASK, MeetingError)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from sklearn.base import ClassifierMixin
 
 from clusterednb.data.values import as_vector
 from clusterednb.decision import LossMatrix, as_loss_matrix, bayes_decision
-from clusterednb.exceptions import CNBError
+from clusterednb.exceptions import CNBError, NotFittedError, check_choice
 
 
 class BayesDecisions(ClassifierMixin):
@@ -99,3 +99,40 @@ def refuse_sample_weight(sample_weight: Any) -> None:
             "sample_weight is not supported: the models count rows; repeat or drop rows "
             "instead of weighting them"
         )
+
+
+NEW_TASKS = ("pooled", "each-row")
+"""How rows of tasks never seen in training are predicted: a new task's rows passed together
+are that task's data and choose its clusters together (``"pooled"``, the default: the Bayesian
+answer when they are one person's rows), or every row is predicted as if it were its task's
+only row (``"each-row"``: what a row-by-row classifier does)."""
+
+
+def check_new_tasks(new_tasks: str) -> None:
+    """Refuse a ``new_tasks`` that is not one of :data:`NEW_TASKS`.
+
+    Examples
+    --------
+    >>> check_new_tasks("pooled")
+    >>> check_new_tasks("each")
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: new_tasks ... ('pooled', 'each-row'), got 'each'
+    """
+    check_choice("new_tasks", new_tasks, NEW_TASKS)
+
+
+def check_fitted(estimator: Any, attribute: str) -> None:
+    """Raise :class:`~clusterednb.exceptions.NotFittedError` when ``estimator`` lacks the
+    fitted ``attribute`` (every estimator of the package says it the same way).
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB
+    >>> check_fitted(NoSharingNB(), "posterior_")
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.NotFittedError: this NoSharingNB is not fitted yet; call fit first
+    """
+    if not hasattr(estimator, attribute):
+        raise NotFittedError(f"this {type(estimator).__name__} is not fitted yet; call fit first")

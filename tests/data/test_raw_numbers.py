@@ -15,7 +15,7 @@ from sklearn.metrics import roc_auc_score
 import clusterednb as cnb
 from clusterednb.exceptions import DataError, DataWarning
 
-LANDMINE = Path(__file__).resolve().parents[2] / "shared" / "data" / "landmine" / "landmine.csv.gz"
+LANDMINE = Path(__file__).resolve().parents[3] / "shared" / "data" / "landmine" / "landmine.csv.gz"
 
 ESTIMATORS = {
     "ns": lambda: cnb.NoSharingNB(),

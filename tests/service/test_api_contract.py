@@ -21,7 +21,7 @@ import pytest
 from clusterednb.cli import main
 from service_helpers import Server, call
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMATHESIS = Path(os.environ.get("CNB_SCHEMATHESIS", ROOT / ".venv-contract/bin/schemathesis"))
 EMAIL = "ann@example.org"
 

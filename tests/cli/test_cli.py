@@ -223,7 +223,7 @@ def test_make_demo_from_a_clean_clone(tmp_path):
     import shutil
     import time
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     if not (root / ".git").exists() or shutil.which("make") is None:
         pytest.skip("needs a git checkout and make")
     clone = tmp_path / "clone"

@@ -14,7 +14,7 @@ import pytest
 import clusterednb as cnb
 from clusterednb.exceptions import ModelFileError
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 EXPECTED = json.loads((DATA / "v1-expected.json").read_text())
 
 

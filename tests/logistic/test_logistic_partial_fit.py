@@ -162,7 +162,7 @@ def test_partial_fit_first_fits_and_a_model_without_rows_is_refused(tmp_path):
         model.partial_fit(X[:3], y[:3], tasks[:3])
 
 
-LANDMINE = Path(__file__).resolve().parents[2] / "shared" / "data" / "landmine" / "landmine.csv.gz"
+LANDMINE = Path(__file__).resolve().parents[3] / "shared" / "data" / "landmine" / "landmine.csv.gz"
 
 
 @pytest.mark.slow

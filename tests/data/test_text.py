@@ -192,7 +192,7 @@ def test_document_data_set_adapters_never_read_leaking_columns(name):
 
     from clusterednb.evaluation.datasets import load_dataset
 
-    folder = Path(__file__).resolve().parents[2] / "shared" / "data"
+    folder = Path(__file__).resolve().parents[3] / "shared" / "data"
     if not (folder / name).exists():
         pytest.skip(f"{name} is not in {folder}")
     dataset = load_dataset(name, folder)

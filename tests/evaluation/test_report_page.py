@@ -9,7 +9,7 @@ import pytest
 from browser_helpers import NEEDS_BROWSER
 
 pytestmark = NEEDS_BROWSER
-SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "demo-report.png"
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "demo-report.png"
 
 
 @pytest.mark.xdist_group("demo")  # the demo runs once, in the worker of both its tests

@@ -12,7 +12,7 @@ from service_helpers import Server, call
 
 pytest.importorskip("fastapi", reason="the service extra is not installed")
 pytestmark = NEEDS_BROWSER
-SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "review-page.png"
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "review-page.png"
 
 
 def test_sign_in_review_answer_and_filter(tmp_path, capsys, browser):

@@ -16,7 +16,7 @@ from clusterednb.inference.bhc.engine import _leaf_statistics, fit_bhc_randomize
 from clusterednb.inference.bhc.flat_merge import merge_clusters
 from clusterednb.models.partition_prior import crp_log_prior
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 
 def _joint(model, counts, partition, gamma):
