@@ -12,9 +12,9 @@ import json
 import numpy as np
 import pytest
 
+from caldav_helpers import INVITATIONS, sync_args, upload
 from clusterednb.cli import build_parser, main
 from clusterednb.data.synthetic import make_planted_population
-from test_meeting_sync import INVITATIONS, sync_args, upload
 
 MODES = ("--json", "--dry-run", "--watch")
 RUN_BY = {

@@ -8,31 +8,17 @@ import warnings
 import icalendar
 import numpy as np
 import pytest
+from test_meeting_calendar import DIRECTORY
 
+from caldav_helpers import NEW_YORK_ZONE
 from clusterednb.meeting.calendar import extract_features
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
 from clusterednb.meeting.explain import reasons
 from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.reply import make_reply, reply_problems
 from clusterednb.meeting.simulation.calendars import make_calendar, make_directory, make_request
-from test_meeting_calendar import DIRECTORY
 
 STAMP = dt.datetime(2026, 11, 2, 9, 0, tzinfo=dt.UTC)
-NEW_YORK_ZONE = """BEGIN:VTIMEZONE
-TZID:America/New_York
-BEGIN:STANDARD
-DTSTART:19701101T020000
-RRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU
-TZOFFSETFROM:-0400
-TZOFFSETTO:-0500
-END:STANDARD
-BEGIN:DAYLIGHT
-DTSTART:19700308T020000
-RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=2SU
-TZOFFSETFROM:-0500
-TZOFFSETTO:-0400
-END:DAYLIGHT
-END:VTIMEZONE"""
 
 
 def ics(*components: str, method: str = "METHOD:REQUEST") -> bytes:

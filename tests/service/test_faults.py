@@ -17,13 +17,12 @@ from urllib.parse import urlparse
 
 import pytest
 
+from caldav_helpers import NEW_YORK_ZONE, put_raw, server_copy, sync_args, upload, vcalendar, vevent
 from calendar_servers import USER
 from clusterednb.cli import main
 from clusterednb.meeting.invitation import find_attendee
 from clusterednb.service.store import ServiceStore
 from fault_servers import FaultyProxy, FaultySMTP, replies_per_uid
-from test_meeting_rfc import NEW_YORK_ZONE
-from test_meeting_sync import put_raw, server_copy, sync_args, upload, vcalendar, vevent
 
 pytest.importorskip("caldav", reason="caldav is not installed")
 pytest.importorskip("radicale", reason="radicale is not installed")

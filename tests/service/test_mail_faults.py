@@ -9,13 +9,13 @@ import subprocess
 import sys
 
 import pytest
+from test_mailbox import mail_args
 
 from calendar_servers import USER
 from clusterednb.cli import main
 from clusterednb.service.store import ServiceStore
 from fault_servers import CuttingProxy, FaultySMTP
 from mail_messages import google, plain, vcalendar, vevent
-from test_mailbox import mail_args
 
 pytest.importorskip("aiosmtpd", reason="aiosmtpd is not installed")
 

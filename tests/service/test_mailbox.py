@@ -300,8 +300,8 @@ def test_conflicts_come_from_the_persons_caldav_account(
 ):
     """The person's calendar on a CalDAV server (Radicale) is read for busy time: an
     invitation over a dentist's appointment there has a conflict."""
+    from caldav_helpers import INVITATIONS, upload
     from clusterednb.service.store import ServiceStore
-    from test_meeting_sync import INVITATIONS, upload
 
     _, smtp_address = smtp
     upload(radicale, {"busy": INVITATIONS["busy"]})  # 4 November, 10:00-11:00 New York

@@ -8,11 +8,11 @@ import datetime as dt
 
 import icalendar
 import pytest
+from test_service import add_user, invitation, world  # noqa: F401  (a module fixture)
 
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.rules import PersonRules, clock_at, decide_by_rules, rule_decision
 from service_helpers import Server, call
-from test_service import add_user, invitation, world  # noqa: F401  (a module fixture)
 
 pytest.importorskip("fastapi", reason="the service extra is not installed")
 ICS = "text/calendar"

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from caldav_helpers import INVITATIONS, USER, run_sync, server_copy, upload
 from clusterednb.meeting.invitation import find_attendee
 from clusterednb.meeting.rules import PersonRules
-from test_meeting_sync import INVITATIONS, USER, run_sync, server_copy, upload
 
 
 def partstat(calendar, uid: str) -> str:

@@ -12,10 +12,10 @@ import time
 import pytest
 
 from browser_helpers import NEEDS_BROWSER
+from caldav_helpers import INVITATIONS, USER, server_copy, upload
 from clusterednb.cli import main
 from clusterednb.meeting.invitation import find_attendee
 from service_helpers import Server, call
-from test_meeting_sync import INVITATIONS, USER, server_copy, upload
 
 pytest.importorskip("fastapi", reason="the service extra is not installed")
 SECRET = "secret"

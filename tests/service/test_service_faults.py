@@ -11,7 +11,9 @@ import random
 import time
 
 import pytest
+from test_faults import assert_none_lost, invitations, partstats
 
+from caldav_helpers import upload
 from calendar_servers import USER
 from clusterednb.cli import main
 from clusterednb.service.health import health
@@ -19,8 +21,6 @@ from clusterednb.service.passes.schedule import CalendarPasses
 from clusterednb.service.store import ServiceStore
 from fault_servers import FaultySMTP
 from service_helpers import Server, call
-from test_faults import assert_none_lost, invitations, partstats
-from test_meeting_sync import upload
 
 pytest.importorskip("fastapi", reason="the service extra is not installed")
 
@@ -154,8 +154,8 @@ def test_the_service_and_a_manual_pass_at_once_answer_each_invitation_once(
     import sys
     from urllib.parse import urlparse
 
+    from caldav_helpers import sync_args
     from fault_servers import FaultyProxy
-    from test_meeting_sync import sync_args
 
     n = 16
     upload(radicale, invitations(n))

@@ -98,9 +98,9 @@ def test_rules_and_calendar_on_the_page_and_an_expired_request(tmp_path, capsys,
     with nothing to click."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
+    from test_service import invitation
 
     from clusterednb.service.store import ServiceStore
-    from test_service import invitation
 
     store = tmp_path / "store.db"
     assert main(["users", "add", "ann", "--email", "ann@org.example", "--store", str(store)]) == 0
