@@ -17,7 +17,7 @@ from calendar_servers import (  # noqa: F401  (fixtures)
 from clusterednb.data.schema import FeatureSchema
 
 # schemathesis' hooks run inside the contract environment (.venv-contract), not here
-collect_ignore = ["contract_hooks.py"]
+collect_ignore = ["service/contract_hooks.py"]
 
 
 def random_frame(

@@ -479,13 +479,14 @@ def test_cells_computed_in_this_process_use_one_blas_thread_as_workers_do():
     from clusterednb.evaluation.result_store import CellStore
     from clusterednb.evaluation.runner import run_cells
     from clusterednb.examples import evaluation as toy
+    from clusterednb.examples import models as data_toy
 
     def threads_seen(x):
         blas = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
         return [{"x": x, "blas": max(blas, default=1), "numba": numba.get_num_threads()}]
 
     before = numba.get_num_threads()
-    store = CellStore(toy.scratch_file("threads"), "threads", {}, ["x", "blas", "numba"])
+    store = CellStore(data_toy.scratch_file("threads"), "threads", {}, ["x", "blas", "numba"])
     run_cells(
         [(1,)],
         threads_seen,

@@ -16,7 +16,7 @@ import clusterednb
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.data.synthetic import make_logistic_population
 from clusterednb.exceptions import CNBError, ModelFileError, NotFittedError
-from clusterednb.logistic.clustering.block_partitions import enumerate_blocks, gibbs_blocks
+from clusterednb.inference.blocks.engine import enumerate_blocks, gibbs_blocks
 from clusterednb.logistic.clustering.joint_blocks import one_hot_design
 from clusterednb.logistic.fit import FitSettings, JointData
 from clusterednb.logistic.solvers.cluster_weighted import sparse_design

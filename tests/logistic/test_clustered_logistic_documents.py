@@ -12,8 +12,8 @@ from sklearn.metrics import adjusted_rand_score
 import clusterednb
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.exceptions import CNBError, DataError
-from clusterednb.logistic.clustering.block_partitions import enumerate_blocks
-from clusterednb.logistic.clustering.joint_gibbs import gibbs_joint_blocks
+from clusterednb.inference.blocks.engine import enumerate_blocks
+from clusterednb.inference.blocks.slot_chain import gibbs_joint_blocks
 from clusterednb.logistic.documents import document_design, latent_design
 from clusterednb.logistic.fit import FitSettings, JointData
 from clusterednb.logistic.placement import new_task_mixture

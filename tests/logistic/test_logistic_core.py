@@ -1,5 +1,5 @@
 """Many tasks: the partition sampled on a core of tasks, the others placed in its clusters
-(:mod:`clusterednb.logistic.clustering.core_and_place`), exercised with a small core."""
+(:mod:`clusterednb.inference.blocks.core_and_place`), exercised with a small core."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from sklearn.metrics import adjusted_rand_score
 
 import clusterednb as cnb
 from clusterednb.data.synthetic import make_logistic_population
-from clusterednb.logistic.clustering import core_and_place
-from clusterednb.logistic.clustering.joint_gibbs import gibbs_joint_blocks
+from clusterednb.inference.blocks import core_and_place
+from clusterednb.inference.blocks.slot_chain import gibbs_joint_blocks
 from clusterednb.logistic.fit import FitSettings, JointData
 
 

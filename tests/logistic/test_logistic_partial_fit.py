@@ -91,7 +91,7 @@ def _fitted_but_one_row():
 
 
 def test_one_answer_keeps_the_posterior_and_refits_the_regressions_to_their_minima():
-    from clusterednb.logistic.clustering.block_partitions import BlockClustering
+    from clusterednb.inference.blocks.engine import BlockClustering
     from clusterednb.logistic.clusters import assemble
 
     model, answer = _fitted_but_one_row()

@@ -91,7 +91,7 @@ def test_the_table_holds_each_setting_tried_once_and_the_fit_uses_the_least_loss
 
 
 def test_regressions_no_held_task_leans_on_are_not_fitted_and_change_no_prediction():
-    from clusterednb.logistic.clustering.block_partitions import BlockClustering
+    from clusterednb.inference.blocks.engine import BlockClustering
     from clusterednb.logistic.clusters import assemble
 
     rng = np.random.default_rng(2)

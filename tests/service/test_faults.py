@@ -24,7 +24,7 @@ from clusterednb.meeting.invitation import find_attendee
 from clusterednb.service.store import ServiceStore
 from fault_servers import FaultyProxy, FaultySMTP, replies_per_uid
 
-pytest.importorskip("caldav", reason="caldav is not installed")
+caldav = pytest.importorskip("caldav", reason="caldav is not installed")
 pytest.importorskip("radicale", reason="radicale is not installed")
 pytest.importorskip("aiosmtpd", reason="aiosmtpd is not installed")
 
@@ -196,7 +196,7 @@ def test_a_meeting_moved_between_the_read_and_the_write_is_decided_afresh(
         vevent("m0", "20261105T150000", "20261105T151000", sequence=1, summary="Meeting 0"),
         zones=NEW_YORK_ZONE + "\n",
     )
-    direct = upload.__globals__["caldav"].DAVClient(
+    direct = caldav.DAVClient(
         url=proxy.url.replace(proxy.url, f"http://{proxy.upstream[0]}:{proxy.upstream[1]}/"),
         username="ann",
         password="secret",
@@ -319,7 +319,7 @@ def test_a_scheduling_server_sends_the_one_reply_with_the_comment(
     (it warns that --smtp is not used for replies), and the organiser gets exactly one REPLY,
     with the comment."""
     inbox, smtp_address = smtp
-    upload_to = upload.__globals__["caldav"].DAVClient(url=xandikos_scheduling)
+    upload_to = caldav.DAVClient(url=xandikos_scheduling)
     calendar = upload_to.principal().calendars()[0]
     for text in invitations(2).values():
         calendar.add_event(text.replace("\n", "\r\n"))

@@ -15,9 +15,9 @@ from scipy.special import expit
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
-from clusterednb.logistic.clustering.block_partitions import BlockClustering, enumerate_blocks
-from clusterednb.logistic.clustering.core_and_place import MAX_SAMPLED_TASKS, core_and_place
-from clusterednb.logistic.clustering.joint_gibbs import gibbs_joint_blocks
+from clusterednb.inference.blocks.core_and_place import MAX_SAMPLED_TASKS, core_and_place
+from clusterednb.inference.blocks.engine import BlockClustering, enumerate_blocks, membership
+from clusterednb.inference.blocks.slot_chain import gibbs_joint_blocks
 from clusterednb.logistic.fit import (
     AUTO,
     MAX_ENUMERATED_TASKS,
@@ -28,7 +28,6 @@ from clusterednb.logistic.fit import (
 from clusterednb.logistic.solvers.cluster_weighted import (
     WeightedRegressions,
     fit_weighted_regressions,
-    membership,
 )
 from clusterednb.logistic.solvers.task_deviations import (
     deviation_margin,
@@ -51,7 +50,7 @@ class LogisticClusters:
     ----------
     partition : ndarray of shape (n_tasks,)
     coclustering : ndarray of shape (n_tasks, n_tasks), or None
-        None above :data:`~clusterednb.logistic.clustering.core_and_place.MAX_SAMPLED_TASKS`
+        None above :data:`~clusterednb.inference.blocks.core_and_place.MAX_SAMPLED_TASKS`
         tasks (not formed).
     n_clusters_probability : ndarray of shape (n_tasks + 1,)
     membership : ndarray of shape (n_tasks, K + 1)
@@ -265,8 +264,8 @@ def partition_posterior(
     data: JointData, settings: FitSettings, rng: np.random.Generator
 ) -> BlockClustering:
     """The partition posterior of ``data`` (enumerated for few tasks, else sampled; above
-    :data:`~clusterednb.logistic.clustering.core_and_place.MAX_SAMPLED_TASKS` tasks sampled on
-    a core of them, the others placed: :mod:`~clusterednb.logistic.clustering.core_and_place`).
+    :data:`~clusterednb.inference.blocks.core_and_place.MAX_SAMPLED_TASKS` tasks sampled on
+    a core of them, the others placed: :mod:`~clusterednb.inference.blocks.core_and_place`).
 
     Examples
     --------

@@ -5,7 +5,7 @@ The partition prior is the Chinese restaurant process (concentration ``γ``); a 
 likelihood is :class:`~clusterednb.logistic.clustering.joint_blocks.JointLogisticBlocks` (naive
 Bayes of the features, Laplace-approximated logistic regression of the labels, tempered by
 ``τ``); the partition posterior comes from enumeration or Gibbs sampling
-(:mod:`clusterednb.logistic.clustering.block_partitions`); prediction is
+(:mod:`clusterednb.inference.blocks.engine`); prediction is
 :mod:`clusterednb.logistic.solvers.cluster_weighted`. ``effective_rows="auto"`` and
 ``floor="auto"`` are chosen on the training tasks alone (:mod:`clusterednb.logistic.tuning`);
 :meth:`~ClusteredLogisticRegression.partial_fit` is :mod:`clusterednb.logistic.online`.
@@ -20,16 +20,15 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from clusterednb.data.dataset import index_tasks
 from clusterednb.data.numeric import NumericColumns
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.data.values import as_vector
 from clusterednb.estimation.decisions import (
     BayesDecisions,
     check_fitted,
     check_new_tasks,
     refuse_sample_weight,
 )
+from clusterednb.estimation.prediction_rows import PredictionRows, prediction_rows
 from clusterednb.estimation.training_table import split_tasks
 from clusterednb.exceptions import CNBError
 from clusterednb.logistic.clusters import LogisticClusters, fit_clusters
@@ -37,7 +36,6 @@ from clusterednb.logistic.fit import AUTO, FitSettings
 from clusterednb.logistic.inputs import (
     check_observation,
     prediction_design,
-    prediction_features,
     restored_numeric,
     restored_rows,
     rows_added,
@@ -134,7 +132,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     coclustering_ : ndarray of shape (n_tasks, n_tasks), or None
         ``P(u and v share a cluster | D)``; None above 300 tasks, where the partition is
         sampled on 300 of them and the others are placed in their clusters
-        (:mod:`clusterednb.logistic.clustering.core_and_place`).
+        (:mod:`clusterednb.inference.blocks.core_and_place`).
     n_clusters_probability_ : ndarray of shape (n_tasks + 1,)
     effective_rows_, floor_, deviation_scale_ : float
         The values used.
@@ -348,20 +346,32 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         """
         check_fitted(self, "clusters_")
         check_new_tasks(new_tasks)
-        X, tasks = split_tasks(X, tasks, self.task_column)
-        codes, frame = prediction_features(
-            X, self.schema_, self.observation, self.handle_unknown, type(self).__name__
+        rows = self._prediction_rows(*split_tasks(X, tasks, self.task_column))
+        codes, frame, task_values, task_index = (
+            rows.codes,
+            rows.frame,
+            rows.task_values,
+            rows.task_index,
         )
-        task_values = as_vector(tasks)
-        if task_values.shape != (codes.shape[0],):
-            raise CNBError(f"X has {codes.shape[0]} rows but tasks has shape {task_values.shape}")
-        task_index = index_tasks(task_values, self.task_ids_)
         mixture = self._mixture(codes, task_values, task_index, new_tasks)
         design = prediction_design(
             codes, frame, self.schema_, task_index, self.task_ids_.size, self.numeric_
         )
         p1 = self.clusters_.proba(design, mixture, task_index)
         return np.column_stack([1.0 - p1, p1])
+
+    def _prediction_rows(self, X: Any, tasks: Any) -> PredictionRows:
+        """The rows to predict, encoded (``estimation.prediction_rows``)."""
+        documents = self.observation != "categorical"
+        return prediction_rows(
+            X,
+            tasks,
+            self.schema_,
+            self.task_ids_,
+            type(self).__name__,
+            n_words=self.schema_.n_values_total if documents else None,
+            handle_unknown=self.handle_unknown,
+        )
 
     def _mixture(
         self, codes: Any, task_values: np.ndarray, task_index: np.ndarray, new_tasks: str
@@ -395,13 +405,9 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         check_fitted(self, "clusters_")
         if self.observation != "categorical":
             raise CNBError("log_odds_by_feature explains tables, not documents")
-        X, tasks = split_tasks(X, tasks, self.task_column)
-        codes, frame = prediction_features(
-            X, self.schema_, self.observation, self.handle_unknown, type(self).__name__
-        )
-        task_values = as_vector(tasks)
-        task_index = index_tasks(task_values, self.task_ids_)
-        mixture = self._mixture(codes, task_values, task_index, "pooled")
+        rows = self._prediction_rows(*split_tasks(X, tasks, self.task_column))
+        codes, frame, task_index = rows.codes, rows.frame, rows.task_index
+        mixture = self._mixture(codes, rows.task_values, task_index, "pooled")
         numbers = self.numeric_.transform(frame) if self.numeric_.names else None
         out = self.clusters_.log_odds_by_feature(
             codes, self.schema_, task_index, mixture, self.numeric_.names, numbers

@@ -16,7 +16,8 @@ from clusterednb.data.dataset import factorize_tasks, index_tasks
 from clusterednb.data.numeric import NumericColumns
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.text import as_document_term, document_schema
-from clusterednb.data.values import as_feature_input, as_vector, ordered_unique
+from clusterednb.data.values import as_vector, ordered_unique
+from clusterednb.estimation.prediction_rows import prediction_rows
 from clusterednb.estimation.training_table import check_labels, read_table
 from clusterednb.exceptions import CNBError, DataError, check_choice
 from clusterednb.logistic.fit import JointData, regression_design
@@ -204,26 +205,6 @@ def check_observation(observation: str, schema: FeatureSchema, numeric: NumericC
         )
 
 
-def prediction_features(
-    X: Any, schema: FeatureSchema, observation: str, handle_unknown: str, who: str
-) -> tuple[Any, pd.DataFrame | None]:
-    """Rows to predict, encoded: feature codes (n_rows, n_features) and the frame they came
-    from, or documents' word counts (sparse (n_rows, n_words)) and None.
-
-    Examples
-    --------
-    >>> schema = FeatureSchema(("colour",), (("blue", "red"),), ("no", "yes"))
-    >>> codes, frame = prediction_features([["red"]], schema, "categorical", "warn", "demo")
-    >>> codes.tolist()
-    [[1]]
-    """
-    if observation == "multinomial":
-        return as_document_term(X, schema.n_values_total), None
-    frame = as_feature_input(X, schema.n_features, who)
-    schema.check_input(frame)
-    return schema.encode_features(frame, handle_unknown), frame
-
-
 def prediction_design(
     features: Any,
     frame: pd.DataFrame | None,
@@ -232,7 +213,7 @@ def prediction_design(
     n_tasks: int,
     numeric: NumericColumns,
 ):
-    """The regressions' design of rows from :func:`prediction_features` (sparse, shape
+    """The regressions' design of encoded rows to predict (sparse, shape
     (n_rows, n_values_total + n_tasks + n_numeric)).
 
     Examples
@@ -304,7 +285,8 @@ def rows_added(
 ) -> tuple[JointData, np.ndarray]:
     """The training rows ``held`` with more rows (of known or new tasks) encoded against the
     fitted ``schema``, and the task ids with the new ones appended (``partial_fit``)."""
-    codes, frame = prediction_features(X, schema, "categorical", handle_unknown, "partial_fit")
+    rows = prediction_rows(X, tasks, schema, task_ids, "partial_fit", handle_unknown=handle_unknown)
+    codes, frame = rows.codes, rows.frame
     labels, task_values = as_vector(y), as_vector(tasks)
     if labels.shape != (codes.shape[0],) or task_values.shape != (codes.shape[0],):
         raise CNBError(

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from clusterednb.logistic.clustering.block_partitions import BlockClustering
+from clusterednb.inference.blocks.engine import BlockClustering
 from clusterednb.logistic.clusters import LogisticClusters, assemble, fit_clusters
 from clusterednb.logistic.fit import FitSettings, JointData
 

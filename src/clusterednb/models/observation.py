@@ -5,8 +5,9 @@
 ``log_predictive``. The Dirichlet–naive-Bayes family (categorical, Bernoulli and multinomial
 events) is conjugate: its marginals are closed form, which the collapsed engines need (an
 engine refuses a model without, by name: :func:`clusterednb.inference.result.require_conjugate`).
-A non-conjugate model (a logistic regression of the label with a Laplace-approximated marginal)
-declares ``conjugate = False`` and serves the engines that only evaluate marginals of groups.
+Every model, conjugate or not, gives the block engine its cluster scores through one
+interface, :class:`~clusterednb.models.block_scores.BlockAlgebra` (this family by
+:meth:`DirichletNB.block_scores`; the clustered logistic model by its joint scores).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from scipy.special import gammaln
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
+from clusterednb.models.block_scores import CountBlocks
 from clusterednb.stats.counts import Counts
 from clusterednb.stats.kernels import log_joint_rows, log_normalize_rows
 from clusterednb.stats.special import log_dirichlet_norm, segment_sum
@@ -228,6 +230,20 @@ class DirichletNB:
         self._log_norm_beta = log_dirichlet_norm(self.beta, self.offsets)  # (C, F)
 
     # ------------------------------------------------------------------ evidence
+    def block_scores(self, counts: Counts) -> CountBlocks:
+        """This model's cluster scores over per-task ``counts``, for the block engine
+        (:class:`~clusterednb.models.block_scores.BlockAlgebra`).
+
+        Examples
+        --------
+        >>> from clusterednb.examples import models as toy
+        >>> blocks = toy.colour_model().block_scores(toy.three_task_counts())
+        >>> everyone, first = blocks.of_members([0, 1, 2]), blocks.of_members([0])
+        >>> blocks.log_score(everyone) < blocks.log_score(first)
+        True
+        """
+        return CountBlocks(self, counts)
+
     def log_marginal_labels(self, label_counts: np.ndarray) -> np.ndarray:
         """``log DM(m; α)`` for label counts of shape (..., n_classes); returns shape (...).
 

@@ -13,12 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from clusterednb.data.dataset import factorize_tasks, index_tasks
-from clusterednb.data.text import as_document_term
-from clusterednb.data.values import as_feature_input, as_vector
+from clusterednb.data.dataset import factorize_tasks
 from clusterednb.estimation.decisions import check_fitted, check_new_tasks
+from clusterednb.estimation.prediction_rows import prediction_rows
 from clusterednb.estimation.training_table import split_tasks
-from clusterednb.exceptions import DataError
 from clusterednb.naive_bayes.training_data import Chunk
 
 
@@ -129,15 +127,16 @@ def prediction_inputs(
     [0, 1]
     """
     check_new_tasks(new_tasks)
-    if observation != "categorical":
-        X_codes = as_document_term(X, n_words)
-    else:
-        frame = as_feature_input(X, held.schema.n_features, who)
-        X_codes = held.schema.encode_features(frame, handle_unknown=handle_unknown)
-    task_values = as_vector(tasks)
-    if task_values.shape != (X_codes.shape[0],):
-        raise DataError(f"X has {X_codes.shape[0]} rows but tasks has shape {task_values.shape}")
-    task_index = index_tasks(task_values, held.task_ids)
+    rows = prediction_rows(
+        X,
+        tasks,
+        held.schema,
+        held.task_ids,
+        who,
+        n_words=None if observation == "categorical" else n_words,
+        handle_unknown=handle_unknown,
+    )
+    X_codes, task_values, task_index = rows.codes, rows.task_values, rows.task_index
     cold_group = np.full(task_index.size, -1, dtype=np.int64)
     cold = task_index < 0
     if cold.any():

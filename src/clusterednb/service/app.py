@@ -17,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from clusterednb.exceptions import CNBError
 from clusterednb.meeting.deciding import ASK_BAND
@@ -139,7 +140,7 @@ async def _api_error(_: Request, error: ApiError) -> JSONResponse:
 async def _http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
     headers = dict(getattr(error, "headers", None) or {})
     if error.status_code == 405:  # every method of every route on this path, not one's
-        headers["Allow"] = ", ".join(_allowed_methods(request.app, request.url.path))
+        headers["Allow"] = ", ".join(_allowed_methods(request))
     return JSONResponse(
         {"error": str(error.detail)}, status_code=error.status_code, headers=headers
     )
@@ -170,11 +171,15 @@ def _add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Exception, _internal_error)
 
 
-def _allowed_methods(app: FastAPI, path: str) -> list[str]:
-    """The methods of every route whose path matches ``path``, sorted."""
-    methods: set[str] = set()
-    for route in app.routes:
-        pattern = getattr(route, "path_regex", None)
-        if pattern is not None and pattern.match(path):
-            methods |= set(getattr(route, "methods", None) or ())
-    return sorted(methods)
+HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """The methods some route of the app answers at the request's path, sorted (asked of the
+    routes themselves, so routes included from routers count)."""
+    allowed = []
+    for method in HTTP_METHODS:
+        scope = {**request.scope, "method": method}
+        if any(route.matches(scope)[0] == Match.FULL for route in request.app.routes):
+            allowed.append(method)
+    return allowed

@@ -1,2 +1,2 @@
-"""The partition posterior of the clustered logistic model: joint feature-and-label cluster scores
-and their samplers."""
+"""The clustered logistic model's cluster scores: the joint feature-and-label score of a set of
+tasks from their Laplace expansions (sampled by :mod:`clusterednb.inference.blocks`)."""

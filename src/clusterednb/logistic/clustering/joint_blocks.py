@@ -162,7 +162,7 @@ class JointLogisticBlocks:
         )
 
     def packed(self) -> tuple[tuple, tuple]:
-        """The arrays the compiled sampler reads (:mod:`.joint_gibbs_kernel`).
+        """The arrays the compiled sampler reads (:mod:`clusterednb.inference.blocks.kernels`).
 
         Returns
         -------

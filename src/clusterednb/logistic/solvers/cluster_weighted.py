@@ -83,31 +83,6 @@ def one_hot_tasks(task: np.ndarray, n_tasks: int) -> sparse.csr_matrix:
     )
 
 
-def membership(coclustering: np.ndarray, partition: np.ndarray) -> np.ndarray:
-    """``q_u(c)``: each task's mean co-clustering with the members of each MAP cluster.
-
-    Parameters
-    ----------
-    coclustering : ndarray of shape (n_tasks, n_tasks)
-    partition : ndarray of shape (n_tasks,)
-        Canonical labels ``0..K-1``.
-
-    Returns
-    -------
-    ndarray of shape (n_tasks, K)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> together = np.array([[1.0, 0.8, 0.1], [0.8, 1.0, 0.2], [0.1, 0.2, 1.0]])
-    >>> membership(together, np.array([0, 0, 1])).round(2).tolist()
-    [[0.9, 0.1], [0.9, 0.2], [0.15, 1.0]]
-    """
-    n_clusters = int(partition.max()) + 1
-    indicator = np.eye(n_clusters)[partition]
-    return coclustering @ indicator / indicator.sum(axis=0)
-
-
 @dataclass(frozen=True)
 class WeightedRegressions:
     """The fitted regressions: one per cluster and a pooled one for new clusters.
@@ -200,6 +175,7 @@ def fit_weighted_regressions(
     >>> task = np.array([0, 0, 1, 1, 2, 2])
     >>> design = sparse_design(codes, np.array([0, 2]), task, 3)
     >>> problem = WeightedLogistic(design, np.array([1, 0, 1, 1, 0, 0]), C=1.0)
+    >>> from clusterednb.inference.blocks.engine import membership
     >>> q = membership(np.eye(3), np.array([0, 1, 2]))
     >>> fitted = fit_weighted_regressions(problem, task, q, floor=1.0)
     >>> fitted.coef.shape, bool(np.allclose(fitted.coef[0], fitted.coef[-1]))

@@ -20,10 +20,6 @@ its href.
 
 from __future__ import annotations
 
-import sqlite3
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -34,15 +30,13 @@ from clusterednb.exceptions import warn_at_caller
 from clusterednb.meeting.directory import UserEntry
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
 from clusterednb.meeting.invitation import (
-    calendar_address,
     read_calendar,
 )
 from clusterednb.service.passes.caldav_server import connection_problem
 from clusterednb.service.passes.calendar_event import CalendarPass
 from clusterednb.service.passes.outbox import say_delivery, send_owed
-from clusterednb.service.passes.pass_lock import person_lock
+from clusterednb.service.passes.pass_state import person_pass, state_store, user_key
 from clusterednb.service.passes.settings import (
-    LOCK_WAIT,
     CaldavLogin,
     PassResult,
     ServerUnavailable,
@@ -139,36 +133,6 @@ def caldav_calendar(
     return _everything(_objects(calendars))
 
 
-def user_key(settings: Any) -> tuple[str, UserEntry | None]:
-    """The store's key of the person and their directory entry: the service's user id when
-    given; else the account of that address in the state store when it is a service's (so a
-    manual pass over ``cnb serve``'s store is the same person, under the same lock, as the
-    service's pass); else the directory's user of the address; else the address."""
-    directory = settings.directory
-    user = settings.user or _account_of(settings.state, calendar_address(settings.email))
-    if user is not None:
-        return user, directory.users.get(user) if directory else None
-    if directory is not None:
-        for user, entry in directory.users.items():
-            if entry.email == calendar_address(settings.email):
-                return user, entry
-    return calendar_address(settings.email), None
-
-
-def _account_of(state: Path, email: str) -> str | None:
-    """The user id of the service account with address ``email`` in the store ``state``
-    (None: no such store, no such account)."""
-    if not Path(state).is_file():
-        return None
-    with sqlite3.connect(f"file:{state}?mode=ro", uri=True) as connection:
-        try:
-            rows = connection.execute("SELECT user, email FROM users").fetchall()
-        except sqlite3.DatabaseError:
-            return None  # not a service store (yet): the pass's own state file
-    found = [user for user, address in rows if calendar_address(address) == email]
-    return found[0] if len(found) == 1 else None
-
-
 def sync(settings: SyncSettings) -> list[PassResult]:
     """One pass (see the module's docstring); returns what it did with each invitation.
 
@@ -235,34 +199,3 @@ def _schedules(client: Any) -> bool:
         return bool(client.supports_scheduling())
     except Exception:  # an OPTIONS the server refuses: it does not say it schedules
         return False
-
-
-@contextmanager
-def person_pass(settings: Any, user: str) -> Iterator[None]:
-    """The person's pass lock over the store (:mod:`~clusterednb.service.passes.pass_lock`), for
-    ``settings.lock_wait`` seconds at most; none for a dry run, which writes nothing."""
-    if settings.dry_run:
-        yield
-        return
-    with person_lock(settings.state, user, getattr(settings, "lock_wait", LOCK_WAIT)):
-        yield
-
-
-@contextmanager
-def state_store(settings: Any) -> Iterator[Any]:
-    """The state store; for a dry run a throw-away copy of it (or a new empty one) in a
-    temporary folder, so that the pass writes nothing at all where the person looks."""
-    from clusterednb.service.store import ServiceStore
-
-    if not settings.dry_run:
-        with ServiceStore(settings.state) as store:
-            yield store
-        return
-    with tempfile.TemporaryDirectory(prefix="cnb-dry-run-") as folder:
-        copy = Path(folder) / "state.db"
-        if Path(settings.state).exists():
-            with sqlite3.connect(f"file:{settings.state}?mode=ro", uri=True) as source:
-                with sqlite3.connect(copy) as target:
-                    source.backup(target)
-        with ServiceStore(copy) as store:
-            yield store

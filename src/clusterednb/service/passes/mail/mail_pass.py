@@ -48,7 +48,6 @@ from clusterednb.meeting.invitation_decision import decide_invitation, single_ev
 from clusterednb.meeting.rules import EXPIRED_REASON, PersonRules, has_passed
 from clusterednb.service.delivery_tables import OutgoingReply
 from clusterednb.service.passes.calendar_event import intended_partstat, reply_for
-from clusterednb.service.passes.calendar_pass import person_pass, state_store, user_key
 from clusterednb.service.passes.mail.imap import (
     ImapAccount,
     MailboxUnavailable,
@@ -60,6 +59,7 @@ from clusterednb.service.passes.mail.imap import (
 )
 from clusterednb.service.passes.mail.messages import calendar_parts, message_id, read_message
 from clusterednb.service.passes.outbox import say_delivery, send_owed
+from clusterednb.service.passes.pass_state import person_pass, state_store, user_key
 from clusterednb.service.passes.settings import PassResult, PassSettings, invitee_of
 
 DEALT = ("answered", "refused", "expired", "cancelled", "not answered", "passed on")

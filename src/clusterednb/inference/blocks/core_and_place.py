@@ -22,11 +22,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import softmax
 
-from clusterednb.logistic.clustering.block_partitions import BlockClustering, sample_chain
-from clusterednb.logistic.clustering.joint_blocks import JointLogisticBlocks
-from clusterednb.logistic.clustering.joint_gibbs import JointChain
-from clusterednb.logistic.clustering.kernels import placement_scores
-from clusterednb.logistic.solvers.cluster_weighted import membership
+from clusterednb.inference.blocks.engine import BlockClustering, membership, sample_chain
+from clusterednb.inference.blocks.kernels import placement_scores
+from clusterednb.inference.blocks.slot_chain import JointChain
+from clusterednb.models.block_scores import PackedBlocks
 
 MAX_SAMPLED_TASKS = 300
 """Above this many tasks, the partition is sampled on this many and the others are placed
@@ -53,7 +52,7 @@ def core_tasks(n_tasks: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def core_and_place(
-    blocks: JointLogisticBlocks,
+    blocks: PackedBlocks,
     gamma: float,
     rng: np.random.Generator,
     n_sweeps: int = 30,

@@ -14,9 +14,9 @@ expansions, ``L + ½ bᵀA⁻¹b − ½ λ|w₀|² + ½ d log λ − ½ log|A|``
 
 :func:`joint_sweep` moves every task once, in the order given, drawing from the numpy
 ``Generator`` passed in exactly the numbers
-:func:`~clusterednb.logistic.clustering.block_partitions.
-gibbs_blocks` draws (one Gumbel per candidate, the candidates in the order their clusters
-were opened), so the two samplers run the same chain from the same seed.
+:func:`~clusterednb.inference.blocks.engine.gibbs_blocks` draws (one Gumbel per candidate,
+the candidates in the order their clusters were opened), so the two samplers run the same
+chain from the same seed.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
-"""Block Gibbs sampling of the partition under the joint feature-and-label cluster score,
-compiled.
+"""Block Gibbs sampling of the partition under packed cluster scores, compiled.
 
-:func:`gibbs_joint_blocks` is :func:`~clusterednb.logistic.clustering.block_partitions.gibbs_blocks`
-for :class:`~clusterednb.logistic.clustering.joint_blocks.JointLogisticBlocks`: the same chain (same
-start, same sweeps, same draws from the same ``Generator``), with the clusters' statistics in
-preallocated arrays and each sweep one call of :func:`.joint_gibbs_kernel.joint_sweep`
-instead of a Python step per task. On MovieLens (943 users) a step of the Python sampler
-spent two thirds of its time stacking and copying small arrays around one batched Cholesky.
+:func:`gibbs_joint_blocks` is :func:`~clusterednb.inference.blocks.engine.gibbs_blocks` for
+packed cluster scores (:class:`~clusterednb.models.block_scores.PackedBlocks`, e.g. the
+clustered logistic model's joint feature-and-label scores): the same chain (same start, same
+sweeps, same draws from the same ``Generator``), with the clusters' statistics in
+preallocated arrays and each sweep one call of
+:func:`~clusterednb.inference.blocks.kernels.joint_sweep` instead of a Python step per task.
+On MovieLens (943 users) a step of the Python sampler spent two thirds of its time stacking
+and copying small arrays around one batched Cholesky.
 """
 
 from __future__ import annotations
@@ -15,17 +16,17 @@ import numpy as np
 from scipy.special import gammaln
 
 from clusterednb.exceptions import CNBError
-from clusterednb.logistic.clustering.block_partitions import BlockClustering, sample_chain
-from clusterednb.logistic.clustering.joint_blocks import JointLogisticBlocks
-from clusterednb.logistic.clustering.kernels import alone_scores, joint_sweep, refresh_slots
+from clusterednb.inference.blocks.engine import BlockClustering, sample_chain
+from clusterednb.inference.blocks.kernels import alone_scores, joint_sweep, refresh_slots
+from clusterednb.models.block_scores import PackedBlocks
 from clusterednb.stats.special import log_rising_factorial
 
 
 class JointChain:
     """The sampler's state: slot statistics, assignment, sizes and scores as arrays (a
-    :class:`~clusterednb.logistic.clustering.block_partitions.Chain`)."""
+    :class:`~clusterednb.inference.blocks.engine.Chain`)."""
 
-    def __init__(self, blocks: JointLogisticBlocks, gamma: float) -> None:
+    def __init__(self, blocks: PackedBlocks, gamma: float) -> None:
         self.features, self.expansions = blocks.packed()
         self.precision = float(blocks.precision)
         self.gamma = gamma
@@ -100,18 +101,18 @@ class JointChain:
 
 
 def gibbs_joint_blocks(
-    blocks: JointLogisticBlocks,
+    blocks: PackedBlocks,
     gamma: float,
     rng: np.random.Generator,
     n_sweeps: int = 30,
     burn_in: int = 10,
 ) -> BlockClustering:
     """Collapsed Gibbs sampling of the partition, driven by
-    :func:`~clusterednb.logistic.clustering.block_partitions.sample_chain`.
+    :func:`~clusterednb.inference.blocks.engine.sample_chain`.
 
     Parameters
     ----------
-    blocks : JointLogisticBlocks
+    blocks : PackedBlocks
     gamma : float
         The Dirichlet-process concentration.
     rng : numpy.random.Generator

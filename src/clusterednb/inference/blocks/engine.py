@@ -1,9 +1,11 @@
-"""Dirichlet-process clustering of tasks for any block score: enumeration and Gibbs sampling.
+"""Dirichlet-process clustering of tasks for any model's cluster scores: enumeration and Gibbs
+sampling.
 
-These engines need nothing of the observation model but a function ``log B(S)`` of a set of
-tasks (its marginal likelihood, possibly approximate and tempered), so a non-conjugate model
-(e.g. :class:`~clusterednb.logistic.clustering.joint_blocks.JointLogisticBlocks`) joins the
-Dirichlet-process prior without sufficient statistics. The posterior over partitions is
+These engines need nothing of the observation model but its cluster scores
+(:class:`~clusterednb.models.block_scores.BlockAlgebra`, or just a function ``log B(S)`` of a
+set of tasks: its marginal likelihood, possibly approximate and tempered), so a conjugate
+model (:class:`~clusterednb.models.block_scores.CountBlocks`) and a non-conjugate one (the
+clustered logistic model's joint scores) run on the same engine. The posterior over partitions is
 
     log P(z | D) = const + K log γ + Σ_k lgamma(|S_k|) + Σ_k log B(S_k).
 
@@ -14,7 +16,6 @@ addition per cluster; otherwise the block scores are cached per set).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -23,160 +24,9 @@ from scipy.special import gammaln, logsumexp
 
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.exact import MAX_EXACT_TASKS, enumerate_partitions
+from clusterednb.models.block_scores import BlockAlgebra, BlockScore, SetAlgebra
 from clusterednb.models.partition_prior import canonical_partition
 from clusterednb.stats.special import log_rising_factorial
-
-BlockScore = Callable[[frozenset[int]], float]
-"""``log_block(members: frozenset[int]) -> float``."""
-
-
-class BlockAlgebra(Protocol):
-    """Block scores from statistics that follow one task's move cheaply.
-
-    A Gibbs step scores every cluster with the moving task added; with statistics that add
-    (sums of counts, gradients and Hessians) that costs one addition per cluster instead of a
-    pass over the cluster's members.
-    :class:`~clusterednb.logistic.clustering.joint_blocks.JointLogisticBlocks` is one;
-    :class:`SetAlgebra` makes one of any :data:`BlockScore`.
-
-    Examples
-    --------
-    >>> algebra: BlockAlgebra = SetAlgebra(lambda members: -float(len(members)))
-    >>> algebra.log_score(algebra.removed(algebra.of_members([0, 1, 2]), 1))
-    -2.0
-    """
-
-    def of_members(self, members: Iterable[int]) -> Any:
-        """The statistics of a set of task positions.
-
-        Examples
-        --------
-        >>> sorted(SetAlgebra(len).of_members([2, 0]))
-        [0, 2]
-        """
-
-    def added(self, stats: Any, task: int) -> Any:
-        """``stats`` with ``task`` added.
-
-        Examples
-        --------
-        >>> algebra = SetAlgebra(len)
-        >>> sorted(algebra.added(algebra.of_members([0]), 3))
-        [0, 3]
-        """
-
-    def removed(self, stats: Any, task: int) -> Any:
-        """``stats`` with ``task`` removed.
-
-        Examples
-        --------
-        >>> algebra = SetAlgebra(len)
-        >>> sorted(algebra.removed(algebra.of_members([0, 3]), 3))
-        [0]
-        """
-
-    def log_score(self, stats: Any) -> float:
-        """``log B(S)``.
-
-        Examples
-        --------
-        >>> algebra = SetAlgebra(lambda members: float(sum(members)))
-        >>> algebra.log_score(algebra.of_members([1, 2]))
-        3.0
-        """
-
-    def log_scores_added(self, stats: Sequence[Any], task: int, also: Any = None) -> np.ndarray:
-        """``log B(S ∪ {task})`` of many sets at once, shape (len(stats),); with ``also``, one
-        more entry at the end: ``log B(also)`` (a Gibbs step scores the cluster the task left
-        in the same batch).
-
-        Examples
-        --------
-        >>> algebra = SetAlgebra(lambda members: float(sum(members)))
-        >>> algebra.log_scores_added([frozenset({1}), frozenset({2, 5})], 3).tolist()
-        [4.0, 10.0]
-        >>> algebra.log_scores_added([frozenset({1})], 3, also=frozenset({2})).tolist()
-        [4.0, 2.0]
-        """
-
-
-class SetAlgebra:
-    """A :class:`BlockAlgebra` whose statistics are the member sets themselves.
-
-    Parameters
-    ----------
-    log_block : callable
-        :data:`BlockScore`; it is called once per distinct set (its scores are cached here).
-
-    Examples
-    --------
-    >>> algebra = SetAlgebra(lambda members: float(len(members)))
-    >>> pair = algebra.added(algebra.of_members([0]), 1)
-    >>> sorted(pair), algebra.log_score(pair)
-    ([0, 1], 2.0)
-    """
-
-    def __init__(self, log_block: BlockScore) -> None:
-        self.log_block = log_block
-        self._scores: dict[frozenset[int], float] = {}
-
-    def of_members(self, members: Iterable[int]) -> frozenset[int]:
-        """The set of the members.
-
-        Examples
-        --------
-        >>> SetAlgebra(lambda members: 0.0).of_members([2, 0]) == frozenset({0, 2})
-        True
-        """
-        return frozenset(members)
-
-    def added(self, stats: frozenset[int], task: int) -> frozenset[int]:
-        """The set with ``task``.
-
-        Examples
-        --------
-        >>> sorted(SetAlgebra(lambda members: 0.0).added(frozenset({0}), 3))
-        [0, 3]
-        """
-        return stats | {task}
-
-    def removed(self, stats: frozenset[int], task: int) -> frozenset[int]:
-        """The set without ``task``.
-
-        Examples
-        --------
-        >>> sorted(SetAlgebra(lambda members: 0.0).removed(frozenset({0, 3}), 3))
-        [0]
-        """
-        return stats - {task}
-
-    def log_score(self, stats: frozenset[int]) -> float:
-        """``log_block(stats)``, computed once per set.
-
-        Examples
-        --------
-        >>> SetAlgebra(lambda members: -1.5).log_score(frozenset({4}))
-        -1.5
-        """
-        if stats not in self._scores:
-            self._scores[stats] = self.log_block(stats)
-        return self._scores[stats]
-
-    def log_scores_added(
-        self, stats: Sequence[frozenset[int]], task: int, also: frozenset[int] | None = None
-    ) -> np.ndarray:
-        """The scores of each set with ``task`` added, shape (len(stats),), then that of
-        ``also`` if given.
-
-        Examples
-        --------
-        >>> SetAlgebra(len).log_scores_added([frozenset({0}), frozenset()], 3).tolist()
-        [2.0, 1.0]
-        """
-        scores = [float(self.log_score(self.added(s, task))) for s in stats]
-        if also is not None:
-            scores.append(float(self.log_score(also)))
-        return np.array(scores)
 
 
 @dataclass(frozen=True)
@@ -196,7 +46,7 @@ class BlockClustering:
         ``P(K = k | D)``.
     membership : ndarray of shape (n_tasks, K), optional
         Each task's weights over the clusters of ``partition``, when not derived from
-        ``coclustering`` (:func:`~clusterednb.logistic.solvers.cluster_weighted.membership`).
+        ``coclustering`` (:func:`membership`).
 
     Examples
     --------
@@ -210,6 +60,31 @@ class BlockClustering:
     coclustering: np.ndarray | None
     n_clusters_probability: np.ndarray
     membership: np.ndarray | None = None
+
+
+def membership(coclustering: np.ndarray, partition: np.ndarray) -> np.ndarray:
+    """``q_u(c)``: each task's mean co-clustering with the members of each MAP cluster.
+
+    Parameters
+    ----------
+    coclustering : ndarray of shape (n_tasks, n_tasks)
+    partition : ndarray of shape (n_tasks,)
+        Canonical labels ``0..K-1``.
+
+    Returns
+    -------
+    ndarray of shape (n_tasks, K)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> together = np.array([[1.0, 0.8, 0.1], [0.8, 1.0, 0.2], [0.1, 0.2, 1.0]])
+    >>> membership(together, np.array([0, 0, 1])).round(2).tolist()
+    [[0.9, 0.1], [0.9, 0.2], [0.15, 1.0]]
+    """
+    n_clusters = int(partition.max()) + 1
+    indicator = np.eye(n_clusters)[partition]
+    return coclustering @ indicator / indicator.sum(axis=0)
 
 
 def partition_log_joint(partition: np.ndarray, log_block: BlockScore, gamma: float) -> float:
@@ -231,8 +106,12 @@ def partition_log_joint(partition: np.ndarray, log_block: BlockScore, gamma: flo
     return float(log_prior + blocks)
 
 
-def enumerate_blocks(n_tasks: int, log_block: BlockScore, gamma: float) -> BlockClustering:
-    """The exact posterior over every set partition (at most ``MAX_EXACT_TASKS`` tasks).
+def enumerate_blocks(
+    n_tasks: int, blocks: BlockScore | BlockAlgebra, gamma: float
+) -> BlockClustering:
+    """The exact posterior over every set partition (at most ``MAX_EXACT_TASKS`` tasks), of
+    any model's cluster scores (:class:`~clusterednb.models.block_scores.BlockAlgebra`) or a
+    function ``log B(S)`` of a set.
 
     Examples
     --------
@@ -248,6 +127,11 @@ def enumerate_blocks(n_tasks: int, log_block: BlockScore, gamma: float) -> Block
         raise CNBError(
             f"enumeration is limited to {MAX_EXACT_TASKS} tasks; this data set has {n_tasks}"
         )
+    if hasattr(blocks, "log_score"):
+        algebra = blocks
+        log_block = lambda members: algebra.log_score(algebra.of_members(members))  # noqa: E731
+    else:
+        log_block = blocks
     partitions = enumerate_partitions(n_tasks)
     log_joint = np.array([partition_log_joint(p, log_block, gamma) for p in partitions])
     weights = np.exp(log_joint - logsumexp(log_joint))

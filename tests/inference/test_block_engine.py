@@ -9,10 +9,10 @@ import pytest
 
 from clusterednb.data.synthetic import make_logistic_population
 from clusterednb.exceptions import CNBError
-from clusterednb.logistic.clustering.block_partitions import enumerate_blocks, gibbs_blocks
+from clusterednb.inference.blocks.engine import enumerate_blocks, gibbs_blocks
+from clusterednb.inference.blocks.kernels import alone_scores, log_features, slot_score
+from clusterednb.inference.blocks.slot_chain import gibbs_joint_blocks
 from clusterednb.logistic.clustering.joint_blocks import JointLogisticBlocks, TaskExpansions
-from clusterednb.logistic.clustering.joint_gibbs import gibbs_joint_blocks
-from clusterednb.logistic.clustering.kernels import alone_scores, log_features, slot_score
 from clusterednb.logistic.fit import FitSettings, JointData
 
 
