@@ -66,10 +66,22 @@ def index_tasks(tasks: Any, task_ids: np.ndarray) -> np.ndarray:
     missing = is_missing(values)
     if missing.any():
         raise DataError(f"task id is missing in row {int(np.flatnonzero(missing)[0])}")
-    known = _task_index(np.asarray(task_ids, dtype=object))
+    known = _known_index(np.asarray(task_ids, dtype=object), values)
     if values.dtype == object:
         return known.get_indexer(_task_index(values))
     return known.get_indexer(values)
+
+
+def _known_index(task_ids: np.ndarray, values: np.ndarray) -> pd.Index:
+    """The fitted ids as an index to look ``values`` up in: integer ids looked up by integer
+    values are hashed as integers, not as objects (the same matches, several times faster)."""
+    ids = task_ids.tolist()
+    if values.dtype.kind in "iu" and all(type(i) is int for i in ids):
+        try:
+            return pd.Index(np.array(ids, dtype=np.int64))
+        except OverflowError:  # ids beyond 64 bits stay objects
+            pass
+    return _task_index(task_ids)
 
 
 def _task_index(values: np.ndarray) -> pd.Index:

@@ -79,3 +79,37 @@ def integer_presence(X, limit):  # pragma: no cover
                 return presence, False
             presence[f, value] = True
     return presence, True
+
+
+@njit(cache=True, nogil=True)
+def column_ranges(X):  # pragma: no cover
+    """The least and the greatest value of each column of an integer array, in one pass.
+
+    Parameters
+    ----------
+    X : int array of shape (n_rows, n_features), n_rows ≥ 1
+
+    Returns
+    -------
+    lowest, highest : int64 arrays of shape (n_features,)
+
+    Examples
+    --------
+    >>> lowest, highest = column_ranges(np.array([[3, -1], [0, 7]]))
+    >>> lowest.tolist(), highest.tolist()
+    ([0, -1], [3, 7])
+    """
+    n_rows, n_features = X.shape
+    lowest = np.empty(n_features, dtype=np.int64)
+    highest = np.empty(n_features, dtype=np.int64)
+    for f in range(n_features):
+        lowest[f] = X[0, f]
+        highest[f] = X[0, f]
+    for i in range(1, n_rows):
+        for f in range(n_features):
+            value = X[i, f]
+            if value < lowest[f]:
+                lowest[f] = value
+            elif value > highest[f]:
+                highest[f] = value
+    return lowest, highest

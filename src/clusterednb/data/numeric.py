@@ -17,6 +17,7 @@ import pandas as pd
 
 from clusterednb.data.discretize import discretize
 from clusterednb.data.guards import warn_numeric_identifiers
+from clusterednb.data.kernels import column_ranges
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import DataError
 
@@ -88,12 +89,12 @@ def _any_numeric_column(array: np.ndarray) -> bool:
     >>> _any_numeric_column(np.array([[0, 3], [6, 1]])), _any_numeric_column(np.array([[0.5]]))
     (False, True)
     """
-    for j in range(array.shape[1]):
-        column = array[:, j]
-        if array.dtype.kind in "iu" and column.size:
-            if int(column.max()) - int(column.min()) < MAX_INTEGER_CATEGORIES:
-                continue
-        if is_numeric_column(pd.Series(column)):
+    narrow = np.zeros(array.shape[1], dtype=bool)
+    if array.dtype.kind in "iu" and array.shape[0]:
+        lowest, highest = column_ranges(np.ascontiguousarray(array))
+        narrow = highest - lowest < MAX_INTEGER_CATEGORIES
+    for j in np.flatnonzero(~narrow):
+        if is_numeric_column(pd.Series(array[:, j])):
             return True
     return False
 

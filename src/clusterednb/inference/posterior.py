@@ -266,6 +266,7 @@ class Posterior:
             else None
         )
         known = task_index >= 0
+        every_row = bool(known.all())
         known_rows = np.flatnonzero(known)  # index arrays: X may be a sparse matrix
         if known.any():
             if self.entry_label_counts is None:
@@ -274,11 +275,11 @@ class Posterior:
             else:
                 log_prior = model.log_label_prior(self.entry_label_counts)
                 prior_of_entry = np.arange(self.components.size)
-            out[known] = mixture_log_proba(
+            log_proba = mixture_log_proba(
                 self,
                 model,
-                X[known_rows],
-                task_index[known],
+                X if every_row else X[known_rows],
+                task_index if every_row else task_index[known],
                 self.indptr,
                 self.components,
                 self.log_weights,
@@ -286,7 +287,10 @@ class Posterior:
                 self.mix_joint,
                 tables,
             )
-        if not known.all():
+            if every_row:
+                return log_proba
+            out[known] = log_proba
+        if not every_row:
             rows = np.flatnonzero(~known)
             group = np.arange(rows.size) if cold_group is None else cold_group[rows]
             out[rows] = cold_start_log_proba(self, model, X[rows], group, tables)

@@ -12,7 +12,7 @@ from typing import Protocol
 import numpy as np
 
 from clusterednb.models.observation import ConjugateModel
-from clusterednb.stats.kernels import log_normalize_rows
+from clusterednb.stats.kernels import log_normalize_rows, log_normalize_rows_inplace
 
 
 class PosteriorTables(Protocol):
@@ -69,25 +69,27 @@ def mixture_log_proba(
     out = np.empty((X.shape[0], model.schema.n_classes))
     for start in range(0, X.shape[0], ROW_CHUNK):
         rows = slice(start, start + ROW_CHUNK)
-        lengths = indptr[task[rows] + 1] - indptr[task[rows]]
-        row_of_entry = np.repeat(np.arange(lengths.size), lengths)
-        row_start = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        entry = (
-            indptr[task[rows]][row_of_entry]
-            + np.arange(row_of_entry.size)
-            - row_start[row_of_entry]
-        )
+        first = indptr[task[rows]]
+        lengths = indptr[task[rows] + 1] - first
+        if np.all(lengths == 1):  # one component a task (no sharing, complete sharing)
+            row_start, entry, X_of_entry = None, first, X[rows]
+        else:
+            row_of_entry = np.repeat(np.arange(lengths.size), lengths)
+            row_start = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+            entry = first[row_of_entry] + np.arange(row_of_entry.size) - row_start[row_of_entry]
+            X_of_entry = X[rows][row_of_entry]
         log_joint = _log_joint(
-            posterior,
-            model,
-            X[rows][row_of_entry],
-            log_prior_of_entry[entry],
-            components[entry],
-            tables,
+            posterior, model, X_of_entry, log_prior_of_entry[entry], components[entry], tables
         )
-        log_terms = log_joint if mix_joint else log_normalize_rows(log_joint)
-        weighted = log_terms + log_weights[entry][:, None]
-        if row_of_entry.size != lengths.size:
+        log_joint = np.ascontiguousarray(log_joint, dtype=np.float64)  # fresh: changed in place
+        if row_start is None and not log_weights.any():  # every row's one weight is 1
+            log_normalize_rows_inplace(log_joint)
+            out[rows] = log_joint
+            continue
+        if not mix_joint:
+            log_normalize_rows_inplace(log_joint)
+        weighted = log_joint + log_weights[entry][:, None]
+        if row_start is not None:
             weighted = np.logaddexp.reduceat(weighted, row_start, axis=0)
         out[rows] = log_normalize_rows(weighted) if mix_joint else weighted
     return out
