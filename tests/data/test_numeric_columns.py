@@ -108,7 +108,7 @@ def test_a_model_with_numbers_saves_and_loads(tmp_path):
 
 
 def test_saved_numeric_arrays_must_agree_with_the_names():
-    from clusterednb.logistic.inputs import restored_numeric
+    from clusterednb.logistic.model_state import restored_numeric
 
     def record(meta: dict, arrays: dict) -> ModelRecord:
         return ModelRecord(schema=None, task_ids=np.zeros(0), meta=meta, arrays=arrays)

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
+from clusterednb.data.encode import HANDLE_UNKNOWN
 from clusterednb.data.numeric import NumericColumns
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.estimation.decisions import (
@@ -30,16 +31,20 @@ from clusterednb.estimation.decisions import (
 )
 from clusterednb.estimation.prediction_rows import PredictionRows, prediction_rows
 from clusterednb.estimation.training_table import split_tasks
-from clusterednb.exceptions import CNBError
+from clusterednb.exceptions import CNBError, check_choice
 from clusterednb.logistic.clusters import LogisticClusters, fit_clusters
 from clusterednb.logistic.fit import AUTO, FitSettings
 from clusterednb.logistic.inputs import (
     check_observation,
     prediction_design,
-    restored_numeric,
-    restored_rows,
     rows_added,
     training_rows,
+)
+from clusterednb.logistic.model_state import (
+    restored_clusters,
+    restored_numeric,
+    restored_rows,
+    saved_state,
 )
 from clusterednb.logistic.online import partial_update
 from clusterednb.logistic.placement import rows_mixture
@@ -47,17 +52,6 @@ from clusterednb.logistic.tuning import choose_settings
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord
 from clusterednb.seeding import as_generator
-
-_ARRAYS = (
-    "partition",
-    "coclustering",
-    "n_clusters_probability",
-    "membership",
-    "cluster_value_counts",
-    "cluster_sizes",
-    "coef",
-    "intercept",
-)
 
 
 class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimator):
@@ -238,10 +232,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         refuse_sample_weight(sample_weight)
         settings = self._settings()
         settings.check()
-        if self.handle_unknown not in ("warn", "error", "ignore"):
-            raise CNBError(
-                f"handle_unknown must be warn, error or ignore, got {self.handle_unknown!r}"
-            )
+        check_choice("handle_unknown", self.handle_unknown, HANDLE_UNKNOWN)
         X, tasks = split_tasks(X, tasks, self.task_column)
         rows = training_rows(
             X,
@@ -347,39 +338,27 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         check_fitted(self, "clusters_")
         check_new_tasks(new_tasks)
         rows = self._prediction_rows(*split_tasks(X, tasks, self.task_column))
-        codes, frame, task_values, task_index = (
-            rows.codes,
-            rows.frame,
-            rows.task_values,
-            rows.task_index,
-        )
-        mixture = self._mixture(codes, task_values, task_index, new_tasks)
+        mixture = self._mixture(rows.codes, rows.task_values, rows.task_index, new_tasks)
+        n_tasks = self.task_ids_.size
         design = prediction_design(
-            codes, frame, self.schema_, task_index, self.task_ids_.size, self.numeric_
+            rows.codes, rows.frame, self.schema_, rows.task_index, n_tasks, self.numeric_
         )
-        p1 = self.clusters_.proba(design, mixture, task_index)
+        p1 = self.clusters_.proba(design, mixture, rows.task_index)
         return np.column_stack([1.0 - p1, p1])
 
     def _prediction_rows(self, X: Any, tasks: Any) -> PredictionRows:
         """The rows to predict, encoded (``estimation.prediction_rows``)."""
-        documents = self.observation != "categorical"
+        words = self.schema_.n_values_total if self.observation != "categorical" else None
+        who, unknown = type(self).__name__, self.handle_unknown
         return prediction_rows(
-            X,
-            tasks,
-            self.schema_,
-            self.task_ids_,
-            type(self).__name__,
-            n_words=self.schema_.n_values_total if documents else None,
-            handle_unknown=self.handle_unknown,
+            X, tasks, self.schema_, self.task_ids_, who, n_words=words, handle_unknown=unknown
         )
 
-    def _mixture(
-        self, codes: Any, task_values: np.ndarray, task_index: np.ndarray, new_tasks: str
-    ) -> np.ndarray:
+    def _mixture(self, codes: Any, values: Any, index: Any, new_tasks: str) -> np.ndarray:
         """Each row's weights over the regressions (:func:`rows_mixture`)."""
-        offsets, settings = self.schema_.offsets, self._settings_used()
+        settings = self._settings_used()
         return rows_mixture(
-            self.clusters_, codes, task_values, task_index, offsets, settings, new_tasks
+            self.clusters_, codes, values, index, self.schema_.offsets, settings, new_tasks
         )
 
     def log_odds_by_feature(self, X: Any, tasks: Any = None) -> pd.DataFrame:
@@ -441,42 +420,22 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         }
 
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        clusters = self.clusters_
-        arrays = {n: np.asarray(v) for n in _ARRAYS if (v := getattr(clusters, n)) is not None}
-        arrays["numeric_centre"] = self.numeric_.centre
-        arrays["numeric_scale"] = self.numeric_.scale
-        for name in ("deviations", "cluster_weights"):
-            if getattr(clusters, name) is not None:
-                arrays[name] = getattr(clusters, name)
-        rows = getattr(self, "rows_", None)
-        if rows is not None and not rows.documents:  # what partial_fit learns on from
-            arrays.update(
-                rows_codes=rows.codes, rows_y=rows.y, rows_task=rows.task, rows_numeric=rows.numeric
-            )
-        meta = {
-            "numeric": list(self.numeric_.names),
-            "effective_rows": self.effective_rows_,
-            "floor": self.floor_,
-            "deviation_scale": self.deviation_scale_,
-            "log_joint": clusters.log_joint,
-            "sampled_rows": clusters.sampled_rows,
-        }
-        return meta, arrays
+        return saved_state(
+            self.clusters_,
+            self.numeric_,
+            getattr(self, "rows_", None),
+            {
+                "effective_rows": self.effective_rows_,
+                "floor": self.floor_,
+                "deviation_scale": self.deviation_scale_,
+            },
+        )
 
     def _restore(self, record: ModelRecord) -> None:
         self._settings().check()
         numeric = restored_numeric(record)
         check_observation(self.observation, record.schema, numeric)
-        names = (*_ARRAYS, "deviations", "cluster_weights")
-        arrays = {name: record.arrays.get(name) for name in names}
-        clusters = LogisticClusters.from_arrays(
-            arrays,
-            float(record.meta["log_joint"]),
-            n_tasks=record.task_ids.size,
-            schema=record.schema,
-            n_numeric=len(numeric.names),
-            sampled_rows=int(record.meta.get("sampled_rows", 0)),
-        )
+        clusters = restored_clusters(record, numeric)
         meta = record.meta
         chosen = replace(
             self._settings().with_chosen(float(meta["effective_rows"]), meta["floor"]),

@@ -21,7 +21,6 @@ from clusterednb.estimation.prediction_rows import prediction_rows
 from clusterednb.estimation.training_table import check_labels, read_table
 from clusterednb.exceptions import CNBError, DataError, check_choice
 from clusterednb.logistic.fit import JointData, regression_design
-from clusterednb.persistence.state import ModelRecord
 
 OBSERVATIONS = ("categorical", "multinomial")
 
@@ -225,52 +224,6 @@ def prediction_design(
     """
     numbers = numeric.transform(frame) if frame is not None else np.zeros((features.shape[0], 0))
     return regression_design(features, schema.offsets, task_index, n_tasks, numbers)
-
-
-NUMERIC_ARRAYS = ("numeric_centre", "numeric_scale")
-"""The arrays of a model file that hold the numeric columns' standardisation."""
-
-
-def restored_rows(record: ModelRecord, n_numeric: int) -> JointData | None:
-    """The training rows a saved model keeps for ``partial_fit`` (None in files written
-    before it existed, or of documents), checked against the schema and the tasks."""
-    names = ("rows_codes", "rows_y", "rows_task", "rows_numeric")
-    if not all(name in record.arrays for name in names):
-        return None
-    codes, y, task, numeric = (record.arrays[name] for name in names)
-    n_rows = y.shape[0]
-    schema = record.schema
-    sizes = np.array([len(c) for c in schema.categories])
-    shapes_fit = (
-        codes.shape == (n_rows, schema.n_features)
-        and task.shape == (n_rows,)
-        and numeric.shape == (n_rows, n_numeric)
-    )
-    if not shapes_fit:
-        raise CNBError("the training rows of the model file do not fit its schema")
-    if n_rows and (
-        ((codes < -1) | (codes >= sizes)).any()
-        or ((y < -1) | (y > 1)).any()
-        or ((task < 0) | (task >= record.task_ids.size)).any()
-        or not np.isfinite(numeric).all()
-    ):
-        raise CNBError("the training rows of the model file hold values outside their range")
-    return JointData.from_codes(codes, y, task, record.task_ids.size, schema.offsets, numeric)
-
-
-def restored_numeric(record: ModelRecord) -> NumericColumns:
-    """The numeric columns of a saved model (none in files written before they existed)."""
-    names = tuple(str(name) for name in record.meta.get("numeric", ()))
-    arrays = [record.arrays.get(name, np.zeros(0)) for name in NUMERIC_ARRAYS]
-    for name, array in zip(NUMERIC_ARRAYS, arrays, strict=True):
-        if array.shape != (len(names),) or not np.isfinite(array).all():
-            raise CNBError(
-                f"array {name!r} has shape {array.shape} (or values that are not finite); "
-                f"expected {len(names)} finite values, one per numeric column"
-            )
-    if len(names) and not (arrays[1] > 0).all():
-        raise CNBError("array 'numeric_scale' holds a scale that is not positive")
-    return NumericColumns(names, *arrays)
 
 
 def rows_added(
