@@ -33,6 +33,10 @@ def serve(args: argparse.Namespace) -> None:
         raise MeetingError(
             f"--sync-every must be 0 (none) or a number of minutes, got {args.sync_every}"
         )
+    if not args.keep_activity > 0:
+        raise MeetingError(
+            f"--keep-activity must be a positive number of days, got {args.keep_activity}"
+        )
     from clusterednb.cli.options import smtp_address
 
     smtp = smtp_address(args.smtp) if args.smtp else None
@@ -49,6 +53,7 @@ def serve(args: argparse.Namespace) -> None:
         sync_every=60.0 * args.sync_every,
         smtp=smtp,
         sender=args.sender,
+        keep_activity_days=args.keep_activity,
     )
     uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=True)
 

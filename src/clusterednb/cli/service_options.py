@@ -51,6 +51,13 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     )
     serve.add_argument("--smtp", metavar="HOST:PORT", help="the passes also mail each reply")
     serve.add_argument("--from", dest="sender", metavar="EMAIL", help="the replies' sender")
+    serve.add_argument(
+        "--keep-activity",
+        type=float,
+        default=365.0,
+        metavar="DAYS",
+        help="days the record of what the assistant did is kept (default 365)",
+    )
     serve.set_defaults(run=f"{COMMANDS}:serve", needs=("service",))
 
 

@@ -7,10 +7,12 @@ user's request is not revealed.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import csv
+import io
+from typing import Annotated, Any, Literal
 
 import icalendar
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 
@@ -19,11 +21,13 @@ from clusterednb.meeting.invitation import read_calendar
 from clusterednb.meeting.reply import make_reply
 from clusterednb.meeting.rules import PersonRules, now
 from clusterednb.service.accounts import Account
+from clusterednb.service.activity_tables import ACTIVITY_FIELDS
 from clusterednb.service.api_schema import (
     FEEDBACK_BODY,
     MAX_ID,
     REQUEST_LINKS,
     SETTINGS_BODY,
+    ActivityEntry,
     ApiError,
     CalendarStored,
     Cancelled,
@@ -255,3 +259,59 @@ async def put_settings(
     known = rules_of(store, directory, who.user).to_dict()
     changed = {**known, **body} if isinstance(body, dict) else body
     return store.set_rules(who.user, PersonRules.from_dict(changed)).to_dict()
+
+
+def activity_csv(entries: list[dict[str, Any]]) -> str:
+    """The record as CSV, one entry a line under a header; a text that a spreadsheet would
+    read as a formula starts with an apostrophe.
+
+    Examples
+    --------
+    >>> entry = dict.fromkeys(ACTIVITY_FIELDS, "") | {"summary": "=1+1", "p_accept": 0.9}
+    >>> activity_csv([entry]).splitlines()[1].split(",")[7:12]
+    ["'=1+1", '', '', '', '0.9']
+    """
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=ACTIVITY_FIELDS, lineterminator="\r\n")
+    writer.writeheader()
+    for entry in entries:
+        writer.writerow(
+            {
+                name: f"'{value}"
+                if isinstance(value, str) and value[:1] in "=+-@" and value
+                else value
+                for name, value in entry.items()
+            }
+        )
+    return out.getvalue()
+
+
+@router.get(
+    "/api/activity",
+    operation_id="get_activity",
+    response_model=None,
+    responses={
+        200: {
+            "model": list[ActivityEntry],
+            "description": "What the assistant did on your behalf, newest first: every decision "
+            "(by the model or one of your rules), question, answer of yours, PARTSTAT written "
+            "and reply sent; as JSON, or as CSV with format=csv",
+            "content": {"text/csv": {"schema": {"type": "string"}}},
+        },
+        **errors(400, 401),
+    },
+)
+def get_activity(
+    who: Caller,
+    store: Store,
+    format: Annotated[Literal["json", "csv"], Query(description="json or csv")] = "json",
+    limit: Annotated[int, Query(ge=1, le=100_000, description="At most this many")] = 1000,
+) -> Response:
+    entries = [{name: e[name] for name in ACTIVITY_FIELDS} for e in store.activity(who.user, limit)]
+    if format == "csv":
+        return Response(
+            activity_csv(entries),
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="activity.csv"'},
+        )
+    return JSONResponse(entries)

@@ -101,6 +101,27 @@ class ServiceStatus(BaseModel):
     clusters: int | None
 
 
+class ActivityEntry(BaseModel):
+    """One thing the assistant did on the person's behalf (newest first)."""
+
+    at: str = Field(description="When, in UTC (ISO 8601)")
+    action: str = Field(
+        description='"decided", "asked", "answered" (by you), "ACCEPTED written on the '
+        'calendar", "reply sent to the organiser (DECLINED)", ...'
+    )
+    request_id: int = Field(ge=1, le=MAX_ID)
+    channel: Literal["api", "caldav", "mail"]
+    uid: str
+    recurrence_id: str
+    sequence: int = Field(ge=0)
+    summary: str
+    organizer: str
+    decision: Literal["accept", "decline", "ask", "expired"]
+    decided_by: Literal["model", "rule", "you"]
+    p_accept: float | None = Field(ge=0, le=1)
+    reason: str = Field(description="The reasons in words (or the rule that decided)")
+
+
 class Settings(BaseModel):
     """A person's rules, applied before the model, and reply choices
     (:class:`~clusterednb.meeting.rules.PersonRules`)."""

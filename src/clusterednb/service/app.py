@@ -23,6 +23,7 @@ from clusterednb.exceptions import CNBError
 from clusterednb.meeting.deciding import ASK_BAND
 from clusterednb.meeting.directory import Directory
 from clusterednb.service import api_routes, health, pages
+from clusterednb.service.activity_tables import KEEP_ACTIVITY_DAYS
 from clusterednb.service.api_schema import ApiError, without_validation_errors
 from clusterednb.service.learning import Learner
 from clusterednb.service.passes.schedule import CalendarPasses
@@ -42,6 +43,7 @@ def create_app(
     sync_every: float = 0.0,
     smtp: tuple[str, int] | None = None,
     sender: str | None = None,
+    keep_activity_days: float = KEEP_ACTIVITY_DAYS,
 ) -> FastAPI:
     """The service's ASGI application.
 
@@ -62,6 +64,9 @@ def create_app(
         (:mod:`~clusterednb.service.passes.schedule`); 0: none.
     smtp : (host, port), optional
         The passes also mail the organisers their replies (from ``sender``).
+    keep_activity_days : float, default=365
+        Days an entry of the record of what the assistant did is kept
+        (:mod:`~clusterednb.service.activity_tables`).
 
     Examples
     --------
@@ -84,6 +89,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = ServiceStore(store_path)
+        store.keep_activity_days = keep_activity_days
         learner = Learner(store, base, debounce)
         learner.start()
         passes = None

@@ -195,6 +195,15 @@ class DeliveryTables:
             )
             if reply is not None:
                 self._queue(connection, user, request_id, reply)
+            self._note(connection, user, request_id, f"{partstat} written on the calendar")
+
+    def _note_reply(self, connection: sqlite3.Connection, reply_id: int, action: str) -> None:
+        """Record ``action`` on the request a reply of the outbox answers."""
+        row = connection.execute(
+            "SELECT user, request_id, partstat FROM outbox WHERE id = ?", (reply_id,)
+        ).fetchone()
+        if row is not None:
+            self._note(connection, row[0], row[1], f"{action} ({row[2]})")
 
     def drop_owed_replies(self, user: str, request_id: int) -> None:
         """Drop the unsent replies to one of ``user``'s requests (the person answered it
@@ -223,6 +232,7 @@ class DeliveryTables:
                 "last_error = NULL WHERE id = ?",
                 (utc_now(), reply_id),
             )
+            self._note_reply(connection, reply_id, "reply sent to the organiser")
 
     def reply_refused(self, reply_id: int, error: str, permanent: bool) -> None:
         """Record a failed attempt (``permanent``: the server will never take it)."""
@@ -231,6 +241,8 @@ class DeliveryTables:
                 "UPDATE outbox SET attempts = attempts + 1, last_error = ?, state = ? WHERE id = ?",
                 (error, "failed" if permanent else "owed", reply_id),
             )
+            if permanent:
+                self._note_reply(connection, reply_id, f"reply refused for good: {error}")
 
     # ------------------------------------------------------------------ requests' states
     def set_partstat(self, user: str, request_id: int, partstat: str | None) -> None:

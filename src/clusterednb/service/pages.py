@@ -24,7 +24,7 @@ from clusterednb.service.dependencies import Model, Organisation, Store, rules_o
 from clusterednb.service.passes.calendar_pass import check_caldav_login
 from clusterednb.service.settings_tables import CalendarAccount
 from clusterednb.service.store import ServiceStore
-from clusterednb.service.views import page_row
+from clusterednb.service.views import activity_row, page_row
 
 SESSION_COOKIE = "cnb_session"
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
@@ -138,6 +138,7 @@ def _review_page(
         "calendar_error": calendar_error,
         "account": store.calendar_account(who.user),
         "passes": store.pass_statuses(who.user),
+        "activity": [activity_row(entry, rules.zone) for entry in store.activity(who.user, 20)],
     }
     return TEMPLATES.TemplateResponse(
         request, "review.html", context, status_code=400 if error or calendar_error else 200

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.sqlite_file import SQLiteFile
 from clusterednb.service.accounts import AccountTables, utc_now
+from clusterednb.service.activity_tables import ACTIONS, ACTIVITY_TABLES, ActivityTables
 from clusterednb.service.delivery_tables import DELIVERY_TABLES, DeliveryTables, request_dict
 from clusterednb.service.settings_tables import SettingsTables
 
@@ -64,13 +65,15 @@ _DELIVERY_COLUMNS = [
     "ALTER TABLE requests ADD COLUMN state TEXT NOT NULL DEFAULT 'open'",
     "ALTER TABLE requests ADD COLUMN last_error TEXT",
 ]
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 MIGRATIONS = {
     2: ["ALTER TABLE requests ADD COLUMN origin TEXT NOT NULL DEFAULT 'invitation'"],
     3: [*_PERSON_TABLES, "ALTER TABLE requests ADD COLUMN notes TEXT NOT NULL DEFAULT '[]'"],
     4: [*_DELIVERY_COLUMNS, *DELIVERY_TABLES],
+    5: ACTIVITY_TABLES,
 }
 """Statements that bring a store of version ``v - 1`` to version ``v``."""
+_LATER_TABLES = [*_PERSON_TABLES, *DELIVERY_TABLES, *ACTIVITY_TABLES]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
     user TEXT PRIMARY KEY,
@@ -127,7 +130,7 @@ CREATE TABLE IF NOT EXISTS sessions (
 """
 
 
-class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
+class ServiceStore(AccountTables, SettingsTables, DeliveryTables, ActivityTables, SQLiteFile):
     """The service's SQLite store.
 
     Parameters
@@ -164,7 +167,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
                     f"version reads up to {SCHEMA_VERSION})"
                 )
             if not tables:
-                for statement in [*_SCHEMA.split(";"), *_PERSON_TABLES, *DELIVERY_TABLES]:
+                for statement in [*_SCHEMA.split(";"), *_LATER_TABLES]:
                     if statement.strip():
                         connection.execute(statement)
             else:
@@ -255,6 +258,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
             )
             if reply is not None:
                 self._queue(connection, user, cursor.lastrowid, reply)
+            self._note(connection, user, cursor.lastrowid, ACTIONS.get(record["decision"]))
             row = connection.execute(
                 "SELECT * FROM requests WHERE id = ?", (cursor.lastrowid,)
             ).fetchone()
@@ -320,6 +324,7 @@ class ServiceStore(AccountTables, SettingsTables, DeliveryTables, SQLiteFile):
                     request_id,
                 ),
             ).rowcount
+            self._note(connection, user, request_id, "answered")
         return self.request(user, request_id) if changed else None
 
     def cancel(self, user: str, uid: str, recurrence_id: str | None = None) -> int:

@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 
 from clusterednb.meeting.explain import format_probability
 from clusterednb.meeting.rules import now
+from clusterednb.service.activity_tables import reasons_in_words
 
 
 def public_record(record: dict[str, Any]) -> dict[str, Any]:
@@ -37,18 +38,7 @@ def page_row(record: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
     start = dt.datetime.fromisoformat(record["starts_at"])
     local = start.astimezone(zone) if start.tzinfo else start
     p = record["p_accept"]
-    words = []
-    for reason in record["reasons"][:3]:
-        direction = "for accepting" if reason["log_odds"] > 0 else "for declining"
-        if reason["log_odds"] == 0 and reason.get("words"):  # a rule's reason: no direction
-            words.append(reason["words"])
-            continue
-        if reason.get("words"):
-            words.append(f"{reason['words']} ({direction})")
-            continue
-        parts = [p for p in reason["value"].split(" / ") if p not in ("other", "None")]
-        value = ", ".join(dict.fromkeys(parts)) or reason["value"]
-        words.append(f"{reason['feature'].replace('_', ' ')}: {value} ({direction})")
+    words = reasons_in_words(record["reasons"])
     return {
         "id": record["id"],
         "summary": record["summary"],
@@ -76,3 +66,30 @@ def _shown_decision(record: dict[str, Any]) -> str:
     if record["decision"] == "ask" and record["answer"] is None and has_started(record):
         return "expired"
     return record["decision"]
+
+
+def activity_row(entry: dict[str, Any], zone: ZoneInfo) -> dict[str, Any]:
+    """An entry of the record as the review page shows it: local time, the probability as
+    the command line prints it.
+
+    Examples
+    --------
+    >>> entry = {"at": "2026-11-26T09:30:00+00:00", "action": "decided", "summary": "Planning",
+    ...          "organizer": "boss@example.org", "decision": "accept", "decided_by": "model",
+    ...          "p_accept": 0.91, "reason": "organizer relation: manager (for accepting)"}
+    >>> row = activity_row(entry, ZoneInfo("Europe/Berlin"))
+    >>> row["when"], row["probability"]
+    ('Thu 26 Nov 2026, 10:30', '0.910')
+    """
+    at = dt.datetime.fromisoformat(entry["at"]).astimezone(zone)
+    p = entry["p_accept"]
+    return {
+        "when": at.strftime("%a %d %b %Y, %H:%M"),
+        "action": entry["action"],
+        "summary": entry["summary"],
+        "organizer": entry["organizer"],
+        "decision": entry["decision"],
+        "decided_by": entry["decided_by"],
+        "probability": None if p is None else format_probability(p),
+        "reason": entry["reason"],
+    }

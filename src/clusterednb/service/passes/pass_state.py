@@ -66,6 +66,7 @@ def state_store(settings: PassSettings) -> Iterator[Any]:
 
     if not settings.dry_run:
         with ServiceStore(settings.state) as store:
+            store.keep_activity_days = settings.keep_activity_days
             yield store
         return
     with tempfile.TemporaryDirectory(prefix="cnb-dry-run-") as folder:

@@ -147,6 +147,7 @@ class CalendarPasses:
             "sender": self.sender,
             "costs": (person.cost_false_accept, person.cost_false_decline),
             "lock_wait": LOCK_WAIT,
+            "keep_activity_days": self.store.keep_activity_days,
             **({} if self.ask_band is None else {"ask_band": self.ask_band}),
         }
 

@@ -81,6 +81,7 @@ class PassSettings:
     user: str | None = None
     dry_run: bool = False
     lock_wait: float = LOCK_WAIT
+    keep_activity_days: float = 365.0
 
     def __post_init__(self) -> None:
         if self.on_ask is not None:
