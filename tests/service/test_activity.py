@@ -66,10 +66,12 @@ def test_a_store_of_schema_4_gains_the_record(tmp_path):
         store.add_user("ann", "ann@example.org")
     with sqlite3.connect(path) as connection:
         connection.execute("DROP TABLE activity")
+        connection.execute("ALTER TABLE users DROP COLUMN admin")
         connection.execute("PRAGMA user_version=4")
     with ServiceStore(path) as store:
         store.add_request("ann", toy.request_record())
         assert [entry["action"] for entry in store.activity("ann")] == ["decided"]
+        assert not store.users()[0].admin
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
 

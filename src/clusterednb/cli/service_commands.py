@@ -95,6 +95,7 @@ def add_user(args: argparse.Namespace) -> None:
             args.email,
             cost_false_accept=args.cost_false_accept,
             cost_false_decline=args.cost_false_decline,
+            admin=args.admin,
         )
     print(token)
 
@@ -113,7 +114,7 @@ def list_users(args: argparse.Namespace) -> None:
     """
     with ServiceStore(args.store) as store:
         for account in store.users():
-            state = "revoked" if account.revoked else "active"
+            state = "revoked" if account.revoked else ("admin" if account.admin else "active")
             print(
                 f"{account.user}\t{account.email}\t{state}\tfalse accept "
                 f"{account.cost_false_accept:g}, false decline {account.cost_false_decline:g}"

@@ -84,6 +84,11 @@ def _add_user(sub: argparse._SubParsersAction) -> None:
         default=1.0,
         help="cost of declining an invitation the user would accept (default 1)",
     )
+    add.add_argument(
+        "--admin",
+        action="store_true",
+        help="the person administers the service: the /admin page, everyone's records",
+    )
     add.set_defaults(run=f"{COMMANDS}:add_user")
 
 

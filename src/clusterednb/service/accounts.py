@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from clusterednb.meeting.errors import MeetingError
 
@@ -45,6 +46,8 @@ class Account:
     cost_false_accept, cost_false_decline : float
         The user's costs of a wrong accept and a wrong decline.
     revoked : bool
+    admin : bool
+        An administrator: sees every person's assistant on ``/admin`` and their records.
 
     Examples
     --------
@@ -57,6 +60,19 @@ class Account:
     cost_false_accept: float
     cost_false_decline: float
     revoked: bool = False
+    admin: bool = False
+
+    @classmethod
+    def of_row(cls, row: Any) -> Account:
+        """The account of a ``users`` row."""
+        return cls(
+            row["user"],
+            row["email"],
+            row["cost_false_accept"],
+            row["cost_false_decline"],
+            bool(row["revoked"]),
+            bool(row["admin"]),
+        )
 
 
 class AccountTables:
@@ -79,8 +95,10 @@ class AccountTables:
         *,
         cost_false_accept: float = 1.0,
         cost_false_decline: float = 1.0,
+        admin: bool = False,
     ) -> str:
         """Create an account (or give a revoked one a new token); return its API token.
+        ``admin``: the person administers the service (``/admin``).
 
         The token is printed once and stored only as a salted scrypt hash.
 
@@ -107,7 +125,8 @@ class AccountTables:
                 raise MeetingError(f"user {user!r} exists; revoke the account first")
             connection.execute(
                 "INSERT OR REPLACE INTO users (user, email, token_salt, token_hash, created_at, "
-                "revoked, cost_false_accept, cost_false_decline) VALUES (?, ?, ?, ?, ?, 0, ?, ?)",
+                "revoked, cost_false_accept, cost_false_decline, admin) "
+                "VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)",
                 (
                     user,
                     email.lower(),
@@ -116,6 +135,7 @@ class AccountTables:
                     utc_now(),
                     cost_false_accept,
                     cost_false_decline,
+                    int(admin),
                 ),
             )
         return f"{user}.{token}"
@@ -150,11 +170,7 @@ class AccountTables:
         >>> [(account.user, account.revoked) for account in store.users()]
         [('ann', False), ('bob', True)]
         """
-        rows = self._all(
-            "SELECT user, email, cost_false_accept, cost_false_decline, revoked FROM users "
-            "ORDER BY user"
-        )
-        return [Account(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
+        return [Account.of_row(row) for row in self._all("SELECT * FROM users ORDER BY user")]
 
     def authenticate(self, token: str) -> Account | None:
         """The account of a valid, unrevoked token (``USER.SECRET``), else None.
@@ -174,9 +190,7 @@ class AccountTables:
             return None
         if not hmac.compare_digest(_hash_token(secret, row["token_salt"]), row["token_hash"]):
             return None
-        return Account(
-            row["user"], row["email"], row["cost_false_accept"], row["cost_false_decline"]
-        )
+        return Account.of_row(row)
 
     def open_session(self, user: str) -> tuple[str, str]:
         """A new browser session of ``user``: ``(session id, CSRF token)``.
@@ -216,10 +230,7 @@ class AccountTables:
         )
         if row is None or row["revoked"] or row["expires_at"] < utc_now():
             return None
-        account = Account(
-            row["user"], row["email"], row["cost_false_accept"], row["cost_false_decline"]
-        )
-        return account, row["csrf"]
+        return Account.of_row(row), row["csrf"]
 
     def close_session(self, session: str) -> None:
         """End a browser session.

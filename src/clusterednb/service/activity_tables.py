@@ -177,3 +177,25 @@ class ActivityTables:
         if limit is not None:
             query, values = query + " LIMIT ?", (*values, int(limit))
         return [dict(row) for row in self._all(query, values)]
+
+    def overview(self, user: str) -> dict[str, int]:
+        """What is waiting for ``user`` (an administrator's view): questions not answered,
+        replies owed and refused, answers learnt from.
+
+        Examples
+        --------
+        >>> from clusterednb.examples import service as toy
+        >>> store, _ = toy.service_store()
+        >>> _ = store.add_request("ann", toy.request_record() | {"decision": "ask"})
+        >>> store.overview("ann")
+        {'asks_waiting': 1, 'owed_replies': 0, 'failed_replies': 0, 'answers': 0}
+        """
+        row = self._one(
+            "SELECT (SELECT count(*) FROM requests WHERE user = :u AND decision = 'ask' "
+            "AND answer IS NULL AND state = 'open' AND origin = 'invitation') AS asks_waiting, "
+            "(SELECT count(*) FROM outbox WHERE user = :u AND state = 'owed') AS owed_replies, "
+            "(SELECT count(*) FROM outbox WHERE user = :u AND state = 'failed') AS failed_replies, "
+            "(SELECT count(*) FROM requests WHERE user = :u AND answer IS NOT NULL) AS answers",
+            {"u": user},
+        )
+        return {name: int(row[name]) for name in row.keys()}

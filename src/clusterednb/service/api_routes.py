@@ -298,7 +298,7 @@ def activity_csv(entries: list[dict[str, Any]]) -> str:
             "and reply sent; as JSON, or as CSV with format=csv",
             "content": {"text/csv": {"schema": {"type": "string"}}},
         },
-        **errors(400, 401),
+        **errors(400, 401, 403, 404),
     },
 )
 def get_activity(
@@ -306,8 +306,18 @@ def get_activity(
     store: Store,
     format: Annotated[Literal["json", "csv"], Query(description="json or csv")] = "json",
     limit: Annotated[int, Query(ge=1, le=100_000, description="At most this many")] = 1000,
+    user: Annotated[
+        str | None,
+        Query(max_length=200, description="Another person's record (administrators only)"),
+    ] = None,
 ) -> Response:
-    entries = [{name: e[name] for name in ACTIVITY_FIELDS} for e in store.activity(who.user, limit)]
+    person = who.user if user is None else user
+    if person != who.user:
+        if not who.admin:
+            raise ApiError(403, "only an administrator reads another person's record")
+        if person not in {account.user for account in store.users()}:
+            raise ApiError(404, f"no person {person!r}")
+    entries = [{name: e[name] for name in ACTIVITY_FIELDS} for e in store.activity(person, limit)]
     if format == "csv":
         return Response(
             activity_csv(entries),

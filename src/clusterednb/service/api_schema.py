@@ -162,7 +162,8 @@ class Health(BaseModel):
 ERRORS = {
     400: "Bad input: the message names the value",
     401: "Missing, invalid or revoked API token",
-    404: "No such request of yours",
+    403: "Not yours to read: another person's record is for administrators",
+    404: "No such request of yours (or no such person)",
     409: "The request waits for your answer, or its meeting has begun: no reply",
     413: "The body is too large",
     415: "The body is not text/calendar",

@@ -92,17 +92,15 @@ def create_app(
         store.keep_activity_days = keep_activity_days
         learner = Learner(store, base, debounce)
         learner.start()
-        passes = None
+        every = sync_every if sync_every > 0 else 60.0  # an administrator may run one anyway
+        passes = CalendarPasses(store, learner.current, every, directory, smtp, sender, ask_band)
         if sync_every > 0:
             if store.calendar_accounts() or store.mail_accounts():
                 check_private(store_path)  # it holds passwords
-            passes = CalendarPasses(
-                store, learner.current, sync_every, directory, smtp, sender, ask_band
-            )
             passes.start()
-        app.state.store, app.state.learner = store, learner
+        app.state.store, app.state.learner, app.state.passes = store, learner, passes
         yield
-        if passes is not None:
+        if sync_every > 0:
             passes.stop()
         learner.stop()
         store.close()

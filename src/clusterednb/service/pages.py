@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -21,6 +22,7 @@ from clusterednb.meeting.rules import DAYS, PersonRules
 from clusterednb.service.accounts import Account
 from clusterednb.service.api_schema import ApiError
 from clusterednb.service.dependencies import Model, Organisation, Store, rules_of
+from clusterednb.service.learning import Learner
 from clusterednb.service.passes.calendar_pass import check_caldav_login
 from clusterednb.service.settings_tables import CalendarAccount
 from clusterednb.service.store import ServiceStore
@@ -244,3 +246,117 @@ async def calendar_account(request: Request, store: Store, directory: Organisati
         return _review_page(request, store, rules, session, calendar_error=problem)
     store.set_calendar_account(CalendarAccount(who.user, url, username, password))
     return RedirectResponse("/#calendar-account", status_code=303)
+
+
+# ---------------------------------------------------------------------- the administrator's
+def _admin_session(store: ServiceStore, request: Request) -> tuple[Account, str]:
+    """The signed-in administrator's account and CSRF token (401 signed out, 403 not one)."""
+    found = _session_of(store, request)
+    if found is None:
+        raise ApiError(401, "sign in first")
+    if not found[0].admin:
+        raise ApiError(403, "the administrator's page is for administrators")
+    return found
+
+
+def _admin_page(
+    request: Request,
+    store: ServiceStore,
+    learner: Learner,
+    session: tuple[Account, str],
+    new_token: tuple[str, str] | None = None,
+    error: str | None = None,
+) -> Response:
+    """Every person's assistant: registration, last passes, what waits, what was learnt."""
+    calendars = {account.user: account.url for account in store.calendar_accounts()}
+    mailboxes = {user: f"{box.host}:{box.port}" for user, box in store.mail_accounts()}
+    passes: dict[str, list[dict[str, Any]]] = {}
+    for status in store.pass_statuses():
+        passes.setdefault(status["user"], []).append(status)
+    people = [
+        {
+            "account": account,
+            "calendar": calendars.get(account.user),
+            "mailbox": mailboxes.get(account.user),
+            "passes": passes.get(account.user, []),
+            "overview": store.overview(account.user),
+        }
+        for account in store.users()
+    ]
+    model = learner.status()
+    age = model.get("model_age_seconds")
+    context = {
+        "who": session[0],
+        "csrf": session[1],
+        "people": people,
+        "model": model,
+        "model_age": "" if age is None else f"{age / 60:.0f} minutes",
+        "new_token": new_token,
+        "error": error,
+    }
+    return TEMPLATES.TemplateResponse(
+        request, "admin.html", context, status_code=400 if error else 200
+    )
+
+
+@router.get("/admin", response_class=HTMLResponse)
+def admin(request: Request, store: Store, learner: Model) -> Response:
+    if _session_of(store, request) is None:
+        return RedirectResponse("/login", status_code=303)
+    return _admin_page(request, store, learner, _admin_session(store, request))
+
+
+async def _admin_form(store: ServiceStore, request: Request) -> tuple[Any, tuple[Account, str]]:
+    """The posted form and the administrator's session (its CSRF token checked)."""
+    form = await request.form()
+    session = _admin_session(store, request)
+    if form.get("csrf") != session[1]:
+        raise ApiError(403, "the form's CSRF token is missing or wrong; reload the page")
+    return form, session
+
+
+@router.post("/admin/users")
+async def admin_add_user(request: Request, store: Store, learner: Model) -> Response:
+    form, session = await _admin_form(store, request)
+    user, email = str(form.get("user", "")).strip(), str(form.get("email", "")).strip()
+    try:
+        token = store.add_user(user, email)
+    except MeetingError as error:
+        return _admin_page(request, store, learner, session, error=str(error))
+    return _admin_page(request, store, learner, session, new_token=(user, token))
+
+
+def _known(store: ServiceStore, user: str) -> None:
+    if user not in {account.user for account in store.users()}:
+        raise ApiError(404, f"no person {user!r}")
+
+
+@router.post("/admin/users/{user}/remove")
+async def admin_remove_user(user: str, request: Request, store: Store) -> Response:
+    await _admin_form(store, request)
+    _known(store, user)
+    store.revoke(user)
+    store.remove_calendar_account(user)
+    store.remove_mail_account(user)
+    return RedirectResponse(f"/admin#person-{user}", status_code=303)
+
+
+@router.post("/admin/users/{user}/pass")
+async def admin_run_pass(user: str, request: Request, store: Store) -> Response:
+    await _admin_form(store, request)
+    _known(store, user)
+    await run_in_threadpool(request.app.state.passes.run_round, user)
+    return RedirectResponse(f"/admin#person-{user}", status_code=303)
+
+
+@router.get("/admin/activity/{user}", response_class=HTMLResponse)
+def admin_activity(user: str, request: Request, store: Store) -> Response:
+    who, _ = _admin_session(store, request)
+    _known(store, user)
+    utc = ZoneInfo("UTC")
+    context = {
+        "who": who,
+        "person": user,
+        "activity": [activity_row(entry, utc) for entry in store.activity(user, 500)],
+    }
+    return TEMPLATES.TemplateResponse(request, "admin_activity.html", context)

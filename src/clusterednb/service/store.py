@@ -70,7 +70,7 @@ MIGRATIONS = {
     2: ["ALTER TABLE requests ADD COLUMN origin TEXT NOT NULL DEFAULT 'invitation'"],
     3: [*_PERSON_TABLES, "ALTER TABLE requests ADD COLUMN notes TEXT NOT NULL DEFAULT '[]'"],
     4: [*_DELIVERY_COLUMNS, *DELIVERY_TABLES],
-    5: ACTIVITY_TABLES,
+    5: [*ACTIVITY_TABLES, "ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0"],
 }
 """Statements that bring a store of version ``v - 1`` to version ``v``."""
 _LATER_TABLES = [*_PERSON_TABLES, *DELIVERY_TABLES, *ACTIVITY_TABLES]
@@ -83,7 +83,8 @@ CREATE TABLE IF NOT EXISTS users (
     created_at TEXT NOT NULL,
     revoked INTEGER NOT NULL DEFAULT 0,
     cost_false_accept REAL NOT NULL DEFAULT 1.0,
-    cost_false_decline REAL NOT NULL DEFAULT 1.0
+    cost_false_decline REAL NOT NULL DEFAULT 1.0,
+    admin INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS requests (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
