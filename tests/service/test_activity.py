@@ -66,6 +66,7 @@ def test_a_store_of_schema_4_gains_the_record(tmp_path):
         store.add_user("ann", "ann@example.org")
     with sqlite3.connect(path) as connection:
         connection.execute("DROP TABLE activity")
+        connection.execute("DROP TABLE tokens")
         connection.execute("ALTER TABLE users DROP COLUMN admin")
         connection.execute("PRAGMA user_version=4")
     with ServiceStore(path) as store:

@@ -104,3 +104,35 @@ def test_an_administrator_sees_and_runs_everyones_assistant(world, tmp_path, cap
         )
         admin.close()
         person.close()
+
+
+def test_a_person_makes_and_revokes_their_own_tokens(world, tmp_path, capsys):  # noqa: F811
+    store = tmp_path / "store.db"
+    ann = add_user(store, "user03", capsys)
+    bob = add_user(store, "user05", capsys)
+    extra = ("--directory", str(world / "directory.json"), "--model", str(world / "model.cnb"))
+    with Server(store, *extra) as server:
+        person, csrf = _signed_in(server, ann)
+        made = person.post("/tokens", data={"csrf": csrf, "name": "calendar script"})
+        token = re.search(r"<code>(user03\.p\d+\.[^<]+)</code>", made.text).group(1)
+        assert call(server, "GET", "/api/status", token)[0] == 200
+        assert call(server, "GET", "/api/settings", token)[0] == 200
+        token_id = int(token.split(".")[1][1:])
+        page = person.get("/").text
+        assert "calendar script" in page and token not in page  # shown once, never again
+        assert person.post("/tokens", data={"csrf": "forged", "name": "x"}).status_code == 403
+        assert person.post("/tokens", data={"csrf": csrf, "name": "  "}).status_code == 400
+
+        other, other_csrf = _signed_in(server, bob)  # not bob's to revoke
+        refused = other.post(f"/tokens/{token_id}/revoke", data={"csrf": other_csrf})
+        assert refused.status_code == 404
+        assert call(server, "GET", "/api/status", token)[0] == 200
+        forged = token.rsplit(".", 1)[0] + ".not-the-secret"
+        assert call(server, "GET", "/api/status", forged)[0] == 401
+
+        revoked = person.post(f"/tokens/{token_id}/revoke", data={"csrf": csrf})
+        assert revoked.status_code == 303
+        assert call(server, "GET", "/api/status", token)[0] == 401
+        assert call(server, "GET", "/api/status", ann)[0] == 200  # the first token stays
+        person.close()
+        other.close()

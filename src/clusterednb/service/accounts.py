@@ -18,6 +18,18 @@ from typing import Any
 from clusterednb.meeting.errors import MeetingError
 
 SESSION_HOURS = 12
+TOKEN_TABLES = [
+    """CREATE TABLE IF NOT EXISTS tokens (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user TEXT NOT NULL REFERENCES users(user),
+    name TEXT NOT NULL,
+    token_salt BLOB NOT NULL,
+    token_hash BLOB NOT NULL,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+)""",
+]
+"""Personal API tokens a person makes and revokes on the page (``USER.pID.SECRET``)."""
 
 
 def utc_now() -> str:
@@ -173,7 +185,8 @@ class AccountTables:
         return [Account.of_row(row) for row in self._all("SELECT * FROM users ORDER BY user")]
 
     def authenticate(self, token: str) -> Account | None:
-        """The account of a valid, unrevoked token (``USER.SECRET``), else None.
+        """The account of a valid, unrevoked token (``USER.SECRET``, or a personal token
+        ``USER.pID.SECRET``), else None.
 
         Examples
         --------
@@ -188,9 +201,67 @@ class AccountTables:
         row = self._one("SELECT * FROM users WHERE user = ?", (user,))
         if row is None or row["revoked"] or not secret:
             return None
-        if not hmac.compare_digest(_hash_token(secret, row["token_salt"]), row["token_hash"]):
+        personal, _, personal_secret = secret.partition(".")
+        if personal_secret and personal[:1] == "p" and personal[1:].isdigit():
+            own = self._one(
+                "SELECT token_salt, token_hash FROM tokens WHERE id = ? AND user = ? "
+                "AND revoked_at IS NULL",
+                (int(personal[1:]), user),
+            )
+            if own is None:
+                return None
+            salt, expected, secret = own["token_salt"], own["token_hash"], personal_secret
+        else:
+            salt, expected = row["token_salt"], row["token_hash"]
+        if not hmac.compare_digest(_hash_token(secret, salt), expected):
             return None
         return Account.of_row(row)
+
+    def add_token(self, user: str, name: str) -> str:
+        """A new personal API token of ``user``, named ``name`` (for scripts); shown once.
+
+        Examples
+        --------
+        >>> from clusterednb.examples import service as toy
+        >>> store, _ = toy.service_store()
+        >>> token = store.add_token("ann", "calendar script")
+        >>> token.startswith("ann.p"), store.authenticate(token).user
+        (True, 'ann')
+        >>> store.revoke_token("ann", store.tokens("ann")[0]["id"])
+        True
+        >>> store.authenticate(token) is None
+        True
+        """
+        name = " ".join(name.split())[:100]
+        if not name:
+            raise MeetingError("a token needs a name (what it is for)")
+        secret, salt = secrets.token_urlsafe(32), secrets.token_bytes(16)
+        with self._transaction() as connection:
+            cursor = connection.execute(
+                "INSERT INTO tokens (user, name, token_salt, token_hash, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (user, name, salt, _hash_token(secret, salt), utc_now()),
+            )
+        return f"{user}.p{cursor.lastrowid}.{secret}"
+
+    def tokens(self, user: str) -> list[dict[str, Any]]:
+        """``user``'s personal tokens (never their secrets), newest first."""
+        rows = self._all(
+            "SELECT id, name, created_at, revoked_at FROM tokens WHERE user = ? ORDER BY id DESC",
+            (user,),
+        )
+        return [dict(row) for row in rows]
+
+    def revoke_token(self, user: str, token_id: int) -> bool:
+        """Revoke one of ``user``'s personal tokens; False when it is not theirs (or gone)."""
+        with self._transaction() as connection:
+            return bool(
+                connection.execute(
+                    "UPDATE tokens SET revoked_at = ? WHERE id = ? AND user = ? "
+                    "AND revoked_at IS NULL",
+                    (utc_now(), token_id, user),
+                ).rowcount
+            )
 
     def open_session(self, user: str) -> tuple[str, str]:
         """A new browser session of ``user``: ``(session id, CSRF token)``.

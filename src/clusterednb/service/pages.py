@@ -121,8 +121,10 @@ def _review_page(
     show: str = "all",
     error: str | None = None,
     calendar_error: str | None = None,
+    new_token: str | None = None,
 ) -> Response:
-    """The review page of the session's person (400 when it shows a form's error)."""
+    """The review page of the session's person (400 when it shows a form's error; a new
+    personal token shown once)."""
     who, csrf = session
     pending_only = show == "pending"
     rows = [page_row(r, rules.zone) for r in store.requests(who.user)]
@@ -141,6 +143,8 @@ def _review_page(
         "account": store.calendar_account(who.user),
         "passes": store.pass_statuses(who.user),
         "activity": [activity_row(entry, rules.zone) for entry in store.activity(who.user, 20)],
+        "tokens": store.tokens(who.user),
+        "new_token": new_token,
     }
     return TEMPLATES.TemplateResponse(
         request, "review.html", context, status_code=400 if error or calendar_error else 200
@@ -246,6 +250,28 @@ async def calendar_account(request: Request, store: Store, directory: Organisati
         return _review_page(request, store, rules, session, calendar_error=problem)
     store.set_calendar_account(CalendarAccount(who.user, url, username, password))
     return RedirectResponse("/#calendar-account", status_code=303)
+
+
+@router.post("/tokens")
+async def add_token(request: Request, store: Store, directory: Organisation) -> Response:
+    form = await request.form()
+    who = _signed_in(store, request, form)
+    session = _session_of(store, request)
+    rules = rules_of(store, directory, who.user)
+    try:
+        token = store.add_token(who.user, str(form.get("name", "")))
+    except MeetingError as error:
+        return _review_page(request, store, rules, session, error=str(error))
+    return _review_page(request, store, rules, session, new_token=token)
+
+
+@router.post("/tokens/{token_id}/revoke")
+async def revoke_token(token_id: int, request: Request, store: Store) -> Response:
+    form = await request.form()
+    who = _signed_in(store, request, form)
+    if not 1 <= token_id < 2**63 or not store.revoke_token(who.user, token_id):
+        raise ApiError(404, f"no token {token_id} of yours")
+    return RedirectResponse("/#tokens", status_code=303)
 
 
 # ---------------------------------------------------------------------- the administrator's

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.sqlite_file import SQLiteFile
-from clusterednb.service.accounts import AccountTables, utc_now
+from clusterednb.service.accounts import TOKEN_TABLES, AccountTables, utc_now
 from clusterednb.service.activity_tables import ACTIONS, ACTIVITY_TABLES, ActivityTables
 from clusterednb.service.delivery_tables import DELIVERY_TABLES, DeliveryTables, request_dict
 from clusterednb.service.settings_tables import SettingsTables
@@ -70,10 +70,14 @@ MIGRATIONS = {
     2: ["ALTER TABLE requests ADD COLUMN origin TEXT NOT NULL DEFAULT 'invitation'"],
     3: [*_PERSON_TABLES, "ALTER TABLE requests ADD COLUMN notes TEXT NOT NULL DEFAULT '[]'"],
     4: [*_DELIVERY_COLUMNS, *DELIVERY_TABLES],
-    5: [*ACTIVITY_TABLES, "ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0"],
+    5: [
+        *ACTIVITY_TABLES,
+        *TOKEN_TABLES,
+        "ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0",
+    ],
 }
 """Statements that bring a store of version ``v - 1`` to version ``v``."""
-_LATER_TABLES = [*_PERSON_TABLES, *DELIVERY_TABLES, *ACTIVITY_TABLES]
+_LATER_TABLES = [*_PERSON_TABLES, *DELIVERY_TABLES, *ACTIVITY_TABLES, *TOKEN_TABLES]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
     user TEXT PRIMARY KEY,
