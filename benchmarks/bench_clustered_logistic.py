@@ -8,13 +8,16 @@ the same split with ``PYTHONPATH=DIR`` (e.g. a worktree of an earlier commit's `
 alternating the two versions, and prints the ratio of the medians. Each repetition also times
 the peer, scikit-learn's pooled ``LogisticRegression`` with a one-hot of the task on the same
 rows and columns (``lr-pooled+raw``: the bins' one-hot and the raw numbers, as the model
-reads them), and prints the ratio model / peer. ``--beside`` runs that many copies at once,
-to show what sharing the cores costs. ``--warm`` times each fit (model and peer alike) after
-the same fit once untimed in its interpreter: the cost of a worker's later splits, without
-the first call's loading of compiled kernels (about 0.2 s).
+reads them), and prints the ratio model / peer; ``--peer KIND`` times another kind of the
+harness instead (``lgbm-pooled``: LightGBM, the tree a practitioner tries first).
+``--beside`` runs that many copies at once, to show what sharing the cores costs. ``--warm``
+times each fit (model and peer alike) after the same fit once untimed in its interpreter: the
+cost of a worker's later splits, without the first call's loading of compiled kernels (about
+0.2 s).
 
 Usage: python benchmarks/bench_clustered_logistic.py [--dataset landmine] [--k 128]
        [--target 0] [--repeats 3] [--threads 1] [--beside 1] [--warm] [--baseline DIR]
+       [--peer lgbm-pooled]
        [--data-dir ../shared/data]
 """
 
@@ -110,20 +113,24 @@ def main() -> None:
         "--warm", action="store_true", help="time each fit after an untimed one in its process"
     )
     parser.add_argument("--baseline", help="PYTHONPATH of the code to compare with")
+    parser.add_argument(
+        "--peer", default=PEER, help=f"the harness kind timed beside it (default {PEER})"
+    )
     args = parser.parse_args()
+    peer = args.peer
     versions = {"now": None, **({"baseline": args.baseline} if args.baseline else {})}
-    seconds: dict[str, list[float]] = {name: [] for name in [*versions, PEER]}
+    seconds: dict[str, list[float]] = {name: [] for name in [*versions, peer]}
     for _ in range(args.repeats):
         for name, pythonpath in versions.items():
             result = measure(args, pythonpath)
             seconds[name].append(result["seconds"])
             print(name, json.dumps(result), flush=True)
-        result = measure(args, None, PEER)
-        seconds[PEER].append(result["seconds"])
-        print(PEER, json.dumps(result), flush=True)
+        result = measure(args, None, peer)
+        seconds[peer].append(result["seconds"])
+        print(peer, json.dumps(result), flush=True)
     medians = {name: statistics.median(times) for name, times in seconds.items()}
     print("median seconds:", json.dumps({k: round(v, 2) for k, v in medians.items()}))
-    print(f"now / {PEER}: {medians['now'] / medians[PEER]:.2f}")
+    print(f"now / {peer}: {medians['now'] / medians[peer]:.2f}")
     if args.baseline:
         print(f"baseline / now: {medians['baseline'] / medians['now']:.2f}")
 
