@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import zipfile
@@ -139,20 +140,16 @@ def test_concurrent_saves_to_one_path_leave_one_whole_file(fitted, tmp_path):
 
 EXPECTED_V3 = json.loads((DATA / "v3-expected.json").read_text())
 V3_MODELS = sorted(set(EXPECTED_V3["expected"]) - {"integer-array"})
+MAKE_V3 = Path(__file__).resolve().parents[2] / "tools" / "make_v3_model_files.py"
 
 
 def _v3_model(name):
-    return {
-        "nosharing": cnb.NoSharingNB(),
-        "completesharing": cnb.CompleteSharingNB(),
-        "clustered-bhc": cnb.ClusteredNB(inference="bhc", random_state=0, progress=False),
-        "clustered-gibbs": cnb.ClusteredNB(inference="gibbs", random_state=0, progress=False),
-        "clustered-variational": cnb.ClusteredNB(
-            inference="variational", random_state=0, progress=False
-        ),
-        "prototype": cnb.PrototypeNB(random_state=0),
-        "clustered-logistic": cnb.ClusteredLogisticRegression(random_state=0),
-    }[name]
+    """The estimator the file ``v3-NAME.cnb`` holds, unfitted: the table the tool that made
+    the files fitted (``tools/make_v3_model_files.v3_models``)."""
+    spec = importlib.util.spec_from_file_location("make_v3_model_files", MAKE_V3)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool.v3_models()[name]
 
 
 @pytest.mark.parametrize("name", V3_MODELS)

@@ -75,12 +75,13 @@ def index_tasks(tasks: Any, task_ids: np.ndarray) -> np.ndarray:
 def _known_index(task_ids: np.ndarray, values: np.ndarray) -> pd.Index:
     """The fitted ids as an index to look ``values`` up in: integer ids looked up by integer
     values are hashed as integers, not as objects (the same matches, several times faster)."""
-    ids = task_ids.tolist()
-    if values.dtype.kind in "iu" and all(type(i) is int for i in ids):
-        try:
-            return pd.Index(np.array(ids, dtype=np.int64))
-        except OverflowError:  # ids beyond 64 bits stay objects
-            pass
+    if values.dtype.kind in "iu":
+        ids = task_ids.tolist()
+        if all(type(i) is int for i in ids):
+            try:
+                return pd.Index(np.array(ids, dtype=np.int64))
+            except OverflowError:  # ids beyond 64 bits stay objects
+                pass
     return _task_index(task_ids)
 
 

@@ -184,6 +184,18 @@ class AccountTables:
         """
         return [Account.of_row(row) for row in self._all("SELECT * FROM users ORDER BY user")]
 
+    def has_user(self, user: str) -> bool:
+        """Whether ``user`` has an account (revoked or not).
+
+        Examples
+        --------
+        >>> from clusterednb.examples import service as toy
+        >>> store, _ = toy.service_store()
+        >>> store.has_user("ann"), store.has_user("zoe")
+        (True, False)
+        """
+        return self._one("SELECT 1 FROM users WHERE user = ?", (user,)) is not None
+
     def authenticate(self, token: str) -> Account | None:
         """The account of a valid, unrevoked token (``USER.SECRET``, or a personal token
         ``USER.pID.SECRET``), else None.

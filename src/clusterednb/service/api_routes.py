@@ -315,7 +315,7 @@ def get_activity(
     if person != who.user:
         if not who.admin:
             raise ApiError(403, "only an administrator reads another person's record")
-        if person not in {account.user for account in store.users()}:
+        if not store.has_user(person):
             raise ApiError(404, f"no person {person!r}")
     entries = [{name: e[name] for name in ACTIVITY_FIELDS} for e in store.activity(person, limit)]
     if format == "csv":

@@ -353,7 +353,7 @@ async def admin_add_user(request: Request, store: Store, learner: Model) -> Resp
 
 
 def _known(store: ServiceStore, user: str) -> None:
-    if user not in {account.user for account in store.users()}:
+    if not store.has_user(user):
         raise ApiError(404, f"no person {user!r}")
 
 
