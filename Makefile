@@ -35,10 +35,16 @@ $(CONTRACT)/bin/schemathesis:
 	$(CONTRACT)/bin/pip install --quiet --upgrade pip
 	$(CONTRACT)/bin/pip install --quiet "schemathesis>=4.32"
 
-test: $(VENV)/.installed-test $(CONTRACT)/bin/schemathesis
+# The sign-in tests' OpenID Connect provider: oidc-provider from the npm registry (Node.js).
+PROVIDER := tests/oidc_provider
+$(PROVIDER)/node_modules/.package-lock.json: $(PROVIDER)/package-lock.json
+	npm ci --prefix $(PROVIDER) --no-audit --no-fund --loglevel=error
+
+test: $(VENV)/.installed-test $(CONTRACT)/bin/schemathesis $(PROVIDER)/node_modules/.package-lock.json
 	$(BIN)/pytest -q -n 2 --dist loadgroup
 
-test-all: $(VENV)/.installed-test+spark $(CONTRACT)/bin/schemathesis
+test-all: $(VENV)/.installed-test+spark $(CONTRACT)/bin/schemathesis \
+	    $(PROVIDER)/node_modules/.package-lock.json
 	$(BIN)/pytest -q -n 2 --dist loadgroup -m "slow or not slow"
 
 # The Spark tests alone (the JVM and pyspark are large: not part of `make test`).
@@ -60,4 +66,4 @@ lint: $(VENV)/.installed-test
 	$(BIN)/python tools/check_layers.py
 
 clean:
-	rm -rf $(VENV) $(CONTRACT) build dist site src/*.egg-info .pytest_cache
+	rm -rf $(VENV) $(CONTRACT) $(PROVIDER)/node_modules build dist site src/*.egg-info .pytest_cache

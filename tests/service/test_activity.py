@@ -68,13 +68,15 @@ def test_a_store_of_schema_4_gains_the_record(tmp_path):
         connection.execute("DROP TABLE activity")
         connection.execute("DROP TABLE tokens")
         connection.execute("ALTER TABLE users DROP COLUMN admin")
+        connection.execute("ALTER TABLE sessions DROP COLUMN admin")
+        connection.execute("ALTER TABLE sessions DROP COLUMN via")
         connection.execute("PRAGMA user_version=4")
     with ServiceStore(path) as store:
         store.add_request("ann", toy.request_record())
         assert [entry["action"] for entry in store.activity("ann")] == ["decided"]
         assert not store.users()[0].admin
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
 
 
 def _future(uid: str, attendee: str, hour: str) -> bytes:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from clusterednb.exceptions import warn_at_caller
 from clusterednb.meeting.errors import MeetingError, MeetingWarning
+from clusterednb.service.sign_in.provider import OidcSettings
 from clusterednb.service.store import ServiceStore
 
 
@@ -40,6 +41,7 @@ def serve(args: argparse.Namespace) -> None:
     from clusterednb.cli.options import smtp_address
 
     smtp = smtp_address(args.smtp) if args.smtp else None
+    sign_in = _sign_in_settings(args)
     if args.sync_every > 0 and Path(args.store).exists():
         with ServiceStore(args.store) as store:
             if store.calendar_accounts() or store.mail_accounts():
@@ -54,8 +56,21 @@ def serve(args: argparse.Namespace) -> None:
         smtp=smtp,
         sender=args.sender,
         keep_activity_days=args.keep_activity,
+        sign_in=sign_in,
     )
     uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=True)
+
+
+def _sign_in_settings(args: argparse.Namespace) -> OidcSettings | None:
+    """The organisation's provider from ``--oidc-*`` (None without ``--oidc-issuer``)."""
+    if args.oidc_issuer is None:
+        others = (args.oidc_client_id, args.oidc_client_secret_file, args.oidc_admin_group)
+        if any(value is not None for value in others):
+            raise MeetingError("the --oidc-* options need --oidc-issuer URL")
+        return None
+    return OidcSettings.from_options(
+        args.oidc_issuer, args.oidc_client_id, args.oidc_client_secret_file, args.oidc_admin_group
+    )
 
 
 def add_user(args: argparse.Namespace) -> None:

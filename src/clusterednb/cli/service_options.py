@@ -58,7 +58,28 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         metavar="DAYS",
         help="days the record of what the assistant did is kept (default 365)",
     )
+    _add_sign_in(serve)
     serve.set_defaults(run=f"{COMMANDS}:serve", needs=("service",))
+
+
+def _add_sign_in(serve: argparse.ArgumentParser) -> None:
+    """``cnb serve --oidc-...``: people sign in through the organisation's OpenID provider."""
+    group = serve.add_argument_group(
+        "sign-in with the organisation's OpenID Connect provider (docs/service.md)"
+    )
+    group.add_argument("--oidc-issuer", metavar="URL", help="the provider's issuer URL")
+    group.add_argument("--oidc-client-id", metavar="ID", help="this service's client id there")
+    group.add_argument(
+        "--oidc-client-secret-file",
+        type=Path,
+        metavar="FILE",
+        help="a file (mode 600) holding the client's secret",
+    )
+    group.add_argument(
+        "--oidc-admin-group",
+        metavar="NAME",
+        help="people in this group (the ID token's groups claim) administer the service",
+    )
 
 
 def _add_user(sub: argparse._SubParsersAction) -> None:

@@ -12,7 +12,7 @@ import datetime as dt
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from clusterednb.meeting.errors import MeetingError
@@ -30,6 +30,12 @@ TOKEN_TABLES = [
 )""",
 ]
 """Personal API tokens a person makes and revokes on the page (``USER.pID.SECRET``)."""
+SESSION_COLUMNS = [
+    "ALTER TABLE sessions ADD COLUMN admin INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE sessions ADD COLUMN via TEXT NOT NULL DEFAULT 'token'",
+]
+"""How a browser session was opened (``token`` or ``oidc``) and whether the organisation's
+identity provider named the person an administrator for it (its admin group)."""
 
 
 def utc_now() -> str:
@@ -275,23 +281,31 @@ class AccountTables:
                 ).rowcount
             )
 
-    def open_session(self, user: str) -> tuple[str, str]:
-        """A new browser session of ``user``: ``(session id, CSRF token)``.
+    def open_session(
+        self, user: str, *, admin: bool = False, via: str = "token"
+    ) -> tuple[str, str]:
+        """A new browser session of ``user``: ``(session id, CSRF token)``. ``via``: how the
+        person signed in (``token`` or ``oidc``); ``admin``: the identity provider put them in
+        the administrators' group (for this session only).
 
         Examples
         --------
         >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
         >>> session, csrf = store.open_session("ann")
-        >>> store.session(session)[1] == csrf
+        >>> store.session(session)[1] == csrf, store.session(session)[0].admin
+        (True, False)
+        >>> session, _ = store.open_session("ann", admin=True, via="oidc")
+        >>> store.session(session)[0].admin
         True
         """
         session, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
         expires = dt.datetime.now(dt.UTC) + dt.timedelta(hours=SESSION_HOURS)
         with self._transaction() as connection:
             connection.execute(
-                "INSERT INTO sessions VALUES (?, ?, ?, ?)",
-                (hashlib.sha256(session.encode()).digest(), user, csrf, expires.isoformat()),
+                "INSERT INTO sessions (session_hash, user, csrf, expires_at, admin, via) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (_session_key(session), user, csrf, expires.isoformat(), int(admin), via),
             )
         return session, csrf
 
@@ -307,28 +321,58 @@ class AccountTables:
         ('ann', True)
         """
         row = self._one(
-            "SELECT s.csrf, s.expires_at, u.* FROM sessions s JOIN users u USING (user) "
-            "WHERE s.session_hash = ?",
-            (hashlib.sha256(session.encode()).digest(),),
+            "SELECT s.csrf, s.expires_at, s.admin AS session_admin, u.* FROM sessions s "
+            "JOIN users u USING (user) WHERE s.session_hash = ?",
+            (_session_key(session),),
         )
         if row is None or row["revoked"] or row["expires_at"] < utc_now():
             return None
-        return Account.of_row(row), row["csrf"]
+        account = Account.of_row(row)
+        if row["session_admin"] and not account.admin:
+            account = replace(account, admin=True)
+        return account, row["csrf"]
 
-    def close_session(self, session: str) -> None:
-        """End a browser session.
+    def close_session(self, session: str) -> str | None:
+        """End a browser session; return how it was opened (``token``, ``oidc``), None when
+        there was none.
 
         Examples
         --------
         >>> from clusterednb.examples import service as toy
         >>> store, _ = toy.service_store()
-        >>> session, _ = store.open_session("ann")
-        >>> store.close_session(session)
+        >>> session, _ = store.open_session("ann", via="oidc")
+        >>> store.close_session(session), store.close_session(session)
+        ('oidc', None)
         >>> store.session(session) is None
         True
         """
         with self._transaction() as connection:
-            connection.execute(
-                "DELETE FROM sessions WHERE session_hash = ?",
-                (hashlib.sha256(session.encode()).digest(),),
-            )
+            row = connection.execute(
+                "DELETE FROM sessions WHERE session_hash = ? RETURNING via",
+                (_session_key(session),),
+            ).fetchone()
+        return None if row is None else row[0]
+
+    def user_with_email(self, email: str) -> Account | None:
+        """The live account whose address is ``email`` (compared without case), else None;
+        two live accounts with one address are refused rather than guessed between.
+
+        Examples
+        --------
+        >>> from clusterednb.examples import service as toy
+        >>> store, _ = toy.service_store()
+        >>> store.user_with_email("ANN@example.org").user, store.user_with_email("x@y.z")
+        ('ann', None)
+        """
+        rows = self._all(
+            "SELECT * FROM users WHERE lower(email) = lower(?) AND NOT revoked", (email,)
+        )
+        if len(rows) > 1:
+            names = ", ".join(sorted(row["user"] for row in rows))
+            raise MeetingError(f"{email} is the address of more than one person ({names})")
+        return Account.of_row(rows[0]) if rows else None
+
+
+def _session_key(session: str) -> bytes:
+    """What the store keeps of a session id: its SHA-256 hash."""
+    return hashlib.sha256(session.encode()).digest()

@@ -7,6 +7,7 @@ never a 5xx. The routes live in :mod:`~clusterednb.service.health`,
 """
 
 import logging
+import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,12 +23,14 @@ from starlette.routing import Match
 from clusterednb.exceptions import CNBError
 from clusterednb.meeting.deciding import ASK_BAND
 from clusterednb.meeting.directory import Directory
+from clusterednb.meeting.errors import MeetingError
 from clusterednb.service import api_routes, health, pages
 from clusterednb.service.activity_tables import KEEP_ACTIVITY_DAYS
 from clusterednb.service.api_schema import ApiError, without_validation_errors
 from clusterednb.service.learning import Learner
 from clusterednb.service.passes.schedule import CalendarPasses
 from clusterednb.service.settings_tables import check_private
+from clusterednb.service.sign_in.provider import OidcSettings
 from clusterednb.service.store import ServiceStore
 from clusterednb.version import __version__
 
@@ -44,6 +47,7 @@ def create_app(
     smtp: tuple[str, int] | None = None,
     sender: str | None = None,
     keep_activity_days: float = KEEP_ACTIVITY_DAYS,
+    sign_in: OidcSettings | None = None,
 ) -> FastAPI:
     """The service's ASGI application.
 
@@ -67,6 +71,10 @@ def create_app(
     keep_activity_days : float, default=365
         Days an entry of the record of what the assistant did is kept
         (:mod:`~clusterednb.service.activity_tables`).
+    sign_in : OidcSettings, optional
+        People sign in through the organisation's OpenID Connect provider
+        (:mod:`~clusterednb.service.sign_in`) instead of pasting a token; API tokens still
+        open the API.
 
     Examples
     --------
@@ -117,7 +125,32 @@ def create_app(
     _add_error_handlers(app)
     for router in (health.router, api_routes.router, pages.router):
         app.include_router(router)
+    app.state.sign_in = _add_sign_in(app, sign_in) if sign_in else None
     return app
+
+
+def _add_sign_in(app: FastAPI, settings: OidcSettings) -> Any:
+    """The organisation's sign-in routes, and the short-lived cookie that carries the state,
+    nonce and PKCE verifier across the provider's redirect (SameSite=Lax, ten minutes, signed
+    with a key that lives as long as the process; it opens nothing by itself)."""
+    try:
+        from starlette.middleware.sessions import SessionMiddleware
+
+        from clusterednb.service.sign_in import routes
+    except ImportError as error:
+        raise MeetingError(
+            f"sign-in with an OpenID Connect provider needs the oidc extra ({error.name} is "
+            "missing): pip install 'clusterednb[service,oidc]'"
+        ) from None
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=secrets.token_urlsafe(32),
+        session_cookie="cnb_sign_in",
+        max_age=600,
+        same_site="lax",
+    )
+    app.include_router(routes.router)
+    return routes.OrganisationSignIn.of(settings)
 
 
 def _schema_of(app: FastAPI) -> Callable[[], dict[str, Any]]:

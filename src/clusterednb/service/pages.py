@@ -1,4 +1,5 @@
-"""The review page: sign in with the API token, see every request (local time, the probability
+"""The review page: sign in (with the API token, or through the organisation's provider:
+:mod:`~clusterednb.service.sign_in`), see every request (local time, the probability
 as the command line prints it, the reasons in words), answer the questions, set your rules.
 
 Pages answer HTML to a browser and are left out of the API's schema. A browser session is a
@@ -19,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.rules import DAYS, PersonRules
-from clusterednb.service.accounts import Account
+from clusterednb.service.accounts import SESSION_HOURS, Account
 from clusterednb.service.api_schema import ApiError
 from clusterednb.service.dependencies import Model, Organisation, Store, rules_of
 from clusterednb.service.learning import Learner
@@ -151,34 +152,51 @@ def _review_page(
     )
 
 
+def set_session_cookie(response: Response, session: str) -> None:
+    """The browser session's cookie: HttpOnly, SameSite=Strict, as long as the session."""
+    response.set_cookie(
+        SESSION_COOKIE, session, httponly=True, samesite="strict", max_age=SESSION_HOURS * 3600
+    )
+
+
+def _login_page(request: Request, error: str | None = None, status: int = 200) -> Response:
+    """The sign-in page: the organisation's provider when one is configured, else the token."""
+    context = {"error": error, "organisation": request.app.state.sign_in is not None}
+    return TEMPLATES.TemplateResponse(request, "login.html", context, status_code=status)
+
+
 @router.get("/login", response_class=HTMLResponse)
-def login_form(request: Request) -> HTMLResponse:
-    return TEMPLATES.TemplateResponse(request, "login.html", {"error": None})
+def login_form(request: Request) -> Response:
+    return _login_page(request)
 
 
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request, store: Store) -> Response:
+    if request.app.state.sign_in is not None:
+        return _login_page(request, "Sign in with your organisation.", 403)
     form = await request.form()
-    token = str(form.get("token", "")).strip()
-    found = store.authenticate(token)
+    found = store.authenticate(str(form.get("token", "")).strip())
     if found is None:
-        context = {"error": "That token is not valid (or was revoked)."}
-        return TEMPLATES.TemplateResponse(request, "login.html", context)
+        return _login_page(request, "That token is not valid (or was revoked).")
     session, _ = store.open_session(found.user)
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(
-        SESSION_COOKIE, session, httponly=True, samesite="strict", max_age=12 * 3600
-    )
+    set_session_cookie(response, session)
     return response
 
 
 @router.post("/logout")
 async def logout(request: Request, store: Store) -> Response:
+    """End the session on the server (a replayed cookie opens nothing), and the provider's
+    too when the person signed in there and it offers RP-initiated logout."""
     found = _session_of(store, request)
     form = await request.form()
+    via = None
     if found is not None and form.get("csrf") == found[1]:
-        store.close_session(request.cookies[SESSION_COOKIE])
-    response = RedirectResponse("/login", status_code=303)
+        via = store.close_session(request.cookies[SESSION_COOKIE])
+    response = None
+    if via == "oidc" and request.app.state.sign_in is not None:
+        response = await request.app.state.sign_in.logout_redirect(request)
+    response = response or RedirectResponse("/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE)
     return response
 

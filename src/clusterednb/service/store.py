@@ -4,10 +4,9 @@ Tables: ``users`` (accounts; a token is kept only as a salted scrypt hash), ``re
 (every invitation received, its features, the decision and, once given, the person's
 answer; rows of ``origin = 'history'`` are earlier answers imported as learning data, never
 shown as requests), ``calendars`` (each user's calendar), ``sessions`` (browser sessions, stored
-hashed, each with its CSRF token), ``settings`` (each user's rules), ``calendar_accounts`` and
-``mail_accounts`` (each user's CalDAV account and mailbox:
-:mod:`~clusterednb.service.settings_tables`). The same (user,
-UID, RECURRENCE-ID, SEQUENCE) is stored once: posting it again returns the stored record.
+hashed, each with its CSRF token and how it was opened), ``settings`` (each user's rules),
+``calendar_accounts`` and ``mail_accounts`` (:mod:`~clusterednb.service.settings_tables`). The
+same (user, UID, RECURRENCE-ID, SEQUENCE) is stored once: posting it again returns the record.
 Every read and write of a request names its user, so one user's rows are never returned to
 another.
 """
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.sqlite_file import SQLiteFile
-from clusterednb.service.accounts import TOKEN_TABLES, AccountTables, utc_now
+from clusterednb.service.accounts import SESSION_COLUMNS, TOKEN_TABLES, AccountTables, utc_now
 from clusterednb.service.activity_tables import ACTIONS, ACTIVITY_TABLES, ActivityTables
 from clusterednb.service.delivery_tables import DELIVERY_TABLES, DeliveryTables, request_dict
 from clusterednb.service.settings_tables import SettingsTables
@@ -65,7 +64,7 @@ _DELIVERY_COLUMNS = [
     "ALTER TABLE requests ADD COLUMN state TEXT NOT NULL DEFAULT 'open'",
     "ALTER TABLE requests ADD COLUMN last_error TEXT",
 ]
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 MIGRATIONS = {
     2: ["ALTER TABLE requests ADD COLUMN origin TEXT NOT NULL DEFAULT 'invitation'"],
     3: [*_PERSON_TABLES, "ALTER TABLE requests ADD COLUMN notes TEXT NOT NULL DEFAULT '[]'"],
@@ -75,9 +74,10 @@ MIGRATIONS = {
         *TOKEN_TABLES,
         "ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0",
     ],
+    6: SESSION_COLUMNS,
 }
 """Statements that bring a store of version ``v - 1`` to version ``v``."""
-_LATER_TABLES = [*_PERSON_TABLES, *DELIVERY_TABLES, *ACTIVITY_TABLES, *TOKEN_TABLES]
+_LATER_TABLES = [*_PERSON_TABLES, *DELIVERY_TABLES, *ACTIVITY_TABLES, *TOKEN_TABLES, *MIGRATIONS[6]]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
     user TEXT PRIMARY KEY,

@@ -1,0 +1,1 @@
+"""Sign-in with the organisation's OpenID Connect provider: its settings and its routes."""
