@@ -104,3 +104,21 @@ def test_a_store_of_schema_5_gains_how_sessions_were_opened(tmp_path):
         assert store.session(session)[0].admin and not store.users()[0].admin
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+
+
+def test_a_provider_that_does_not_answer_is_a_page_not_a_crash(tmp_path):
+    from service_helpers import Server, call, free_port
+
+    secret = tmp_path / "secret"
+    secret.write_text("the-secret\n")
+    secret.chmod(0o600)
+    issuer = f"http://127.0.0.1:{free_port()}"  # nobody listens there
+    flags = ["--oidc-issuer", issuer, "--oidc-client-id", "cnb"]
+    with Server(tmp_path / "s.db", *flags, "--oidc-client-secret-file", str(secret)) as server:
+        status, body, _ = call(server, "GET", "/login")
+        assert status == 200 and b"Sign in with your organisation" in body
+        status, body, _ = call(server, "GET", "/auth/login")
+        assert status == 503 and b"did not answer" in body
+        status, body, _ = call(server, "GET", "/auth/callback?error=access_denied&state=x")
+        assert status == 400 and b"Sign-in failed" in body
+    assert "the-secret" not in server.log.read_text()

@@ -122,6 +122,12 @@ async def oidc_login(request: Request) -> Response:
 async def oidc_callback(request: Request, store: Store) -> Response:
     """The provider's answer: check the ID token, open the person's session."""
     sign_in = _sign_in(request)
+    refused_there = request.query_params.get("error")
+    if refused_there:  # the person cancelled, or the provider refused: said as it said it
+        reason = request.query_params.get("error_description") or refused_there
+        return _result_page(
+            request, 400, f"Sign-in failed: {reason[:200]}. Start again from /login."
+        )
     try:
         rules = await sign_in.id_token_rules()
         token = await sign_in.client.authorize_access_token(
