@@ -106,8 +106,7 @@ class ClusteredNB(TaskNaiveBayes):
         partition's clusters without the task, and a new one), weighted by their marginal
         likelihood; the task's rows are then predicted by the selected mixture
         (:mod:`clusterednb.naive_bayes.transductive`). Refitting the clusters with many unlabelled
-        rows
-        (``None`` with ``semi_supervised``) lets them form a cluster whose "label" is an
+        rows (``None`` with ``semi_supervised``) lets them form a cluster whose "label" is an
         unsupervised component: landmine AUC 0.58 against 0.76 by selection (BENCHMARKS.md).
     transductive_temperature : float or "auto", default=1.0
         ``τ`` in ``(0, 1]``, the power on the unlabelled rows' likelihood in the selection,
@@ -122,6 +121,12 @@ class ClusteredNB(TaskNaiveBayes):
         the predictive probabilities pass through it. It undoes naive Bayes' over-confidence
         (decisions under unequal costs improve) and leaves each task's ranking unchanged.
         ``partial_fit`` keeps the map of the last ``fit``.
+    relevance : bool, default=False
+        Each feature either differs between clusters or is shared by every task, and the
+        Gibbs engine samples which (:mod:`~clusterednb.inference.relevance`): a column that
+        does not separate tasks no longer moves the partition. Other engines refuse it.
+    relevance_prior : (a, b), default=(1.0, 1.0)
+        Beta prior of the share of relevant features.
     numeric, n_bins
         Columns read as numbers ("auto": columns of numbers that are not all whole, and
         columns of whole numbers with more than 20 distinct values), cut into ``n_bins``
@@ -153,6 +158,8 @@ class ClusteredNB(TaskNaiveBayes):
         With ``calibration="sigmoid"``: ``(a, b)``.
     transductive_temperature_ : float
         With ``transductive_temperature="auto"``: the ``τ`` chosen.
+    feature_relevance_ : ndarray of shape (n_features,)
+        With ``relevance=True``: ``P(feature relevant | D)``, aligned with ``feature_names_in_``.
 
     Notes
     -----
@@ -218,6 +225,8 @@ class ClusteredNB(TaskNaiveBayes):
         calibration: str | None = None,
         numeric: Any = "auto",
         n_bins: int = 10,
+        relevance: bool = False,
+        relevance_prior: tuple[float, float] = (1.0, 1.0),
     ) -> None:
         self.inference = inference
         self.gamma = gamma
@@ -246,6 +255,8 @@ class ClusteredNB(TaskNaiveBayes):
         self.calibration = calibration
         self.numeric = numeric
         self.n_bins = n_bins
+        self.relevance = relevance
+        self.relevance_prior = relevance_prior
 
     def fit(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> ClusteredNB:
         """Fit on the rows of many tasks (see :meth:`TaskNaiveBayes.fit`), then, with
@@ -308,7 +319,7 @@ class ClusteredNB(TaskNaiveBayes):
         mode = super()._semi_supervised_mode()
         if self.transductive == "select":
             return None  # the clusters come from labelled rows; unlabelled ones only choose
-        if mode == "gibbs" and self.inference != "gibbs":
+        if mode == "gibbs" and (self.inference != "gibbs" or self.relevance):
             if self.semi_supervised == "auto":
                 return None
             raise CNBError(
@@ -354,6 +365,7 @@ class ClusteredNB(TaskNaiveBayes):
             "node_log_r": "node_log_r_",
             "gamma_samples": "gamma_samples_",
             "unlabelled_proba": "unlabelled_proba_",
+            "feature_relevance": "feature_relevance_",
         }
         for key, attribute in names.items():
             if key in result.extras:

@@ -19,6 +19,11 @@ from clusterednb.inference.bhc.engine import fit_bhc, fit_bhc_randomized
 from clusterednb.inference.exact import fit_exact
 from clusterednb.inference.gibbs.engine import GibbsSettings, fit_gibbs
 from clusterednb.inference.gibbs.search import fit_search
+from clusterednb.inference.relevance import (
+    RelevanceSettings,
+    check_relevance_prior,
+    fit_relevance_gibbs,
+)
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.variational.engine import VariationalSettings, fit_variational
 from clusterednb.models.observation import ObservationModel
@@ -53,6 +58,11 @@ class EngineSettings:
         ``"local"`` or ``"dask"``.
     n_shards : int or None
         The Dask backend's shards.
+    relevance : bool
+        Each feature is relevant to the clusters or shared by every task
+        (:mod:`~clusterednb.inference.relevance`); the Gibbs engine samples the switches.
+    relevance_prior : tuple of float
+        The Beta(a, b) prior of the share of relevant features.
 
     Examples
     --------
@@ -73,6 +83,8 @@ class EngineSettings:
     n_jobs: int = 1
     backend: str = "local"
     n_shards: int | None = None
+    relevance: bool = False
+    relevance_prior: tuple[float, float] = (1.0, 1.0)
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> EngineSettings:
@@ -111,6 +123,13 @@ def check_engine_settings(settings: EngineSettings) -> None:
     if settings.burn_in >= settings.n_sweeps:
         raise CNBError(
             f"burn_in ({settings.burn_in}) must be smaller than n_sweeps ({settings.n_sweeps})"
+        )
+    check_choice("relevance", settings.relevance, (False, True))
+    check_relevance_prior(settings.relevance_prior)
+    if settings.relevance and (settings.inference != "gibbs" or settings.backend != "local"):
+        raise CNBError(
+            "relevance=True is sampled by the local Gibbs engine (inference='gibbs'); the "
+            f"{settings.inference!r} engine does not sum over the features' switches"
         )
 
 
@@ -185,6 +204,8 @@ def run_engine(
             f"{SPARSE_ENGINES}, or refit with fewer tasks"
         )
     gamma, rng = settings.gamma, given.rng
+    if settings.relevance:
+        return _run_relevance(settings, model, counts, given)
     engines: dict[str, Callable[[], ClusteringResult]] = {
         "exact": lambda: fit_exact(model, counts, gamma),
         "gibbs": lambda: _run_gibbs(settings, model, counts, given),
@@ -196,6 +217,27 @@ def run_engine(
         ),
     }
     return engines[settings.inference]()
+
+
+def _run_relevance(
+    settings: EngineSettings,
+    model: ObservationModel,
+    counts: Counts | SparseCounts,
+    given: EngineInput,
+) -> ClusteringResult:
+    """The Gibbs engine with feature relevance (a warm start resamples from scratch)."""
+    if given.unlabelled_X.shape[0]:
+        raise CNBError("relevance=True learns from labelled rows only: set semi_supervised=False")
+    if isinstance(counts, SparseCounts):
+        counts = counts.counts
+    chain = RelevanceSettings(
+        settings.n_sweeps,
+        settings.burn_in,
+        settings.thin,
+        settings.relevance_prior,
+        settings.progress,
+    )
+    return fit_relevance_gibbs(model, counts, settings.gamma, chain, given.rng)
 
 
 def _run_gibbs(

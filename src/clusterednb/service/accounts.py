@@ -30,12 +30,19 @@ TOKEN_TABLES = [
 )""",
 ]
 """Personal API tokens a person makes and revokes on the page (``USER.pID.SECRET``)."""
-SESSION_COLUMNS = [
+SESSION_TABLES = [
+    """CREATE TABLE IF NOT EXISTS sessions (
+    session_hash BLOB PRIMARY KEY,
+    user TEXT NOT NULL REFERENCES users(user),
+    csrf TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+)""",
     "ALTER TABLE sessions ADD COLUMN admin INTEGER NOT NULL DEFAULT 0",
     "ALTER TABLE sessions ADD COLUMN via TEXT NOT NULL DEFAULT 'token'",
 ]
-"""How a browser session was opened (``token`` or ``oidc``) and whether the organisation's
-identity provider named the person an administrator for it (its admin group)."""
+"""Browser sessions (stored hashed, each with its CSRF token); how one was opened (``token``
+or ``oidc``) and whether the organisation's identity provider named the person an
+administrator for it (its admin group) came with store schema 6."""
 
 
 def utc_now() -> str:

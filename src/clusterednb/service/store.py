@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from clusterednb.meeting.errors import MeetingError
 from clusterednb.meeting.sqlite_file import SQLiteFile
-from clusterednb.service.accounts import SESSION_COLUMNS, TOKEN_TABLES, AccountTables, utc_now
+from clusterednb.service.accounts import SESSION_TABLES, TOKEN_TABLES, AccountTables, utc_now
 from clusterednb.service.activity_tables import ACTIONS, ACTIVITY_TABLES, ActivityTables
 from clusterednb.service.delivery_tables import DELIVERY_TABLES, DeliveryTables, request_dict
 from clusterednb.service.settings_tables import SettingsTables
@@ -74,7 +74,7 @@ MIGRATIONS = {
         *TOKEN_TABLES,
         "ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0",
     ],
-    6: SESSION_COLUMNS,
+    6: SESSION_TABLES,
 }
 """Statements that bring a store of version ``v - 1`` to version ``v``."""
 _LATER_TABLES = [*_PERSON_TABLES, *DELIVERY_TABLES, *ACTIVITY_TABLES, *TOKEN_TABLES, *MIGRATIONS[6]]
@@ -125,12 +125,6 @@ CREATE TABLE IF NOT EXISTS calendars (
     user TEXT PRIMARY KEY REFERENCES users(user),
     ics BLOB NOT NULL,
     updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sessions (
-    session_hash BLOB PRIMARY KEY,
-    user TEXT NOT NULL REFERENCES users(user),
-    csrf TEXT NOT NULL,
-    expires_at TEXT NOT NULL
 );
 """
 

@@ -1,0 +1,433 @@
+"""Feature relevance: each feature either differs between clusters or is shared by every task.
+
+A feature ``f`` is *relevant* (``r_f = 1``) when each cluster has its own class-conditional
+distribution of ``f``, and *shared* (``r_f = 0``) when one distribution, pooled over every task,
+serves all of them; in the spirit of feature saliency (Law, Figueiredo & Jain, 2004) and of
+variable selection in Dirichlet-process mixtures (Kim, Tadesse & Vannucci, 2006). The
+switches have an exchangeable prior: ``π ~ Beta(a, b)``, ``r_f | π ~ Bernoulli(π)``. Given a
+partition ``z`` with blocks ``S_1 … S_K`` the evidence of the labelled rows' features is
+
+``P(D | z) = Σ_r P(r) Π_f [r_f Π_k ML_f(S_k) + (1 − r_f) ML_f(all tasks)]``
+
+with ``ML_f(S) = Π_y DM(n_S[y, f]; β[y, f])`` (:meth:`DirichletNB.log_marginal_each_feature`).
+A shared feature scores the same under every partition, so it cannot move one. A shared
+feature may also not depend on the label at all (a noise column): with probability
+``LABEL_FREE_SHARE`` a priori its values follow one distribution for every class,
+``ML_f(all) = q Π_y DM(n[y, f]; β[y, f]) + (1 − q) DM(Σ_y n[y, f]; β̄_f)``
+(:func:`shared_evidence`); such a feature then predicts nothing. The sum over
+``r`` is exact by a recursion over the number of relevant features (:func:`log_sum_relevance`).
+
+- :func:`enumerate_relevance` sums every partition of a few tasks (the exact reference).
+- :func:`fit_relevance_gibbs` samples partitions with the switches and ``π`` summed out (a
+  collapsed Gibbs sweep over tasks); ``P(r_f = 1 | z, D)`` is averaged over the samples
+  (Rao-Blackwellised), and each retained partition draws switches given itself to predict
+  with: its clusters' counts for the relevant features, the pooled counts for the shared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import betaln, expit, logsumexp
+
+from clusterednb.exceptions import CNBError
+from clusterednb.inference.exact import MAX_EXACT_TASKS, enumerate_partitions, subset_value_counts
+from clusterednb.inference.posterior import Posterior
+from clusterednb.inference.result import ClusteringResult
+from clusterednb.models.observation import DirichletNB
+from clusterednb.models.partition_prior import canonical_partition, crp_log_prior
+from clusterednb.progress import progress
+from clusterednb.stats.counts import Counts
+from clusterednb.stats.special import log_dirichlet_norm
+
+
+def check_relevance_prior(prior: tuple[float, float]) -> tuple[float, float]:
+    """The Beta(a, b) prior of the share of relevant features, checked.
+
+    Examples
+    --------
+    >>> check_relevance_prior((1, 3))
+    (1.0, 3.0)
+    >>> check_relevance_prior((0, 1))
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: relevance_prior must be two positive numbers (a, b), got (0, 1)
+    """
+    message = f"relevance_prior must be two positive numbers (a, b), got {prior!r}"
+    try:
+        a, b = (float(v) for v in prior)
+    except (TypeError, ValueError):
+        raise CNBError(message) from None
+    if not (np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0):
+        raise CNBError(message)
+    return a, b
+
+
+LABEL_FREE_SHARE = 0.5
+"""``1 − q``: the prior probability that a shared feature does not depend on the label."""
+
+
+def shared_evidence(model: DirichletNB, pooled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each feature's log evidence when shared by every task, and the probability that it
+    then does not depend on the label.
+
+    Parameters
+    ----------
+    model : DirichletNB
+    pooled : ndarray of shape (n_classes, n_values_total)
+        Every task's counts summed.
+
+    Returns
+    -------
+    log_shared : ndarray of shape (n_features,)
+    label_free : ndarray of shape (n_features,)
+        ``P(x_f independent of y | f shared, D)``; the label-free prior is the classes' mean
+        ``β``.
+
+    Examples
+    --------
+    Two classes whose colours are the same: likelier label-free than not.
+
+    >>> from clusterednb.examples import models as toy
+    >>> log_shared, label_free = shared_evidence(toy.colour_model(), np.array([[3, 1], [3, 1]]))
+    >>> bool(label_free[0] > 0.5)
+    True
+    """
+    dependent = model.log_marginal_each_feature(pooled)
+    beta = model.beta.mean(axis=0)
+    free = log_dirichlet_norm(beta + pooled.sum(axis=0), model.offsets) - log_dirichlet_norm(
+        beta, model.offsets
+    )
+    free = free + np.log(LABEL_FREE_SHARE)
+    log_shared = np.logaddexp(np.log1p(-LABEL_FREE_SHARE) + dependent, free)
+    return log_shared, np.exp(free - log_shared)
+
+
+def log_sum_relevance(
+    log_relevant: np.ndarray, log_shared: np.ndarray, prior: tuple[float, float]
+) -> np.ndarray:
+    """``log Σ_r P(r) Π_f exp(r_f · log_relevant_f + (1 − r_f) · log_shared_f)``.
+
+    Parameters
+    ----------
+    log_relevant, log_shared : ndarray of shape (..., n_features)
+        Each feature's log evidence when relevant (summed over the blocks) and when shared.
+    prior : (a, b)
+        ``π ~ Beta(a, b)``.
+
+    Returns
+    -------
+    ndarray of shape (...)
+
+    Notes
+    -----
+    Under the Beta–Bernoulli prior ``P(r) = B(a + j, b + F − j) / B(a, b)`` depends on the
+    number ``j`` of relevant features only, so the sum runs over ``j`` after a recursion that
+    adds one feature at a time: ``c_f[j] = c_{f−1}[j] e^{shared_f} + c_{f−1}[j − 1]
+    e^{relevant_f}`` (``O(F²)``, in log space).
+
+    Examples
+    --------
+    One feature, a = b = 1: ``(e^{-1} + e^{-2}) / 2``.
+
+    >>> value = log_sum_relevance(np.array([-1.0]), np.array([-2.0]), (1.0, 1.0))
+    >>> bool(np.isclose(value, np.log((np.exp(-1) + np.exp(-2)) / 2)))
+    True
+    """
+    a, b = prior
+    n_features = log_relevant.shape[-1]
+    by_count = np.full((*log_relevant.shape[:-1], n_features + 1), -np.inf)
+    by_count[..., 0] = 0.0
+    for f in range(n_features):
+        moved = np.full_like(by_count, -np.inf)
+        moved[..., 1:] = by_count[..., :-1] + log_relevant[..., f, None]
+        by_count = np.logaddexp(by_count + log_shared[..., f, None], moved)
+    j = np.arange(n_features + 1)
+    log_prior = betaln(a + j, b + n_features - j) - betaln(a, b)
+    return logsumexp(by_count + log_prior, axis=-1)
+
+
+def relevance_probability(
+    log_relevant: np.ndarray, log_shared: np.ndarray, prior: tuple[float, float]
+) -> np.ndarray:
+    """``P(r_f = 1 | z, D)`` of every feature, shape (..., n_features): the share of
+    :func:`log_sum_relevance` in which ``f`` is relevant.
+
+    Examples
+    --------
+    A feature much likelier when relevant is relevant:
+
+    >>> relevance_probability(np.array([0.0, -30.0]), np.array([-30.0, 0.0]), (1, 1)).round(6)
+    array([1., 0.])
+    """
+    total = log_sum_relevance(log_relevant, log_shared, prior)
+    probability = np.empty(log_relevant.shape)
+    for f in range(log_relevant.shape[-1]):
+        forced = log_shared.copy()
+        forced[..., f] = -np.inf  # only the terms with r_f = 1 remain
+        probability[..., f] = np.exp(log_sum_relevance(log_relevant, forced, prior) - total)
+    return probability
+
+
+@dataclass
+class RelevanceEnumeration:
+    """The exact posterior of :func:`enumerate_relevance`.
+
+    Attributes
+    ----------
+    log_evidence : float
+        ``log P(D)`` of the labelled rows (labels and features; switches and partitions
+        summed out).
+    partitions : ndarray of shape (B(U), U)
+    partition_weights : ndarray of shape (B(U),)
+        ``P(z | D)``.
+    feature_relevance : ndarray of shape (n_features,)
+        ``P(r_f = 1 | D)``.
+    """
+
+    log_evidence: float
+    partitions: np.ndarray
+    partition_weights: np.ndarray
+    feature_relevance: np.ndarray
+
+    def coclustering(self) -> np.ndarray:
+        """``P(tasks i and j share a cluster | D)``, shape (U, U)."""
+        same = self.partitions[:, :, None] == self.partitions[:, None, :]
+        return np.tensordot(self.partition_weights, same, axes=1)
+
+
+def enumerate_relevance(
+    model: DirichletNB, counts: Counts, gamma: float, prior: tuple[float, float] = (1.0, 1.0)
+) -> RelevanceEnumeration:
+    """Every partition of at most ``MAX_EXACT_TASKS`` tasks, the switches summed out exactly.
+
+    Examples
+    --------
+    >>> from clusterednb.examples import models as toy
+    >>> exact = enumerate_relevance(toy.colour_model(), toy.three_task_counts(), 1.0)
+    >>> round(float(exact.partition_weights.sum()), 12), exact.feature_relevance.shape
+    (1.0, (1,))
+    """
+    n_tasks = counts.n_groups
+    if n_tasks > MAX_EXACT_TASKS:
+        raise CNBError(
+            f"exact enumeration is limited to {MAX_EXACT_TASKS} tasks; this data set has "
+            f"{n_tasks}. Use inference='gibbs'."
+        )
+    prior = check_relevance_prior(prior)
+    subsets = subset_value_counts(counts.value_counts)
+    log_block = model.log_marginal_each_feature(subsets)  # (2^U, F)
+    log_block[0] = 0.0
+    partitions = enumerate_partitions(n_tasks)
+    bits = np.left_shift(1, np.arange(n_tasks))
+    block_masks = np.stack([(partitions == k) @ bits for k in range(n_tasks)], axis=1)
+    log_relevant = log_block[block_masks].sum(axis=1)  # (P, F); empty blocks add 0
+    log_shared = shared_evidence(model, subsets[-1])[0]
+    log_prior = np.array([crp_log_prior(z, gamma) for z in partitions])
+    log_joint = log_prior + log_sum_relevance(log_relevant, log_shared[None], prior)
+    log_total = logsumexp(log_joint)
+    weights = np.exp(log_joint - log_total)
+    relevance = weights @ relevance_probability(log_relevant, log_shared[None], prior)
+    log_labels = float(model.log_marginal_labels(counts.label_counts).sum())
+    return RelevanceEnumeration(float(log_total) + log_labels, partitions, weights, relevance)
+
+
+class _Chain:
+    """The sampler's state: each task's cluster slot, the slots' counts and per-feature log
+    evidence, and the switches."""
+
+    def __init__(self, model: DirichletNB, counts: Counts, gamma: float) -> None:
+        self.model, self.gamma = model, gamma
+        self.task_counts = counts.value_counts.astype(np.float64)  # (U, C, V)
+        n_tasks = self.task_counts.shape[0]
+        self.alone = model.log_marginal_each_feature(self.task_counts)  # (U, F)
+        self.total = self.task_counts.sum(axis=0)
+        self.log_shared, self.label_free_share = shared_evidence(model, self.total)  # (F,)
+        # every task alone at first: a feature that separates tasks starts relevant, one
+        # that does not starts shared, and the sweeps merge from there
+        self.assignment = np.arange(n_tasks)
+        self.slot_counts = self.task_counts.copy()
+        self.sizes = np.ones(n_tasks, dtype=np.int64)
+        self.slot_log_ml = self.alone.copy()
+        self.relevant = np.ones(self.alone.shape[1], dtype=bool)
+        self.label_free = np.zeros(self.alone.shape[1], dtype=bool)
+
+    def _refresh(self, slot: int) -> None:
+        self.slot_log_ml[slot] = self.model.log_marginal_each_feature(self.slot_counts[slot])
+
+    def move(self, task: int, rng: np.random.Generator, prior: tuple[float, float]) -> None:
+        """Take ``task`` out of its cluster and put it back where the CRP and the evidence
+        with the switches summed out (:func:`log_sum_relevance`) say."""
+        old = self.assignment[task]
+        self.slot_counts[old] -= self.task_counts[task]
+        self.sizes[old] -= 1
+        self._refresh(old)
+        active = np.flatnonzero(self.sizes)
+        rest = self.slot_log_ml[active].sum(axis=0)  # (F,): every cluster without the task
+        joined = self.model.log_marginal_each_feature(
+            self.slot_counts[active] + self.task_counts[task]
+        )
+        log_relevant = np.vstack(
+            [rest + joined - self.slot_log_ml[active], rest + self.alone[task]]
+        )  # (K + 1, F): the task in each cluster, or alone
+        scores = np.log(np.append(self.sizes[active], self.gamma)) + log_sum_relevance(
+            log_relevant, self.log_shared[None], prior
+        )
+        choice = rng.choice(scores.size, p=np.exp(scores - logsumexp(scores)))
+        slot = active[choice] if choice < active.size else np.flatnonzero(self.sizes == 0)[0]
+        self.assignment[task] = slot
+        self.slot_counts[slot] += self.task_counts[task]
+        self.sizes[slot] += 1
+        self._refresh(slot)
+
+    def log_relevant(self) -> np.ndarray:
+        """Each feature's log evidence when relevant under the current partition, (F,)."""
+        return self.slot_log_ml[self.sizes > 0].sum(axis=0)
+
+    def switch(self, rng: np.random.Generator, prior: tuple[float, float]) -> None:
+        """Each ``r_f`` given the partition and the other switches (``π`` integrated out):
+        the switches a sample predicts with."""
+        a, b = prior
+        odds_of_data = self.log_relevant() - self.log_shared
+        n_features = self.relevant.size
+        for f in rng.permutation(n_features):
+            others = int(self.relevant.sum()) - int(self.relevant[f])
+            log_odds = np.log(a + others) - np.log(b + n_features - 1 - others)
+            self.relevant[f] = rng.random() < expit(log_odds + odds_of_data[f])
+        self.label_free = ~self.relevant & (rng.random(n_features) < self.label_free_share)
+
+    def log_joint(self, prior: tuple[float, float]) -> float:
+        """``log P(D_features, z, r)``."""
+        a, b = prior
+        n_relevant, n_features = int(self.relevant.sum()), self.relevant.size
+        features = np.where(self.relevant, self.log_relevant(), self.log_shared).sum()
+        # log_shared sums out label-freedom: a lower bound's term, not the drawn switch's
+        log_switches = betaln(a + n_relevant, b + n_features - n_relevant) - betaln(a, b)
+        return float(crp_log_prior(self.assignment, self.gamma) + features + log_switches)
+
+    def components(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The predictive counts of the occupied clusters and, last, of a new cluster (the
+        pooled counts for the shared features, as in every cluster, and the same for every
+        class when label-free; nothing for the relevant ones), shape (K + 1, C, V); each
+        task's cluster among them; the clusters' sizes."""
+        active = np.flatnonzero(self.sizes)
+        value_feature = self.model.schema.value_feature
+        shared_values = ~self.relevant[value_feature]
+        pooled = self.total.copy()
+        free_values = self.label_free[value_feature]
+        pooled[:, free_values] = self.total[:, free_values].sum(axis=0)
+        counts = np.concatenate([self.slot_counts[active], np.zeros_like(self.total)[None]])
+        counts[:, :, shared_values] = pooled[:, shared_values]
+        position = np.full(self.sizes.size, -1)
+        position[active] = np.arange(active.size)
+        return counts, position[self.assignment], self.sizes[active]
+
+
+SWITCH_PASSES = 3
+"""Passes over the switches given a retained partition, before it predicts."""
+
+
+@dataclass(frozen=True)
+class RelevanceSettings:
+    """The relevance sampler's chain: length, discarded start, thinning and the Beta prior
+    of the share of relevant features."""
+
+    n_sweeps: int = 200
+    burn_in: int = 50
+    thin: int = 1
+    prior: tuple[float, float] = (1.0, 1.0)
+    progress: bool = False
+
+
+def fit_relevance_gibbs(
+    model: DirichletNB,
+    counts: Counts,
+    gamma: float,
+    settings: RelevanceSettings,
+    rng: np.random.Generator,
+) -> ClusteringResult:
+    """Engine ``"gibbs"`` with feature relevance: samples of ``(z, r)`` and their predictive.
+
+    The result's ``extras["feature_relevance"]`` is ``P(r_f = 1 | D)`` averaged over the
+    samples, shape (n_features,); ``log_evidence`` is the best sample's ``log P(D, z, r)``
+    (a lower bound).
+
+    Examples
+    --------
+    >>> from clusterednb.examples import models as toy
+    >>> result = fit_relevance_gibbs(toy.colour_model(), toy.three_task_counts(), 1.0,
+    ...                              RelevanceSettings(n_sweeps=30, burn_in=10),
+    ...                              np.random.default_rng(0))
+    >>> result.extras["feature_relevance"].shape, result.evidence_kind
+    ((1,), 'lower_bound')
+    """
+    prior = check_relevance_prior(settings.prior)
+    chain = _Chain(model, counts, gamma)
+    n_tasks = counts.n_groups
+    samples: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    partitions, relevance, log_joints = [], [], []
+    reporter = progress(settings.n_sweeps, "Gibbs sweeps", enabled=settings.progress)
+    for step in range(settings.n_sweeps):
+        for task in rng.permutation(n_tasks):
+            chain.move(int(task), rng, prior)
+        if step >= settings.burn_in and (step - settings.burn_in) % settings.thin == 0:
+            for _ in range(SWITCH_PASSES):
+                chain.switch(rng, prior)
+            samples.append(chain.components())
+            partitions.append(canonical_partition(chain.assignment))
+            log_relevant = chain.log_relevant()
+            relevance.append(relevance_probability(log_relevant, chain.log_shared, prior))
+            log_joints.append(chain.log_joint(prior))
+        reporter.update(1)
+    reporter.close()
+    log_labels = float(model.log_marginal_labels(counts.label_counts).sum())
+    posterior = _sample_posterior(samples, counts.label_counts, gamma)
+    distinct, inverse, frequency = np.unique(
+        np.stack(partitions), axis=0, return_inverse=True, return_counts=True
+    )
+    best = int(np.argmax(log_joints))
+    n_clusters = np.array([p.max() + 1 for p in partitions])
+    return ClusteringResult(
+        posterior=posterior,
+        log_evidence=float(log_joints[best]) + log_labels,
+        evidence_kind="lower_bound",
+        partition=partitions[best],
+        n_clusters_probability=np.bincount(n_clusters, minlength=n_tasks + 1) / len(partitions),
+        partitions=distinct,
+        partition_weights=frequency / len(partitions),
+        extras={
+            "feature_relevance": np.mean(relevance, axis=0),
+            "assignment": partitions[-1],
+            "sample_index": inverse.ravel(),
+        },
+    )
+
+
+def _sample_posterior(
+    samples: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    label_counts: np.ndarray,
+    gamma: float,
+) -> Posterior:
+    """The equal-weight mixture of the samples' predictives: a known task predicts with its
+    cluster in each sample; a new task joins a sample's cluster in proportion to its size, or
+    that sample's new cluster in proportion to ``γ``."""
+    n_samples, n_tasks = len(samples), label_counts.shape[0]
+    log_w = -np.log(n_samples)
+    task_component, cold_components, cold_weights = [], [], []
+    start = 0
+    for counts, position, sizes in samples:
+        task_component.append(position + start)
+        cold_components.extend(range(start, start + counts.shape[0]))
+        cold_weights.extend(log_w + np.log(np.append(sizes, gamma)) - np.log(n_tasks + gamma))
+        start += counts.shape[0]
+    return Posterior(
+        component_counts=np.concatenate([counts for counts, _, _ in samples]),
+        task_label_counts=label_counts,
+        indptr=np.arange(n_tasks + 1, dtype=np.int64) * n_samples,
+        components=np.stack(task_component).T.ravel(),
+        log_weights=np.full(n_tasks * n_samples, log_w),
+        cold_label_counts=np.zeros(label_counts.shape[1], dtype=np.int64),
+        cold_components=np.array(cold_components),
+        cold_log_weights=np.array(cold_weights),
+    )

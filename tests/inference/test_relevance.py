@@ -1,0 +1,172 @@
+"""Feature relevance (issue 49): the exact enumeration with the switches summed out against a
+brute force over every partition and every switch vector, the sampler against the exact
+posterior, and a shared feature that cannot move the partition."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.special import betaln, gammaln, logsumexp
+
+from clusterednb import Counts, FeatureSchema
+from clusterednb.inference.relevance import (
+    LABEL_FREE_SHARE,
+    RelevanceSettings,
+    enumerate_relevance,
+    fit_relevance_gibbs,
+    log_sum_relevance,
+    relevance_probability,
+)
+from clusterednb.models.observation import DirichletNB
+from clusterednb.models.partition_prior import set_partitions
+
+
+def _log_dm(counts: np.ndarray, beta: np.ndarray) -> float:
+    """``log DM(counts; beta)`` of one Dirichlet–multinomial, written out."""
+    return float(
+        gammaln(beta + counts).sum()
+        - gammaln((beta + counts).sum())
+        - gammaln(beta).sum()
+        + gammaln(beta.sum())
+    )
+
+
+def _brute_force(model, counts, gamma, prior):
+    """``log P(D)``, ``P(z | D)`` and ``P(r_f = 1 | D)`` by summing every (z, r, label-freedom)."""
+    schema, beta = model.schema, model.beta
+    n_tasks, n_features = counts.n_groups, schema.n_features
+    offsets = schema.offsets
+    a, b = prior
+
+    def feature_ml(tasks, f):  # label-dependent: one Dirichlet per class
+        n = counts.value_counts[list(tasks)].sum(axis=0)
+        cut = slice(offsets[f], offsets[f + 1])
+        return sum(_log_dm(n[y, cut], beta[y, cut]) for y in range(schema.n_classes))
+
+    def label_free_ml(f):
+        n = counts.value_counts.sum(axis=(0, 1))
+        cut = slice(offsets[f], offsets[f + 1])
+        return _log_dm(n[cut], beta[:, cut].mean(axis=0))
+
+    everyone = range(n_tasks)
+    shared = [
+        np.logaddexp(
+            np.log1p(-LABEL_FREE_SHARE) + feature_ml(everyone, f),
+            np.log(LABEL_FREE_SHARE) + label_free_ml(f),
+        )
+        for f in range(n_features)
+    ]
+    partitions = [np.array(z) for z in set_partitions(n_tasks)]
+    joint = np.full((len(partitions), 2**n_features), -np.inf)
+    for i, z in enumerate(partitions):
+        blocks = [np.flatnonzero(z == k) for k in range(z.max() + 1)]
+        sizes = np.array([len(block) for block in blocks])
+        log_crp = (
+            len(blocks) * np.log(gamma)
+            + gammaln(sizes).sum()
+            + gammaln(gamma)
+            - gammaln(gamma + n_tasks)
+        )
+        for j, r in enumerate(itertools.product((0, 1), repeat=n_features)):
+            k = sum(r)
+            log_r = betaln(a + k, b + n_features - k) - betaln(a, b)
+            features = sum(
+                sum(feature_ml(block, f) for block in blocks) if r[f] else shared[f]
+                for f in range(n_features)
+            )
+            joint[i, j] = log_crp + log_r + features
+    total = logsumexp(joint)
+    labels = sum(_log_dm(counts.label_counts[t], model.alpha) for t in range(n_tasks))
+    switches = np.array(list(itertools.product((0, 1), repeat=n_features)))
+    relevance = np.exp(logsumexp(joint, axis=0) - total) @ switches
+    weights = np.exp(logsumexp(joint, axis=1) - total)
+    return total + labels, np.array(partitions), weights, relevance
+
+
+def _toy(n_tasks: int, seed: int) -> tuple[DirichletNB, Counts]:
+    """Tasks in two groups that differ in feature ``a`` (ternary); ``b`` and ``c`` noise."""
+    rng = np.random.default_rng(seed)
+    schema = FeatureSchema(("a", "b", "c"), ((0, 1, 2), (0, 1), (0, 1)), ("no", "yes"))
+    rows, labels, tasks = [], [], []
+    for t in range(n_tasks):
+        for _ in range(int(rng.integers(2, 6))):
+            y = int(rng.integers(2))
+            a = (y + (t % 2)) % 2 if rng.random() < 0.8 else 2
+            rows.append([a, int(rng.integers(2)), int(rng.integers(2))])
+            labels.append(y)
+            tasks.append(t)
+    counts = Counts.from_codes(
+        np.array(rows),
+        np.array(labels),
+        np.array(tasks),
+        n_tasks=n_tasks,
+        n_classes=2,
+        offsets=schema.offsets,
+    )
+    return DirichletNB(schema, alpha=1.0, beta=np.array([0.7, 1.3, 1.0])), counts
+
+
+@pytest.mark.parametrize(("n_tasks", "prior"), [(3, (1.0, 1.0)), (5, (2.0, 0.5)), (6, (1.0, 3.0))])
+def test_exact_enumeration_sums_the_switches_as_brute_force_does(n_tasks, prior):
+    model, counts = _toy(n_tasks, seed=n_tasks)
+    exact = enumerate_relevance(model, counts, 0.8, prior)
+    log_evidence, partitions, weights, relevance = _brute_force(model, counts, 0.8, prior)
+    assert exact.log_evidence == pytest.approx(log_evidence, abs=1e-9)
+    assert (exact.partitions == partitions).all()
+    np.testing.assert_allclose(exact.partition_weights, weights, atol=1e-9)
+    np.testing.assert_allclose(exact.feature_relevance, relevance, atol=1e-9)
+
+
+def test_the_recursion_equals_the_sum_over_every_switch_vector():
+    rng = np.random.default_rng(3)
+    relevant, shared = rng.normal(size=(4, 5)), rng.normal(size=(4, 5))
+    a, b = 1.5, 0.7
+    expected = np.array(
+        [
+            logsumexp(
+                [
+                    betaln(a + sum(r), b + 5 - sum(r))
+                    - betaln(a, b)
+                    + np.where(np.array(r) == 1, relevant[i], shared[i]).sum()
+                    for r in itertools.product((0, 1), repeat=5)
+                ]
+            )
+            for i in range(4)
+        ]
+    )
+    np.testing.assert_allclose(log_sum_relevance(relevant, shared, (a, b)), expected, atol=1e-12)
+    probability = relevance_probability(relevant, shared, (a, b))
+    assert ((probability > 0) & (probability < 1)).all()
+
+
+def test_a_shared_feature_cannot_move_the_partition():
+    """With the switches forced shared for b and c (prior share of relevance ~0), the
+    partition posterior is that of feature a alone, whatever b and c hold."""
+    model, counts = _toy(5, seed=11)
+    scrambled = counts.value_counts.copy()
+    scrambled[:, :, 3:] = scrambled[::-1, :, 3:]  # b and c of other tasks
+    other = Counts(counts.label_counts, scrambled)
+    never = (1e-9, 1e9)
+    first = enumerate_relevance(model, counts, 1.0, never)
+    second = enumerate_relevance(model, other, 1.0, never)
+    np.testing.assert_allclose(first.partition_weights, second.partition_weights, atol=1e-6)
+    assert first.feature_relevance.max() < 1e-6
+
+
+def test_the_sampler_finds_the_exact_posterior():
+    model, counts = _toy(5, seed=5)
+    exact = enumerate_relevance(model, counts, 1.0)
+    sampled = fit_relevance_gibbs(
+        model,
+        counts,
+        1.0,
+        RelevanceSettings(n_sweeps=3000, burn_in=200),
+        np.random.default_rng(0),
+    )
+    np.testing.assert_allclose(
+        sampled.extras["feature_relevance"], exact.feature_relevance, atol=0.04
+    )
+    np.testing.assert_allclose(sampled.coclustering(), exact.coclustering(), atol=0.05)
+    assert sampled.log_evidence <= exact.log_evidence + 1e-9  # a lower bound
