@@ -396,3 +396,47 @@ def test_fit_and_predict_clustered_logistic_on_documents(tmp_path):
         refused = cnb(*fit, *extra)
         assert refused.returncode == 1 and word in refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path):
+    """``cnb fit --relevance``: each column's relevance, in plain text and ``--json``, equal
+    to the library's; noise columns named as irrelevant; other kinds refused by name."""
+    from clusterednb import ClusteredNB
+
+    rng = np.random.default_rng(0)  # of five such tables, one has noise that fits a partition
+    frames = []
+    for user in range(16):
+        y = rng.integers(2, size=15)
+        follows = y if user % 2 else 1 - y
+        colour = np.where(rng.random(15) < 0.85, follows, rng.integers(2, size=15))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "user": f"u{user}",
+                    "accepted": y,
+                    "colour": np.array(["red", "blue"])[colour],
+                    "weather": rng.choice(["sun", "rain", "fog"], size=15),
+                    "score": rng.normal(size=15),
+                }
+            )
+        )
+    frame = pd.concat(frames, ignore_index=True)
+    path = tmp_path / "rows.csv"
+    frame.to_csv(path, index=False)
+    base = ["fit", str(path), "--task", "user", "--label", "accepted", "--seed", "0"]
+    plain = cnb(*base, "--kind", "cnb-gibbs", "--relevance", "-o", str(tmp_path / "m.cnb"))
+    assert plain.returncode == 0, plain.stderr
+    lines = plain.stdout.splitlines()
+    assert lines[1].startswith("relevance to the clusters: colour ")
+    assert lines[2].startswith("irrelevant to the clusters") and "weather" in lines[2]
+    assert "colour" not in lines[2]
+    as_json = cnb(*base, "--kind", "cnb-gibbs", "--relevance", "--json", "-o", str(tmp_path / "j"))
+    reported = json.loads(as_json.stdout)["feature_relevance"]
+    library = ClusteredNB(relevance=True, random_state=0, progress=False)
+    library.fit(frame[["colour", "weather", "score"]], frame.accepted, frame.user)
+    assert list(reported) == ["colour", "weather", "score"]
+    np.testing.assert_allclose(list(reported.values()), library.feature_relevance_)
+    for kind in ("cs", "cnb-bhc", "cnb-logistic"):
+        refused = cnb(*base, "--kind", kind, "--relevance", "-o", str(tmp_path / "r"))
+        assert refused.returncode == 1 and "--relevance" in refused.stderr, refused.stderr
+        assert "cnb-gibbs" in refused.stderr

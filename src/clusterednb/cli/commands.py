@@ -95,6 +95,34 @@ def fit(args: argparse.Namespace) -> None:
         f"fitted {FIT_TITLES[args.kind]} on {len(frame)} rows of {summary['tasks']} "
         f"tasks; {what}; saved to {args.output}"
     )
+    if "feature_relevance" in summary:
+        print(relevance_report(summary["feature_relevance"]))
+
+
+IRRELEVANT = 0.1
+"""A column whose posterior relevance is below this is named as judged irrelevant."""
+
+
+def relevance_report(relevance: dict[str, float]) -> str:
+    """``cnb fit --relevance``'s lines: each column's relevance to the clusters, and the
+    columns judged irrelevant (shared by every task).
+
+    Examples
+    --------
+    >>> print(relevance_report({"a": 0.98, "b": 0.5, "noise": 0.01}))
+    relevance to the clusters: a 0.98, b 0.50, noise 0.01
+    irrelevant to the clusters (shared by every task, they do not move them): noise
+    """
+    lines = [
+        "relevance to the clusters: " + ", ".join(f"{n} {v:.2f}" for n, v in relevance.items())
+    ]
+    irrelevant = [name for name, value in relevance.items() if value < IRRELEVANT]
+    if irrelevant:
+        lines.append(
+            "irrelevant to the clusters (shared by every task, they do not move them): "
+            + ", ".join(irrelevant)
+        )
+    return "\n".join(lines)
 
 
 def _loss_from_args(args: argparse.Namespace, classes: np.ndarray) -> LossMatrix | None:

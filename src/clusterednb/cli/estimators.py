@@ -35,6 +35,8 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
     for flag, value in (("--transductive", transductive), ("--calibration", calibration)):
         if value is not None and not name.startswith("cnb-"):
             raise CNBError(f"{flag} needs a clustered kind (cnb-...), got --kind {name}")
+    if getattr(args, "relevance", False) and name != "cnb-gibbs":
+        raise CNBError(f"--relevance needs --kind cnb-gibbs (its sampler), got --kind {name}")
     if name == "ns":
         return NoSharingNB(**common)
     if name == "cs":
@@ -47,6 +49,8 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
         common["transductive_temperature"] = args.transductive_temperature
     if calibration is not None:
         common["calibration"] = calibration
+    if getattr(args, "relevance", False):
+        common["relevance"] = True
     return ClusteredNB(inference=inference, gamma=args.gamma, **common)
 
 
@@ -64,6 +68,11 @@ def _clustered_logistic(args: argparse.Namespace) -> Any:
     """
     from clusterednb.logistic.estimator import ClusteredLogisticRegression
 
+    if getattr(args, "relevance", False):
+        raise CNBError(
+            "--relevance: cnb-logistic's joint clustering has no per-column relevance yet; "
+            "use --kind cnb-gibbs"
+        )
     unused = {
         "--transductive": getattr(args, "transductive", None) is not None,
         "--calibration": getattr(args, "calibration", None) is not None,

@@ -155,6 +155,12 @@ def _fit(commands: argparse._SubParsersAction) -> None:
         "clustered kinds: learn a map of the log-odds on out-of-fold rows (Platt), "
         "for decisions that threshold the probabilities",
     )
+    fit.add_argument(
+        "--relevance",
+        action="store_true",
+        help="cnb-gibbs: each column either separates the users' clusters or is shared by "
+        "every user (then it no longer moves them); prints each column's relevance",
+    )
     add_output(fit, "model file to write")
     add_json(fit)
     fit.set_defaults(run=f"{COMMANDS}:fit")

@@ -59,16 +59,11 @@ class ClusteredNB(TaskNaiveBayes):
         DP concentration ``γ`` (the initial value when ``sample_gamma``).
     alpha, beta
         Label and feature pseudo-counts, as in :class:`~clusterednb.NoSharingNB`.
-    n_sweeps : int, default=200
-        Gibbs sweeps (each visits every task once).
-    burn_in : int, default=50
-        Sweeps discarded before samples are retained.
-    thin : int, default=1
-        Keep every ``thin``-th sweep after burn-in.
-    sample_gamma : bool, default=False
-        Resample ``γ`` each sweep (Escobar & West 1995) under a Gamma prior.
-    gamma_prior : tuple of float, default=(1.0, 1.0)
-        ``(shape, rate)`` of the Gamma prior on ``γ``.
+    n_sweeps, burn_in, thin : int, default=200, 50, 1
+        Gibbs sweeps (each visits every task once), the first ones discarded, and the
+        retained ones thinned (every ``thin``-th).
+    sample_gamma, gamma_prior : bool, tuple of float, default=False, (1.0, 1.0)
+        Resample ``γ`` each sweep (Escobar & West 1995) under a Gamma(shape, rate) prior.
     split_merge : bool or int, default=True
         Split–merge moves per sweep (Jain & Neal 2004): ``True`` means 3, ``False`` none.
     semi_supervised : {"auto", "gibbs", True, "em", False}, default="auto"
@@ -77,8 +72,7 @@ class ClusteredNB(TaskNaiveBayes):
         ``"em"``: any engine finds the partition from the labelled rows, then EM gives the
         MAP parameters of that partition's clusters with the unlabelled rows' labels as
         missing data (a point fit; the predictive uses that one partition). ``"auto"``:
-        ``"gibbs"`` with the Gibbs engine, otherwise the rows are not used. ``False``: not
-        used.
+        ``"gibbs"`` with the Gibbs engine (not with ``relevance``), otherwise unused.
     n_iter : int, default=100
         EM iterations (``semi_supervised="em"``).
     backend : {"local", "dask"}, default="local"
@@ -93,10 +87,8 @@ class ClusteredNB(TaskNaiveBayes):
         With ``inference="gibbs"`` and ``backend="local"``: the assignment sweep is split
         into ``n_jobs`` shards that run in parallel threads (the same approximation as
         ``backend="dask"``; 1 is the exact sequential sampler).
-    random_state : int, numpy.random.Generator or None
-        Seed of the only source of randomness.
-    progress : bool, default=True
-        Show a progress bar when standard error is a terminal.
+    random_state, progress : int, numpy.random.Generator or None; bool, default=True
+        Seed of the only source of randomness; a progress bar when stderr is a terminal.
     schema, classes, handle_unknown, task_column, observation
         As in :class:`~clusterednb.NoSharingNB` (every engine works with the document
         observation models, whose counts add like the categorical ones).
@@ -130,8 +122,7 @@ class ClusteredNB(TaskNaiveBayes):
     numeric, n_bins
         Columns read as numbers ("auto": columns of numbers that are not all whole, and
         columns of whole numbers with more than 20 distinct values), cut into ``n_bins``
-        quantile bins of the training rows; as in
-        :class:`~clusterednb.naive_bayes.estimator.TaskNaiveBayes`.
+        quantile bins of the training rows; as in :class:`TaskNaiveBayes`.
 
     Attributes
     ----------
@@ -323,8 +314,8 @@ class ClusteredNB(TaskNaiveBayes):
             if self.semi_supervised == "auto":
                 return None
             raise CNBError(
-                f"semi_supervised={self.semi_supervised!r} needs inference='gibbs'; "
-                f"with inference={self.inference!r} use semi_supervised='em'"
+                f"semi_supervised={self.semi_supervised!r} needs inference='gibbs' without "
+                f"relevance; with inference={self.inference!r} use semi_supervised='em'"
             )
         return mode
 

@@ -284,7 +284,7 @@ class TaskNaiveBayes(
 
     def fit_summary(self) -> dict[str, Any]:
         """What the fit found, as plain values (``cnb fit`` reports it): the number of tasks,
-        the log evidence and its kind.
+        the log evidence and its kind, and with feature relevance each column's.
 
         Examples
         --------
@@ -294,11 +294,17 @@ class TaskNaiveBayes(
         {'tasks': 3, 'log_evidence': -14.228..., 'evidence_kind': 'exact'}
         """
         check_fitted(self, "posterior_")
-        return {
+        summary = {
             "tasks": int(self.task_ids_.size),
             "log_evidence": float(self.log_evidence_),
             "evidence_kind": self.evidence_kind_,
         }
+        if hasattr(self, "feature_relevance_"):  # each column's P(relevant to the clusters)
+            names, values = self.feature_names_in_, self.feature_relevance_
+            summary["feature_relevance"] = {
+                str(n): float(v) for n, v in zip(names, values, strict=True)
+            }
+        return summary
 
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return base_state(self)
