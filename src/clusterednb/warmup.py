@@ -28,6 +28,7 @@ ENGINE_SETTINGS: dict[str, dict] = {
     "sparse-counting": {},
     "gibbs": {"inference": "gibbs", "n_sweeps": 3, "burn_in": 1, "semi_supervised": "gibbs"},
     "gibbs-sharded": {"inference": "gibbs", "n_sweeps": 2, "burn_in": 1, "n_jobs": 2},
+    "gibbs-relevance": {"inference": "gibbs", "n_sweeps": 2, "burn_in": 1, "relevance": True},
     "bhc": {"inference": "bhc"},
     "bhc-randomized": {"inference": "bhc-randomized"},
     "variational": {"inference": "variational"},

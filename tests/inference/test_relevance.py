@@ -170,3 +170,21 @@ def test_the_sampler_finds_the_exact_posterior():
     )
     np.testing.assert_allclose(sampled.coclustering(), exact.coclustering(), atol=0.05)
     assert sampled.log_evidence <= exact.log_evidence + 1e-9  # a lower bound
+
+
+def test_the_compiled_sweep_keeps_each_clusters_evidence_as_its_counts_say():
+    from clusterednb.inference.relevance import _Chain
+
+    model, counts = _toy(6, seed=2)
+    chain = _Chain(model, counts, 1.0)
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        chain.sweep(rng, (1.0, 1.0))
+    occupied = chain.sizes > 0
+    assert (
+        chain.sizes.sum() == 6 and (np.bincount(chain.assignment, minlength=6) == chain.sizes).all()
+    )
+    members = [counts.value_counts[chain.assignment == s].sum(axis=0) for s in range(6)]
+    np.testing.assert_allclose(chain.slot_counts, np.stack(members), atol=1e-9)
+    recomputed = model.log_marginal_each_feature(chain.slot_counts[occupied])
+    np.testing.assert_allclose(chain.slot_log_ml[occupied], recomputed, atol=1e-8)

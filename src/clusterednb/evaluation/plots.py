@@ -47,6 +47,7 @@ KNOWN_MODELS = (
     "cnb-gibbs-reseeded",
     "cnb-gibbs+tau",
     "cnb-logistic+dev",
+    "cnb-gibbs+relevance",
 )
 
 

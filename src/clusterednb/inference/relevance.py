@@ -34,12 +34,13 @@ from scipy.special import betaln, expit, logsumexp
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.exact import MAX_EXACT_TASKS, enumerate_partitions, subset_value_counts
 from clusterednb.inference.posterior import Posterior
+from clusterednb.inference.relevance_kernels import relevance_sweep, switch_probabilities
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.models.observation import DirichletNB
 from clusterednb.models.partition_prior import canonical_partition, crp_log_prior
 from clusterednb.progress import progress
 from clusterednb.stats.counts import Counts
-from clusterednb.stats.special import log_dirichlet_norm
+from clusterednb.stats.special import log_dirichlet_norm, segment_sum
 
 
 def check_relevance_prior(prior: tuple[float, float]) -> tuple[float, float]:
@@ -135,7 +136,6 @@ def log_sum_relevance(
     >>> bool(np.isclose(value, np.log((np.exp(-1) + np.exp(-2)) / 2)))
     True
     """
-    a, b = prior
     n_features = log_relevant.shape[-1]
     by_count = np.full((*log_relevant.shape[:-1], n_features + 1), -np.inf)
     by_count[..., 0] = 0.0
@@ -143,9 +143,21 @@ def log_sum_relevance(
         moved = np.full_like(by_count, -np.inf)
         moved[..., 1:] = by_count[..., :-1] + log_relevant[..., f, None]
         by_count = np.logaddexp(by_count + log_shared[..., f, None], moved)
+    return logsumexp(by_count + log_prior_count(prior, n_features), axis=-1)
+
+
+def log_prior_count(prior: tuple[float, float], n_features: int) -> np.ndarray:
+    """``log P(r)`` of a switch vector with ``j`` relevant features, ``j = 0 … F``: the
+    Beta–Bernoulli ``log B(a + j, b + F − j) − log B(a, b)``, shape (F + 1,).
+
+    Examples
+    --------
+    >>> np.exp(log_prior_count((1.0, 1.0), 2)).round(4).tolist()  # 1/3, 1/6, 1/3
+    [0.3333, 0.1667, 0.3333]
+    """
+    a, b = prior
     j = np.arange(n_features + 1)
-    log_prior = betaln(a + j, b + n_features - j) - betaln(a, b)
-    return logsumexp(by_count + log_prior, axis=-1)
+    return betaln(a + j, b + n_features - j) - betaln(a, b)
 
 
 def relevance_probability(
@@ -234,52 +246,44 @@ def enumerate_relevance(
 
 
 class _Chain:
-    """The sampler's state: each task's cluster slot, the slots' counts and per-feature log
-    evidence, and the switches."""
+    """The sampler's state: each task's cluster slot, the slots' counts, class totals and
+    per-feature log evidence, and the switches a retained sample predicts with."""
 
     def __init__(self, model: DirichletNB, counts: Counts, gamma: float) -> None:
         self.model, self.gamma = model, gamma
-        self.task_counts = counts.value_counts.astype(np.float64)  # (U, C, V)
-        n_tasks = self.task_counts.shape[0]
-        self.alone = model.log_marginal_each_feature(self.task_counts)  # (U, F)
-        self.total = self.task_counts.sum(axis=0)
+        offsets = model.offsets
+        task_counts = counts.value_counts.astype(np.float64)  # (U, C, V)
+        n_tasks = task_counts.shape[0]
+        task, self.nz_class, self.nz_value = np.nonzero(task_counts)
+        self.nz_count = task_counts[task, self.nz_class, self.nz_value]
+        self.nz_ptr = np.searchsorted(task, np.arange(n_tasks + 1))
+        self.task_totals = segment_sum(task_counts, offsets)  # (U, C, F)
+        self.beta_totals = segment_sum(model.beta, offsets)  # (C, F)
+        self.alone = model.log_marginal_each_feature(task_counts)  # (U, F)
+        self.total = task_counts.sum(axis=0)
         self.log_shared, self.label_free_share = shared_evidence(model, self.total)  # (F,)
         # every task alone at first: a feature that separates tasks starts relevant, one
         # that does not starts shared, and the sweeps merge from there
         self.assignment = np.arange(n_tasks)
-        self.slot_counts = self.task_counts.copy()
+        self.slot_counts = task_counts
+        self.slot_totals = self.task_totals.copy()
         self.sizes = np.ones(n_tasks, dtype=np.int64)
         self.slot_log_ml = self.alone.copy()
         self.relevant = np.ones(self.alone.shape[1], dtype=bool)
         self.label_free = np.zeros(self.alone.shape[1], dtype=bool)
 
-    def _refresh(self, slot: int) -> None:
-        self.slot_log_ml[slot] = self.model.log_marginal_each_feature(self.slot_counts[slot])
-
-    def move(self, task: int, rng: np.random.Generator, prior: tuple[float, float]) -> None:
-        """Take ``task`` out of its cluster and put it back where the CRP and the evidence
-        with the switches summed out (:func:`log_sum_relevance`) say."""
-        old = self.assignment[task]
-        self.slot_counts[old] -= self.task_counts[task]
-        self.sizes[old] -= 1
-        self._refresh(old)
-        active = np.flatnonzero(self.sizes)
-        rest = self.slot_log_ml[active].sum(axis=0)  # (F,): every cluster without the task
-        joined = self.model.log_marginal_each_feature(
-            self.slot_counts[active] + self.task_counts[task]
-        )
-        log_relevant = np.vstack(
-            [rest + joined - self.slot_log_ml[active], rest + self.alone[task]]
-        )  # (K + 1, F): the task in each cluster, or alone
-        scores = np.log(np.append(self.sizes[active], self.gamma)) + log_sum_relevance(
-            log_relevant, self.log_shared[None], prior
-        )
-        choice = rng.choice(scores.size, p=np.exp(scores - logsumexp(scores)))
-        slot = active[choice] if choice < active.size else np.flatnonzero(self.sizes == 0)[0]
-        self.assignment[task] = slot
-        self.slot_counts[slot] += self.task_counts[task]
-        self.sizes[slot] += 1
-        self._refresh(slot)
+    def sweep(self, rng: np.random.Generator, prior: tuple[float, float]) -> None:
+        """Move every task once, in random order, to where the CRP and the evidence with
+        the switches summed out (:func:`log_sum_relevance`) say
+        (:func:`~clusterednb.inference.relevance_kernels.relevance_sweep`)."""
+        n_tasks = self.alone.shape[0]
+        relevance_sweep(
+            rng.permutation(n_tasks), rng.random(n_tasks), self.nz_ptr, self.nz_class,
+            self.nz_value, self.nz_count, self.task_totals, self.slot_counts, self.slot_totals,
+            self.sizes, self.assignment, self.slot_log_ml, self.alone, self.log_shared,
+            self.model.beta, self.beta_totals, self.model.schema.value_feature,
+            float(np.log(self.gamma)), log_prior_count(prior, self.alone.shape[1]),
+        )  # fmt: skip
 
     def log_relevant(self) -> np.ndarray:
         """Each feature's log evidence when relevant under the current partition, (F,)."""
@@ -364,20 +368,20 @@ def fit_relevance_gibbs(
     """
     prior = check_relevance_prior(settings.prior)
     chain = _Chain(model, counts, gamma)
+    log_counts = log_prior_count(prior, chain.alone.shape[1])
     n_tasks = counts.n_groups
     samples: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     partitions, relevance, log_joints = [], [], []
     reporter = progress(settings.n_sweeps, "Gibbs sweeps", enabled=settings.progress)
     for step in range(settings.n_sweeps):
-        for task in rng.permutation(n_tasks):
-            chain.move(int(task), rng, prior)
+        chain.sweep(rng, prior)
         if step >= settings.burn_in and (step - settings.burn_in) % settings.thin == 0:
             for _ in range(SWITCH_PASSES):
                 chain.switch(rng, prior)
             samples.append(chain.components())
             partitions.append(canonical_partition(chain.assignment))
             log_relevant = chain.log_relevant()
-            relevance.append(relevance_probability(log_relevant, chain.log_shared, prior))
+            relevance.append(switch_probabilities(log_relevant, chain.log_shared, log_counts))
             log_joints.append(chain.log_joint(prior))
         reporter.update(1)
     reporter.close()

@@ -60,6 +60,7 @@ GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
         inference="bhc", handle_unknown="ignore", calibration="sigmoid"
     ),
     "cnb-gibbs+tau": lambda seed: gibbs_model(seed).set_params(transductive_temperature="auto"),
+    "cnb-gibbs+relevance": lambda seed: gibbs_model(seed).set_params(relevance=True),
 }
 HARNESS_ALPHA = "auto"
 

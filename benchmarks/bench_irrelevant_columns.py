@@ -1,0 +1,132 @@
+"""Irrelevant columns against the clustered models (issue 49).
+
+A population of tasks in three groups that differ only in how the label follows four numeric
+features (drawn alike in every group); 0, 1, 5 and 20 irrelevant columns are added (numeric
+N(0, 1) and five-colour categorical, alternately). Ten rows of each task train, the other
+thirty test; the score is the test AUC averaged over tasks (tasks with one class skipped),
+then over seeds. Variants: more tasks, fewer rows, and correlated noise (the noise columns
+share one latent factor). Prints a Markdown table with each model's mean AUC (± s.e. over
+seeds) and mean fit time.
+
+Run: ``python benchmarks/bench_irrelevant_columns.py [--seeds 3] [--variants base,...]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from collections.abc import Callable
+from datetime import date
+
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+
+from clusterednb import ClusteredLogisticRegression, ClusteredNB
+
+COLOURS = np.array(list("rgbyk"))
+CUTS = [-1, -0.3, 0.3, 1]
+WEIGHTS = 1.5 * np.array([[2, -2, 1, 0], [-2, 2, 0, 1], [0, 1, -2, 2]], dtype=float)
+VARIANTS = {
+    "base": {"n_tasks": 60, "n_train": 10, "correlated": False},
+    "more-tasks": {"n_tasks": 120, "n_train": 10, "correlated": False},
+    "fewer-rows": {"n_tasks": 60, "n_train": 6, "correlated": False},
+    "correlated-noise": {"n_tasks": 60, "n_train": 10, "correlated": True},
+}
+
+
+def population(
+    rng: np.random.Generator, n_tasks: int, n_train: int, n_noise: int, correlated: bool
+) -> pd.DataFrame:
+    """Rows of every task, with columns x0..x3, the noise columns, task, y and split."""
+    n_rows = n_train + 30
+    frames = []
+    for task in range(n_tasks):
+        x = rng.normal(size=(n_rows, 4))
+        y = (rng.random(n_rows) < 1 / (1 + np.exp(-x @ WEIGHTS[task % 3]))).astype(int)
+        frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(4)])
+        latent = rng.normal(size=n_rows)
+        for j in range(n_noise):
+            values = rng.normal(size=n_rows)
+            if correlated:
+                values = 0.8 * latent + 0.6 * values
+            if j % 2:
+                frame[f"noise{j}"] = np.array(list("rgbyk"))[
+                    np.digitize(values, [-1, -0.3, 0.3, 1])
+                ]
+            else:
+                frame[f"noise{j}"] = values
+        frame["task"], frame["y"] = task, y
+        frame["split"] = np.where(np.arange(n_rows) < n_train, "train", "test")
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def task_auc(test: pd.DataFrame, probability: np.ndarray) -> float:
+    """Test AUC averaged over tasks with both classes."""
+    scored = test.assign(p=probability)
+    values = [
+        roc_auc_score(rows.y, rows.p) for _, rows in scored.groupby("task") if rows.y.nunique() == 2
+    ]
+    return float(np.mean(values))
+
+
+def pooled_lr(train, test, features, seed):
+    columns = [*features, "task"]
+    both = pd.get_dummies(pd.concat([train, test])[columns].astype({"task": str}), dtype=float)
+    model = LogisticRegression(max_iter=3000).fit(both.iloc[: len(train)], train.y)
+    return model.predict_proba(both.iloc[len(train) :])[:, 1]
+
+
+def clustered(estimator: Callable[[int], object]):
+    def run(train, test, features, seed):
+        model = estimator(seed).fit(train[features], train.y, train.task)
+        return model.predict_proba(test[features], test.task)[:, 1]
+
+    return run
+
+
+MODELS = {
+    "lr-pooled": pooled_lr,
+    "cnb-gibbs": clustered(lambda s: ClusteredNB(random_state=s, progress=False)),
+    "cnb-gibbs+relevance": clustered(
+        lambda s: ClusteredNB(relevance=True, random_state=s, progress=False)
+    ),
+    "cnb-logistic": clustered(lambda s: ClusteredLogisticRegression(random_state=s)),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--models", default=",".join(MODELS))
+    args = parser.parse_args()
+    print(f"{platform.node()} · {platform.processor() or platform.machine()} · {date.today()}")
+    print("| variant | model | 0 | 1 | 5 | 20 | fit s (20) |")
+    print("|---|---|---|---|---|---|---|")
+    for variant in args.variants.split(","):
+        settings = VARIANTS[variant]
+        for name in args.models.split(","):
+            cells, seconds = [], 0.0
+            for n_noise in (0, 1, 5, 20):
+                scores = []
+                for seed in range(args.seeds):
+                    frame = population(np.random.default_rng(seed), n_noise=n_noise, **settings)
+                    features = [c for c in frame.columns if c not in ("task", "y", "split")]
+                    train = frame[frame.split == "train"]
+                    test = frame[frame.split == "test"]
+                    start = time.perf_counter()
+                    probability = MODELS[name](train, test, features, seed)
+                    if n_noise == 20:
+                        seconds += (time.perf_counter() - start) / args.seeds
+                    scores.append(task_auc(test, probability))
+                error = np.std(scores, ddof=1) / np.sqrt(len(scores)) if len(scores) > 1 else 0
+                cells.append(f"{np.mean(scores):.3f} ± {error:.3f}")
+            print(f"| {variant} | {name} | {' | '.join(cells)} | {seconds:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
