@@ -95,6 +95,9 @@ MODELS = {
         lambda s: ClusteredNB(relevance=True, random_state=s, progress=False)
     ),
     "cnb-logistic": clustered(lambda s: ClusteredLogisticRegression(random_state=s)),
+    "cnb-logistic+relevance": clustered(
+        lambda s: ClusteredLogisticRegression(relevance=True, random_state=s)
+    ),
 }
 
 

@@ -136,3 +136,21 @@ def check_fitted(estimator: Any, attribute: str) -> None:
     """
     if not hasattr(estimator, attribute):
         raise NotFittedError(f"this {type(estimator).__name__} is not fitted yet; call fit first")
+
+
+def relevance_summary(estimator: Any) -> dict[str, Any]:
+    """``{"feature_relevance": {column: P(relevant to the clusters)}}`` of an estimator fitted
+    with feature relevance, else ``{}``: what ``fit_summary`` adds for ``cnb fit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class Fitted:
+    ...     feature_names_in_, feature_relevance_ = np.array(["a", "b"]), np.array([0.9, 0.0])
+    >>> relevance_summary(Fitted()), relevance_summary(object())
+    ({'feature_relevance': {'a': 0.9, 'b': 0.0}}, {})
+    """
+    if not hasattr(estimator, "feature_relevance_"):
+        return {}
+    names, values = estimator.feature_names_in_, estimator.feature_relevance_
+    return {"feature_relevance": {str(n): float(v) for n, v in zip(names, values, strict=True)}}

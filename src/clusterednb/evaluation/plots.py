@@ -48,6 +48,7 @@ KNOWN_MODELS = (
     "cnb-gibbs+tau",
     "cnb-logistic+dev",
     "cnb-gibbs+relevance",
+    "cnb-logistic+relevance",
 )
 
 

@@ -18,6 +18,7 @@ from clusterednb.exceptions import CNBError
 from clusterednb.inference.blocks.core_and_place import MAX_SAMPLED_TASKS, core_and_place
 from clusterednb.inference.blocks.engine import BlockClustering, enumerate_blocks, membership
 from clusterednb.inference.blocks.slot_chain import gibbs_joint_blocks
+from clusterednb.logistic.clustering.feature_relevance import feature_relevance, kept_values
 from clusterednb.logistic.fit import (
     AUTO,
     MAX_ENUMERATED_TASKS,
@@ -36,7 +37,7 @@ from clusterednb.logistic.solvers.task_deviations import (
 )
 from clusterednb.logistic.solvers.weighted_newton import WeightedLogistic
 
-OPTIONAL_ARRAYS = ("coclustering", "deviations", "cluster_weights")
+OPTIONAL_ARRAYS = ("coclustering", "deviations", "cluster_weights", "feature_relevance")
 """Arrays a model file may lack: the co-clustering of a model of many tasks, the tasks'
 deviations of files written before they existed (or of a model without them), and the
 regressions' task weights of files written before 2026-11-26."""
@@ -72,6 +73,9 @@ class LogisticClusters:
         posterior (:mod:`clusterednb.logistic.online`); None in files written before them.
     sampled_rows : int
         The rows (labelled or not) the partition posterior was sampled on.
+    feature_relevance : ndarray of shape (n_features,), optional
+        With ``relevance``: each feature's judged relevance to the clusters (those below
+        one half left out of the joint score and of ``cluster_value_counts``).
 
     Examples
     --------
@@ -95,6 +99,7 @@ class LogisticClusters:
     deviations: np.ndarray | None = None
     cluster_weights: np.ndarray | None = None
     sampled_rows: int = 0
+    feature_relevance: np.ndarray | None = None
 
     def proba(self, design, mixture: np.ndarray, task: np.ndarray | None = None) -> np.ndarray:
         """``P(y = 1)`` of rows under their mixtures (and their tasks' deviations, if given).
@@ -250,6 +255,8 @@ class LogisticClusters:
             expected["deviations"] = (n_tasks, schema.n_values_total + n_numeric + 1)
         if arrays.get("cluster_weights") is not None:
             expected["cluster_weights"] = (n_tasks, n_clusters)
+        if arrays.get("feature_relevance") is not None:
+            expected["feature_relevance"] = (schema.n_features,)
         for name, shape in expected.items():
             if arrays[name].shape != shape:
                 raise CNBError(f"array {name!r} has shape {arrays[name].shape}, expected {shape}")
@@ -276,15 +283,26 @@ def partition_posterior(
     >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
     ((3, 3), 1.0)
     """
-    blocks = data.blocks(settings)
+    blocks, relevance = data.blocks(settings), None
+    if settings.relevance:
+        relevance = feature_relevance(
+            blocks.value_counts, data.offsets, settings.beta, settings.gamma, rng
+        )
+        blocks = data.blocks(settings, kept_values(relevance, data.offsets))
     exact = settings.inference == "exact" or (
         settings.inference == AUTO and data.n_tasks <= MAX_ENUMERATED_TASKS
     )
     if exact:
-        return enumerate_blocks(data.n_tasks, blocks.log_block, settings.gamma)
-    if data.n_tasks > MAX_SAMPLED_TASKS:
-        return core_and_place(blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in)
-    return gibbs_joint_blocks(blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in)
+        clustering = enumerate_blocks(data.n_tasks, blocks.log_block, settings.gamma)
+    elif data.n_tasks > MAX_SAMPLED_TASKS:
+        clustering = core_and_place(
+            blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in
+        )
+    else:
+        clustering = gibbs_joint_blocks(
+            blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in
+        )
+    return replace(clustering, feature_relevance=relevance)
 
 
 def labelled_regression(
@@ -355,6 +373,8 @@ def assemble(
     )
     n_clusters = q.shape[1]
     indicator = np.eye(n_clusters, dtype=np.int64)[clustering.partition]
+    relevance = clustering.feature_relevance
+    kept = 1.0 if relevance is None else kept_values(relevance, data.offsets)
     return LogisticClusters(
         partition=clustering.partition,
         coclustering=clustering.coclustering,
@@ -364,6 +384,7 @@ def assemble(
         @ (
             data.value_counts
             * task_tempering(data.rows_per_task, float(settings.effective_rows))[:, None]
+            * kept
         ),
         cluster_sizes=indicator.sum(axis=0),
         coef=regressions.coef,
@@ -371,6 +392,7 @@ def assemble(
         log_joint=clustering.log_joint,
         cluster_weights=q,
         sampled_rows=int(data.y.size),
+        feature_relevance=relevance,
     )
 
 

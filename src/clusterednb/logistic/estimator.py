@@ -13,7 +13,7 @@ Bayes of the features, Laplace-approximated logistic regression of the labels, t
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ from clusterednb.estimation.decisions import (
     check_fitted,
     check_new_tasks,
     refuse_sample_weight,
+    relevance_summary,
 )
 from clusterednb.estimation.prediction_rows import PredictionRows, prediction_rows
 from clusterednb.estimation.training_table import split_tasks
@@ -116,6 +117,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         label on each document's coordinates along the documents' 16 leading SVD directions
         (:mod:`clusterednb.logistic.documents`).
     random_state : int or numpy.random.Generator, optional
+    relevance : bool, default=False
+        Tables: each feature's relevance to the clusters is judged on its counts; those below
+        one half leave the joint score, so columns that do not separate tasks cannot merge
+        them (:mod:`clusterednb.logistic.clustering.feature_relevance`).
 
     Attributes
     ----------
@@ -135,6 +140,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         (:mod:`clusterednb.logistic.tuning`; empty otherwise).
     numeric_ : NumericColumns
         The numeric columns' names, training means and scales.
+    feature_relevance_ : ndarray of shape (n_features,)
+        With ``relevance=True``: aligned with ``feature_names_in_``.
 
     Examples
     --------
@@ -171,6 +178,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         n_bins: int = 5,
         observation: str = "categorical",
         random_state: int | np.random.Generator | None = None,
+        relevance: bool = False,
     ) -> None:
         self.gamma = gamma
         self.effective_rows = effective_rows
@@ -191,21 +199,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self.n_bins = n_bins
         self.observation = observation
         self.random_state = random_state
+        self.relevance = relevance
 
     def _settings(self) -> FitSettings:
-        return FitSettings(
-            gamma=self.gamma,
-            effective_rows=self.effective_rows,
-            floor=self.floor,
-            beta=self.beta,
-            precision=self.precision,
-            C=self.C,
-            inference=self.inference,
-            n_sweeps=self.n_sweeps,
-            burn_in=self.burn_in,
-            validation=self.validation,
-            deviation_scale=self.deviation_scale,
-        )
+        return FitSettings(**{f.name: getattr(self, f.name) for f in fields(FitSettings)})
 
     # ------------------------------------------------------------------ fitting
     def fit(
@@ -233,6 +230,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         settings = self._settings()
         settings.check()
         check_choice("handle_unknown", self.handle_unknown, HANDLE_UNKNOWN)
+        if self.relevance and self.observation == "multinomial":
+            raise CNBError("relevance=True judges a table's columns; documents have none")
         X, tasks = split_tasks(X, tasks, self.task_column)
         rows = training_rows(
             X,
@@ -317,6 +316,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self.partition_ = clusters.partition
         self.coclustering_ = clusters.coclustering
         self.n_clusters_probability_ = clusters.n_clusters_probability
+        if clusters.feature_relevance is not None:
+            self.feature_relevance_ = clusters.feature_relevance
 
     # ------------------------------------------------------------------ prediction
     def predict_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:
@@ -411,13 +412,14 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         """
         check_fitted(self, "clusters_")
         rows = self.effective_rows_
-        return {
+        summary = {
             "tasks": int(self.task_ids_.size),
             "clusters": int(self.partition_.max()) + 1,
             "effective_rows": rows if np.isfinite(rows) else "inf",  # JSON has no inf
             "floor": self.floor_,
             "deviation_scale": self.deviation_scale_,
         }
+        return summary | relevance_summary(self)
 
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return saved_state(

@@ -54,6 +54,7 @@ class FitSettings:
     burn_in: int = 10
     validation: str = "like-fewest"
     deviation_scale: float | str = 0.0
+    relevance: bool = False
 
     def check(self) -> None:
         """Raise :class:`CNBError` naming the first setting outside its allowed values.
@@ -82,6 +83,7 @@ class FitSettings:
             raise CNBError(
                 f"effective_rows must be positive (inf: no tempering) or 'auto', got {rows!r}"
             )
+        check_choice("relevance", self.relevance, (False, True))
         scale = self.deviation_scale
         if scale != AUTO and (
             isinstance(scale, bool) or not (isinstance(scale, int | float) and 0 <= scale < np.inf)
@@ -375,8 +377,10 @@ class JointData:
             )
         return self._expansions[precision]
 
-    def blocks(self, settings: FitSettings) -> JointLogisticBlocks:
-        """The block scores of these rows under ``settings`` (fixed ``effective_rows``).
+    def blocks(self, settings: FitSettings, kept: np.ndarray | None = None) -> JointLogisticBlocks:
+        """The block scores of these rows under ``settings`` (fixed ``effective_rows``);
+        ``kept`` (n_values_total,): 1 for the values of the features the scores keep, 0 for
+        a shared one's (:mod:`~clusterednb.logistic.clustering.feature_relevance`).
 
         Examples
         --------
@@ -387,7 +391,7 @@ class JointData:
         [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]]
         """
         return JointLogisticBlocks(
-            self.value_counts,
+            self.value_counts if kept is None else self.value_counts * kept,
             self.offsets,
             self.expansions(settings.precision),
             beta=settings.beta,

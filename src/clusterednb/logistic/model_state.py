@@ -24,6 +24,8 @@ CLUSTER_ARRAYS = (
     "intercept",
 )
 """The arrays of the fitted clusters a model file holds (each when the fit made it)."""
+OPTIONAL_CLUSTER_ARRAYS = ("deviations", "cluster_weights", "feature_relevance")
+"""Arrays a fit makes only with some settings (and files written before them lack)."""
 
 
 def saved_state(
@@ -38,7 +40,7 @@ def saved_state(
     arrays = {n: np.asarray(v) for n in CLUSTER_ARRAYS if (v := getattr(clusters, n)) is not None}
     arrays["numeric_centre"] = numeric.centre
     arrays["numeric_scale"] = numeric.scale
-    for name in ("deviations", "cluster_weights"):
+    for name in OPTIONAL_CLUSTER_ARRAYS:
         if getattr(clusters, name) is not None:
             arrays[name] = getattr(clusters, name)
     if rows is not None and not rows.documents:
@@ -56,7 +58,7 @@ def saved_state(
 
 def restored_clusters(record: ModelRecord, numeric: NumericColumns) -> LogisticClusters:
     """The fitted clusters of a model file, checked against its schema and tasks."""
-    names = (*CLUSTER_ARRAYS, "deviations", "cluster_weights")
+    names = (*CLUSTER_ARRAYS, *OPTIONAL_CLUSTER_ARRAYS)
     return LogisticClusters.from_arrays(
         {name: record.arrays.get(name) for name in names},
         float(record.meta["log_joint"]),

@@ -17,7 +17,12 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from clusterednb.data.schema import FeatureSchema
-from clusterednb.estimation.decisions import BayesDecisions, check_fitted, refuse_sample_weight
+from clusterednb.estimation.decisions import (
+    BayesDecisions,
+    check_fitted,
+    refuse_sample_weight,
+    relevance_summary,
+)
 from clusterednb.estimation.training_table import split_tasks
 from clusterednb.exceptions import CNBError, check_choice
 from clusterednb.inference.posterior import Posterior
@@ -299,12 +304,7 @@ class TaskNaiveBayes(
             "log_evidence": float(self.log_evidence_),
             "evidence_kind": self.evidence_kind_,
         }
-        if hasattr(self, "feature_relevance_"):  # each column's P(relevant to the clusters)
-            names, values = self.feature_names_in_, self.feature_relevance_
-            summary["feature_relevance"] = {
-                str(n): float(v) for n, v in zip(names, values, strict=True)
-            }
-        return summary
+        return summary | relevance_summary(self)
 
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return base_state(self)

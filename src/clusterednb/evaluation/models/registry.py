@@ -60,6 +60,7 @@ BASELINES = (
     "cnb-lr",
     "cnb-logistic",
     "cnb-logistic+dev",
+    "cnb-logistic+relevance",
     "user-knn",
     "als",
     *TREE_MODELS,
@@ -164,9 +165,12 @@ def fit_predict(
         return hierarchical_logistic(train, test, features)
     if name == "cnb-lr":
         return cluster_weighted_logistic(train, test, features, seed, transductive=transductive)
-    if name in ("cnb-logistic", "cnb-logistic+dev"):
+    if name in ("cnb-logistic", "cnb-logistic+dev", "cnb-logistic+relevance"):
         scale = "auto" if name == "cnb-logistic+dev" else 0.0
-        return clustered_logistic(train, test, features, seed, transductive, n_bins or 5, scale)
+        relevance = name == "cnb-logistic+relevance"
+        return clustered_logistic(
+            train, test, features, seed, transductive, n_bins or 5, scale, relevance
+        )
     if name == "user-knn":
         return user_knn(train, test)
     if name == "als":
@@ -238,10 +242,12 @@ def clustered_logistic(
     transductive: bool = False,
     n_bins: int = 5,
     deviation_scale: float | str = 0.0,
+    relevance: bool = False,
 ) -> np.ndarray:
     """:class:`~clusterednb.ClusteredLogisticRegression` (effective rows and floor chosen on the
     training tasks; ``cnb-logistic+dev`` chooses the tasks' deviation scale there too, with
-    ``deviation_scale="auto"``; by default there are none); transductively the
+    ``deviation_scale="auto"``; by default there are none; ``cnb-logistic+relevance`` judges
+    each column's relevance to the clusters, ``relevance=True``); transductively the
     test rows join the fit unlabelled, so their features help choose their task's cluster. A
     discretised feature whose raw values are kept (:func:`raw_column`) is passed raw, as a
     numeric column that the model bins into ``n_bins`` training quantiles and its regressions
@@ -269,6 +275,7 @@ def clustered_logistic(
         numeric=numeric or None,
         n_bins=n_bins,
         deviation_scale=deviation_scale,
+        relevance=relevance,
     )
     model.fit(raw(train), train["label"].to_numpy(dtype=float), train["task"].to_numpy())
     return model.predict_proba(raw(test), test["task"].to_numpy())[:, 1]

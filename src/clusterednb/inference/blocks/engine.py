@@ -47,6 +47,8 @@ class BlockClustering:
     membership : ndarray of shape (n_tasks, K), optional
         Each task's weights over the clusters of ``partition``, when not derived from
         ``coclustering`` (:func:`membership`).
+    feature_relevance : ndarray of shape (n_features,), optional
+        When the scores kept only some features: each one's judged relevance.
 
     Examples
     --------
@@ -60,6 +62,7 @@ class BlockClustering:
     coclustering: np.ndarray | None
     n_clusters_probability: np.ndarray
     membership: np.ndarray | None = None
+    feature_relevance: np.ndarray | None = None
 
 
 def membership(coclustering: np.ndarray, partition: np.ndarray) -> np.ndarray:
