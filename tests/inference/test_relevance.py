@@ -14,11 +14,11 @@ from clusterednb import Counts, FeatureSchema
 from clusterednb.inference.relevance import (
     LABEL_FREE_SHARE,
     RelevanceSettings,
-    enumerate_relevance,
     fit_relevance_gibbs,
     log_sum_relevance,
     relevance_probability,
 )
+from clusterednb.inference.relevance_exact import enumerate_relevance
 from clusterednb.models.observation import DirichletNB
 from clusterednb.models.partition_prior import set_partitions
 

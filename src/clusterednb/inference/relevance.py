@@ -17,7 +17,8 @@ feature may also not depend on the label at all (a noise column): with probabili
 (:func:`shared_evidence`); such a feature then predicts nothing. The sum over
 ``r`` is exact by a recursion over the number of relevant features (:func:`log_sum_relevance`).
 
-- :func:`enumerate_relevance` sums every partition of a few tasks (the exact reference).
+- :func:`~clusterednb.inference.relevance_exact.enumerate_relevance` sums every partition
+  of a few tasks (the exact reference).
 - :func:`fit_relevance_gibbs` samples partitions with the switches and ``π`` summed out (a
   collapsed Gibbs sweep over tasks); ``P(r_f = 1 | z, D)`` is averaged over the samples
   (Rao-Blackwellised), and each retained partition draws switches given itself to predict
@@ -26,13 +27,12 @@ feature may also not depend on the label at all (a noise column): with probabili
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import betaln, expit, logsumexp
 
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.exact import MAX_EXACT_TASKS, enumerate_partitions, subset_value_counts
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.relevance_kernels import relevance_sweep, switch_probabilities
 from clusterednb.inference.result import ClusteringResult
@@ -182,69 +182,6 @@ def relevance_probability(
     return probability
 
 
-@dataclass
-class RelevanceEnumeration:
-    """The exact posterior of :func:`enumerate_relevance`.
-
-    Attributes
-    ----------
-    log_evidence : float
-        ``log P(D)`` of the labelled rows (labels and features; switches and partitions
-        summed out).
-    partitions : ndarray of shape (B(U), U)
-    partition_weights : ndarray of shape (B(U),)
-        ``P(z | D)``.
-    feature_relevance : ndarray of shape (n_features,)
-        ``P(r_f = 1 | D)``.
-    """
-
-    log_evidence: float
-    partitions: np.ndarray
-    partition_weights: np.ndarray
-    feature_relevance: np.ndarray
-
-    def coclustering(self) -> np.ndarray:
-        """``P(tasks i and j share a cluster | D)``, shape (U, U)."""
-        same = self.partitions[:, :, None] == self.partitions[:, None, :]
-        return np.tensordot(self.partition_weights, same, axes=1)
-
-
-def enumerate_relevance(
-    model: DirichletNB, counts: Counts, gamma: float, prior: tuple[float, float] = (1.0, 1.0)
-) -> RelevanceEnumeration:
-    """Every partition of at most ``MAX_EXACT_TASKS`` tasks, the switches summed out exactly.
-
-    Examples
-    --------
-    >>> from clusterednb.examples import models as toy
-    >>> exact = enumerate_relevance(toy.colour_model(), toy.three_task_counts(), 1.0)
-    >>> round(float(exact.partition_weights.sum()), 12), exact.feature_relevance.shape
-    (1.0, (1,))
-    """
-    n_tasks = counts.n_groups
-    if n_tasks > MAX_EXACT_TASKS:
-        raise CNBError(
-            f"exact enumeration is limited to {MAX_EXACT_TASKS} tasks; this data set has "
-            f"{n_tasks}. Use inference='gibbs'."
-        )
-    prior = check_relevance_prior(prior)
-    subsets = subset_value_counts(counts.value_counts)
-    log_block = model.log_marginal_each_feature(subsets)  # (2^U, F)
-    log_block[0] = 0.0
-    partitions = enumerate_partitions(n_tasks)
-    bits = np.left_shift(1, np.arange(n_tasks))
-    block_masks = np.stack([(partitions == k) @ bits for k in range(n_tasks)], axis=1)
-    log_relevant = log_block[block_masks].sum(axis=1)  # (P, F); empty blocks add 0
-    log_shared = shared_evidence(model, subsets[-1])[0]
-    log_prior = np.array([crp_log_prior(z, gamma) for z in partitions])
-    log_joint = log_prior + log_sum_relevance(log_relevant, log_shared[None], prior)
-    log_total = logsumexp(log_joint)
-    weights = np.exp(log_joint - log_total)
-    relevance = weights @ relevance_probability(log_relevant, log_shared[None], prior)
-    log_labels = float(model.log_marginal_labels(counts.label_counts).sum())
-    return RelevanceEnumeration(float(log_total) + log_labels, partitions, weights, relevance)
-
-
 class _Chain:
     """The sampler's state: each task's cluster slot, the slots' counts, class totals and
     per-feature log evidence, and the switches a retained sample predicts with."""
@@ -272,15 +209,21 @@ class _Chain:
         self.relevant = np.ones(self.alone.shape[1], dtype=bool)
         self.label_free = np.zeros(self.alone.shape[1], dtype=bool)
 
-    def sweep(self, rng: np.random.Generator, prior: tuple[float, float]) -> None:
+    def sweep(
+        self, rng: np.random.Generator, prior: tuple[float, float], every_feature_relevant=False
+    ) -> None:
         """Move every task once, in random order, to where the CRP and the evidence with
         the switches summed out (:func:`log_sum_relevance`) say
-        (:func:`~clusterednb.inference.relevance_kernels.relevance_sweep`)."""
+        (:func:`~clusterednb.inference.relevance_kernels.relevance_sweep`); with
+        ``every_feature_relevant``, as the model without relevance would."""
+        log_shared = np.full_like(self.log_shared, -np.inf)
+        if not every_feature_relevant:
+            log_shared = self.log_shared
         n_tasks = self.alone.shape[0]
         relevance_sweep(
             rng.permutation(n_tasks), rng.random(n_tasks), self.nz_ptr, self.nz_class,
             self.nz_value, self.nz_count, self.task_totals, self.slot_counts, self.slot_totals,
-            self.sizes, self.assignment, self.slot_log_ml, self.alone, self.log_shared,
+            self.sizes, self.assignment, self.slot_log_ml, self.alone, log_shared,
             self.model.beta, self.beta_totals, self.model.schema.value_feature,
             float(np.log(self.gamma)), log_prior_count(prior, self.alone.shape[1]),
         )  # fmt: skip
@@ -330,6 +273,8 @@ class _Chain:
 
 SWITCH_PASSES = 3
 """Passes over the switches given a retained partition, before it predicts."""
+WARM_SWEEPS = 10
+"""Sweeps with every feature relevant before the second chain's own."""
 
 
 @dataclass(frozen=True)
@@ -353,9 +298,16 @@ def fit_relevance_gibbs(
 ) -> ClusteringResult:
     """Engine ``"gibbs"`` with feature relevance: samples of ``(z, r)`` and their predictive.
 
+    Two chains of half the sweeps each start from every task alone: one at once, one after
+    ``WARM_SWEEPS`` sweeps that treat every feature as relevant (the model without
+    relevance). Which features matter and which clusters they make depend on each other, and a
+    one-task move cannot leave a mode in which a signal is judged shared because no cluster
+    splits on it yet; the chain whose retained partitions score higher (``log P(z, D)`` with
+    the switches summed out, averaged) is kept.
+
     The result's ``extras["feature_relevance"]`` is ``P(r_f = 1 | D)`` averaged over the
-    samples, shape (n_features,); ``log_evidence`` is the best sample's ``log P(D, z, r)``
-    (a lower bound).
+    kept samples, shape (n_features,); ``log_evidence`` is the best sample's
+    ``log P(D, z, r)`` (a lower bound).
 
     Examples
     --------
@@ -367,45 +319,76 @@ def fit_relevance_gibbs(
     ((1,), 'lower_bound')
     """
     prior = check_relevance_prior(settings.prior)
-    chain = _Chain(model, counts, gamma)
-    log_counts = log_prior_count(prior, chain.alone.shape[1])
-    n_tasks = counts.n_groups
-    samples: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    partitions, relevance, log_joints = [], [], []
-    reporter = progress(settings.n_sweeps, "Gibbs sweeps", enabled=settings.progress)
-    for step in range(settings.n_sweeps):
-        chain.sweep(rng, prior)
-        if step >= settings.burn_in and (step - settings.burn_in) % settings.thin == 0:
-            for _ in range(SWITCH_PASSES):
-                chain.switch(rng, prior)
-            samples.append(chain.components())
-            partitions.append(canonical_partition(chain.assignment))
-            log_relevant = chain.log_relevant()
-            relevance.append(switch_probabilities(log_relevant, chain.log_shared, log_counts))
-            log_joints.append(chain.log_joint(prior))
-        reporter.update(1)
+    half = RelevanceSettings(
+        max(settings.n_sweeps // 2, 1), settings.burn_in // 2, settings.thin, prior
+    )
+    reporter = progress(2 * half.n_sweeps, "Gibbs sweeps", enabled=settings.progress)
+    chains = [
+        _sample(_Chain(model, counts, gamma), half, rng, reporter, warm_sweeps=warm)
+        for warm in (0, min(WARM_SWEEPS, half.n_sweeps))
+    ]
     reporter.close()
+    kept = max(chains, key=lambda chain: float(np.mean(chain.log_marginals)))
+    n_tasks = counts.n_groups
+    partitions = kept.partitions
     log_labels = float(model.log_marginal_labels(counts.label_counts).sum())
-    posterior = _sample_posterior(samples, counts.label_counts, gamma)
     distinct, inverse, frequency = np.unique(
         np.stack(partitions), axis=0, return_inverse=True, return_counts=True
     )
-    best = int(np.argmax(log_joints))
+    best = int(np.argmax(kept.log_joints))
     n_clusters = np.array([p.max() + 1 for p in partitions])
     return ClusteringResult(
-        posterior=posterior,
-        log_evidence=float(log_joints[best]) + log_labels,
+        posterior=_sample_posterior(kept.samples, counts.label_counts, gamma),
+        log_evidence=float(kept.log_joints[best]) + log_labels,
         evidence_kind="lower_bound",
         partition=partitions[best],
         n_clusters_probability=np.bincount(n_clusters, minlength=n_tasks + 1) / len(partitions),
         partitions=distinct,
         partition_weights=frequency / len(partitions),
         extras={
-            "feature_relevance": np.mean(relevance, axis=0),
+            "feature_relevance": np.mean(kept.relevance, axis=0),
             "assignment": partitions[-1],
             "sample_index": inverse.ravel(),
         },
     )
+
+
+@dataclass
+class _Samples:
+    """What one chain retained."""
+
+    samples: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    partitions: list[np.ndarray] = field(default_factory=list)
+    relevance: list[np.ndarray] = field(default_factory=list)
+    log_joints: list[float] = field(default_factory=list)
+    log_marginals: list[float] = field(default_factory=list)
+
+
+def _sample(
+    chain: _Chain, settings: RelevanceSettings, rng: np.random.Generator, reporter, warm_sweeps
+) -> _Samples:
+    """Run one chain (after ``warm_sweeps`` sweeps with every feature relevant)."""
+    prior = settings.prior
+    log_counts = log_prior_count(prior, chain.alone.shape[1])
+    for _ in range(warm_sweeps):
+        chain.sweep(rng, prior, every_feature_relevant=True)
+    kept = _Samples()
+    for step in range(settings.n_sweeps):
+        chain.sweep(rng, prior)
+        if step >= settings.burn_in and (step - settings.burn_in) % settings.thin == 0:
+            for _ in range(SWITCH_PASSES):
+                chain.switch(rng, prior)
+            kept.samples.append(chain.components())
+            kept.partitions.append(canonical_partition(chain.assignment))
+            log_relevant = chain.log_relevant()
+            kept.relevance.append(switch_probabilities(log_relevant, chain.log_shared, log_counts))
+            kept.log_joints.append(chain.log_joint(prior))
+            kept.log_marginals.append(
+                crp_log_prior(chain.assignment, chain.gamma)
+                + float(log_sum_relevance(log_relevant, chain.log_shared, prior))
+            )
+        reporter.update(1)
+    return kept
 
 
 def _sample_posterior(
