@@ -41,7 +41,7 @@ def test_the_noise_columns_are_found_shared_and_reported_per_column(tmp_path):
     model = ClusteredNB(relevance=True, random_state=0, progress=False, n_sweeps=200).fit(
         X, y, tasks
     )
-    relevance = dict(zip(model.feature_names_in_, model.feature_relevance_))
+    relevance = dict(zip(model.feature_names_in_, model.feature_relevance_, strict=True))
     assert list(relevance) == list(X.columns)
     assert relevance["a"] > 0.5 and relevance["b"] > 0.5, relevance
     # a binary column pays the smallest Occam factor: noise_flag's posterior is 0.09-0.11
