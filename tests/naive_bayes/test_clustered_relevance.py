@@ -24,13 +24,17 @@ def _population(seed: int = 0, n_tasks: int = 24, n_rows: int = 12) -> tuple:
         a = np.where(rng.random(n_rows) < 0.8, 2 * follows, rng.integers(3, size=n_rows))
         b = np.where(rng.random(n_rows) < 0.8, follows, rng.integers(2, size=n_rows))
         frames.append(
-            pd.DataFrame({
-                "a": a, "b": b,
-                "noise_colour": rng.choice(list("rgbyk"), size=n_rows),
-                "noise_number": rng.normal(size=n_rows),
-                "noise_flag": rng.integers(2, size=n_rows),
-                "task": task, "y": y,
-            })
+            pd.DataFrame(
+                {
+                    "a": a,
+                    "b": b,
+                    "noise_colour": rng.choice(list("rgbyk"), size=n_rows),
+                    "noise_number": rng.normal(size=n_rows),
+                    "noise_flag": rng.integers(2, size=n_rows),
+                    "task": task,
+                    "y": y,
+                }
+            )
         )
     frame = pd.concat(frames, ignore_index=True)
     return frame.drop(columns=["task", "y"]), frame.y.to_numpy(), frame.task.to_numpy()
