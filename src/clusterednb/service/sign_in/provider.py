@@ -119,7 +119,7 @@ def verified_email(claims: Mapping[str, Any]) -> str:
     --------
     >>> verified_email({"email": "ann@example.org", "email_verified": True})
     'ann@example.org'
-    >>> verified_email({"email": "ann@example.org", "email_verified": False})
+    >>> verified_email({"email": "ann@example.org", "email_verified": False})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     clusterednb.service.sign_in.provider.SignInRefused: the provider did not verify ...
@@ -146,7 +146,7 @@ def person_of(
     >>> account, admin = person_of(store, claims, "cnb-admins")
     >>> account.user, admin
     ('ann', True)
-    >>> person_of(store, {**claims, "email": "eve@example.org"}, None)
+    >>> person_of(store, {**claims, "email": "eve@example.org"}, None)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     clusterednb.service.sign_in.provider.SignInRefused: eve@example.org has no assistant here ...
