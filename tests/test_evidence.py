@@ -210,6 +210,7 @@ def _prototype_log_joint(labels: np.ndarray, shape: float, rate: float) -> float
     return total
 
 
+@pytest.mark.slow  # 32 s on 2 cores: make test-all (the conditional one stays)
 def test_prototype_marginal_evidence_by_ais_matches_quadrature():
     # Measured (seed 1, 16 runs): error −0.07 ± 0.12 at 25 temperatures, 0.04 ± 0.04 at 200.
     model = PrototypeNB(inference="empirical-bayes", k_shape=2.0, k_rate=0.5)

@@ -55,7 +55,13 @@ def _within_task_auc(make, X, y, tasks, folds: int = 3) -> float:
     return float(roc_auc_score(y, proba))
 
 
-@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize(
+    "name",
+    [  # the prototype model's sampler takes 15 s of it: make test-all
+        pytest.param(name, marks=pytest.mark.slow) if name == "prototype" else name
+        for name in sorted(ESTIMATORS)
+    ],
+)
 def test_float_columns_are_numbers_by_default(name):
     X, y, tasks = _raw_population()
     with warnings.catch_warnings():

@@ -128,6 +128,7 @@ def test_gibbs_label_marginals_and_predictive_match_enumeration(cls):
     np.testing.assert_allclose(gibbs.predict_proba(query, query_tasks), exact_predictive, atol=0.02)
 
 
+@pytest.mark.slow  # 60 s on 2 cores: make test-all
 def test_prototype_semi_supervised_modes():
     X, y, tasks, hidden, truth = _population(seed=5)
     gibbs = PrototypeNB(n_samples=30, burn_in=5, semi_supervised="gibbs", random_state=1)
