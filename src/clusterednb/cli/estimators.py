@@ -36,7 +36,10 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
         if value is not None and not name.startswith("cnb-"):
             raise CNBError(f"{flag} needs a clustered kind (cnb-...), got --kind {name}")
     if getattr(args, "relevance", False) and name != "cnb-gibbs":
-        raise CNBError(f"--relevance needs --kind cnb-gibbs (its sampler), got --kind {name}")
+        raise CNBError(
+            f"--relevance needs --kind cnb-gibbs or cnb-logistic (the models that judge each "
+            f"column's relevance to the clusters), got --kind {name}"
+        )
     if name == "ns":
         return NoSharingNB(**common)
     if name == "cs":
@@ -68,11 +71,6 @@ def _clustered_logistic(args: argparse.Namespace) -> Any:
     """
     from clusterednb.logistic.estimator import ClusteredLogisticRegression
 
-    if getattr(args, "relevance", False):
-        raise CNBError(
-            "--relevance: cnb-logistic's joint clustering has no per-column relevance yet; "
-            "use --kind cnb-gibbs"
-        )
     unused = {
         "--transductive": getattr(args, "transductive", None) is not None,
         "--calibration": getattr(args, "calibration", None) is not None,
@@ -90,4 +88,9 @@ def _clustered_logistic(args: argparse.Namespace) -> Any:
             f"{', '.join(given)}: not for --kind cnb-logistic (its probabilities come from "
             "logistic regressions, and rows with an empty label always count in its clustering)"
         )
-    return ClusteredLogisticRegression(gamma=args.gamma, beta=args.beta, random_state=args.seed)
+    return ClusteredLogisticRegression(
+        gamma=args.gamma,
+        beta=args.beta,
+        random_state=args.seed,
+        relevance=bool(getattr(args, "relevance", False)),
+    )

@@ -158,8 +158,8 @@ def _fit(commands: argparse._SubParsersAction) -> None:
     fit.add_argument(
         "--relevance",
         action="store_true",
-        help="cnb-gibbs: each column either separates the users' clusters or is shared by "
-        "every user (then it no longer moves them); prints each column's relevance",
+        help="cnb-gibbs, cnb-logistic: each column either separates the users' clusters or is "
+        "shared by every user (then it no longer moves them); prints each column's relevance",
     )
     add_output(fit, "model file to write")
     add_json(fit)
