@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import clusterednb
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.exceptions import CNBError
+from model_helpers import assert_relevance_survives_a_model_file
 
 
 def _opposite_groups(seed: int, n_noise: int, n_tasks: int = 24, n_rows: int = 30):
@@ -50,14 +50,7 @@ def test_noise_columns_no_longer_merge_the_groups(tmp_path):
     assert not hasattr(plain, "feature_relevance_")
     assert judged.fit_summary()["feature_relevance"] == pytest.approx(relevance)
 
-    judged.save(tmp_path / "model.cnb")
-    loaded = clusterednb.load(tmp_path / "model.cnb")
-    np.testing.assert_array_equal(loaded.feature_relevance_, judged.feature_relevance_)
-    np.testing.assert_allclose(
-        loaded.predict_proba(X.head(30), tasks[:30]), judged.predict_proba(X.head(30), tasks[:30])
-    )
-    new = judged.predict_proba(X.head(30), ["someone new"] * 30)
-    np.testing.assert_allclose(new.sum(axis=1), 1.0)
+    assert_relevance_survives_a_model_file(judged, X, tasks, tmp_path / "model.cnb", 30)
 
 
 def test_a_column_whose_values_differ_by_group_stays_relevant():

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import clusterednb
 from clusterednb import ClusteredNB
 from clusterednb.exceptions import CNBError
+from model_helpers import assert_relevance_survives_a_model_file
 
 
 def _population(seed: int = 0, n_tasks: int = 24, n_rows: int = 12) -> tuple:
@@ -57,14 +57,7 @@ def test_the_noise_columns_are_found_shared_and_reported_per_column(tmp_path):
     )
     np.testing.assert_array_equal(again.feature_relevance_, model.feature_relevance_)
 
-    model.save(tmp_path / "model.cnb")
-    loaded = clusterednb.load(tmp_path / "model.cnb")
-    np.testing.assert_array_equal(loaded.feature_relevance_, model.feature_relevance_)
-    np.testing.assert_allclose(
-        loaded.predict_proba(X.head(20), tasks[:20]), model.predict_proba(X.head(20), tasks[:20])
-    )
-    cold = model.predict_proba(X.head(5), ["someone new"] * 5)
-    np.testing.assert_allclose(cold.sum(axis=1), 1.0)
+    assert_relevance_survives_a_model_file(model, X, tasks, tmp_path / "model.cnb", 20)
 
 
 def test_the_noise_does_not_merge_the_two_groups():
