@@ -35,6 +35,7 @@ ESTIMATORS = {
     "cnb": lambda: cnb.ClusteredNB(inference="bhc", progress=False),
     "prototype": lambda: cnb.PrototypeNB(n_samples=20, burn_in=5, random_state=0),
     "logistic": lambda: cnb.ClusteredLogisticRegression(random_state=0),
+    "learner": lambda: cnb.ClusteredLearner(learner_params={"max_iter": 10}, random_state=0),
 }
 
 

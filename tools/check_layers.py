@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("clusterednb.logistic.solvers",),
     ("clusterednb.logistic.clustering",),
     ("clusterednb.logistic",),
+    ("clusterednb.learners",),
     # the estimators' face: evidence of any model, loading any file, cross-validation
     (
         "clusterednb.evidence",

@@ -15,6 +15,7 @@ _EXPORTS = {
     "ModelAveragingNB": "clusterednb.averaging",
     "ClusteredNB": "clusterednb.naive_bayes.clustered",
     "ClusteredLogisticRegression": "clusterednb.logistic.estimator",
+    "ClusteredLearner": "clusterednb.learners.estimator",
     "FeatureSchema": "clusterednb.data",
     "TaskDataset": "clusterednb.data",
     "discretize": "clusterednb.data",
@@ -39,6 +40,7 @@ _EXPORTS = {
 
 __all__ = [
     "CNBError",
+    "ClusteredLearner",
     "ClusteredLogisticRegression",
     "ClusteredNB",
     "CompleteSharingNB",
@@ -77,6 +79,7 @@ if _typing.TYPE_CHECKING:
         SchemaError,
         UnknownCategoryWarning,
     )
+    from clusterednb.learners.estimator import ClusteredLearner
     from clusterednb.loading import load
     from clusterednb.logistic.estimator import ClusteredLogisticRegression
     from clusterednb.model_selection import WithinTaskKFold

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from clusterednb.learners import estimator as clustered_learner
 from clusterednb.logistic import estimator as clustered_logistic
 from clusterednb.naive_bayes import clustered, prototype
 from clusterednb.naive_bayes import sharing as models
@@ -20,6 +21,7 @@ REGISTERED = (
     clustered.ClusteredNB,
     prototype.PrototypeNB,
     clustered_logistic.ClusteredLogisticRegression,
+    clustered_learner.ClusteredLearner,
 )
 """The estimators whose files :func:`load` reads."""
 

@@ -37,6 +37,7 @@ from clusterednb.evaluation.models.partial_pooling import (
 )
 from clusterednb.evaluation.models.trees import TREE_MODELS, fit_predict_trees
 from clusterednb.exceptions import CNBError
+from clusterednb.learners.estimator import ClusteredLearner
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.naive_bayes.transductive import transductive_coclustering
 
@@ -51,6 +52,14 @@ __all__ = [
     "fit_predict_documents",
 ]
 
+CLUSTERED_LEARNERS = {
+    "cnb-hgb": ("hgb", False),
+    "cnb-hgb+task": ("hgb", True),
+    "cnb-lgbm": ("lightgbm", False),
+    "cnb-lgbm+task": ("lightgbm", True),
+}
+"""The :class:`~clusterednb.learners.estimator.ClusteredLearner` kinds: (learner, with_task)."""
+
 BASELINES = (
     "lr-task",
     "lr-pooled",
@@ -61,6 +70,7 @@ BASELINES = (
     "cnb-logistic",
     "cnb-logistic+dev",
     "cnb-logistic+relevance",
+    *CLUSTERED_LEARNERS,
     "user-knn",
     "als",
     *TREE_MODELS,
@@ -171,6 +181,8 @@ def fit_predict(
         return clustered_logistic(
             train, test, features, seed, transductive, n_bins or 5, scale, relevance
         )
+    if name in CLUSTERED_LEARNERS:
+        return clustered_learner(train, test, features, seed, name, n_bins or 5)
     if name == "user-knn":
         return user_knn(train, test)
     if name == "als":
@@ -264,10 +276,6 @@ def clustered_logistic(
     if transductive:
         train = with_unlabelled(train, test)
     numeric = [f for f in features if raw_column(f) in train.columns]
-
-    def raw(frame: pd.DataFrame) -> pd.DataFrame:
-        return frame[features].assign(**{f: frame[raw_column(f)] for f in numeric})
-
     model = ClusteredLogisticRegression(
         classes=[0, 1],
         handle_unknown="ignore",
@@ -277,5 +285,52 @@ def clustered_logistic(
         deviation_scale=deviation_scale,
         relevance=relevance,
     )
+    return _fit_predict_raw(model, train, test, features, numeric)
+
+
+def clustered_learner(
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    features: list[str],
+    seed: int,
+    name: str,
+    n_bins: int = 5,
+) -> np.ndarray:
+    """:class:`~clusterednb.learners.estimator.ClusteredLearner` of kind ``name`` (one of
+    :data:`CLUSTERED_LEARNERS`): the clustering of ``cnb-logistic`` with trees inside its
+    clusters (raw numbers as ``cnb-logistic`` reads them). Returns ``P(y = 1)`` of each test
+    row.
+
+    Examples
+    --------
+    >>> from clusterednb.examples import evaluation as toy
+    >>> train, test = toy.transfer_split()
+    >>> clustered_learner(train, test, ["colour"], 0, "cnb-hgb").shape == (len(test),)
+    True
+    """
+    y_train = train["label"].to_numpy()
+    if (constant := class_frequency(y_train, len(test))) is not None:
+        return constant
+    learner, with_task = CLUSTERED_LEARNERS[name]
+    numeric = [f for f in features if raw_column(f) in train.columns]
+    clustering = {"classes": [0, 1], "handle_unknown": "ignore", "numeric": numeric or None}
+    model = ClusteredLearner(
+        learner,
+        with_task=with_task,
+        clustering_params=clustering | {"n_bins": n_bins},
+        random_state=seed,
+    )
+    return _fit_predict_raw(model, train, test, features, numeric)
+
+
+def _fit_predict_raw(
+    model: Any, train: pd.DataFrame, test: pd.DataFrame, features: list[str], numeric: list[str]
+) -> np.ndarray:
+    """Fit ``model`` on ``train`` and return ``P(y = 1)`` of ``test``, a discretised feature
+    whose raw values are kept (:func:`raw_column`) passed as its raw number."""
+
+    def raw(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[features].assign(**{f: frame[raw_column(f)] for f in numeric})
+
     model.fit(raw(train), train["label"].to_numpy(dtype=float), train["task"].to_numpy())
     return model.predict_proba(raw(test), test["task"].to_numpy())[:, 1]

@@ -1,0 +1,347 @@
+"""Any classifier inside the clusters: the clustered logistic regression's clustering of the
+tasks, and in each cluster a learner of your choice (gradient-boosted trees by default)
+fitted on every task's rows weighted by how likely the task shares the cluster.
+
+The clustering is :class:`~clusterednb.ClusteredLogisticRegression` (its partition posterior,
+its tuned floor, its placement of new tasks); the learners replace its predicting regressions
+(:mod:`clusterednb.learners.cluster_fits`). A row of task ``v`` is predicted by the mixture
+``Σ_c π_v(c) P_c(y | x)`` with ``π_v`` the task's membership.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import logit
+from sklearn.base import BaseEstimator
+
+from clusterednb.estimation.decisions import (
+    BayesDecisions,
+    check_fitted,
+    check_new_tasks,
+    refuse_sample_weight,
+)
+from clusterednb.estimation.training_table import split_tasks
+from clusterednb.exceptions import CNBError
+from clusterednb.learners.cluster_fits import ClusterLearners, fit_cluster_learners
+from clusterednb.learners.saved_learners import learner_name, restored_learners, saved_learners
+from clusterednb.learners.tables import encoded_matrix, learner_frame, make_learner
+from clusterednb.logistic.estimator import ClusteredLogisticRegression
+from clusterednb.persistence.saving import SavesAsPlainData
+from clusterednb.persistence.state import ModelRecord
+from clusterednb.seeding import as_generator
+
+CLUSTERING_PREFIX = "clustering/"
+"""The prefix of the clustering's arrays in a model file."""
+
+
+class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
+    """Multi-task classification by any learner inside clusters of similar tasks.
+
+    Parameters
+    ----------
+    learner : {"hgb", "lightgbm"} or classifier, default="hgb"
+        The learner inside each cluster: scikit-learn's ``HistGradientBoostingClassifier``,
+        LightGBM's ``LGBMClassifier`` (the extra ``[trees]``), or any scikit-learn classifier
+        whose ``fit`` takes ``sample_weight`` and that reads missing values (NaN) and
+        pandas categories (cloned for each cluster).
+    learner_params : dict, optional
+        Parameters of a learner named by a string (default: the library's defaults, with
+        ``random_state`` drawn from ``random_state``).
+    with_task : bool, default=False
+        The learners also read each row's task as a categorical column (each task its own
+        effect where the trees find one).
+    clustering_params : dict, optional
+        Parameters of the :class:`~clusterednb.ClusteredLogisticRegression` that clusters the
+        tasks (e.g. ``{"relevance": True}``, ``{"numeric": ["hour"]}``, ``{"task_column":
+        "user"}``); tables only.
+    random_state : int or numpy.random.Generator, optional
+
+    Attributes
+    ----------
+    clustering_ : ClusteredLogisticRegression
+        The fitted clustering (``partition_``, ``coclustering_``, ``floor_`` …).
+    learners_ : ClusterLearners
+        One learner per cluster of ``partition_``, then the pooled one.
+    classes_, task_ids_, feature_names_in_ : ndarray
+    partition_ : ndarray of shape (n_tasks,)
+
+    Examples
+    --------
+    >>> from clusterednb.examples import naive_bayes as toy
+    >>> X, y, tasks = toy.colour_rows()
+    >>> model = ClusteredLearner(learner_params={"max_iter": 20}, random_state=0)
+    >>> model = model.fit(X, y, tasks)
+    >>> model.partition_.tolist(), len(model.learners_.models)
+    ([0, 0, 1], 3)
+    >>> model.predict_proba([["red"]], ["ann"]).shape
+    (1, 2)
+    """
+
+    def __init__(
+        self,
+        learner: Any = "hgb",
+        learner_params: dict[str, Any] | None = None,
+        with_task: bool = False,
+        clustering_params: dict[str, Any] | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.learner = learner
+        self.learner_params = learner_params
+        self.with_task = with_task
+        self.clustering_params = clustering_params
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> ClusteredLearner:
+        """Cluster the tasks, then fit each cluster's learner on the labelled rows.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_rows, n_features)
+        y : array-like of shape (n_rows,)
+            A missing label marks an unlabelled row (it helps the clustering only).
+        tasks : array-like of shape (n_rows,), optional
+
+        Examples
+        --------
+        >>> from clusterednb.examples import naive_bayes as toy
+        >>> model = ClusteredLearner(learner_params={"max_iter": 5}, random_state=0)
+        >>> model.fit(*toy.colour_rows()).fit_summary()["learner"]
+        'hgb'
+        """
+        refuse_sample_weight(sample_weight)
+        make_learner(self.learner, self.learner_params, 0)  # a bad learner fails first
+        rng = as_generator(self.random_state)
+        clustering = self._new_clustering(rng)
+        clustering.fit(X, y, tasks)
+        X, tasks = split_tasks(X, tasks, clustering.task_column)
+        self._keep_rows(clustering, X, y, tasks, None)
+        self._fit_learners(clustering, rng)
+        return self
+
+    def partial_fit(
+        self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None
+    ) -> ClusteredLearner:
+        """Learn from more rows (the first call fits): the clustering's own ``partial_fit``
+        (:meth:`ClusteredLogisticRegression.partial_fit`), then every cluster's learner is
+        fitted again on all the labelled rows kept (trees cannot add rows to a fitted model).
+
+        Examples
+        --------
+        >>> from clusterednb.examples import naive_bayes as toy
+        >>> X, y, tasks = toy.colour_rows()
+        >>> model = ClusteredLearner(learner_params={"max_iter": 5}, random_state=0)
+        >>> model = model.fit(X[:6], y[:6], tasks[:6]).partial_fit(X[6:], y[6:], tasks[6:])
+        >>> model.task_ids_.tolist(), model.rows_y_.size
+        (['ann', 'bob', 'cy'], 9)
+        """
+        refuse_sample_weight(sample_weight)
+        if not hasattr(self, "learners_"):
+            return self.fit(X, y, tasks)
+        clustering = self.clustering_.partial_fit(X, y, tasks)
+        X, tasks = split_tasks(X, tasks, clustering.task_column)
+        self._keep_rows(clustering, X, y, tasks, self.rows_)
+        self._fit_learners(clustering, as_generator(self.random_state))
+        return self
+
+    def _new_clustering(self, rng: np.random.Generator) -> ClusteredLogisticRegression:
+        params = dict(self.clustering_params or {})
+        if params.get("observation", "categorical") != "categorical":
+            raise CNBError("ClusteredLearner reads tables; for documents use the clustering alone")
+        if "random_state" in params:
+            raise CNBError("set random_state on the ClusteredLearner, not in clustering_params")
+        return ClusteredLogisticRegression(**params, random_state=rng)
+
+    def _keep_rows(
+        self,
+        clustering: ClusteredLogisticRegression,
+        X: Any,
+        y: Any,
+        tasks: Any,
+        held: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    ) -> None:
+        """Encode the labelled rows and add them to those kept (``rows_``)."""
+        rows = clustering._prediction_rows(X, tasks)
+        labels = pd.Series(np.asarray(y, dtype=object))
+        labelled = labels.notna().to_numpy()
+        positive = (labels[labelled] == clustering.classes_[1]).to_numpy(dtype=np.int8)
+        matrix = encoded_matrix(
+            rows.codes[labelled],
+            _rows_of(rows.frame, labelled),
+            clustering.schema_,
+            clustering.numeric_.names,
+        )
+        new = (matrix, rows.task_index[labelled], positive)
+        if held is not None:
+            new = tuple(np.concatenate([old, part]) for old, part in zip(held, new, strict=True))
+        self.rows_ = new
+        self.rows_y_ = new[2]
+
+    def _fit_learners(self, clustering: ClusteredLogisticRegression, rng: Any) -> None:
+        matrix, row_task, y = self.rows_
+        if y.size == 0 or y.min() == y.max():
+            raise CNBError("the learners need labelled rows of both classes")
+        seed = int(rng.integers(2**31 - 1))
+        clusters = clustering.clusters_
+        learners = fit_cluster_learners(
+            lambda: make_learner(self.learner, self.learner_params, seed),
+            self._frame(clustering, matrix, row_task),
+            y,
+            row_task,
+            clusters.cluster_weights,
+            clustering.floor_,
+        )
+        self._set_fitted(clustering, learners)
+
+    def _set_fitted(
+        self, clustering: ClusteredLogisticRegression, learners: ClusterLearners
+    ) -> None:
+        self.clustering_ = clustering
+        self.learners_ = learners
+        self.schema_ = clustering.schema_
+        self.classes_ = clustering.classes_
+        self.task_ids_ = clustering.task_ids_
+        self.partition_ = clustering.partition_
+        self.feature_names_in_ = clustering.feature_names_in_
+        self.n_features_in_ = clustering.n_features_in_
+
+    def _frame(self, clustering: Any, matrix: np.ndarray, task_index: np.ndarray) -> pd.DataFrame:
+        tasks = task_index if self.with_task else None
+        return learner_frame(
+            matrix, clustering.schema_, clustering.numeric_.names, tasks, clustering.task_ids_.size
+        )
+
+    # ------------------------------------------------------------------ prediction
+    def predict_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:
+        """``P(y | x)``: shape (n_rows, 2) in ``classes_`` order.
+
+        A task seen in training mixes its clusters' learners by its membership; a new task's
+        rows choose among the clusters by their features, as the clustering places them
+        (``new_tasks``: all its rows together, "pooled", or "each-row"; a new cluster means
+        the pooled learner).
+
+        Examples
+        --------
+        >>> from clusterednb.examples import naive_bayes as toy
+        >>> model = ClusteredLearner(learner_params={"max_iter": 5}, random_state=0)
+        >>> model = model.fit(*toy.colour_rows())
+        >>> proba = model.predict_proba([["red"], ["red"]], ["ann", "a new one"])
+        >>> proba.shape, bool(np.allclose(proba.sum(axis=1), 1.0))
+        ((2, 2), True)
+        """
+        check_fitted(self, "learners_")
+        check_new_tasks(new_tasks)
+        frame, mixture = self._rows(X, tasks, new_tasks)
+        p1 = self.learners_.proba(frame, mixture)
+        return np.column_stack([1.0 - p1, p1])
+
+    def _rows(self, X: Any, tasks: Any, new_tasks: str) -> tuple[pd.DataFrame, np.ndarray]:
+        """The rows as the learners read them, and their mixtures over the learners."""
+        matrix, task_index, mixture = self._encoded(X, tasks, new_tasks)
+        return self._frame(self.clustering_, matrix, task_index), mixture
+
+    def _encoded(self, X: Any, tasks: Any, new_tasks: str) -> tuple[np.ndarray, ...]:
+        """:func:`encoded_matrix` of the rows, their task positions and mixtures."""
+        clustering = self.clustering_
+        rows = clustering._prediction_rows(*split_tasks(X, tasks, clustering.task_column))
+        mixture = clustering._mixture(rows.codes, rows.task_values, rows.task_index, new_tasks)
+        matrix = encoded_matrix(
+            rows.codes, rows.frame, clustering.schema_, clustering.numeric_.names
+        )
+        return matrix, rows.task_index, mixture
+
+    def log_odds_by_feature(self, X: Any, tasks: Any = None) -> pd.DataFrame:
+        """Each feature's contribution to the log-odds of ``classes_[1]``, row by row: how
+        much the log-odds fall when the row's value of that feature is hidden (read as
+        missing, as the learners read a missing value). Tree ensembles have no coefficients;
+        this occlusion explains any learner. A missing value gives 0.
+
+        Returns
+        -------
+        DataFrame of shape (n_rows, n_features)
+
+        Examples
+        --------
+        >>> from clusterednb.examples import naive_bayes as toy
+        >>> model = ClusteredLearner(learner_params={"max_iter": 5}, random_state=0)
+        >>> model = model.fit(*toy.colour_rows())
+        >>> model.log_odds_by_feature([["red"], [None]], ["ann", "ann"]).shape
+        (2, 1)
+        """
+        check_fitted(self, "learners_")
+        matrix, task_index, mixture = self._encoded(X, tasks, "pooled")
+
+        def log_odds(values: np.ndarray) -> np.ndarray:
+            frame = self._frame(self.clustering_, values, task_index)
+            return _log_odds(self.learners_.proba(frame, mixture))
+
+        full = log_odds(matrix)
+        out = {}
+        for position, name in enumerate(self.feature_names_in_):
+            hidden = matrix.copy()
+            hidden[:, position] = np.nan
+            missing = np.isnan(matrix[:, position])
+            out[name] = np.where(missing, 0.0, full - log_odds(hidden))
+        return pd.DataFrame(out)
+
+    # ------------------------------------------------------------------ persistence
+    def fit_summary(self) -> dict[str, Any]:
+        """What the fit found, as plain values: the clustering's summary and the learner.
+
+        Examples
+        --------
+        >>> from clusterednb.examples import naive_bayes as toy
+        >>> model = ClusteredLearner(learner_params={"max_iter": 5}, random_state=0)
+        >>> summary = model.fit(*toy.colour_rows()).fit_summary()
+        >>> summary["tasks"], summary["clusters"], summary["learner"]
+        (3, 2, 'hgb')
+        """
+        check_fitted(self, "learners_")
+        summary = self.clustering_.fit_summary()
+        return summary | {"learner": learner_name(self.learner), "with_task": self.with_task}
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        meta, arrays = saved_learners(self.learners_, self.learner)
+        clustering_meta, clustering_arrays = self.clustering_._state()
+        arrays |= {CLUSTERING_PREFIX + name: a for name, a in clustering_arrays.items()}
+        matrix, row_task, y = self.rows_
+        arrays |= {"rows_matrix": matrix, "rows_task": row_task, "rows_y": y}
+        return {"learners": meta, "clustering": clustering_meta}, arrays
+
+    def _restore(self, record: ModelRecord) -> None:
+        clustering = self._new_clustering(as_generator(None))
+        clustering.random_state = None
+        inner = {
+            name[len(CLUSTERING_PREFIX) :]: array
+            for name, array in record.arrays.items()
+            if name.startswith(CLUSTERING_PREFIX)
+        }
+        clustering._restore(
+            ModelRecord(record.schema, record.task_ids, record.meta["clustering"], inner)
+        )
+        learners = restored_learners(record.meta["learners"], record.arrays, self.learner)
+        n_clusters = int(clustering.partition_.max()) + 1
+        if len(learners.models) != n_clusters + 1:
+            raise CNBError(
+                f"{len(learners.models)} learners for {n_clusters} clusters (one more expected)"
+            )
+        arrays = record.arrays
+        self.rows_ = (arrays["rows_matrix"], arrays["rows_task"], arrays["rows_y"])
+        self.rows_y_ = self.rows_[2]
+        self._set_fitted(clustering, learners)
+
+
+def _rows_of(frame: Any, kept: np.ndarray) -> Any:
+    """The kept rows of a DataFrame or array (None stays None)."""
+    if frame is None:
+        return None
+    return frame.iloc[kept] if isinstance(frame, pd.DataFrame) else np.asarray(frame)[kept]
+
+
+def _log_odds(p: np.ndarray) -> np.ndarray:
+    """``log(p / (1 − p))``, kept finite (a probability of exactly 0 or 1 counts as 1e-12 from
+    it)."""
+    return logit(np.clip(p, 1e-12, 1.0 - 1e-12))

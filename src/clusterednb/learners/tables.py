@@ -1,0 +1,148 @@
+"""The rows as a learner inside a cluster reads them, and the learners by name.
+
+A categorical column is its value code as a pandas category (missing or unseen: missing), a
+numeric column its raw number (missing: NaN), so that trees split categories as categories and
+numbers at any threshold; scikit-learn's ``HistGradientBoostingClassifier`` and LightGBM both
+read pandas categories as categorical features. A column of more categories than
+scikit-learn's trees take (:data:`MAX_TREE_CATEGORIES`) is passed as its code, a number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from clusterednb.data.numeric import numbers_of
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.exceptions import CNBError, MissingExtraError
+
+LEARNER_NAMES = ("hgb", "lightgbm")
+"""The learners known by name: scikit-learn's ``HistGradientBoostingClassifier`` and
+LightGBM's ``LGBMClassifier`` (the optional extra ``[trees]``)."""
+MAX_TREE_CATEGORIES = 254
+"""The most categories a categorical column may have (scikit-learn's trees' limit)."""
+TASK_COLUMN = "__task__"
+"""The column that holds each row's task, with ``with_task=True``."""
+
+
+def encoded_matrix(
+    codes: np.ndarray, frame: Any, schema: FeatureSchema, numeric_names: tuple[str, ...]
+) -> np.ndarray:
+    """The rows as numbers: a categorical column's value code (NaN: missing or unknown), a
+    numeric column's raw value (NaN: missing). What a model keeps of its training rows.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_features)
+        Value codes against ``schema`` (-1: missing or unknown).
+    frame : DataFrame or ndarray of shape (n_rows, n_features)
+        The rows as read (numeric columns' raw values are read from it).
+    schema : FeatureSchema
+    numeric_names : tuple of str
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_features)
+
+    Examples
+    --------
+    >>> schema = FeatureSchema.infer(pd.DataFrame({"colour": ["red", "blue"]}), [0, 1])
+    >>> encoded_matrix(np.array([[1], [-1]]), None, schema, ()).tolist()
+    [[1.0], [nan]]
+    """
+    matrix = np.where(codes >= 0, codes, np.nan).astype(np.float64)
+    for position, name in enumerate(schema.feature_names):
+        if name in numeric_names:
+            matrix[:, position] = numbers_of(frame, name)
+    return matrix
+
+
+def learner_frame(
+    matrix: np.ndarray,
+    schema: FeatureSchema,
+    numeric_names: tuple[str, ...],
+    task_index: np.ndarray | None = None,
+    n_tasks: int = 0,
+) -> pd.DataFrame:
+    """The rows as the learners read them: categorical columns as pandas categories.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n_rows, n_features)
+        :func:`encoded_matrix`.
+    schema : FeatureSchema
+    numeric_names : tuple of str
+    task_index : ndarray of shape (n_rows,), optional
+        Each row's task position (-1: a task not seen in training, missing); None: no task
+        column.
+    n_tasks : int
+        The number of training tasks (the task column's categories).
+
+    Returns
+    -------
+    DataFrame of shape (n_rows, n_features [+ 1])
+
+    Examples
+    --------
+    >>> schema = FeatureSchema.infer(pd.DataFrame({"colour": ["red", "blue"]}), [0, 1])
+    >>> table = learner_frame(np.array([[1.0], [np.nan]]), schema, (), np.array([0, -1]), 2)
+    >>> table["colour"].tolist(), str(table["colour"].dtype), table[TASK_COLUMN].tolist()
+    ([1, nan], 'category', [0, nan])
+    """
+    columns: dict[str, Any] = {}
+    for position, name in enumerate(schema.feature_names):
+        values = matrix[:, position]
+        if name in numeric_names:
+            columns[name] = values
+        else:
+            columns[name] = _category(
+                np.where(np.isnan(values), -1, values), len(schema.categories[position])
+            )
+    if task_index is not None:
+        columns[TASK_COLUMN] = _category(task_index, n_tasks)
+    return pd.DataFrame(columns)
+
+
+def _category(codes: np.ndarray, n_levels: int) -> Any:
+    """Codes as a pandas category of ``n_levels`` levels (-1: missing), or as numbers above
+    :data:`MAX_TREE_CATEGORIES` levels."""
+    codes = np.asarray(codes, dtype=np.int64)
+    if n_levels > MAX_TREE_CATEGORIES:
+        return np.where(codes >= 0, codes, np.nan)
+    return pd.Categorical.from_codes(np.where(codes < n_levels, codes, -1), range(n_levels))
+
+
+def make_learner(learner: Any, params: dict[str, Any] | None, seed: int) -> Any:
+    """A fresh, unfitted classifier: one of :data:`LEARNER_NAMES` with ``params`` (and
+    ``random_state=seed`` unless they set it), or a clone of a scikit-learn classifier.
+
+    Examples
+    --------
+    >>> type(make_learner("hgb", {"max_iter": 50}, seed=0)).__name__
+    'HistGradientBoostingClassifier'
+    >>> make_learner("forest", None, 0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.CNBError: unknown learner 'forest'; ...
+    """
+    if not isinstance(learner, str):
+        if params:
+            raise CNBError("learner_params go with a learner named by a string; set them on it")
+        if not hasattr(learner, "fit") or not hasattr(learner, "predict_proba"):
+            raise CNBError(f"learner {learner!r} has no fit and predict_proba")
+        return clone(learner)
+    settings = {"random_state": seed, **(params or {})}
+    if learner == "hgb":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        return HistGradientBoostingClassifier(categorical_features="from_dtype", **settings)
+    if learner == "lightgbm":
+        try:
+            import lightgbm
+        except ImportError as error:
+            raise MissingExtraError("learner='lightgbm'", "trees", "lightgbm") from error
+        return lightgbm.LGBMClassifier(**{"verbose": -1, "n_jobs": 1, **settings})
+    raise CNBError(f"unknown learner {learner!r}; known: {list(LEARNER_NAMES)} or an estimator")

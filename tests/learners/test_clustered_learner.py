@@ -1,0 +1,241 @@
+"""ClusteredLearner: any classifier inside the clusters of the clustered logistic regression
+(issue 49, "any learner inside a cluster")."""
+
+from __future__ import annotations
+
+import sys
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import HistGradientBoostingClassifier
+
+import clusterednb
+from clusterednb import ClusteredLearner
+from clusterednb.data.synthetic import make_logistic_population
+from clusterednb.exceptions import CNBError, MissingExtraError
+from clusterednb.learners.tables import TASK_COLUMN
+
+SMALL_TREES = {"max_iter": 15}
+
+
+@pytest.fixture(scope="module")
+def population():
+    planted = make_logistic_population(
+        np.random.default_rng(4), group_sizes=(4, 4), rows_per_task=30, n_features=3
+    )
+    frame = planted.frame
+    return frame[planted.feature_names], frame["label"].to_numpy(), frame["task"].to_numpy()
+
+
+@pytest.fixture(scope="module")
+def fitted(population):
+    return ClusteredLearner(learner_params=SMALL_TREES, random_state=0).fit(*population)
+
+
+def _training_frame(model, X, tasks):
+    """The rows as the learners read them (no task column)."""
+    return model._rows(X, tasks, "pooled")[0]
+
+
+def test_each_cluster_learner_is_the_learner_fitted_with_the_clusters_row_weights(
+    fitted, population
+):
+    X, y, tasks = population
+    clustering = fitted.clustering_
+    q = clustering.clusters_.cluster_weights
+    floor = clustering.floor_
+    row_task = clustering.task_ids_.tolist()
+    row_task = np.array([row_task.index(t) for t in tasks])
+    frame = _training_frame(fitted, X, tasks)
+    seed = fitted.learners_.models[-1].random_state
+    for cluster in range(q.shape[1]):
+        weights = floor + (1.0 - floor) * q[row_task, cluster]
+        direct = HistGradientBoostingClassifier(
+            categorical_features="from_dtype", random_state=seed, **SMALL_TREES
+        ).fit(frame, y, sample_weight=weights)
+        np.testing.assert_allclose(
+            fitted.learners_.models[cluster].predict_proba(frame), direct.predict_proba(frame)
+        )
+    pooled = HistGradientBoostingClassifier(
+        categorical_features="from_dtype", random_state=seed, **SMALL_TREES
+    ).fit(frame, y)
+    np.testing.assert_allclose(
+        fitted.learners_.models[-1].predict_proba(frame), pooled.predict_proba(frame)
+    )
+
+
+def test_a_known_task_is_its_membership_mixture_of_the_learners(fitted, population):
+    X, _, tasks = population
+    frame = _training_frame(fitted, X, tasks)
+    membership = fitted.clustering_.clusters_.membership
+    position = {t: i for i, t in enumerate(fitted.task_ids_)}
+    per_learner = np.column_stack([m.predict_proba(frame)[:, 1] for m in fitted.learners_.models])
+    mixture = membership[[position[t] for t in tasks]]
+    expected = (per_learner * mixture).sum(axis=1)
+    np.testing.assert_allclose(fitted.predict_proba(X, tasks)[:, 1], expected, atol=1e-12)
+
+
+def test_with_floor_one_every_learner_is_the_pooled_one(population):
+    X, y, tasks = population
+    model = ClusteredLearner(
+        learner_params=SMALL_TREES,
+        clustering_params={"floor": 1.0, "effective_rows": 10.0},
+        random_state=0,
+    ).fit(X, y, tasks)
+    frame = _training_frame(model, X, tasks)
+    pooled = model.learners_.models[-1].predict_proba(frame)
+    for learner in model.learners_.models[:-1]:
+        np.testing.assert_allclose(learner.predict_proba(frame), pooled)
+    np.testing.assert_allclose(model.predict_proba(X, tasks), pooled, atol=1e-12)
+
+
+def test_it_separates_opposite_groups_where_the_pooled_trees_cannot():
+    """Two groups of tasks with opposite rules on one column (and a column that tells the
+    groups apart): the clusters' trees rank each task's held rows far better than the pooled
+    trees, which see the two rules cancel (the point of sharing by cluster)."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(0)
+    tasks = np.repeat([f"u{t}" for t in range(8)], 40)
+    group = np.repeat(np.arange(8) // 4, 40)
+    colour = rng.choice(["red", "blue"], tasks.size)
+    room = np.where(rng.random(tasks.size) < 0.8, group, 1 - group).astype(str)
+    likes_red = (colour == "red") ^ (rng.random(tasks.size) < 0.1)
+    y = np.where(group == 0, likes_red, ~likes_red).astype(int)
+    X = pd.DataFrame({"colour": colour, "room": room})
+    held = np.arange(tasks.size) % 4 == 0
+    model = ClusteredLearner(learner_params=SMALL_TREES, random_state=0)
+    model.fit(X[~held], y[~held], tasks[~held])
+    assert model.partition_.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
+    clustered = model.predict_proba(X[held], tasks[held])[:, 1]
+    pooled = model.learners_.models[-1].predict_proba(_training_frame(model, X[held], tasks[held]))
+    clustered_auc, pooled_auc = (
+        roc_auc_score(y[held], clustered),
+        roc_auc_score(y[held], pooled[:, 1]),
+    )
+    assert clustered_auc > 0.85 and clustered_auc > pooled_auc + 0.15, (clustered_auc, pooled_auc)
+
+
+def test_same_seed_same_numbers_and_a_new_task_is_placed(population):
+    X, y, tasks = population
+    first = ClusteredLearner(learner_params=SMALL_TREES, random_state=3).fit(X, y, tasks)
+    again = ClusteredLearner(learner_params=SMALL_TREES, random_state=3).fit(X, y, tasks)
+    np.testing.assert_array_equal(first.predict_proba(X, tasks), again.predict_proba(X, tasks))
+    new = first.predict_proba(X.head(5), ["stranger"] * 5, new_tasks="each-row")
+    np.testing.assert_allclose(new.sum(axis=1), 1.0)
+
+
+def test_with_task_adds_the_task_as_a_category(population):
+    X, y, tasks = population
+    model = ClusteredLearner(learner_params=SMALL_TREES, with_task=True, random_state=0)
+    model.fit(X, y, tasks)
+    frame = _training_frame(model, X, tasks)
+    assert str(frame[TASK_COLUMN].dtype) == "category"
+    assert frame[TASK_COLUMN].cat.categories.size == model.task_ids_.size
+    unseen = _training_frame(model, X.head(2), ["stranger", "stranger"])
+    assert unseen[TASK_COLUMN].isna().all()
+    assert model.fit_summary()["with_task"] is True
+
+
+def test_partial_fit_keeps_the_rows_and_refits_the_learners(population):
+    X, y, tasks = population
+    model = ClusteredLearner(learner_params=SMALL_TREES, random_state=0)
+    model.fit(X[:200], y[:200], tasks[:200])
+    newcomer = np.where(np.arange(len(y) - 200) < 10, "newcomer", tasks[200:])
+    model.partial_fit(X[200:], y[200:], newcomer)
+    assert model.rows_y_.size == len(y)
+    assert "newcomer" in model.task_ids_.tolist()
+    assert len(model.learners_.models) == model.partition_.max() + 2
+    np.testing.assert_allclose(model.predict_proba(X, tasks).sum(axis=1), 1.0)
+
+
+def test_unlabelled_rows_help_the_clustering_only(population):
+    X, y, tasks = population
+    labels = pd.Series(y, dtype=object)
+    labels[::4] = None
+    model = ClusteredLearner(learner_params=SMALL_TREES, random_state=0).fit(X, labels, tasks)
+    assert model.rows_y_.size == int(labels.notna().sum())
+
+
+def test_log_odds_by_feature_is_the_fall_when_a_value_is_hidden(fitted, population):
+    X, _, tasks = population
+    rows, own = X.head(6).copy(), tasks[:6]
+    explained = fitted.log_odds_by_feature(rows, own)
+    full = fitted.predict_proba(rows, own)[:, 1]
+    hidden = rows.assign(f0=None)
+    without = fitted.predict_proba(hidden, own)[:, 1]
+    expected = np.log(full / (1 - full)) - np.log(without / (1 - without))
+    np.testing.assert_allclose(explained["f0"], expected, atol=1e-9)
+    rows.loc[rows.index[0], "f1"] = None
+    assert fitted.log_odds_by_feature(rows, own).loc[0, "f1"] == 0.0
+
+
+def test_a_lightgbm_model_survives_its_file_and_holds_no_pickle(population, tmp_path):
+    pytest.importorskip("lightgbm")
+    X, y, tasks = population
+    model = ClusteredLearner("lightgbm", {"n_estimators": 20}, random_state=0).fit(X, y, tasks)
+    path = tmp_path / "trees.cnb"
+    model.save(path)
+    assert sorted(zipfile.ZipFile(path).namelist()) == ["arrays.npz", "metadata.json"]
+    loaded = clusterednb.load(path)
+    np.testing.assert_allclose(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))
+    new = ["stranger"] * 5
+    np.testing.assert_allclose(
+        loaded.predict_proba(X.head(5), new), model.predict_proba(X.head(5), new)
+    )
+    loaded.partial_fit(X.head(10), y[:10], tasks[:10])
+    assert loaded.rows_y_.size == len(y) + 10
+
+
+def test_scikit_learn_trees_are_refused_by_name_when_saved(fitted, tmp_path):
+    path = tmp_path / "hgb.cnb"
+    with pytest.raises(CNBError, match="learner 'hgb' cannot be saved as plain data"):
+        fitted.save(path)
+    assert not path.exists() and not list(tmp_path.iterdir())
+
+
+def test_any_scikit_learn_classifier_with_sample_weight_fits_inside(population):
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y, tasks = population
+    forest = RandomForestClassifier(n_estimators=10, random_state=0)
+    model = ClusteredLearner(forest, random_state=0).fit(X.fillna(0), y, tasks)
+    assert model.fit_summary()["learner"] == "RandomForestClassifier"
+    assert model.predict_proba(X.head(3), tasks[:3]).shape == (3, 2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"learner": "forest"}, "unknown learner 'forest'"),
+        (
+            {"learner": HistGradientBoostingClassifier(), "learner_params": {"max_iter": 3}},
+            "learner_params go with a learner named by a string",
+        ),
+        ({"learner": object()}, "has no fit and predict_proba"),
+        ({"clustering_params": {"observation": "multinomial"}}, "ClusteredLearner reads tables"),
+        ({"clustering_params": {"random_state": 1}}, "set random_state on the ClusteredLearner"),
+    ],
+)
+def test_bad_settings_are_refused_before_fitting(population, kwargs, message):
+    X, y, tasks = population
+    with pytest.raises(CNBError, match=message):
+        ClusteredLearner(**kwargs).fit(X, y, tasks)
+
+
+def test_lightgbm_missing_names_the_extra(population, monkeypatch):
+    monkeypatch.setitem(sys.modules, "lightgbm", None)
+    X, y, tasks = population
+    with pytest.raises(MissingExtraError, match=r"\[trees\]"):
+        ClusteredLearner("lightgbm").fit(X, y, tasks)
+
+
+def test_a_harness_kind_runs_it():
+    from clusterednb.evaluation.models.registry import fit_predict
+    from clusterednb.examples import evaluation as toy
+
+    train, test = toy.transfer_split()
+    p = fit_predict("cnb-hgb+task", train, test, ["colour"], seed=0)
+    assert p.shape == (len(test),) and ((p >= 0) & (p <= 1)).all()
