@@ -39,8 +39,9 @@ FIT_TITLES = {**MODEL_TITLES, "cnb-logistic": "Clustered logistic regression"}
 """Model kinds of ``cnb fit``: also ``cnb-logistic``, which has no evidence to compare."""
 FAST_EVIDENCE_KINDS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "cnb-search")
 """The default of ``cnb evidence``: each answers in seconds on thousands of rows."""
-EVALUATE_KINDS = "ns,cs,cnb-bhc,cnb-gibbs,lr-task,lr-pooled"
-"""The default models of ``cnb evaluate``."""
+EVALUATE_KINDS = "ns,cs,cnb-bhc,cnb-gibbs,cnb-logistic,lr-task,lr-pooled,hgb-pooled"
+"""The default models of ``cnb evaluate``: the naive-Bayes family, the best model, and what a
+practitioner would use otherwise (regressions and gradient-boosted trees)."""
 DECISION_KINDS = "ns,cs,cnb-bhc+sigmoid,cnb-gibbs+sigmoid,lr-task,lr-pooled"
 """The default of ``cnb evaluate --protocol loss``: protocol A thresholds probabilities at each
 loss, so its clustered models are the calibrated ones (uncalibrated, naive Bayes' over-confident

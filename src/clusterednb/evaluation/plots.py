@@ -32,7 +32,7 @@ KNOWN_MODELS = (
     "ns",
     "cs",
     # Then each place's colour is chosen so that the default sets of `cnb evaluate` (protocol T:
-    # ns, cs, cnb-bhc, cnb-gibbs, lr-task, lr-pooled; protocol A: the same with the calibrated
+    # ns, cs, cnb-bhc, cnb-gibbs, cnb-logistic, lr-task, lr-pooled, hgb-pooled; protocol A: the same with the calibrated
     # clustered models) never repeat a colour; a calibrated model shares its base's colour.
     "lr-pooled+raw",
     "cnb-variational",
@@ -49,6 +49,16 @@ KNOWN_MODELS = (
     "cnb-logistic+dev",
     "cnb-gibbs+relevance",
     "cnb-logistic+relevance",
+    # The trees and the learners inside clusters: hgb-pooled, of the default set of protocol
+    # T, lands on the one colour that set leaves free.
+    "hgb-task",
+    "lgbm-pooled",
+    "lgbm-task",
+    "cnb-hgb",
+    "hgb-pooled",
+    "cnb-lgbm",
+    "cnb-hgb+task",
+    "cnb-lgbm+task",
 )
 
 
