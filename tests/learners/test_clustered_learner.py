@@ -15,6 +15,7 @@ import clusterednb
 from clusterednb import ClusteredLearner
 from clusterednb.data.synthetic import make_logistic_population
 from clusterednb.exceptions import CNBError, MissingExtraError
+from clusterednb.learners.cluster_fits import fit_cluster_learners, thinned_weights
 from clusterednb.learners.tables import TASK_COLUMN
 
 SMALL_TREES = {"max_iter": 15}
@@ -39,56 +40,85 @@ def _training_frame(model, X, tasks):
     return model._rows(X, tasks, "pooled")[0]
 
 
+def _hgb(seed, **kwargs):
+    return HistGradientBoostingClassifier(
+        categorical_features="from_dtype", random_state=seed, **SMALL_TREES, **kwargs
+    )
+
+
+@pytest.mark.parametrize("thin_below", [0.0, 0.25])
 def test_each_cluster_learner_is_the_learner_fitted_with_the_clusters_row_weights(
-    fitted, population
+    fitted, population, thin_below
 ):
+    """Without thinning each learner is the learner fitted with weights ``floor + (1 −
+    floor) q``; with it, with the thinned weights drawn from the same generator."""
     X, y, tasks = population
     clustering = fitted.clustering_
-    q = clustering.clusters_.cluster_weights
-    floor = clustering.floor_
-    row_task = clustering.task_ids_.tolist()
-    row_task = np.array([row_task.index(t) for t in tasks])
+    q, floor = clustering.clusters_.cluster_weights, clustering.floor_
+    row_task = pd.Index(clustering.task_ids_).get_indexer(tasks)
     frame = _training_frame(fitted, X, tasks)
-    seed = fitted.learners_.models[-1].random_state
-    for cluster in range(q.shape[1]):
-        weights = floor + (1.0 - floor) * q[row_task, cluster]
-        direct = HistGradientBoostingClassifier(
-            categorical_features="from_dtype", random_state=seed, **SMALL_TREES
-        ).fit(frame, y, sample_weight=weights)
-        np.testing.assert_allclose(
-            fitted.learners_.models[cluster].predict_proba(frame), direct.predict_proba(frame)
-        )
-    pooled = HistGradientBoostingClassifier(
-        categorical_features="from_dtype", random_state=seed, **SMALL_TREES
-    ).fit(frame, y)
-    np.testing.assert_allclose(
-        fitted.learners_.models[-1].predict_proba(frame), pooled.predict_proba(frame)
+    learners = fit_cluster_learners(
+        lambda: _hgb(7), frame, y, row_task, q, floor, np.random.default_rng(5), thin_below
     )
+    draws = np.random.default_rng(5)
+    for cluster in range(q.shape[1]):
+        weights = thinned_weights(
+            (floor + (1.0 - floor) * q[:, cluster])[row_task], draws, thin_below
+        )
+        kept = weights > 0
+        direct = _hgb(7).fit(frame[kept], y[kept], sample_weight=weights[kept])
+        np.testing.assert_allclose(
+            learners.models[cluster].predict_proba(frame), direct.predict_proba(frame)
+        )
+    np.testing.assert_allclose(learners.new_cluster, q.sum(axis=0) / q.sum())
+
+
+def test_thinning_keeps_every_rows_expected_weight():
+    weights = np.array([1.0, 0.6, 0.25, 0.2, 0.05, 0.01, 0.0])
+    rng = np.random.default_rng(0)
+    draws = np.array([thinned_weights(weights, rng, 0.25) for _ in range(20000)])
+    np.testing.assert_array_equal(draws[:, :3], np.broadcast_to(weights[:3], (20000, 3)))
+    assert set(np.unique(draws[:, 3:])) <= {0.0, 0.25}
+    error = draws.std(axis=0) / np.sqrt(len(draws))
+    assert (np.abs(draws.mean(axis=0) - weights) <= 4 * error + 1e-12).all()
+    assert (draws[:, -1] == 0).all()
 
 
 def test_a_known_task_is_its_membership_mixture_of_the_learners(fitted, population):
     X, _, tasks = population
     frame = _training_frame(fitted, X, tasks)
     membership = fitted.clustering_.clusters_.membership
-    position = {t: i for i, t in enumerate(fitted.task_ids_)}
+    position = pd.Index(fitted.task_ids_).get_indexer(tasks)
     per_learner = np.column_stack([m.predict_proba(frame)[:, 1] for m in fitted.learners_.models])
-    mixture = membership[[position[t] for t in tasks]]
-    expected = (per_learner * mixture).sum(axis=1)
+    mixture = membership[position]
+    assert (mixture[:, -1] == 0).all()
+    expected = (per_learner * mixture[:, :-1]).sum(axis=1)
     np.testing.assert_allclose(fitted.predict_proba(X, tasks)[:, 1], expected, atol=1e-12)
 
 
-def test_with_floor_one_every_learner_is_the_pooled_one(population):
+def test_a_new_cluster_mixes_the_learners_by_the_clusters_sizes(fitted, population):
+    X, _, tasks = population
+    frame = _training_frame(fitted, X, tasks)
+    per_learner = np.column_stack([m.predict_proba(frame)[:, 1] for m in fitted.learners_.models])
+    only_new = np.zeros((len(frame), len(fitted.learners_.models) + 1))
+    only_new[:, -1] = 1.0
+    np.testing.assert_allclose(
+        fitted.learners_.proba(frame, only_new), per_learner @ fitted.learners_.new_cluster
+    )
+
+
+def test_with_floor_one_every_cluster_shares_one_pooled_learner(population):
     X, y, tasks = population
     model = ClusteredLearner(
         learner_params=SMALL_TREES,
         clustering_params={"floor": 1.0, "effective_rows": 10.0},
         random_state=0,
     ).fit(X, y, tasks)
+    first = model.learners_.models[0]
+    assert all(learner is first for learner in model.learners_.models)
     frame = _training_frame(model, X, tasks)
-    pooled = model.learners_.models[-1].predict_proba(frame)
-    for learner in model.learners_.models[:-1]:
-        np.testing.assert_allclose(learner.predict_proba(frame), pooled)
-    np.testing.assert_allclose(model.predict_proba(X, tasks), pooled, atol=1e-12)
+    pooled = _hgb(first.random_state).fit(frame, y)
+    np.testing.assert_allclose(model.predict_proba(X, tasks), pooled.predict_proba(frame))
 
 
 def test_it_separates_opposite_groups_where_the_pooled_trees_cannot():
@@ -110,7 +140,9 @@ def test_it_separates_opposite_groups_where_the_pooled_trees_cannot():
     model.fit(X[~held], y[~held], tasks[~held])
     assert model.partition_.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
     clustered = model.predict_proba(X[held], tasks[held])[:, 1]
-    pooled = model.learners_.models[-1].predict_proba(_training_frame(model, X[held], tasks[held]))
+    seed = model.learners_.models[0].random_state
+    pooled = _hgb(seed).fit(_training_frame(model, X[~held], tasks[~held]), y[~held])
+    pooled = pooled.predict_proba(_training_frame(model, X[held], tasks[held]))
     clustered_auc, pooled_auc = (
         roc_auc_score(y[held], clustered),
         roc_auc_score(y[held], pooled[:, 1]),
@@ -147,7 +179,7 @@ def test_partial_fit_keeps_the_rows_and_refits_the_learners(population):
     model.partial_fit(X[200:], y[200:], newcomer)
     assert model.rows_y_.size == len(y)
     assert "newcomer" in model.task_ids_.tolist()
-    assert len(model.learners_.models) == model.partition_.max() + 2
+    assert len(model.learners_.models) == model.partition_.max() + 1
     np.testing.assert_allclose(model.predict_proba(X, tasks).sum(axis=1), 1.0)
 
 
@@ -217,6 +249,7 @@ def test_any_scikit_learn_classifier_with_sample_weight_fits_inside(population):
         ({"learner": object()}, "has no fit and predict_proba"),
         ({"clustering_params": {"observation": "multinomial"}}, "ClusteredLearner reads tables"),
         ({"clustering_params": {"random_state": 1}}, "set random_state on the ClusteredLearner"),
+        ({"thin_below": 1.0}, r"thin_below must be in \[0, 1\)"),
     ],
 )
 def test_bad_settings_are_refused_before_fitting(population, kwargs, message):

@@ -53,6 +53,10 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
     with_task : bool, default=False
         The learners also read each row's task as a categorical column (each task its own
         effect where the trees find one).
+    thin_below : float, default=0.0
+        In ``[0, 1)``: rows whose weight in a cluster's learner is below it are kept with
+        probability ``weight / thin_below`` at weight ``thin_below`` (cheaper learners, the
+        same expected weights; :mod:`clusterednb.learners.cluster_fits`); 0: every row.
     clustering_params : dict, optional
         Parameters of the :class:`~clusterednb.ClusteredLogisticRegression` that clusters the
         tasks (e.g. ``{"relevance": True}``, ``{"numeric": ["hour"]}``, ``{"task_column":
@@ -64,7 +68,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
     clustering_ : ClusteredLogisticRegression
         The fitted clustering (``partition_``, ``coclustering_``, ``floor_`` …).
     learners_ : ClusterLearners
-        One learner per cluster of ``partition_``, then the pooled one.
+        One learner per cluster of ``partition_``
+        (:mod:`clusterednb.learners.cluster_fits`).
     classes_, task_ids_, feature_names_in_ : ndarray
     partition_ : ndarray of shape (n_tasks,)
 
@@ -75,7 +80,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
     >>> model = ClusteredLearner(learner_params={"max_iter": 20}, random_state=0)
     >>> model = model.fit(X, y, tasks)
     >>> model.partition_.tolist(), len(model.learners_.models)
-    ([0, 0, 1], 3)
+    ([0, 0, 1], 2)
     >>> model.predict_proba([["red"]], ["ann"]).shape
     (1, 2)
     """
@@ -85,12 +90,14 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         learner: Any = "hgb",
         learner_params: dict[str, Any] | None = None,
         with_task: bool = False,
+        thin_below: float = 0.0,
         clustering_params: dict[str, Any] | None = None,
         random_state: Any = None,
     ) -> None:
         self.learner = learner
         self.learner_params = learner_params
         self.with_task = with_task
+        self.thin_below = thin_below
         self.clustering_params = clustering_params
         self.random_state = random_state
 
@@ -114,6 +121,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         """
         refuse_sample_weight(sample_weight)
         make_learner(self.learner, self.learner_params, 0)  # a bad learner fails first
+        if not 0.0 <= self.thin_below < 1.0:
+            raise CNBError(f"thin_below must be in [0, 1), got {self.thin_below!r}")
         rng = as_generator(self.random_state)
         clustering = self._new_clustering(rng)
         clustering.fit(X, y, tasks)
@@ -193,6 +202,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
             row_task,
             clusters.cluster_weights,
             clustering.floor_,
+            rng,
+            self.thin_below,
         )
         self._set_fitted(clustering, learners)
 
@@ -220,8 +231,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
 
         A task seen in training mixes its clusters' learners by its membership; a new task's
         rows choose among the clusters by their features, as the clustering places them
-        (``new_tasks``: all its rows together, "pooled", or "each-row"; a new cluster means
-        the pooled learner).
+        (``new_tasks``: all its rows together, "pooled", or "each-row"; a new cluster mixes
+        every cluster's learner by the clusters' sizes).
 
         Examples
         --------
@@ -324,10 +335,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         )
         learners = restored_learners(record.meta["learners"], record.arrays, self.learner)
         n_clusters = int(clustering.partition_.max()) + 1
-        if len(learners.models) != n_clusters + 1:
-            raise CNBError(
-                f"{len(learners.models)} learners for {n_clusters} clusters (one more expected)"
-            )
+        if len(learners.models) != n_clusters or learners.new_cluster.shape != (n_clusters,):
+            raise CNBError(f"{len(learners.models)} learners for {n_clusters} clusters")
         arrays = record.arrays
         self.rows_ = (arrays["rows_matrix"], arrays["rows_task"], arrays["rows_y"])
         self.rows_y_ = self.rows_[2]

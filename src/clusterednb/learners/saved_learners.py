@@ -33,15 +33,16 @@ def saved_learners(
 
     Examples
     --------
-    >>> saved_learners(ClusterLearners([0.0, 1.0]), "hgb")
-    ([{'constant': 0.0}, {'constant': 1.0}], {})
-    >>> saved_learners(ClusterLearners([object()]), "hgb")  # doctest: +ELLIPSIS
+    >>> records, arrays = saved_learners(ClusterLearners([0.0, 1.0], np.array([0.5, 0.5])), "hgb")
+    >>> records, sorted(arrays)
+    ([{'constant': 0.0}, {'constant': 1.0}], ['new_cluster'])
+    >>> saved_learners(ClusterLearners([object()], np.ones(1)), "hgb")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     clusterednb.exceptions.CNBError: a ClusteredLearner with learner 'hgb' cannot be saved ...
     """
     records: list[dict[str, Any]] = []
-    arrays: dict[str, np.ndarray] = {}
+    arrays: dict[str, np.ndarray] = {"new_cluster": learners.new_cluster}
     for position, model in enumerate(learners.models):
         if isinstance(model, float):
             records.append({"constant": model})
@@ -65,7 +66,7 @@ def restored_learners(
 
     Examples
     --------
-    >>> restored_learners([{"constant": 0.5}], {}, "lightgbm").models
+    >>> restored_learners([{"constant": 0.5}], {"new_cluster": np.ones(1)}, "lightgbm").models
     [0.5]
     """
     models: list[Any] = []
@@ -76,7 +77,7 @@ def restored_learners(
         if learner != "lightgbm":
             raise CNBError(f"a LightGBM model in the file of a model whose learner is {learner!r}")
         models.append(_booster(arrays[record["lightgbm"]]))
-    return ClusterLearners(models)
+    return ClusterLearners(models, np.asarray(arrays["new_cluster"], dtype=np.float64))
 
 
 def _booster(text: np.ndarray) -> Any:
