@@ -9,7 +9,9 @@ alternating the two versions, and prints the ratio of the medians. Each repetiti
 the peer, scikit-learn's pooled ``LogisticRegression`` with a one-hot of the task on the same
 rows and columns (``lr-pooled+raw``: the bins' one-hot and the raw numbers, as the model
 reads them), and prints the ratio model / peer; ``--peer KIND`` times another kind of the
-harness instead (``lgbm-pooled``: LightGBM, the tree a practitioner tries first).
+harness instead (``lgbm-pooled``: LightGBM, the tree a practitioner tries first); ``--kind``
+times another kind in place of ``cnb-logistic`` (``cnb-hgb``, ``cnb-lgbm``: a
+``ClusteredLearner``).
 ``--beside`` runs that many copies at once, to show what sharing the cores costs. ``--warm``
 times each fit (model and peer alike) after the same fit once untimed in its interpreter: the
 cost of a worker's later splits, without the first call's loading of compiled kernels (about
@@ -17,7 +19,7 @@ cost of a worker's later splits, without the first call's loading of compiled ke
 
 Usage: python benchmarks/bench_clustered_logistic.py [--dataset landmine] [--k 128]
        [--target 0] [--repeats 3] [--threads 1] [--beside 1] [--warm] [--baseline DIR]
-       [--peer lgbm-pooled]
+       [--peer lgbm-pooled] [--kind cnb-hgb]
        [--data-dir ../shared/data]
 """
 
@@ -114,6 +116,9 @@ def main() -> None:
     )
     parser.add_argument("--baseline", help="PYTHONPATH of the code to compare with")
     parser.add_argument(
+        "--kind", default="cnb-logistic", help="the harness kind timed (default cnb-logistic)"
+    )
+    parser.add_argument(
         "--peer", default=PEER, help=f"the harness kind timed beside it (default {PEER})"
     )
     args = parser.parse_args()
@@ -122,7 +127,7 @@ def main() -> None:
     seconds: dict[str, list[float]] = {name: [] for name in [*versions, peer]}
     for _ in range(args.repeats):
         for name, pythonpath in versions.items():
-            result = measure(args, pythonpath)
+            result = measure(args, pythonpath, args.kind)
             seconds[name].append(result["seconds"])
             print(name, json.dumps(result), flush=True)
         result = measure(args, None, peer)
