@@ -27,7 +27,13 @@ from clusterednb.estimation.training_table import split_tasks
 from clusterednb.exceptions import CNBError
 from clusterednb.learners.cluster_fits import ClusterLearners, fit_cluster_learners
 from clusterednb.learners.saved_learners import learner_name, restored_learners, saved_learners
-from clusterednb.learners.tables import encoded_matrix, learner_frame, make_learner
+from clusterednb.learners.tables import (
+    binned_numbers,
+    encoded_matrix,
+    learner_frame,
+    make_learner,
+    number_thresholds,
+)
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord
@@ -35,6 +41,8 @@ from clusterednb.seeding import as_generator
 
 CLUSTERING_PREFIX = "clustering/"
 """The prefix of the clustering's arrays in a model file."""
+EDGES_PREFIX = "number_edges/"
+"""The prefix of the numeric columns' bin edges (by column position) in a model file."""
 
 
 class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
@@ -195,6 +203,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
             raise CNBError("the learners need labelled rows of both classes")
         seed = int(rng.integers(2**31 - 1))
         clusters = clustering.clusters_
+        self.number_edges_ = self._number_edges(clustering, matrix)
         learners = fit_cluster_learners(
             lambda: make_learner(self.learner, self.learner_params, seed),
             self._frame(clustering, matrix, row_task),
@@ -219,10 +228,24 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         self.feature_names_in_ = clustering.feature_names_in_
         self.n_features_in_ = clustering.n_features_in_
 
+    def _number_edges(self, clustering: Any, matrix: np.ndarray) -> dict[int, np.ndarray]:
+        """The numeric columns' bins for trees named by a string (none for an estimator)."""
+        if not isinstance(self.learner, str):
+            return {}
+        names = clustering.numeric_.names
+        return number_thresholds(
+            matrix, [i for i, name in enumerate(clustering.schema_.feature_names) if name in names]
+        )
+
     def _frame(self, clustering: Any, matrix: np.ndarray, task_index: np.ndarray) -> pd.DataFrame:
+        """The rows as the learners read them (:func:`learner_frame`)."""
         tasks = task_index if self.with_task else None
         return learner_frame(
-            matrix, clustering.schema_, clustering.numeric_.names, tasks, clustering.task_ids_.size
+            binned_numbers(matrix, self.number_edges_),
+            clustering.schema_,
+            clustering.numeric_.names,
+            tasks,
+            clustering.task_ids_.size,
         )
 
     # ------------------------------------------------------------------ prediction
@@ -320,6 +343,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         arrays |= {CLUSTERING_PREFIX + name: a for name, a in clustering_arrays.items()}
         matrix, row_task, y = self.rows_
         arrays |= {"rows_matrix": matrix, "rows_task": row_task, "rows_y": y}
+        arrays |= {f"{EDGES_PREFIX}{i}": cuts for i, cuts in self.number_edges_.items()}
         return {"learners": meta, "clustering": clustering_meta}, arrays
 
     def _restore(self, record: ModelRecord) -> None:
@@ -339,6 +363,11 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
             raise CNBError(f"{len(learners.models)} learners for {n_clusters} clusters")
         arrays = record.arrays
         self.rows_ = (arrays["rows_matrix"], arrays["rows_task"], arrays["rows_y"])
+        self.number_edges_ = {
+            int(name[len(EDGES_PREFIX) :]): cuts
+            for name, cuts in arrays.items()
+            if name.startswith(EDGES_PREFIX)
+        }
         self.rows_y_ = self.rows_[2]
         self._set_fitted(clustering, learners)
 

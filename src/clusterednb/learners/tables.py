@@ -24,6 +24,8 @@ LEARNER_NAMES = ("hgb", "lightgbm")
 LightGBM's ``LGBMClassifier`` (the optional extra ``[trees]``)."""
 MAX_TREE_CATEGORIES = 254
 """The most categories a categorical column may have (scikit-learn's trees' limit)."""
+MAX_NUMBER_BINS = 255
+"""The most bins a numeric column is read through by the learners named by a string."""
 TASK_COLUMN = "__task__"
 """The column that holds each row's task, with ``with_task=True``."""
 
@@ -146,3 +148,59 @@ def make_learner(learner: Any, params: dict[str, Any] | None, seed: int) -> Any:
             raise MissingExtraError("learner='lightgbm'", "trees", "lightgbm") from error
         return lightgbm.LGBMClassifier(**{"verbose": -1, "n_jobs": 1, **settings})
     raise CNBError(f"unknown learner {learner!r}; known: {list(LEARNER_NAMES)} or an estimator")
+
+
+def number_thresholds(matrix: np.ndarray, numeric_positions: list[int]) -> dict[int, np.ndarray]:
+    """Bin edges of each numeric column with more distinct values than
+    :data:`MAX_NUMBER_BINS`: its unweighted quantiles, as scikit-learn's trees find them
+    without row weights (with weights they find them one weighted percentile at a time, which
+    took 1.5 of a 1.7 s fit on 14 000 rows; trees read numbers through such bins anyway).
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n_rows, n_features)
+        :func:`encoded_matrix` of the training rows.
+    numeric_positions : list of int
+        The numeric columns' positions.
+
+    Returns
+    -------
+    dict of int to ndarray of shape (n_edges,)
+        Only the columns to bin.
+
+    Examples
+    --------
+    >>> matrix = np.column_stack([np.arange(1000.0), np.arange(1000.0) % 3])
+    >>> edges = number_thresholds(matrix, [0, 1])
+    >>> list(edges), edges[0].size
+    ([0], 254)
+    """
+    percentiles = np.linspace(0, 100, MAX_NUMBER_BINS + 1)[1:-1]
+    edges = {}
+    for position in numeric_positions:
+        values = matrix[:, position]
+        values = values[~np.isnan(values)]
+        if np.unique(values).size > MAX_NUMBER_BINS:
+            cuts = np.percentile(values, percentiles, method="averaged_inverted_cdf")
+            edges[position] = np.unique(cuts)
+    return edges
+
+
+def binned_numbers(matrix: np.ndarray, edges: dict[int, np.ndarray]) -> np.ndarray:
+    """``matrix`` with each column of ``edges`` replaced by its bin (``i`` for
+    ``edges[i - 1] < x <= edges[i]``; missing stays missing), shape of ``matrix``.
+
+    Examples
+    --------
+    >>> binned_numbers(np.array([[0.5], [2.0], [np.nan], [9.0]]), {0: np.array([1.0, 2.0])})
+    array([[ 0.],
+           [ 1.],
+           [nan],
+           [ 2.]])
+    """
+    out = matrix.copy()
+    for position, cuts in edges.items():
+        column = matrix[:, position]
+        codes = np.searchsorted(cuts, column, side="left").astype(np.float64)
+        out[:, position] = np.where(np.isnan(column), np.nan, codes)
+    return out
