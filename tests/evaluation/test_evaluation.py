@@ -34,6 +34,8 @@ ALL_MODELS = (
     "lr-pooled+raw",
     "cnb-lr",
     "cnb-logistic",
+    "cnb-hgb",
+    "hgb-pooled",
 )
 
 
@@ -202,6 +204,10 @@ def test_every_protocol_and_the_report(dataset, tmp_path):
     assert full.loc["cnb-bhc", "kind"] == "lower_bound"
     partitions = evaluation.run_partitions(dataset, tmp_path, ks=(8, 30), progress=False)
     assert set(partitions["model"]) == {"cnb-bhc", "cnb-gibbs"}
+    relevance = pd.read_csv(tmp_path / "relevance.csv")
+    assert relevance.columns.tolist() == ["feature", "k = 8", "k = 30"]
+    assert sorted(relevance["feature"]) == sorted(dataset.features)
+    assert relevance[["k = 8", "k = 30"]].stack().between(0, 1).all()
     report = evaluation.write_report(tmp_path).read_text()
     for heading in (
         "T. Transfer",
@@ -209,6 +215,7 @@ def test_every_protocol_and_the_report(dataset, tmp_path):
         "A. Asymmetric losses",
         "E. Evidence",
         "P. Partitions",
+        "P. Columns that separate the tasks",
     ):
         assert heading in report
     figures = sorted(p.name for p in tmp_path.glob("*.png"))

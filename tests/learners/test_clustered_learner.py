@@ -272,3 +272,45 @@ def test_a_harness_kind_runs_it():
     train, test = toy.transfer_split()
     p = fit_predict("cnb-hgb+task", train, test, ["colour"], seed=0)
     assert p.shape == (len(test),) and ((p >= 0) & (p <= 1)).all()
+
+
+def test_numbers_with_many_values_are_read_through_the_trees_own_unweighted_bins():
+    """A numeric column of 600 distinct values is binned once by the same unweighted quantiles
+    scikit-learn's trees would find, so the row weights never reach its (slow) weighted
+    percentiles; the bins survive a model file."""
+    from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
+
+    rng = np.random.default_rng(1)
+    tasks = np.repeat([f"u{t}" for t in range(6)], 100)
+    X = pd.DataFrame(
+        {"hour": rng.normal(12.0, 3.0, tasks.size), "room": rng.choice(["a", "b"], tasks.size)}
+    )
+    y = (X["hour"] > 12.0).to_numpy() ^ (rng.random(tasks.size) < 0.1)
+    model = ClusteredLearner(
+        learner_params=SMALL_TREES, clustering_params={"numeric": ["hour"]}, random_state=0
+    ).fit(X, y, tasks)
+    edges = model.number_edges_[0]
+    expected = _BinMapper(n_bins=256).fit(X[["hour"]].to_numpy()).bin_thresholds_[0]
+    np.testing.assert_allclose(edges, expected)
+    frame = _training_frame(model, X, tasks)
+    assert frame["hour"].nunique() <= 255
+    np.testing.assert_array_equal(frame["hour"], np.searchsorted(edges, X["hour"], side="left"))
+    unbinned = ClusteredLearner(
+        HistGradientBoostingClassifier(**SMALL_TREES), clustering_params={"numeric": ["hour"]}
+    ).fit(X, y, tasks)
+    assert unbinned.number_edges_ == {}
+
+
+def test_the_bins_survive_a_model_file(tmp_path):
+    pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(2)
+    tasks = np.repeat(["a", "b", "c"], 150)
+    X = pd.DataFrame({"hour": rng.normal(12.0, 3.0, tasks.size)})
+    y = (X["hour"] > 12.0).to_numpy()
+    model = ClusteredLearner(
+        "lightgbm", {"n_estimators": 10}, clustering_params={"numeric": ["hour"]}, random_state=0
+    ).fit(X, y, tasks)
+    model.save(tmp_path / "hours.cnb")
+    loaded = clusterednb.load(tmp_path / "hours.cnb")
+    np.testing.assert_array_equal(loaded.number_edges_[0], model.number_edges_[0])
+    np.testing.assert_allclose(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))

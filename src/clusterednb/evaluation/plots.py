@@ -31,9 +31,10 @@ KNOWN_MODELS = (
     "cnb-bhc",
     "ns",
     "cs",
-    # Then each place's colour is chosen so that the default sets of `cnb evaluate` (protocol T:
-    # ns, cs, cnb-bhc, cnb-gibbs, cnb-logistic, lr-task, lr-pooled, hgb-pooled; protocol A: the same with the calibrated
-    # clustered models) never repeat a colour; a calibrated model shares its base's colour.
+    # Then each place's colour is chosen so that the default sets of `cnb evaluate` (protocol
+    # T: ns, cs, cnb-bhc, cnb-gibbs, cnb-logistic, lr-task, lr-pooled, hgb-pooled; protocol A:
+    # ns, cs, lr-task, lr-pooled and the calibrated clustered models) never repeat a colour; a
+    # calibrated model shares its base's colour.
     "lr-pooled+raw",
     "cnb-variational",
     "cnb-gibbs+sigmoid",

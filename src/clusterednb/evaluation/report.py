@@ -47,6 +47,14 @@ SECTIONS = (
         "Number of clusters in the MAP partition; co-clustering "
         "heat maps ordered by the MAP partition; BHC trees.",
     ),
+    (
+        "relevance",
+        "P. Columns that separate the tasks",
+        "Each column's posterior probability of being relevant to the clusters (its values "
+        "differ between clusters) rather than shared by every task, from Clustered NB with "
+        "relevance=True on the rows of protocol P; below 0.1 a column does not move the "
+        "partition.",
+    ),
 )
 
 

@@ -5,7 +5,9 @@ model's log evidence with its kind (exact, lower bound) and, on request, the con
 evidence ``log P(Y | X)`` by annealed importance sampling.
 
 P subsamples ``k`` rows per task and records the clustered models' MAP partition, the
-posterior of the number of clusters, the co-clustering matrix (heat map) and the BHC tree.
+posterior of the number of clusters, the co-clustering matrix (heat map) and the BHC tree, and
+each column's posterior relevance to the clusters (``cnb-gibbs+relevance``), in
+``relevance.csv``.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ EVIDENCE_COLUMNS = [
 ]
 PARTITION_COLUMNS = ["k", "model", "task", "cluster"]
 CLUSTERED = ("cnb-bhc", "cnb-gibbs")
+RELEVANCE_MODEL = "cnb-gibbs+relevance"
+"""The model whose ``feature_relevance_`` protocol P records."""
 
 
 def _categorical_only(dataset: EvalDataset, protocol: str) -> None:
@@ -244,12 +248,36 @@ def partition_cell(dataset: EvalDataset, seed: int, k: int, out_dir: str) -> lis
             )
     n_clusters = pd.DataFrame(extra)
     n_clusters.to_csv(Path(out_dir) / f"partitions_nclusters_k{k}.csv", index=False)
+    relevance_table(fit_generative(RELEVANCE_MODEL, subset, dataset.features, seed), k).to_csv(
+        Path(out_dir) / f"partitions_relevance_k{k}.csv", index=False
+    )
     plot_n_clusters(
         n_clusters,
         Path(out_dir) / f"partitions_nclusters_k{k}.png",
         f"{dataset.name}: P(number of clusters), {k} rows per task",
     )
     return rows
+
+
+def relevance_table(model: object, k: int) -> pd.DataFrame:
+    """Each column's posterior relevance to the clusters, one row per column: ``k``,
+    ``feature``, ``relevance``.
+
+    Examples
+    --------
+    >>> from clusterednb import ClusteredNB
+    >>> from clusterednb.examples import naive_bayes as toy
+    >>> model = ClusteredNB(inference="gibbs", relevance=True, random_state=0)
+    >>> relevance_table(model.fit(*toy.colour_rows()), k=3).columns.tolist()
+    ['k', 'feature', 'relevance']
+    """
+    return pd.DataFrame(
+        {
+            "k": k,
+            "feature": model.feature_names_in_,
+            "relevance": np.round(model.feature_relevance_, 3),
+        }
+    )
 
 
 def run_partitions(
@@ -261,7 +289,8 @@ def run_partitions(
     progress: bool = True,
 ) -> pd.DataFrame:
     """Protocol P: ``partitions.csv`` (number of clusters of each model at each k) plus the
-    per-task MAP clusters, the P(number of clusters) tables and the figures.
+    per-task MAP clusters, the P(number of clusters) tables, ``relevance.csv`` (each column's
+    relevance to the clusters at each k) and the figures.
 
     Examples
     --------
@@ -291,4 +320,8 @@ def run_partitions(
     summary = rows.groupby(["k", "model"])["cluster"].nunique().rename("n_clusters_map")
     summary = summary.reset_index()
     summary.to_csv(out_dir / "partitions.csv", index=False)
+    tables = [pd.read_csv(out_dir / f"partitions_relevance_k{k}.csv") for k in ks]
+    relevance = pd.concat(tables).pivot(index="feature", columns="k", values="relevance")
+    relevance.columns = [f"k = {k}" for k in relevance.columns]
+    relevance.reset_index().to_csv(out_dir / "relevance.csv", index=False)
     return summary
