@@ -97,6 +97,45 @@ def test_predictions_match_the_library(data_file, tmp_path):
     np.testing.assert_allclose(pd.read_csv(tmp_path / "o.csv")["p_1"], expected, atol=1e-12)
 
 
+def test_fit_lightgbm_inside_the_clusters_saves_and_predicts_as_the_library(data_file, tmp_path):
+    """``cnb fit --kind cnb-lgbm`` (plain and ``--json``) writes a ClusteredLearner with LightGBM
+    inside the clusters; ``cnb predict`` reads it and gives the library's probabilities."""
+    pytest.importorskip("lightgbm")
+    from clusterednb import ClusteredLearner
+
+    base = ["fit", str(data_file), "--task", "user", "--label", "accepted", "--seed", "0"]
+    plain = cnb(*base, "--kind", "cnb-lgbm", "-o", str(tmp_path / "m.cnb"))
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.startswith("fitted LightGBM inside the clusters on 120 rows of 6 tasks")
+    as_json = cnb(*base, "--kind", "cnb-lgbm", "--json", "-o", str(tmp_path / "j.cnb"))
+    summary = json.loads(as_json.stdout)
+    assert summary["learner"] == "lightgbm" and summary["tasks"] == 6
+    predicted = cnb(
+        "predict",
+        str(tmp_path / "m.cnb"),
+        str(data_file),
+        "--task",
+        "user",
+        "-o",
+        str(tmp_path / "o.csv"),
+    )
+    assert predicted.returncode == 0, predicted.stderr
+    frame = pd.read_csv(data_file)
+    features = [c for c in frame.columns if c.startswith("f")]
+    model = ClusteredLearner(
+        "lightgbm",
+        random_state=0,
+        clustering_params={"gamma": 1.0, "beta": 1.0, "relevance": False},
+    )
+    model.fit(frame[features], frame["accepted"], frame["user"])
+    expected = model.predict_proba(frame[features], frame["user"])[:, 1]
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "o.csv")["p_1"], expected, atol=1e-12)
+    refused = cnb(
+        *base, "--kind", "cnb-lgbm", "--calibration", "sigmoid", "-o", str(tmp_path / "r")
+    )
+    assert refused.returncode == 1 and "not for --kind cnb-lgbm" in refused.stderr
+
+
 def test_evidence_table(data_file):
     result = cnb(
         "evidence",
@@ -439,7 +478,7 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     for kind in ("cs", "cnb-bhc"):
         refused = cnb(*base, "--kind", kind, "--relevance", "-o", str(tmp_path / "r"))
         assert refused.returncode == 1 and "--relevance" in refused.stderr, refused.stderr
-        assert "cnb-gibbs or cnb-logistic" in refused.stderr
+        assert "cnb-gibbs, cnb-logistic or cnb-lgbm" in refused.stderr
     logistic = cnb(*base, "--kind", "cnb-logistic", "--relevance", "-o", str(tmp_path / "l"))
     assert logistic.returncode == 0, logistic.stderr
     assert logistic.stdout.splitlines()[1].startswith("relevance to the clusters: colour ")

@@ -72,6 +72,9 @@ def fit(args: argparse.Namespace) -> None:
         features = _feature_columns(frame, args.task, args.label, args.features)
         if args.bins and args.kind == "cnb-logistic":  # bins and the raw values both
             model.set_params(numeric=decimal_columns(frame[features]) or None, n_bins=args.bins)
+        elif args.bins and args.kind == "cnb-lgbm":
+            numeric = {"numeric": decimal_columns(frame[features]) or None, "n_bins": args.bins}
+            model.set_params(clustering_params=model.clustering_params | numeric)
         elif args.bins:
             model.set_params(
                 schema=binned_schema_of(frame[features], frame[args.label].to_numpy(), args.bins)
@@ -170,7 +173,7 @@ def predict(args: argparse.Namespace) -> None:
     model = load(args.model)
     frame = read_table(args.data)
     check_columns_exist(frame, [args.task], "task")
-    if model.observation != "categorical":
+    if getattr(model, "observation", "categorical") != "categorical":  # a ClusteredLearner has none
         from clusterednb.data.text import Vocabulary
 
         if not args.text:

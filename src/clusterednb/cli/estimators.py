@@ -24,8 +24,8 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
     >>> type(model).__name__, model.inference, model.gamma
     ('ClusteredNB', 'bhc', 1.0)
     """
-    if name == "cnb-logistic":
-        return _clustered_logistic(args)
+    if name in ("cnb-logistic", "cnb-lgbm"):
+        return _clustered_logistic(args, name)
     common = {"alpha": args.alpha, "beta": args.beta, "random_state": args.seed}
     semi = getattr(args, "semi_supervised", None)
     if semi is not None:
@@ -37,8 +37,8 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
             raise CNBError(f"{flag} needs a clustered kind (cnb-...), got --kind {name}")
     if getattr(args, "relevance", False) and name != "cnb-gibbs":
         raise CNBError(
-            f"--relevance needs --kind cnb-gibbs or cnb-logistic (the models that judge each "
-            f"column's relevance to the clusters), got --kind {name}"
+            f"--relevance needs --kind cnb-gibbs, cnb-logistic or cnb-lgbm (the models that "
+            f"judge each column's relevance to the clusters), got --kind {name}"
         )
     if name == "ns":
         return NoSharingNB(**common)
@@ -57,9 +57,11 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
     return ClusteredNB(inference=inference, gamma=args.gamma, **common)
 
 
-def _clustered_logistic(args: argparse.Namespace) -> Any:
-    """``cnb-logistic``: :class:`~clusterednb.ClusteredLogisticRegression`, refusing by name
-    the options it has no use for.
+def _clustered_logistic(args: argparse.Namespace, name: str = "cnb-logistic") -> Any:
+    """``cnb-logistic``: :class:`~clusterednb.ClusteredLogisticRegression`; ``cnb-lgbm``: its
+    clustering with LightGBM inside the clusters (:class:`~clusterednb.ClusteredLearner`; a
+    model file keeps LightGBM's own text model). Options they have no use for are refused by
+    name.
 
     Examples
     --------
@@ -68,7 +70,11 @@ def _clustered_logistic(args: argparse.Namespace) -> Any:
     ...                                   "liked", "--kind", "cnb-logistic", "-o", "m.cnb"])
     >>> type(make_model(args.kind, args)).__name__
     'ClusteredLogisticRegression'
+    >>> args.kind = "cnb-lgbm"
+    >>> type(make_model(args.kind, args)).__name__
+    'ClusteredLearner'
     """
+    from clusterednb.learners.estimator import ClusteredLearner
     from clusterednb.logistic.estimator import ClusteredLogisticRegression
 
     unused = {
@@ -77,6 +83,8 @@ def _clustered_logistic(args: argparse.Namespace) -> Any:
         "--semi-supervised": getattr(args, "semi_supervised", None) is not None,
         "--alpha": args.alpha != 1.0,
     }
+    if getattr(args, "text", None) and name == "cnb-lgbm":
+        raise CNBError("--text: --kind cnb-lgbm reads tables; for documents use cnb-logistic")
     if getattr(args, "text", None) and args.observation != "multinomial":
         raise CNBError(
             f"--observation {args.observation}: --kind cnb-logistic reads documents as word "
@@ -85,12 +93,14 @@ def _clustered_logistic(args: argparse.Namespace) -> Any:
     given = [flag for flag, used in unused.items() if used]
     if given:
         raise CNBError(
-            f"{', '.join(given)}: not for --kind cnb-logistic (its probabilities come from "
-            "logistic regressions, and rows with an empty label always count in its clustering)"
+            f"{', '.join(given)}: not for --kind {name} (its probabilities come from its "
+            "clusters' learners, and rows with an empty label always count in its clustering)"
         )
-    return ClusteredLogisticRegression(
-        gamma=args.gamma,
-        beta=args.beta,
-        random_state=args.seed,
-        relevance=bool(getattr(args, "relevance", False)),
-    )
+    clustering = {
+        "gamma": args.gamma,
+        "beta": args.beta,
+        "relevance": bool(getattr(args, "relevance", False)),
+    }
+    if name == "cnb-lgbm":
+        return ClusteredLearner("lightgbm", clustering_params=clustering, random_state=args.seed)
+    return ClusteredLogisticRegression(**clustering, random_state=args.seed)

@@ -35,8 +35,13 @@ MODEL_TITLES = {
     "prototype": "Prototype",
 }
 """Model kinds of ``cnb fit`` and ``cnb evidence``."""
-FIT_TITLES = {**MODEL_TITLES, "cnb-logistic": "Clustered logistic regression"}
-"""Model kinds of ``cnb fit``: also ``cnb-logistic``, which has no evidence to compare."""
+FIT_TITLES = {
+    **MODEL_TITLES,
+    "cnb-logistic": "Clustered logistic regression",
+    "cnb-lgbm": "LightGBM inside the clusters",
+}
+"""Model kinds of ``cnb fit``: also ``cnb-logistic`` and ``cnb-lgbm``, which have no evidence
+to compare."""
 FAST_EVIDENCE_KINDS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "cnb-search")
 """The default of ``cnb evidence``: each answers in seconds on thousands of rows."""
 EVALUATE_KINDS = "ns,cs,cnb-bhc,cnb-gibbs,cnb-logistic,lr-task,lr-pooled,hgb-pooled"
@@ -117,7 +122,8 @@ def _fit(commands: argparse._SubParsersAction) -> None:
         "--kind",
         choices=list(FIT_TITLES),
         default="ns",
-        help="model kind (default ns); cnb-logistic is ClusteredLogisticRegression",
+        help="model kind (default ns); cnb-logistic is ClusteredLogisticRegression, cnb-lgbm "
+        "its clustering with LightGBM inside the clusters (ClusteredLearner, extra [trees])",
     )
     fit.add_argument(
         "--model",
@@ -159,8 +165,9 @@ def _fit(commands: argparse._SubParsersAction) -> None:
     fit.add_argument(
         "--relevance",
         action="store_true",
-        help="cnb-gibbs, cnb-logistic: each column either separates the users' clusters or is "
-        "shared by every user (then it no longer moves them); prints each column's relevance",
+        help="cnb-gibbs, cnb-logistic, cnb-lgbm: each column either separates the users' "
+        "clusters or is shared by every user (then it no longer moves them); prints each "
+        "column's relevance",
     )
     add_output(fit, "model file to write")
     add_json(fit)
