@@ -63,6 +63,11 @@ def test_cnb_fit_bins_decimal_columns_and_predict_names_unseen_tasks(tmp_path, c
     assert "decimal" not in capsys.readouterr().err
     model = cnb.load(model_path)
     assert len(model.schema_.categories[1]) == 4 and "size" in model.schema_.bin_edges
+    for kind in ("cnb-logistic", "cnb-lgbm"):  # the logistic kinds read the raw numbers too
+        path = tmp_path / f"{kind}.cnb"
+        assert main([*fit, "--bins", "4", "--kind", kind, "-o", str(path)]) == 0
+        clustering = getattr(cnb.load(path), "clustering_", None) or cnb.load(path)
+        assert clustering.numeric_.names == ("size",) and clustering.n_bins == 4
     query = frame.head(5).assign(user=["ann", "nobody", "nobody", "bob", "someone"])
     query.to_csv(data, index=False)
     assert (

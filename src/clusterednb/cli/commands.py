@@ -14,11 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from clusterednb.cli.estimators import make_model
+from clusterednb.cli.estimators import make_model, with_bins
 from clusterednb.cli.options import comma_list
 from clusterednb.cli.output import emit_json, say, write_text
 from clusterednb.cli.parser import FIT_TITLES, MODEL_TITLES, default_kinds
-from clusterednb.data.discretize import binned_schema_of, decimal_columns
 from clusterednb.data.io import check_columns_exist, read_table
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.decision import LossMatrix, bayes_decision
@@ -70,15 +69,8 @@ def fit(args: argparse.Namespace) -> None:
         )
     else:
         features = _feature_columns(frame, args.task, args.label, args.features)
-        if args.bins and args.kind == "cnb-logistic":  # bins and the raw values both
-            model.set_params(numeric=decimal_columns(frame[features]) or None, n_bins=args.bins)
-        elif args.bins and args.kind == "cnb-lgbm":
-            numeric = {"numeric": decimal_columns(frame[features]) or None, "n_bins": args.bins}
-            model.set_params(clustering_params=model.clustering_params | numeric)
-        elif args.bins:
-            model.set_params(
-                schema=binned_schema_of(frame[features], frame[args.label].to_numpy(), args.bins)
-            )
+        if args.bins:
+            with_bins(model, args.kind, frame[features], frame[args.label].to_numpy(), args.bins)
         model.fit(frame[features], frame[args.label].to_numpy(), frame[args.task].to_numpy())
     model.save(args.output)
     summary = {"kind": args.kind, "rows": len(frame), "output": str(args.output)}

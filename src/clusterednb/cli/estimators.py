@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
+from clusterednb.data.discretize import binned_schema_of, decimal_columns
 from clusterednb.exceptions import CNBError
 from clusterednb.naive_bayes.clustered import ClusteredNB
 from clusterednb.naive_bayes.estimator import TaskNaiveBayes
@@ -55,6 +59,29 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
     if getattr(args, "relevance", False):
         common["relevance"] = True
     return ClusteredNB(inference=inference, gamma=args.gamma, **common)
+
+
+def with_bins(model: Any, kind: str, X: pd.DataFrame, y: np.ndarray, n_bins: int) -> None:
+    """``cnb fit --bins N``: every decimal column of ``X`` binned into ``n_bins`` training
+    quantiles (the logistic kinds also read its raw values; the naive-Bayes kinds its bins
+    only), set on ``model``.
+
+    Examples
+    --------
+    >>> from clusterednb import NoSharingNB
+    >>> model = NoSharingNB()
+    >>> with_bins(model, "ns", pd.DataFrame({"hour": [8.5, 9.25, 13.75]}), np.array([0, 1, 1]), 2)
+    >>> len(model.schema.categories[0])  # two bins
+    2
+    """
+    numeric = decimal_columns(X) or None
+    if kind == "cnb-logistic":
+        model.set_params(numeric=numeric, n_bins=n_bins)
+    elif kind == "cnb-lgbm":
+        clustering = {"numeric": numeric, "n_bins": n_bins}
+        model.set_params(clustering_params=(model.clustering_params or {}) | clustering)
+    else:
+        model.set_params(schema=binned_schema_of(X, y, n_bins))
 
 
 def _clustered_logistic(args: argparse.Namespace, name: str = "cnb-logistic") -> Any:
