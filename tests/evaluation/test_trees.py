@@ -79,3 +79,32 @@ def test_cnb_evaluate_runs_the_trees(tmp_path, capsys):
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)["summary"]
     assert {row["model"] for row in summary} == set(kinds.split(","))
+
+
+def test_on_documents_lightgbm_reads_the_word_counts_and_scikit_learns_trees_refuse():
+    """Two groups of users who call opposite words spam: LightGBM with the user tells them apart
+    from the sparse word counts; ``hgb-*`` refuse documents by name."""
+    pytest.importorskip("lightgbm")
+    from clusterednb.evaluation.models.documents import fit_predict_documents
+    from clusterednb.exceptions import CNBError
+
+    rng = np.random.default_rng(3)
+
+    def documents(n_rows: int) -> pd.DataFrame:
+        user = rng.integers(0, 4, n_rows)
+        word = rng.choice(["cheap", "meeting"], n_rows)
+        spam = (word == "cheap") == (user < 2)
+        noise = rng.choice(["hello", "today", "note"], n_rows)
+        text = [f"{w} {n}" for w, n in zip(word, noise, strict=True)]
+        return pd.DataFrame(
+            {"task": [f"u{u}" for u in user], "label": spam.astype(int), "text": text}
+        )
+
+    train, test = documents(800), documents(200)
+    auc = {
+        name: roc_auc_score(test["label"], fit_predict_documents(name, train, test, "text", 0))
+        for name in ("lgbm-pooled", "lgbm-task")
+    }
+    assert auc["lgbm-task"] > 0.9 > auc["lgbm-pooled"] + 0.2, auc
+    with pytest.raises(CNBError, match="hgb-pooled reads tables"):
+        fit_predict_documents("hgb-pooled", train, test, "text", 0)

@@ -15,6 +15,7 @@ from clusterednb.evaluation.models.baselines import sparse_logistic, with_task_o
 from clusterednb.evaluation.models.cluster_weights import cluster_weighted_documents
 from clusterednb.evaluation.models.generative import GENERATIVE, make_generative
 from clusterednb.evaluation.models.partial_pooling import TaskRows, augment, tuned_partial_pooling
+from clusterednb.evaluation.models.trees import TREE_MODELS, fit_predict_tree_documents
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.exact import MAX_EXACT_TASKS
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
@@ -130,6 +131,9 @@ def fit_predict_documents(
         return clustered_logistic_documents(
             X_train, y_train, tasks, X_test, test, seed, transductive, scale
         )
+    if name in TREE_MODELS:
+        test_tasks = test["task"].to_numpy()
+        return fit_predict_tree_documents(name, X_train, y_train, tasks, X_test, test_tasks, seed)
     raise CNBError(f"model {name!r} does not take documents")
 
 

@@ -7,16 +7,20 @@ They see what the other models see, in the form trees take best: a discretised f
 raw values are kept (:func:`~clusterednb.evaluation.models.baselines.raw_column`) as its raw
 number, every other feature as a category (unseen or missing: missing). The task id is a
 category too; scikit-learn's trees take at most 254 categories a feature, so above that it is
-passed as its code, a number (LightGBM takes any number of categories).
+passed as its code, a number (LightGBM takes any number of categories). On documents only
+LightGBM runs (:func:`fit_predict_tree_documents`: the word counts as a sparse matrix).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from clusterednb.evaluation.models.baselines import class_frequency, raw_column
-from clusterednb.exceptions import MissingExtraError
+from clusterednb.exceptions import CNBError, MissingExtraError
 
 TREE_MODELS = ("hgb-pooled", "hgb-task", "lgbm-pooled", "lgbm-task")
 """The tree baselines by name."""
@@ -82,6 +86,58 @@ def fit_predict_trees(
     return _lightgbm(X, y_train, X_test, categorical, seed)
 
 
+def fit_predict_tree_documents(
+    name: str,
+    X_train: Any,
+    y_train: np.ndarray,
+    train_tasks: np.ndarray,
+    X_test: Any,
+    test_tasks: np.ndarray,
+    seed: int,
+) -> np.ndarray:
+    """LightGBM on documents' word counts (sparse, as they are), with the task as a
+    categorical column for ``lgbm-task``; ``P(y = 1)`` of each test document. scikit-learn's
+    trees take no sparse matrix (a dense one of every word is gigabytes): ``hgb-*`` refuse.
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> X = sparse.csr_matrix(np.eye(2)[[0, 1] * 20])
+    >>> y, tasks = np.array([1, 0] * 20), np.repeat(["a", "b"], 20)
+    >>> p = fit_predict_tree_documents("lgbm-task", X, y, tasks, X[:2], tasks[:2], seed=0)
+    >>> bool(p[0] > 0.5 > p[1])
+    True
+    """
+    if name.startswith("hgb-"):
+        raise CNBError(
+            f"{name} reads tables: scikit-learn's trees take no sparse word counts "
+            "(use lgbm-pooled or lgbm-task on documents)"
+        )
+    if (constant := class_frequency(y_train, X_test.shape[0])) is not None:
+        return constant
+    categorical: list[int] = []
+    if name.endswith("-task"):
+        levels = pd.Index(pd.unique(train_tasks))
+        code = levels.get_indexer(train_tasks).astype(float)
+        test_code = levels.get_indexer(test_tasks).astype(float)
+        test_code[test_code < 0] = np.nan
+        X_train = sparse.hstack([X_train, sparse.csr_matrix(code[:, None])]).tocsr()
+        X_test = sparse.hstack([X_test, sparse.csr_matrix(test_code[:, None])]).tocsr()
+        categorical = [X_train.shape[1] - 1]
+    lightgbm = _lightgbm_module()
+    model = lightgbm.LGBMClassifier(random_state=seed, verbose=-1, n_jobs=1)
+    model.fit(X_train.astype(np.float64), y_train, categorical_feature=categorical or "auto")
+    return model.predict_proba(X_test.astype(np.float64))[:, 1]
+
+
+def _lightgbm_module() -> Any:
+    try:
+        import lightgbm
+    except ImportError as error:
+        raise MissingExtraError("the LightGBM baselines", "trees", "lightgbm") from error
+    return lightgbm
+
+
 def _histogram_boosting(
     X: pd.DataFrame, y: np.ndarray, X_test: pd.DataFrame, categorical: list[str], seed: int
 ) -> np.ndarray:
@@ -98,10 +154,6 @@ def _histogram_boosting(
 def _lightgbm(
     X: pd.DataFrame, y: np.ndarray, X_test: pd.DataFrame, categorical: list[str], seed: int
 ) -> np.ndarray:
-    try:
-        import lightgbm
-    except ImportError as error:
-        raise MissingExtraError("the LightGBM baselines", "trees", "lightgbm") from error
-    model = lightgbm.LGBMClassifier(random_state=seed, verbose=-1, n_jobs=1)
+    model = _lightgbm_module().LGBMClassifier(random_state=seed, verbose=-1, n_jobs=1)
     model.fit(X, y, categorical_feature=categorical or "auto")
     return model.predict_proba(X_test)[:, 1]
