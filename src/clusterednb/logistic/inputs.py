@@ -119,6 +119,8 @@ def _table_rows(
 
 MAX_CURVATURE_BYTES = 2**31
 """Largest curvature (Hessian) matrix of the regressions a fit may allocate: 2 GiB."""
+WIDE_COLUMN = 20
+"""A refusal blames a column with more distinct values than this; else the number of tasks."""
 
 
 def check_design_size(schema: FeatureSchema, n_tasks: int, n_numeric: int) -> None:
@@ -140,6 +142,11 @@ def check_design_size(schema: FeatureSchema, n_tasks: int, n_numeric: int) -> No
     Traceback (most recent call last):
     ...
     clusterednb.exceptions.DataError: column 'f' has 100 distinct values: the clustering would ...
+    >>> narrow = FeatureSchema(tuple(f"f{i}" for i in range(8)), ((0, 1, 2),) * 8, (0, 1))
+    >>> check_design_size(narrow, 10**6, 0)
+    Traceback (most recent call last):
+    ...
+    clusterednb.exceptions.DataError: 1000000 tasks: the clustering would need 1000000 curvature ...
     """
     n_columns = schema.n_values_total + n_numeric + 1
     n_label = schema.n_values_total + 1
@@ -154,6 +161,12 @@ def check_design_size(schema: FeatureSchema, n_tasks: int, n_numeric: int) -> No
     else:
         need = f"the clustering would need {n_tasks} curvature matrices of {n_label} x {n_label}"
     n_bytes = max(regression_bytes, clustering_bytes)
+    if regression_bytes <= MAX_CURVATURE_BYTES and sizes[widest] <= WIDE_COLUMN:
+        raise DataError(  # no column is wide: the number of tasks is what does not fit
+            f"{n_tasks} tasks: {need} ({n_bytes / 2**30:.1f} GiB, more than "
+            f"{MAX_CURVATURE_BYTES / 2**30:.0f} GiB); fit on fewer tasks (a sample of them "
+            "finds the clusters) or use ClusteredNB, which reaches 10**7 users"
+        )
     raise DataError(
         f"column {schema.feature_names[widest]!r} has {sizes[widest]} distinct values: {need} "
         f"({n_bytes / 2**30:.1f} GiB, more than {MAX_CURVATURE_BYTES / 2**30:.0f} GiB); read it "
