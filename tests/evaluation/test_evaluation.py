@@ -35,7 +35,6 @@ ALL_MODELS = (
     "cnb-lr",
     "cnb-logistic",
     "cnb-hgb",
-    "hgb-pooled",
 )
 
 
