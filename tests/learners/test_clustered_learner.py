@@ -247,7 +247,7 @@ def test_any_scikit_learn_classifier_with_sample_weight_fits_inside(population):
             "learner_params go with a learner named by a string",
         ),
         ({"learner": object()}, "has no fit and predict_proba"),
-        ({"clustering_params": {"observation": "multinomial"}}, "ClusteredLearner reads tables"),
+        ({"clustering_params": {"observation": "multinomial"}}, "take no sparse word counts"),
         ({"clustering_params": {"random_state": 1}}, "set random_state on the ClusteredLearner"),
         ({"thin_below": 1.0}, r"thin_below must be in \[0, 1\)"),
     ],
@@ -314,3 +314,37 @@ def test_the_bins_survive_a_model_file(tmp_path):
     loaded = clusterednb.load(tmp_path / "hours.cnb")
     np.testing.assert_array_equal(loaded.number_edges_[0], model.number_edges_[0])
     np.testing.assert_allclose(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))
+
+
+def test_lightgbm_inside_the_clusters_reads_documents_word_counts(tmp_path):
+    """Documents: the clustering on word counts (multinomial), LightGBM inside the clusters on
+    the same sparse counts; two groups of users who call opposite words spam are told apart,
+    the model survives its file, and explanations are refused by name (tables only)."""
+    pytest.importorskip("lightgbm")
+    from scipy import sparse
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(6)
+    n = 600
+    user = rng.integers(0, 6, n)
+    word = rng.integers(0, 2, n)  # 0: "cheap", 1: "meeting"
+    counts = np.zeros((n, 5))
+    counts[np.arange(n), word] = rng.integers(1, 4, n)
+    counts[np.arange(n), 2 + rng.integers(0, 3, n)] += 1  # a filler word
+    counts[np.arange(n), 2 + (user < 3)] += 2  # the groups write a little differently
+    spam = ((word == 0) == (user < 3)).astype(int)
+    X, tasks = sparse.csr_matrix(counts), np.array([f"u{u}" for u in user])
+    held = np.arange(n) % 4 == 0
+    model = ClusteredLearner(
+        "lightgbm",
+        {"n_estimators": 30},
+        clustering_params={"observation": "multinomial"},
+        random_state=0,
+    ).fit(X[~held], spam[~held], tasks[~held])
+    p1 = model.predict_proba(X[held], tasks[held])[:, 1]
+    assert roc_auc_score(spam[held], p1) > 0.9
+    model.save(tmp_path / "docs.cnb")
+    loaded = clusterednb.load(tmp_path / "docs.cnb")
+    np.testing.assert_allclose(loaded.predict_proba(X[held], tasks[held])[:, 1], p1)
+    with pytest.raises(CNBError, match="explains tables"):
+        model.log_odds_by_feature(X[held], tasks[held])

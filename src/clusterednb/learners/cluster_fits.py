@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from clusterednb.exceptions import CNBError
+from clusterednb.learners.tables import take_rows
 
 TINY_MIXTURE = 1e-9
 """Mixture weights below this are not predicted (their learner's share is below rounding)."""
@@ -70,11 +71,11 @@ class ClusterLearners:
         ndarray of shape (n_rows,)
         """
         mixture = mixture[:, :-1] + mixture[:, -1:] * self.new_cluster
-        out = np.zeros(len(table))
+        out = np.zeros(table.shape[0])
         for position, model in enumerate(self.models):
             rows = np.flatnonzero(mixture[:, position] > TINY_MIXTURE)
             if rows.size:
-                out[rows] += mixture[rows, position] * positive_proba(model, table.iloc[rows])
+                out[rows] += mixture[rows, position] * positive_proba(model, take_rows(table, rows))
         return np.clip(out, 0.0, 1.0)
 
 
@@ -87,7 +88,7 @@ def positive_proba(model: Any, table: pd.DataFrame) -> np.ndarray:
     [0.25, 0.25]
     """
     if isinstance(model, float):
-        return np.full(len(table), model)
+        return np.full(table.shape[0], model)
     if hasattr(model, "predict_proba"):
         return np.asarray(model.predict_proba(table), dtype=float)[:, 1]
     return np.asarray(model.predict(table), dtype=float)  # a LightGBM Booster: P(y = 1)
@@ -192,6 +193,6 @@ def _fit_one(make: Any, table: pd.DataFrame, y: np.ndarray, weights: np.ndarray)
     if labels.min() == labels.max():
         return float(labels[0])
     model = make()
-    model.fit(table.iloc[kept], labels, sample_weight=weights[kept])
+    model.fit(take_rows(table, kept), labels, sample_weight=weights[kept])
     booster = getattr(model, "booster_", None)  # LightGBM: keep the model it saves and loads
     return booster if booster is not None else model

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from scipy.special import logit
 from sklearn.base import BaseEstimator
 
@@ -166,8 +167,11 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
 
     def _new_clustering(self, rng: np.random.Generator) -> ClusteredLogisticRegression:
         params = dict(self.clustering_params or {})
-        if params.get("observation", "categorical") != "categorical":
-            raise CNBError("ClusteredLearner reads tables; for documents use the clustering alone")
+        if params.get("observation", "categorical") != "categorical" and self.learner == "hgb":
+            raise CNBError(
+                "scikit-learn's trees take no sparse word counts: for documents use "
+                "learner='lightgbm' or a classifier that reads sparse matrices"
+            )
         if "random_state" in params:
             raise CNBError("set random_state on the ClusteredLearner, not in clustering_params")
         return ClusteredLogisticRegression(**params, random_state=rng)
@@ -183,8 +187,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         """Encode the labelled rows and add them to those kept (``rows_``)."""
         rows = clustering._prediction_rows(X, tasks)
         labels = pd.Series(np.asarray(y, dtype=object))
-        labelled = labels.notna().to_numpy()
-        positive = (labels[labelled] == clustering.classes_[1]).to_numpy(dtype=np.int8)
+        labelled = np.flatnonzero(labels.notna().to_numpy())
+        positive = (labels.iloc[labelled] == clustering.classes_[1]).to_numpy(dtype=np.int8)
         matrix = encoded_matrix(
             rows.codes[labelled],
             _rows_of(rows.frame, labelled),
@@ -193,7 +197,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         )
         new = (matrix, rows.task_index[labelled], positive)
         if held is not None:
-            new = tuple(np.concatenate([old, part]) for old, part in zip(held, new, strict=True))
+            new = tuple(_stacked(old, part) for old, part in zip(held, new, strict=True))
         self.rows_ = new
         self.rows_y_ = new[2]
 
@@ -230,7 +234,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
 
     def _number_edges(self, clustering: Any, matrix: np.ndarray) -> dict[int, np.ndarray]:
         """The numeric columns' bins for trees named by a string (none for an estimator)."""
-        if not isinstance(self.learner, str):
+        if not isinstance(self.learner, str) or sparse.issparse(matrix):
             return {}
         names = clustering.numeric_.names
         return number_thresholds(
@@ -306,6 +310,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         (2, 1)
         """
         check_fitted(self, "learners_")
+        if self.clustering_.observation != "categorical":
+            raise CNBError("log_odds_by_feature explains tables, not documents")
         matrix, task_index, mixture = self._encoded(X, tasks, "pooled")
 
         def log_odds(values: np.ndarray) -> np.ndarray:
@@ -342,7 +348,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         clustering_meta, clustering_arrays = self.clustering_._state()
         arrays |= {CLUSTERING_PREFIX + name: a for name, a in clustering_arrays.items()}
         matrix, row_task, y = self.rows_
-        arrays |= {"rows_matrix": matrix, "rows_task": row_task, "rows_y": y}
+        arrays |= _matrix_arrays(matrix) | {"rows_task": row_task, "rows_y": y}
         arrays |= {f"{EDGES_PREFIX}{i}": cuts for i, cuts in self.number_edges_.items()}
         return {"learners": meta, "clustering": clustering_meta}, arrays
 
@@ -362,7 +368,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         if len(learners.models) != n_clusters or learners.new_cluster.shape != (n_clusters,):
             raise CNBError(f"{len(learners.models)} learners for {n_clusters} clusters")
         arrays = record.arrays
-        self.rows_ = (arrays["rows_matrix"], arrays["rows_task"], arrays["rows_y"])
+        self.rows_ = (_matrix_of(arrays), arrays["rows_task"], arrays["rows_y"])
         self.number_edges_ = {
             int(name[len(EDGES_PREFIX) :]): cuts
             for name, cuts in arrays.items()
@@ -370,6 +376,37 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         }
         self.rows_y_ = self.rows_[2]
         self._set_fitted(clustering, learners)
+
+
+def _stacked(old: Any, new: Any) -> Any:
+    """Kept rows and new rows, one below the other (dense or sparse)."""
+    if sparse.issparse(old):
+        return sparse.vstack([old, new], format="csr")
+    return np.concatenate([old, new])
+
+
+def _matrix_arrays(matrix: Any) -> dict[str, np.ndarray]:
+    """The kept rows' matrix as arrays of a model file (a sparse one by its CSR parts)."""
+    if not sparse.issparse(matrix):
+        return {"rows_matrix": matrix}
+    return {
+        "rows_matrix_data": matrix.data,
+        "rows_matrix_indices": matrix.indices,
+        "rows_matrix_indptr": matrix.indptr,
+        "rows_matrix_shape": np.asarray(matrix.shape),
+    }
+
+
+def _matrix_of(arrays: dict[str, np.ndarray]) -> Any:
+    """The kept rows' matrix back from :func:`_matrix_arrays`' arrays."""
+    if "rows_matrix" in arrays:
+        return arrays["rows_matrix"]
+    parts = (
+        arrays["rows_matrix_data"],
+        arrays["rows_matrix_indices"],
+        arrays["rows_matrix_indptr"],
+    )
+    return sparse.csr_matrix(parts, shape=tuple(int(n) for n in arrays["rows_matrix_shape"]))
 
 
 def _rows_of(frame: Any, kept: np.ndarray) -> Any:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.base import clone
 
 from clusterednb.data.numeric import numbers_of
@@ -54,7 +55,11 @@ def encoded_matrix(
     >>> schema = FeatureSchema.infer(pd.DataFrame({"colour": ["red", "blue"]}), [0, 1])
     >>> encoded_matrix(np.array([[1], [-1]]), None, schema, ()).tolist()
     [[1.0], [nan]]
+
+    Documents' word counts (a sparse matrix) are read as they are, as float64 CSR.
     """
+    if sparse.issparse(codes):
+        return sparse.csr_matrix(codes, dtype=np.float64)
     matrix = np.where(codes >= 0, codes, np.nan).astype(np.float64)
     for position, name in enumerate(schema.feature_names):
         if name in numeric_names:
@@ -93,7 +98,18 @@ def learner_frame(
     >>> table = learner_frame(np.array([[1.0], [np.nan]]), schema, (), np.array([0, -1]), 2)
     >>> table["colour"].tolist(), str(table["colour"].dtype), table[TASK_COLUMN].tolist()
     ([1, nan], 'category', [0, nan])
+
+    Documents stay a sparse matrix; the task, if asked for, is a one-hot block after the words.
     """
+    if sparse.issparse(matrix):
+        if task_index is None:
+            return matrix
+        known = task_index >= 0
+        one_hot = sparse.csr_matrix(
+            (np.ones(int(known.sum())), (np.flatnonzero(known), task_index[known])),
+            shape=(matrix.shape[0], n_tasks),
+        )
+        return sparse.hstack([matrix, one_hot], format="csr")
     columns: dict[str, Any] = {}
     for position, name in enumerate(schema.feature_names):
         values = matrix[:, position]
@@ -115,6 +131,19 @@ def _category(codes: np.ndarray, n_levels: int) -> Any:
     if n_levels > MAX_TREE_CATEGORIES:
         return np.where(codes >= 0, codes, np.nan)
     return pd.Categorical.from_codes(np.where(codes < n_levels, codes, -1), range(n_levels))
+
+
+def take_rows(table: Any, rows: np.ndarray) -> Any:
+    """Rows ``rows`` of a learner's input (a DataFrame or a sparse matrix).
+
+    Examples
+    --------
+    >>> take_rows(pd.DataFrame({"x": [1, 2, 3]}), np.array([2]))["x"].tolist()
+    [3]
+    >>> take_rows(sparse.eye(3, format="csr"), np.array([0])).toarray().tolist()
+    [[1.0, 0.0, 0.0]]
+    """
+    return table.iloc[rows] if isinstance(table, pd.DataFrame) else table[rows]
 
 
 def make_learner(learner: Any, params: dict[str, Any] | None, seed: int) -> Any:
@@ -198,6 +227,8 @@ def binned_numbers(matrix: np.ndarray, edges: dict[int, np.ndarray]) -> np.ndarr
            [nan],
            [ 2.]])
     """
+    if not edges:
+        return matrix
     out = matrix.copy()
     for position, cuts in edges.items():
         column = matrix[:, position]

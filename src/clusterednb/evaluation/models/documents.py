@@ -18,6 +18,7 @@ from clusterednb.evaluation.models.partial_pooling import TaskRows, augment, tun
 from clusterednb.evaluation.models.trees import TREE_MODELS, fit_predict_tree_documents
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.exact import MAX_EXACT_TASKS
+from clusterednb.learners.estimator import ClusteredLearner
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.naive_bayes.transductive import transductive_coclustering
 
@@ -59,7 +60,8 @@ def fit_predict_documents(
     for ``lr-hier-fixed`` at ``C = s = 1``); ``cnb-lr`` weights ``lr-pooled``'s rows by a
     multinomial Clustered NB's co-clustering (exact enumeration up to 10 tasks, else Gibbs;
     :mod:`clusterednb.evaluation.models.cluster_weights`); ``cnb-logistic`` is
-    :func:`clustered_logistic_documents`.
+    :func:`clustered_logistic_documents`; ``cnb-lgbm`` its clustering with LightGBM inside the
+    clusters, on the same word counts (:class:`~clusterednb.ClusteredLearner`).
 
     Transductively (``transductive=True``) the test documents join the fit of the clustered
     naive-Bayes models unlabelled and choose their task's cluster among those of the labelled
@@ -131,6 +133,14 @@ def fit_predict_documents(
         return clustered_logistic_documents(
             X_train, y_train, tasks, X_test, test, seed, transductive, scale
         )
+    if name == "cnb-lgbm":
+        model = ClusteredLearner(
+            "lightgbm",
+            clustering_params={"observation": "multinomial", "classes": [0, 1]},
+            random_state=seed,
+        )
+        model.fit(X_train, y_train, tasks)
+        return model.predict_proba(X_test, test["task"].to_numpy())[:, 1]
     if name in TREE_MODELS:
         test_tasks = test["task"].to_numpy()
         return fit_predict_tree_documents(name, X_train, y_train, tasks, X_test, test_tasks, seed)
