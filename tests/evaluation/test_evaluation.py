@@ -34,7 +34,6 @@ ALL_MODELS = (
     "lr-pooled+raw",
     "cnb-lr",
     "cnb-logistic",
-    "cnb-hgb",
 )
 
 
