@@ -351,7 +351,7 @@ def test_tempering_counts_no_task_as_more_than_the_effective_rows():
         expansions.anchor,
         0.5 * expansions.value,
         0.5 * expansions.gradient,
-        0.5 * expansions.hessian,
+        expansions.hessian.scaled(np.full(4, 0.5)),
     )
     expected += half.log_marginal([0, 1], precision=1.0)
     assert tempered.log_block(pair) == pytest.approx(expected, rel=1e-12)

@@ -96,3 +96,24 @@ def test_a_model_without_coclustering_saves_and_predicts_the_same(small_core, tm
     np.testing.assert_allclose(
         again.predict_proba(X, tasks), model.predict_proba(X, tasks), rtol=1e-12
     )
+
+
+def test_the_logistic_population_draws_task_by_task_from_one_stream():
+    """Drawn for all tasks at once, the rows are those a task-by-task draw gives."""
+    from scipy.special import expit
+
+    population = make_logistic_population(
+        np.random.default_rng(5), group_sizes=(3, 2), rows_per_task=6, n_features=4
+    )
+    rng = np.random.default_rng(5)
+    theta = rng.dirichlet(np.ones(3), size=(2, 4))
+    weights = rng.normal(0.0, 2.0, size=(2, 4, 3))
+    bias = rng.normal(0.0, 1.0, size=2)
+    for position, group in enumerate([0, 0, 0, 1, 1]):
+        draws = rng.random((6, 4, 1))
+        x = np.minimum((draws > theta[group].cumsum(axis=-1)).sum(axis=-1), 2)
+        y = rng.random(6) < expit(bias[group] + weights[group, np.arange(4), x].sum(axis=1))
+        rows = population.frame.iloc[6 * position : 6 * position + 6]
+        np.testing.assert_array_equal(rows[population.feature_names].to_numpy(), x)
+        np.testing.assert_array_equal(rows["label"].to_numpy(), y.astype(int))
+        assert population.true_group[rows["task"].iloc[0]] == group

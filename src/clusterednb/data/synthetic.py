@@ -152,18 +152,25 @@ def make_logistic_population(
     bias = rng.normal(0.0, 1.0, size=n_groups)
     group_of_task = np.repeat(np.arange(n_groups), group_sizes)
     task_ids = [f"u{t:0{len(str(group_of_task.size - 1))}d}" for t in range(group_of_task.size)]
-    frames = []
-    for task, group in zip(task_ids, group_of_task, strict=True):
-        draws = rng.random((rows_per_task, n_features, 1))
-        x = np.minimum((draws > theta[group].cumsum(axis=-1)).sum(axis=-1), n_values - 1)
-        margin = bias[group] + weights[group, np.arange(n_features), x].sum(axis=1)
-        y = (rng.random(rows_per_task) < 1.0 / (1.0 + np.exp(-margin))).astype(np.int64)
-        block = pd.DataFrame(x, columns=[f"f{j}" for j in range(n_features)])
-        block.insert(0, "label", y)
-        block.insert(0, "task", task)
-        frames.append(block)
+    # Each task draws its rows' feature uniforms, then its labels' uniforms, from one stream:
+    # drawn for all tasks at once they are the same numbers, in the same order.
+    per_task = rows_per_task * (n_features + 1)
+    uniforms = rng.random((group_of_task.size, per_task))
+    feature_draws = uniforms[:, : rows_per_task * n_features].reshape(-1, n_features, 1)
+    group_of_row = np.repeat(group_of_task, rows_per_task)
+    cumulative = theta.cumsum(axis=-1)[group_of_row]  # (n_rows, n_features, n_values)
+    x = np.minimum((feature_draws > cumulative).sum(axis=-1), n_values - 1)
+    del cumulative, feature_draws
+    margin = bias[group_of_row] + weights[group_of_row[:, None], np.arange(n_features), x].sum(
+        axis=1
+    )
+    label_draws = uniforms[:, rows_per_task * n_features :].ravel()
+    y = (label_draws < 1.0 / (1.0 + np.exp(-margin))).astype(np.int64)
+    frame = pd.DataFrame(x.astype(np.int64), columns=[f"f{j}" for j in range(n_features)])
+    frame.insert(0, "label", y)
+    frame.insert(0, "task", np.repeat(np.array(task_ids, dtype=object), rows_per_task))
     return PlantedPopulation(
-        frame=pd.concat(frames, ignore_index=True),
+        frame=frame,
         true_group=dict(zip(task_ids, group_of_task.tolist(), strict=True)),
         feature_names=[f"f{j}" for j in range(n_features)],
     )

@@ -17,8 +17,8 @@ from clusterednb.exceptions import CNBError, check_choice
 from clusterednb.logistic.clustering.joint_blocks import (
     JointLogisticBlocks,
     TaskExpansions,
-    one_hot_design,
 )
+from clusterednb.logistic.clustering.task_expansions import one_hot_rows
 from clusterednb.logistic.documents import (
     document_design,
     latent_design,
@@ -340,8 +340,9 @@ class JointData:
         return {}
 
     def label_design(self) -> np.ndarray:
-        """The label model's design of the labelled rows: one-hot features and an intercept
-        (of documents: their coordinates on the documents' leading directions and an intercept).
+        """The label model's design of the labelled rows: one-hot features and an intercept,
+        sparse (of documents: their coordinates on the documents' leading directions and an
+        intercept, dense).
 
         Examples
         --------
@@ -353,7 +354,7 @@ class JointData:
         rows = self.labelled
         if self.documents:
             return latent_design(self.codes, rows)
-        return one_hot_design(self.codes[rows], self.offsets)
+        return one_hot_rows(self.codes[rows], self.offsets)
 
     def expansions(self, precision: float) -> TaskExpansions:
         """Each task's label log-likelihood expanded at the pooled MAP (computed once per

@@ -20,6 +20,7 @@ from clusterednb.data.values import as_vector, ordered_unique
 from clusterednb.estimation.prediction_rows import prediction_rows
 from clusterednb.estimation.training_table import check_labels, read_table
 from clusterednb.exceptions import CNBError, DataError, check_choice
+from clusterednb.inference.blocks.core_and_place import MAX_SAMPLED_TASKS
 from clusterednb.logistic.fit import JointData, regression_design
 
 OBSERVATIONS = ("categorical", "multinomial")
@@ -119,16 +120,16 @@ def _table_rows(
 
 MAX_CURVATURE_BYTES = 2**31
 """Largest curvature (Hessian) matrix of the regressions a fit may allocate: 2 GiB."""
-WIDE_COLUMN = 20
-"""A refusal blames a column with more distinct values than this; else the number of tasks."""
 
 
 def check_design_size(schema: FeatureSchema, n_tasks: int, n_numeric: int) -> None:
     """Refuse, before anything is allocated, rows whose curvature matrices would pass
     :data:`MAX_CURVATURE_BYTES`, naming the column with the most categories: the regressions'
     (one row and column per one-hot value and number, and the intercept; the tasks' own
-    columns are a diagonal block, solved without forming it) and the clustering's (one per
-    task, over the one-hot values and the intercept).
+    columns are a diagonal block, solved without forming it) and the clustering's dense ones
+    (over the one-hot values and the intercept, one per task of the sampled core: every other
+    task keeps its rows' factor, :mod:`~clusterednb.logistic.clustering.task_hessians`, and is
+    placed in batches sized to fit).
 
     Examples
     --------
@@ -138,20 +139,17 @@ def check_design_size(schema: FeatureSchema, n_tasks: int, n_numeric: int) -> No
     ...
     clusterednb.exceptions.DataError: column 'id' has 20000 distinct values: ...
     >>> check_design_size(FeatureSchema(("f",), ((0, 1, 2),), (0, 1)), 100_000, 0)  # fits
-    >>> check_design_size(FeatureSchema(("f",), (tuple(range(100)),), (0, 1)), 10**6, 0)
-    Traceback (most recent call last):
-    ...
-    clusterednb.exceptions.DataError: column 'f' has 100 distinct values: the clustering would ...
     >>> narrow = FeatureSchema(tuple(f"f{i}" for i in range(8)), ((0, 1, 2),) * 8, (0, 1))
-    >>> check_design_size(narrow, 10**6, 0)
+    >>> check_design_size(narrow, 10**7, 0)  # the tasks' number does not matter
+    >>> check_design_size(FeatureSchema(("f",), (tuple(range(1000)),), (0, 1)), 10**6, 0)
     Traceback (most recent call last):
     ...
-    clusterednb.exceptions.DataError: 1000000 tasks: the clustering would need 1000000 curvature ...
+    clusterednb.exceptions.DataError: column 'f' has 1000 distinct values: the clustering would ...
     """
     n_columns = schema.n_values_total + n_numeric + 1
     n_label = schema.n_values_total + 1
     regression_bytes = 8 * n_columns**2
-    clustering_bytes = 8 * n_tasks * n_label**2
+    clustering_bytes = 8 * min(n_tasks, MAX_SAMPLED_TASKS) * n_label**2
     if max(regression_bytes, clustering_bytes) <= MAX_CURVATURE_BYTES:
         return
     sizes = [len(categories) for categories in schema.categories]
@@ -159,14 +157,9 @@ def check_design_size(schema: FeatureSchema, n_tasks: int, n_numeric: int) -> No
     if regression_bytes > MAX_CURVATURE_BYTES:
         need = f"the regressions would need a {n_columns} x {n_columns} curvature matrix"
     else:
-        need = f"the clustering would need {n_tasks} curvature matrices of {n_label} x {n_label}"
+        sampled = min(n_tasks, MAX_SAMPLED_TASKS)
+        need = f"the clustering would need {sampled} curvature matrices of {n_label} x {n_label}"
     n_bytes = max(regression_bytes, clustering_bytes)
-    if regression_bytes <= MAX_CURVATURE_BYTES and sizes[widest] <= WIDE_COLUMN:
-        raise DataError(  # no column is wide: the number of tasks is what does not fit
-            f"{n_tasks} tasks: {need} ({n_bytes / 2**30:.1f} GiB, more than "
-            f"{MAX_CURVATURE_BYTES / 2**30:.0f} GiB); fit on fewer tasks (a sample of them "
-            "finds the clusters) or use ClusteredNB, which reaches 10**7 users"
-        )
     raise DataError(
         f"column {schema.feature_names[widest]!r} has {sizes[widest]} distinct values: {need} "
         f"({n_bytes / 2**30:.1f} GiB, more than {MAX_CURVATURE_BYTES / 2**30:.0f} GiB); read it "

@@ -32,8 +32,22 @@ MAX_SAMPLED_TASKS = 300
 (MovieLens' 943 users: the partition posterior 0.85 s instead of 2.5–4 s; its accuracy in
 BENCHMARKS.md)."""
 PLACED_AT_ONCE = 10_000
-"""Tasks whose statistics are gathered at once while placing (bounds the memory: their
-Hessians take ``PLACED_AT_ONCE · d² · 8`` bytes)."""
+"""Most tasks whose statistics are gathered at once while placing."""
+PLACEMENT_BYTES = 2**28
+"""Bound on a placed batch's dense Hessians (``batch · d² · 8`` bytes): wide rows place
+fewer tasks at once."""
+
+
+def placement_batch(d: int) -> int:
+    """Tasks placed at once for ``d`` label weights: :data:`PLACED_AT_ONCE`, fewer when their
+    dense Hessians would pass :data:`PLACEMENT_BYTES`.
+
+    Examples
+    --------
+    >>> placement_batch(25), placement_batch(1001)
+    (10000, 33)
+    """
+    return max(1, min(PLACED_AT_ONCE, PLACEMENT_BYTES // (8 * d * d)))
 
 
 def core_tasks(n_tasks: int, rng: np.random.Generator) -> np.ndarray:
@@ -90,8 +104,9 @@ def core_and_place(
     weights[core] = membership(sampled.coclustering, sampled.partition)
     partition = np.zeros(n_tasks, dtype=np.int64)
     partition[core] = sampled.partition
-    for start in range(0, others.size, PLACED_AT_ONCE):
-        batch = others[start : start + PLACED_AT_ONCE]
+    at_once = placement_batch(blocks.expansions.anchor.size)
+    for start in range(0, others.size, at_once):
+        batch = others[start : start + at_once]
         features, expansions = blocks.subset(batch).packed()
         log_weights = placement_scores(
             chain.slots,

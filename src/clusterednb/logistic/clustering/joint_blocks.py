@@ -119,7 +119,7 @@ class JointLogisticBlocks:
             expansions.anchor,
             expansions.value * weights,
             expansions.gradient * weights[:, None],
-            expansions.hessian * weights[:, None, None],
+            expansions.hessian.scaled(weights),
         )
         self._scores: dict[frozenset[int], float] = {}
         self._starts = offsets[:-1]
@@ -155,7 +155,7 @@ class JointLogisticBlocks:
         """
         own = self.expansions
         expansions = TaskExpansions(
-            own.anchor, own.value[tasks], own.gradient[tasks], own.hessian[tasks]
+            own.anchor, own.value[tasks], own.gradient[tasks], own.hessian.take(tasks)
         )
         return JointLogisticBlocks(
             self.value_counts[tasks], self.offsets, expansions, self.beta, self.precision
@@ -192,7 +192,7 @@ class JointLogisticBlocks:
         expansions = (
             np.ascontiguousarray(own.value, dtype=np.float64),
             np.ascontiguousarray(own.gradient, dtype=np.float64),
-            np.ascontiguousarray(own.hessian, dtype=np.float64),
+            np.ascontiguousarray(own.hessian[:], dtype=np.float64),
             np.ascontiguousarray(own.anchor, dtype=np.float64),
             float(constant),
         )
@@ -257,7 +257,7 @@ class JointLogisticBlocks:
             self.value_counts[rows].sum(axis=0),
             float(self.expansions.value[rows].sum()),
             self.expansions.gradient[rows].sum(axis=0),
-            self.expansions.hessian[rows].sum(axis=0),
+            self.expansions.hessian.summed(rows),
         )
 
     def added(self, sums: BlockSums, task: int) -> BlockSums:

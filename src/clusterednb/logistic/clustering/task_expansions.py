@@ -8,9 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 from scipy.special import expit, log_expit
 
 from clusterednb.exceptions import CNBError
+from clusterednb.logistic.clustering.task_hessians import (
+    DenseHessians,
+    RowFactorHessians,
+    as_hessians,
+)
 from clusterednb.logistic.solvers.laplace import fit_laplace
 
 
@@ -41,6 +47,53 @@ def one_hot_design(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return design
 
 
+def pooled_anchor(rows: sparse.csr_matrix, y: np.ndarray, precision: float) -> np.ndarray:
+    """The MAP of one logistic regression on all ``rows`` (sparse, shape (n_rows, d)), from
+    their distinct rows and label counts: one-hot rows repeat (eight features of three values
+    have at most 6 561 patterns, however many tasks), so Newton runs on the distinct ones.
+
+    Examples
+    --------
+    >>> rows = sparse.csr_matrix(np.array([[1.0, 1.0], [1.0, 1.0], [0.0, 1.0]]))
+    >>> anchor = pooled_anchor(rows, np.array([1.0, 1.0, 0.0]), 1.0)
+    >>> bool(np.allclose(anchor, fit_laplace(rows.toarray(), np.array([1.0, 1.0, 0.0])).coef))
+    True
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if rows.shape[0] == 0:
+        return fit_laplace(np.zeros((0, rows.shape[1])), y, precision=precision).coef
+    key = rows @ np.random.default_rng(0).normal(size=rows.shape[1]) + 1e6 * y
+    _, first, pattern = np.unique(key, return_index=True, return_inverse=True)
+    patterns = rows[first]
+    if (patterns[pattern] != rows).nnz or not np.array_equal(y[first][pattern], y):
+        return fit_laplace(rows.toarray(), y, precision=precision).coef  # a collision
+    counts = np.bincount(pattern, minlength=first.size).astype(np.float64)
+    return fit_laplace(patterns.toarray(), y[first], counts, precision=precision).coef
+
+
+def one_hot_rows(codes: np.ndarray, offsets: np.ndarray) -> sparse.csr_matrix:
+    """:func:`one_hot_design` as a sparse matrix (a row holds one entry per present feature
+    and the intercept), shape (n_rows, offsets[-1] + 1).
+
+    Examples
+    --------
+    >>> codes, offsets = np.array([[0, 1], [-1, 0]]), np.array([0, 2, 4])
+    >>> bool(np.array_equal(one_hot_rows(codes, offsets).toarray(), one_hot_design(codes, offsets)))
+    True
+    """
+    codes = np.asarray(codes)
+    n_rows, n_features = codes.shape
+    width = int(offsets[-1]) + 1
+    columns = np.empty((n_rows, n_features + 1), dtype=np.int64)
+    columns[:, :n_features] = np.where(codes >= 0, codes + offsets[:-1], -1)
+    columns[:, n_features] = width - 1
+    present = columns >= 0
+    indptr = np.concatenate([[0], np.cumsum(present.sum(axis=1))])
+    return sparse.csr_matrix(
+        (np.ones(int(indptr[-1])), columns[present], indptr), shape=(n_rows, width)
+    )
+
+
 @dataclass(frozen=True)
 class TaskExpansions:
     """Each task's label log-likelihood expanded to second order at one anchor.
@@ -52,8 +105,9 @@ class TaskExpansions:
     value : ndarray of shape (n_tasks,)
         ``ℓ_u(w₀)``.
     gradient : ndarray of shape (n_tasks, d)
-    hessian : ndarray of shape (n_tasks, d, d)
-        Minus the second derivative (positive semi-definite).
+    hessian : RowFactorHessians or DenseHessians, shape (n_tasks, d, d)
+        Minus the second derivative (positive semi-definite); a dense array given is wrapped
+        (:mod:`~clusterednb.logistic.clustering.task_hessians`).
 
     Examples
     --------
@@ -68,13 +122,18 @@ class TaskExpansions:
     anchor: np.ndarray
     value: np.ndarray
     gradient: np.ndarray
-    hessian: np.ndarray
+    hessian: RowFactorHessians | DenseHessians
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hessian", as_hessians(self.hessian))
 
     @classmethod
     def at_pooled_map(
-        cls, design: np.ndarray, y: np.ndarray, task_starts: np.ndarray, precision: float
+        cls, design, y: np.ndarray, task_starts: np.ndarray, precision: float
     ) -> TaskExpansions:
-        """Expansions at the MAP of all rows together (one Newton fit).
+        """Expansions at the MAP of all rows together (one Newton fit); ``design`` dense or
+        sparse, shape (n_rows, d), its rows grouped by task as ``task_starts`` says. The
+        curvatures are kept as factor rows (:class:`RowFactorHessians`).
 
         Examples
         --------
@@ -86,22 +145,21 @@ class TaskExpansions:
         At the pooled MAP the tasks' summed gradient balances the prior's pull, ``Σ_u g_u = λ w₀``
         (every weight, the intercept too, has the prior ``N(0, λ⁻¹)``).
         """
-        anchor = fit_laplace(design, y, precision=precision).coef
-        margin = design @ anchor
+        rows = sparse.csr_matrix(design, dtype=np.float64)
+        anchor = pooled_anchor(rows, y, precision)
+        margin = rows @ anchor
         row_value = np.where(y > 0, log_expit(margin), log_expit(-margin))
         probability = expit(margin)
-        row_gradient = design * (y - probability)[:, None]
-        curvature = probability * (1.0 - probability)
         n_tasks = task_starts.size - 1
-        d = design.shape[1]
-        value, gradient = np.zeros(n_tasks), np.zeros((n_tasks, d))
-        hessian = np.zeros((n_tasks, d, d))
-        for task in range(n_tasks):
-            rows = slice(task_starts[task], task_starts[task + 1])
-            value[task] = row_value[rows].sum()
-            gradient[task] = row_gradient[rows].sum(axis=0)
-            hessian[task] = (design[rows].T * curvature[rows]) @ design[rows]
-        return cls(anchor, value, gradient, hessian)
+        task_of_row = np.repeat(np.arange(n_tasks), np.diff(task_starts))
+        by_task = sparse.csr_matrix(
+            (np.ones(task_of_row.size), (task_of_row, np.arange(task_of_row.size))),
+            shape=(n_tasks, task_of_row.size),
+        )
+        value = np.bincount(task_of_row, weights=row_value, minlength=n_tasks)
+        gradient = np.asarray((by_task @ sparse.diags(y - probability) @ rows).todense())
+        factor = sparse.diags(np.sqrt(probability * (1.0 - probability))) @ rows
+        return cls(anchor, value, gradient, RowFactorHessians(factor, task_starts))
 
     def log_marginal(self, members: list[int], precision: float) -> float:
         """The closed-form Gaussian integral of the members' summed expansions.
@@ -119,7 +177,7 @@ class TaskExpansions:
         return self.log_marginal_of_sums(
             float(self.value[members].sum()),
             self.gradient[members].sum(axis=0),
-            self.hessian[members].sum(axis=0),
+            self.hessian.summed(members),
             precision,
         )
 
