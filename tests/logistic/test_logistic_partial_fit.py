@@ -176,3 +176,55 @@ def test_on_landmine_a_stream_of_chunks_is_as_accurate_as_a_full_refit():
     train = rng.permutation(np.flatnonzero(~test))
     auc_streamed, auc_full = _streamed_and_full_auc(X, y, tasks, train, test, 5)
     assert auc_streamed >= auc_full - 0.005, (auc_streamed, auc_full)
+
+
+def _many_small_tasks(n_tasks=2000):
+    from clusterednb.data.synthetic import make_logistic_population
+
+    population = make_logistic_population(
+        np.random.default_rng(0), group_sizes=[n_tasks // 10] * 10, rows_per_task=8, n_features=8
+    )
+    frame = population.frame
+    return frame[population.feature_names], frame["label"].to_numpy(), frame["task"].to_numpy()
+
+
+def test_one_answer_among_many_refits_only_its_task_close_to_the_full_refit(monkeypatch):
+    """The local refit (the answering task's own weights in every regression) against the
+    full one (every regression from its minimum) under the same kept posterior."""
+    import copy
+
+    from clusterednb.logistic import online
+
+    X, y, tasks = _many_small_tasks()
+    model = cnb.ClusteredLogisticRegression(random_state=0).fit(X, y, tasks)
+    before = model.predict_proba(X, tasks)[:, 1]
+    full = copy.deepcopy(model)
+    answer, task = slice(3, 4), tasks[3]
+    monkeypatch.setattr(online, "LOCAL_SHARE", 1e-4)  # 16 000 rows: one answer is 6e-5
+    model.partial_fit(X.iloc[answer], 1 - y[answer], tasks[answer])
+    assert model.clusters_.fitted_rows == full.clusters_.fitted_rows  # no full refit
+    monkeypatch.setattr(online, "LOCAL_SHARE", 0.0)
+    full.partial_fit(X.iloc[answer], 1 - y[answer], tasks[answer])
+    assert full.clusters_.fitted_rows == model.clusters_.fitted_rows + 1
+    local, refitted = model.predict_proba(X, tasks)[:, 1], full.predict_proba(X, tasks)[:, 1]
+    own = tasks == task
+    moved = np.abs(refitted - before)[own].max()
+    assert moved > 0.03  # the answer moves its task
+    # 16 000 rows: the shared weights the local refit keeps move the rows by < 0.005
+    assert np.abs(local - refitted).max() < 0.005
+    assert np.abs(local - refitted)[own].max() < 0.1 * moved
+    np.testing.assert_allclose(
+        model.clusters_.cluster_value_counts, full.clusters_.cluster_value_counts, atol=1e-9
+    )
+    np.testing.assert_array_equal(model.rows_.codes, full.rows_.codes)
+
+
+def test_answers_past_the_local_share_refit_every_regression():
+    from clusterednb.logistic import online
+
+    X, y, tasks = _many_small_tasks()
+    model = cnb.ClusteredLogisticRegression(random_state=0).fit(X, y, tasks)
+    fitted_rows = model.clusters_.fitted_rows
+    assert online.LOCAL_SHARE * fitted_rows < 1  # 16 000 rows: no answer is few enough
+    model.partial_fit(X.iloc[:1], 1 - y[:1], tasks[:1])
+    assert model.clusters_.fitted_rows == fitted_rows + 1

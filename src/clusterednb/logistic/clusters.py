@@ -73,6 +73,10 @@ class LogisticClusters:
         posterior (:mod:`clusterednb.logistic.online`); None in files written before them.
     sampled_rows : int
         The rows (labelled or not) the partition posterior was sampled on.
+    fitted_rows : int
+        The labelled rows every regression was last fitted on (0: not known); a partial fit
+        of a few answers refits only their tasks' own weights until the rows added since
+        reach :data:`~clusterednb.logistic.online.LOCAL_SHARE` of these.
     feature_relevance : ndarray of shape (n_features,), optional
         With ``relevance``: each feature's judged relevance to the clusters (those below
         one half left out of the joint score and of ``cluster_value_counts``).
@@ -100,6 +104,7 @@ class LogisticClusters:
     cluster_weights: np.ndarray | None = None
     sampled_rows: int = 0
     feature_relevance: np.ndarray | None = None
+    fitted_rows: int = 0
 
     def proba(self, design, mixture: np.ndarray, task: np.ndarray | None = None) -> np.ndarray:
         """``P(y = 1)`` of rows under their mixtures (and their tasks' deviations, if given).
@@ -217,6 +222,7 @@ class LogisticClusters:
         schema: FeatureSchema,
         n_numeric: int = 0,
         sampled_rows: int = 0,
+        fitted_rows: int = 0,
     ) -> LogisticClusters:
         """Rebuild from saved arrays, refusing any whose shape contradicts the others
         (``deviations`` may be absent: files written before tasks had deviations;
@@ -264,7 +270,12 @@ class LogisticClusters:
                 raise CNBError(f"array {name!r} holds values that are not finite")
         if n_tasks and (arrays["partition"].min() < 0 or arrays["partition"].max() >= n_clusters):
             raise CNBError("array 'partition' names clusters that do not exist")
-        return cls(**arrays, log_joint=log_joint, sampled_rows=int(sampled_rows))
+        return cls(
+            **arrays,
+            log_joint=log_joint,
+            sampled_rows=int(sampled_rows),
+            fitted_rows=int(fitted_rows),
+        )
 
 
 def partition_posterior(
@@ -392,6 +403,7 @@ def assemble(
         log_joint=clustering.log_joint,
         cluster_weights=q,
         sampled_rows=int(data.y.size),
+        fitted_rows=int(data.labelled.size),
         feature_relevance=relevance,
     )
 

@@ -289,7 +289,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         )
         chosen = self._settings_used()
         rng = as_generator(self.random_state)
-        clusters = partial_update(self.clusters_, data, chosen, self.task_ids_.size, rng)
+        clusters = partial_update(self.clusters_, data, chosen, self.task_ids_.size, rng, held)
         self._set_fitted(self.schema_, task_ids, clusters, chosen, self.numeric_)
         self.rows_ = data
         return self

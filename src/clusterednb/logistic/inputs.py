@@ -259,12 +259,5 @@ def rows_added(
         new_ids = pd.unique(task_values[unseen])
         task_ids = np.concatenate([task_ids, np.asarray(new_ids, dtype=object)])
         task_index = index_tasks(task_values, task_ids)
-    data = JointData.from_codes(
-        np.concatenate([held.codes, codes.astype(held.codes.dtype)]),
-        np.concatenate([held.y, y_codes.astype(held.y.dtype)]),
-        np.concatenate([held.task, task_index.astype(held.task.dtype)]),
-        int(task_ids.size),
-        schema.offsets,
-        np.concatenate([held.numeric, numeric.transform(frame)]),
-    )
+    data = held.with_rows(codes, y_codes, task_index, int(task_ids.size), numeric.transform(frame))
     return data, task_ids

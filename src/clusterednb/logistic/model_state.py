@@ -52,6 +52,7 @@ def saved_state(
         **chosen,
         "log_joint": clusters.log_joint,
         "sampled_rows": clusters.sampled_rows,
+        "fitted_rows": clusters.fitted_rows,
     }
     return meta, arrays
 
@@ -66,6 +67,7 @@ def restored_clusters(record: ModelRecord, numeric: NumericColumns) -> LogisticC
         schema=record.schema,
         n_numeric=len(numeric.names),
         sampled_rows=int(record.meta.get("sampled_rows", 0)),
+        fitted_rows=int(record.meta.get("fitted_rows", 0)),
     )
 
 
