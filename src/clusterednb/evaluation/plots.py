@@ -60,6 +60,7 @@ KNOWN_MODELS = (
     "cnb-lgbm",
     "cnb-hgb+task",
     "cnb-lgbm+task",
+    "cnb-blend",
 )
 
 

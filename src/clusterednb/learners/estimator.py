@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from scipy.special import logit
 from sklearn.base import BaseEstimator
 
 from clusterednb.estimation.decisions import (
@@ -27,13 +26,28 @@ from clusterednb.estimation.decisions import (
 from clusterednb.estimation.training_table import split_tasks
 from clusterednb.exceptions import CNBError
 from clusterednb.learners.cluster_fits import ClusterLearners, fit_cluster_learners
-from clusterednb.learners.saved_learners import learner_name, restored_learners, saved_learners
+from clusterednb.learners.regression_share import (
+    DEFAULT_SHARE,
+    blended,
+    chosen_share,
+    clipped_logit,
+    held_out_rows,
+)
+from clusterednb.learners.saved_learners import (
+    learner_name,
+    matrix_arrays,
+    matrix_of,
+    restored_learners,
+    saved_learners,
+)
 from clusterednb.learners.tables import (
     binned_numbers,
     encoded_matrix,
     learner_frame,
     make_learner,
     number_thresholds,
+    rows_of,
+    stacked,
 )
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.persistence.saving import SavesAsPlainData
@@ -70,6 +84,12 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         Parameters of the :class:`~clusterednb.ClusteredLogisticRegression` that clusters the
         tasks (e.g. ``{"relevance": True}``, ``{"numeric": ["hour"]}``, ``{"task_column":
         "user"}``); tables only.
+    regression_share : float or "auto", default=0.0
+        In ``[0, 1]``: the share of the clustering's own regressions in the prediction's
+        log-odds, the learners' the rest (0: the learners alone; 1: the regressions alone,
+        a :class:`~clusterednb.ClusteredLogisticRegression`); "auto" chooses it on held-out
+        rows of the training tasks (:mod:`clusterednb.learners.regression_share`; one more
+        fit of the clustering and the learners, on the other rows).
     random_state : int or numpy.random.Generator, optional
 
     Attributes
@@ -81,6 +101,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         (:mod:`clusterednb.learners.cluster_fits`).
     classes_, task_ids_, feature_names_in_ : ndarray
     partition_ : ndarray of shape (n_tasks,)
+    regression_share_ : float
+        The share used (``regression_share``, or the one chosen).
 
     Examples
     --------
@@ -101,6 +123,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         with_task: bool = False,
         thin_below: float = 0.0,
         clustering_params: dict[str, Any] | None = None,
+        regression_share: float | str = 0.0,
         random_state: Any = None,
     ) -> None:
         self.learner = learner
@@ -108,6 +131,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         self.with_task = with_task
         self.thin_below = thin_below
         self.clustering_params = clustering_params
+        self.regression_share = regression_share
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
@@ -132,13 +156,60 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         make_learner(self.learner, self.learner_params, 0)  # a bad learner fails first
         if not 0.0 <= self.thin_below < 1.0:
             raise CNBError(f"thin_below must be in [0, 1), got {self.thin_below!r}")
+        share = self.regression_share
+        number = isinstance(share, int | float) and not isinstance(share, bool)
+        if share != "auto" and not (number and 0.0 <= share <= 1.0):
+            raise CNBError(f"regression_share must be in [0, 1] or 'auto', got {share!r}")
         rng = as_generator(self.random_state)
         clustering = self._new_clustering(rng)
         clustering.fit(X, y, tasks)
         X, tasks = split_tasks(X, tasks, clustering.task_column)
         self._keep_rows(clustering, X, y, tasks, None)
         self._fit_learners(clustering, rng)
+        self.regression_share_ = self._chosen_share(X, y, tasks, rng)
         return self
+
+    def _chosen_share(self, X: Any, y: Any, tasks: Any, rng: np.random.Generator) -> float:
+        """``regression_share``, or the share whose blend best predicts held-out rows of the
+        training tasks from a fit on the others (:data:`DEFAULT_SHARE` when no task can lend
+        rows)."""
+        if self.regression_share != "auto":
+            return float(self.regression_share)
+        clustering = self.clustering_
+        labels = pd.Series(np.asarray(y, dtype=object))
+        labelled = labels.notna().to_numpy()
+        task_index = clustering._prediction_rows(X, tasks).task_index
+        held, keep_features = held_out_rows(labelled, task_index, clustering.task_ids_.size, rng)
+        if held.size == 0:
+            return DEFAULT_SHARE
+        fixed = {
+            "effective_rows": clustering.effective_rows_,
+            "floor": clustering.floor_,
+            "deviation_scale": clustering.deviation_scale_,
+            "classes": list(clustering.classes_),
+        }
+        params = {k: v for k, v in (self.clustering_params or {}).items() if k != "task_column"}
+        inner = ClusteredLearner(
+            self.learner,
+            self.learner_params,
+            self.with_task,
+            self.thin_below,
+            params | fixed,
+            regression_share=0.0,
+            random_state=rng,
+        )
+        if keep_features:
+            fit_labels = labels.copy()
+            fit_labels.iloc[held] = None
+            inner.fit(X, fit_labels.to_numpy(), tasks)
+        else:
+            kept = np.setdiff1d(np.arange(labels.size), held)
+            inner.fit(rows_of(X, kept), labels.iloc[kept].to_numpy(), rows_of(tasks, kept))
+        X_held, tasks_held = rows_of(X, held), rows_of(tasks, held)
+        p_learners = inner.predict_proba(X_held, tasks_held)[:, 1]
+        p_regressions = inner.clustering_.predict_proba(X_held, tasks_held)[:, 1]
+        y_held = (labels.iloc[held] == clustering.classes_[1]).to_numpy(dtype=np.int64)
+        return chosen_share(p_regressions, p_learners, y_held)
 
     def partial_fit(
         self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None
@@ -191,13 +262,13 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         positive = (labels.iloc[labelled] == clustering.classes_[1]).to_numpy(dtype=np.int8)
         matrix = encoded_matrix(
             rows.codes[labelled],
-            _rows_of(rows.frame, labelled),
+            rows_of(rows.frame, labelled),
             clustering.schema_,
             clustering.numeric_.names,
         )
         new = (matrix, rows.task_index[labelled], positive)
         if held is not None:
-            new = tuple(_stacked(old, part) for old, part in zip(held, new, strict=True))
+            new = tuple(stacked(old, part) for old, part in zip(held, new, strict=True))
         self.rows_ = new
         self.rows_y_ = new[2]
 
@@ -274,6 +345,10 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         check_new_tasks(new_tasks)
         frame, mixture = self._rows(X, tasks, new_tasks)
         p1 = self.learners_.proba(frame, mixture)
+        share = getattr(self, "regression_share_", 0.0)
+        if share > 0.0:
+            p_regressions = self.clustering_.predict_proba(X, tasks, new_tasks)[:, 1]
+            p1 = blended(p_regressions, p1, share)
         return np.column_stack([1.0 - p1, p1])
 
     def _rows(self, X: Any, tasks: Any, new_tasks: str) -> tuple[pd.DataFrame, np.ndarray]:
@@ -295,7 +370,10 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         """Each feature's contribution to the log-odds of ``classes_[1]``, row by row: how
         much the log-odds fall when the row's value of that feature is hidden (read as
         missing, as the learners read a missing value). Tree ensembles have no coefficients;
-        this occlusion explains any learner. A missing value gives 0.
+        this occlusion explains any learner. A missing value gives 0. With a
+        ``regression_share_`` ``s > 0`` the blend's contributions are ``s`` times the
+        regressions' own (:meth:`ClusteredLogisticRegression.log_odds_by_feature`) plus
+        ``1 − s`` times the learners' occlusion.
 
         Returns
         -------
@@ -316,7 +394,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
 
         def log_odds(values: np.ndarray) -> np.ndarray:
             frame = self._frame(self.clustering_, values, task_index)
-            return _log_odds(self.learners_.proba(frame, mixture))
+            return clipped_logit(self.learners_.proba(frame, mixture))
 
         full = log_odds(matrix)
         out = {}
@@ -325,7 +403,12 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
             hidden[:, position] = np.nan
             missing = np.isnan(matrix[:, position])
             out[name] = np.where(missing, 0.0, full - log_odds(hidden))
-        return pd.DataFrame(out)
+        occlusion = pd.DataFrame(out)
+        share = getattr(self, "regression_share_", 0.0)
+        if share == 0.0:
+            return occlusion
+        regressions = self.clustering_.log_odds_by_feature(X, tasks)[occlusion.columns]
+        return share * regressions + (1.0 - share) * occlusion
 
     # ------------------------------------------------------------------ persistence
     def fit_summary(self) -> dict[str, Any]:
@@ -341,16 +424,21 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         """
         check_fitted(self, "learners_")
         summary = self.clustering_.fit_summary()
-        return summary | {"learner": learner_name(self.learner), "with_task": self.with_task}
+        return summary | {
+            "learner": learner_name(self.learner),
+            "with_task": self.with_task,
+            "regression_share": self.regression_share_,
+        }
 
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         meta, arrays = saved_learners(self.learners_, self.learner)
         clustering_meta, clustering_arrays = self.clustering_._state()
         arrays |= {CLUSTERING_PREFIX + name: a for name, a in clustering_arrays.items()}
         matrix, row_task, y = self.rows_
-        arrays |= _matrix_arrays(matrix) | {"rows_task": row_task, "rows_y": y}
+        arrays |= matrix_arrays(matrix) | {"rows_task": row_task, "rows_y": y}
         arrays |= {f"{EDGES_PREFIX}{i}": cuts for i, cuts in self.number_edges_.items()}
-        return {"learners": meta, "clustering": clustering_meta}, arrays
+        meta = {"learners": meta, "clustering": clustering_meta}
+        return meta | {"regression_share": self.regression_share_}, arrays
 
     def _restore(self, record: ModelRecord) -> None:
         clustering = self._new_clustering(as_generator(None))
@@ -368,55 +456,14 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         if len(learners.models) != n_clusters or learners.new_cluster.shape != (n_clusters,):
             raise CNBError(f"{len(learners.models)} learners for {n_clusters} clusters")
         arrays = record.arrays
-        self.rows_ = (_matrix_of(arrays), arrays["rows_task"], arrays["rows_y"])
+        self.rows_ = (matrix_of(arrays), arrays["rows_task"], arrays["rows_y"])
         self.number_edges_ = {
             int(name[len(EDGES_PREFIX) :]): cuts
             for name, cuts in arrays.items()
             if name.startswith(EDGES_PREFIX)
         }
         self.rows_y_ = self.rows_[2]
+        self.regression_share_ = float(record.meta.get("regression_share", 0.0))
+        if not 0.0 <= self.regression_share_ <= 1.0:
+            raise CNBError(f"regression_share {self.regression_share_} is not in [0, 1]")
         self._set_fitted(clustering, learners)
-
-
-def _stacked(old: Any, new: Any) -> Any:
-    """Kept rows and new rows, one below the other (dense or sparse)."""
-    if sparse.issparse(old):
-        return sparse.vstack([old, new], format="csr")
-    return np.concatenate([old, new])
-
-
-def _matrix_arrays(matrix: Any) -> dict[str, np.ndarray]:
-    """The kept rows' matrix as arrays of a model file (a sparse one by its CSR parts)."""
-    if not sparse.issparse(matrix):
-        return {"rows_matrix": matrix}
-    return {
-        "rows_matrix_data": matrix.data,
-        "rows_matrix_indices": matrix.indices,
-        "rows_matrix_indptr": matrix.indptr,
-        "rows_matrix_shape": np.asarray(matrix.shape),
-    }
-
-
-def _matrix_of(arrays: dict[str, np.ndarray]) -> Any:
-    """The kept rows' matrix back from :func:`_matrix_arrays`' arrays."""
-    if "rows_matrix" in arrays:
-        return arrays["rows_matrix"]
-    parts = (
-        arrays["rows_matrix_data"],
-        arrays["rows_matrix_indices"],
-        arrays["rows_matrix_indptr"],
-    )
-    return sparse.csr_matrix(parts, shape=tuple(int(n) for n in arrays["rows_matrix_shape"]))
-
-
-def _rows_of(frame: Any, kept: np.ndarray) -> Any:
-    """The kept rows of a DataFrame or array (None stays None)."""
-    if frame is None:
-        return None
-    return frame.iloc[kept] if isinstance(frame, pd.DataFrame) else np.asarray(frame)[kept]
-
-
-def _log_odds(p: np.ndarray) -> np.ndarray:
-    """``log(p / (1 − p))``, kept finite (a probability of exactly 0 or 1 counts as 1e-12 from
-    it)."""
-    return logit(np.clip(p, 1e-12, 1.0 - 1e-12))

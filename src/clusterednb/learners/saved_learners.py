@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from clusterednb.exceptions import CNBError, MissingExtraError
 from clusterednb.learners.cluster_fits import ClusterLearners
@@ -89,3 +90,27 @@ def _booster(text: np.ndarray) -> Any:
         return lightgbm.Booster(model_str=text.tobytes().decode())
     except (lightgbm.basic.LightGBMError, UnicodeDecodeError) as error:
         raise CNBError(f"a LightGBM model in the file is unreadable ({error})") from error
+
+
+def matrix_arrays(matrix: Any) -> dict[str, np.ndarray]:
+    """The kept rows' matrix as arrays of a model file (a sparse one by its CSR parts)."""
+    if not sparse.issparse(matrix):
+        return {"rows_matrix": matrix}
+    return {
+        "rows_matrix_data": matrix.data,
+        "rows_matrix_indices": matrix.indices,
+        "rows_matrix_indptr": matrix.indptr,
+        "rows_matrix_shape": np.asarray(matrix.shape),
+    }
+
+
+def matrix_of(arrays: dict[str, np.ndarray]) -> Any:
+    """The kept rows' matrix back from :func:`matrix_arrays`' arrays."""
+    if "rows_matrix" in arrays:
+        return arrays["rows_matrix"]
+    parts = (
+        arrays["rows_matrix_data"],
+        arrays["rows_matrix_indices"],
+        arrays["rows_matrix_indptr"],
+    )
+    return sparse.csr_matrix(parts, shape=tuple(int(n) for n in arrays["rows_matrix_shape"]))

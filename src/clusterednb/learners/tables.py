@@ -235,3 +235,35 @@ def binned_numbers(matrix: np.ndarray, edges: dict[int, np.ndarray]) -> np.ndarr
         codes = np.searchsorted(cuts, column, side="left").astype(np.float64)
         out[:, position] = np.where(np.isnan(column), np.nan, codes)
     return out
+
+
+def stacked(old: Any, new: Any) -> Any:
+    """Kept rows and new rows, one below the other (dense or sparse).
+
+    Examples
+    --------
+    >>> stacked(np.array([1]), np.array([2])).tolist()
+    [1, 2]
+    """
+    if sparse.issparse(old):
+        return sparse.vstack([old, new], format="csr")
+    return np.concatenate([old, new])
+
+
+def rows_of(frame: Any, kept: np.ndarray) -> Any:
+    """The kept rows of a DataFrame, sparse matrix or array (None stays None).
+
+    Examples
+    --------
+    >>> rows_of(pd.DataFrame({"a": [1, 2, 3]}), np.array([2]))["a"].tolist()
+    [3]
+    >>> rows_of(sparse.eye(2, format="csr"), np.array([1])).toarray().tolist()
+    [[0.0, 1.0]]
+    """
+    if frame is None:
+        return None
+    if isinstance(frame, pd.DataFrame | pd.Series):
+        return frame.iloc[kept]
+    if sparse.issparse(frame):
+        return sparse.csr_matrix(frame)[kept]
+    return np.asarray(frame, dtype=object if isinstance(frame, list) else None)[kept]

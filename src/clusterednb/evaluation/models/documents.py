@@ -133,10 +133,11 @@ def fit_predict_documents(
         return clustered_logistic_documents(
             X_train, y_train, tasks, X_test, test, seed, transductive, scale
         )
-    if name == "cnb-lgbm":
+    if name in ("cnb-lgbm", "cnb-blend"):
         model = ClusteredLearner(
             "lightgbm",
             clustering_params={"observation": "multinomial", "classes": [0, 1]},
+            regression_share="auto" if name == "cnb-blend" else 0.0,
             random_state=seed,
         )
         model.fit(X_train, y_train, tasks)

@@ -53,12 +53,15 @@ __all__ = [
 ]
 
 CLUSTERED_LEARNERS = {
-    "cnb-hgb": ("hgb", False),
-    "cnb-hgb+task": ("hgb", True),
-    "cnb-lgbm": ("lightgbm", False),
-    "cnb-lgbm+task": ("lightgbm", True),
+    "cnb-hgb": ("hgb", False, 0.0),
+    "cnb-hgb+task": ("hgb", True, 0.0),
+    "cnb-lgbm": ("lightgbm", False, 0.0),
+    "cnb-lgbm+task": ("lightgbm", True, 0.0),
+    "cnb-blend": ("lightgbm", False, "auto"),
 }
-"""The :class:`~clusterednb.learners.estimator.ClusteredLearner` kinds: (learner, with_task)."""
+"""The :class:`~clusterednb.learners.estimator.ClusteredLearner` kinds: (learner, with_task,
+regression_share); ``cnb-blend`` blends the clusters' regressions and LightGBM inside them,
+the share chosen on held-out rows of the training tasks."""
 
 BASELINES = (
     "lr-task",
@@ -311,13 +314,14 @@ def clustered_learner(
     y_train = train["label"].to_numpy()
     if (constant := class_frequency(y_train, len(test))) is not None:
         return constant
-    learner, with_task = CLUSTERED_LEARNERS[name]
+    learner, with_task, share = CLUSTERED_LEARNERS[name]
     numeric = [f for f in features if raw_column(f) in train.columns]
     clustering = {"classes": [0, 1], "handle_unknown": "ignore", "numeric": numeric or None}
     model = ClusteredLearner(
         learner,
         with_task=with_task,
         clustering_params=clustering | {"n_bins": n_bins},
+        regression_share=share,
         random_state=seed,
     )
     return _fit_predict_raw(model, train, test, features, numeric)
