@@ -482,3 +482,35 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     logistic = cnb(*base, "--kind", "cnb-logistic", "--relevance", "-o", str(tmp_path / "l"))
     assert logistic.returncode == 0, logistic.stderr
     assert logistic.stdout.splitlines()[1].startswith("relevance to the clusters: colour ")
+
+
+def test_fit_the_blend_prints_its_share_and_predicts_as_the_library(data_file, tmp_path):
+    """``cnb fit --kind cnb-blend``: the regressions and LightGBM inside the clusters, the
+    share chosen on held-out rows; plain and ``--json``; ``cnb predict`` equals the library."""
+    pytest.importorskip("lightgbm")
+    from clusterednb import ClusteredLearner
+
+    base = ["fit", str(data_file), "--task", "user", "--label", "accepted", "--seed", "0"]
+    as_json = cnb(*base, "--kind", "cnb-blend", "--json", "-o", str(tmp_path / "j.cnb"))
+    assert as_json.returncode == 0, as_json.stderr
+    share = json.loads(as_json.stdout)["regression_share"]
+    assert share in (0.0, 0.25, 0.5, 0.75, 1.0)
+    plain = cnb(*base, "--kind", "cnb-blend", "-o", str(tmp_path / "m.cnb"))
+    assert plain.stdout.startswith("fitted LightGBM and the regressions inside the clusters")
+    assert (f"the regressions' share {share:g}" in plain.stdout) == (share > 0)
+    predicted = cnb(
+        "predict", str(tmp_path / "m.cnb"), str(data_file), "--task", "user",
+        "-o", str(tmp_path / "o.csv"),
+    )  # fmt: skip
+    assert predicted.returncode == 0, predicted.stderr
+    frame = pd.read_csv(data_file)
+    features = [c for c in frame.columns if c.startswith("f")]
+    model = ClusteredLearner(
+        "lightgbm",
+        regression_share="auto",
+        random_state=0,
+        clustering_params={"gamma": 1.0, "beta": 1.0, "relevance": False},
+    )
+    model.fit(frame[features], frame["accepted"], frame["user"])
+    expected = model.predict_proba(frame[features], frame["user"])[:, 1]
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "o.csv")["p_1"], expected, atol=1e-12)

@@ -86,6 +86,8 @@ def fit(args: argparse.Namespace) -> None:
             f"(effective rows {float(summary['effective_rows']):g}, "
             f"floor {summary['floor']:g})"
         )
+        if summary.get("regression_share", 0.0) > 0.0:
+            what += f", the regressions' share {summary['regression_share']:g}"
     print(
         f"fitted {FIT_TITLES[args.kind]} on {len(frame)} rows of {summary['tasks']} "
         f"tasks; {what}; saved to {args.output}"

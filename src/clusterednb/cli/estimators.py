@@ -15,6 +15,9 @@ from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 from clusterednb.naive_bayes.prototype import PrototypeNB
 from clusterednb.naive_bayes.sharing import CompleteSharingNB, NoSharingNB
 
+LEARNER_KINDS = ("cnb-lgbm", "cnb-blend")
+"""The ``cnb fit`` kinds that are a :class:`~clusterednb.ClusteredLearner` with LightGBM."""
+
 
 def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
     """The estimator a model name stands for, with the command's hyperparameters.
@@ -28,7 +31,7 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
     >>> type(model).__name__, model.inference, model.gamma
     ('ClusteredNB', 'bhc', 1.0)
     """
-    if name in ("cnb-logistic", "cnb-lgbm"):
+    if name in ("cnb-logistic", *LEARNER_KINDS):
         return _clustered_logistic(args, name)
     common = {"alpha": args.alpha, "beta": args.beta, "random_state": args.seed}
     semi = getattr(args, "semi_supervised", None)
@@ -41,8 +44,8 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
             raise CNBError(f"{flag} needs a clustered kind (cnb-...), got --kind {name}")
     if getattr(args, "relevance", False) and name != "cnb-gibbs":
         raise CNBError(
-            f"--relevance needs --kind cnb-gibbs, cnb-logistic or cnb-lgbm (the models that "
-            f"judge each column's relevance to the clusters), got --kind {name}"
+            "--relevance needs --kind cnb-gibbs, cnb-logistic, cnb-lgbm or cnb-blend (the models "
+            f"that judge each column's relevance to the clusters), got --kind {name}"
         )
     if name == "ns":
         return NoSharingNB(**common)
@@ -77,7 +80,7 @@ def with_bins(model: Any, kind: str, X: pd.DataFrame, y: np.ndarray, n_bins: int
     numeric = decimal_columns(X) or None
     if kind == "cnb-logistic":
         model.set_params(numeric=numeric, n_bins=n_bins)
-    elif kind == "cnb-lgbm":
+    elif kind in LEARNER_KINDS:
         clustering = {"numeric": numeric, "n_bins": n_bins}
         model.set_params(clustering_params=(model.clustering_params or {}) | clustering)
     else:
@@ -87,7 +90,8 @@ def with_bins(model: Any, kind: str, X: pd.DataFrame, y: np.ndarray, n_bins: int
 def _clustered_logistic(args: argparse.Namespace, name: str = "cnb-logistic") -> Any:
     """``cnb-logistic``: :class:`~clusterednb.ClusteredLogisticRegression`; ``cnb-lgbm``: its
     clustering with LightGBM inside the clusters (:class:`~clusterednb.ClusteredLearner`; a
-    model file keeps LightGBM's own text model). Options they have no use for are refused by
+    model file keeps LightGBM's own text model); ``cnb-blend``: both, blended in log-odds by a
+    share chosen on held-out rows. Options they have no use for are refused by
     name.
 
     Examples
@@ -110,8 +114,8 @@ def _clustered_logistic(args: argparse.Namespace, name: str = "cnb-logistic") ->
         "--semi-supervised": getattr(args, "semi_supervised", None) is not None,
         "--alpha": args.alpha != 1.0,
     }
-    if getattr(args, "text", None) and name == "cnb-lgbm":
-        raise CNBError("--text: --kind cnb-lgbm reads tables; for documents use cnb-logistic")
+    if getattr(args, "text", None) and name in LEARNER_KINDS:
+        raise CNBError(f"--text: --kind {name} reads tables; for documents use cnb-logistic")
     if getattr(args, "text", None) and args.observation != "multinomial":
         raise CNBError(
             f"--observation {args.observation}: --kind cnb-logistic reads documents as word "
@@ -128,6 +132,9 @@ def _clustered_logistic(args: argparse.Namespace, name: str = "cnb-logistic") ->
         "beta": args.beta,
         "relevance": bool(getattr(args, "relevance", False)),
     }
-    if name == "cnb-lgbm":
-        return ClusteredLearner("lightgbm", clustering_params=clustering, random_state=args.seed)
+    if name in LEARNER_KINDS:
+        share = "auto" if name == "cnb-blend" else 0.0
+        return ClusteredLearner(
+            "lightgbm", clustering_params=clustering, regression_share=share, random_state=args.seed
+        )
     return ClusteredLogisticRegression(**clustering, random_state=args.seed)

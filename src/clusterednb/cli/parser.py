@@ -39,9 +39,10 @@ FIT_TITLES = {
     **MODEL_TITLES,
     "cnb-logistic": "Clustered logistic regression",
     "cnb-lgbm": "LightGBM inside the clusters",
+    "cnb-blend": "LightGBM and the regressions inside the clusters, blended",
 }
-"""Model kinds of ``cnb fit``: also ``cnb-logistic`` and ``cnb-lgbm``, which have no evidence
-to compare."""
+"""Model kinds of ``cnb fit``: also ``cnb-logistic``, ``cnb-lgbm`` and ``cnb-blend``, which
+have no evidence to compare."""
 FAST_EVIDENCE_KINDS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "cnb-search")
 """The default of ``cnb evidence``: each answers in seconds on thousands of rows."""
 EVALUATE_KINDS = "ns,cs,cnb-bhc,cnb-gibbs,cnb-logistic,lr-task,lr-pooled,hgb-pooled"
@@ -123,7 +124,8 @@ def _fit(commands: argparse._SubParsersAction) -> None:
         choices=list(FIT_TITLES),
         default="ns",
         help="model kind (default ns); cnb-logistic is ClusteredLogisticRegression, cnb-lgbm "
-        "its clustering with LightGBM inside the clusters (ClusteredLearner, extra [trees])",
+        "its clustering with LightGBM inside the clusters (ClusteredLearner, extra [trees]), "
+        "cnb-blend both blended, the share chosen on held-out rows",
     )
     fit.add_argument(
         "--model",
@@ -165,8 +167,8 @@ def _fit(commands: argparse._SubParsersAction) -> None:
     fit.add_argument(
         "--relevance",
         action="store_true",
-        help="cnb-gibbs, cnb-logistic, cnb-lgbm: each column either separates the users' "
-        "clusters or is shared by every user (then it no longer moves them); prints each "
+        help="cnb-gibbs, cnb-logistic, cnb-lgbm, cnb-blend: each column either separates the "
+        "users' clusters or is shared by every user (then it no longer moves them); prints each "
         "column's relevance",
     )
     add_output(fit, "model file to write")
