@@ -141,3 +141,39 @@ def test_the_share_survives_the_model_file(population, tmp_path):
 def test_a_share_outside_zero_to_one_is_refused(population, share):
     with pytest.raises(CNBError, match="regression_share"):
         _fit(population, share)
+
+
+def test_the_blend_takes_documents():
+    """Word counts: the held-out fit and both predictors read the sparse counts."""
+    pytest.importorskip("lightgbm")
+    from scipy import sparse
+
+    rng = np.random.default_rng(6)
+    n = 400
+    user = rng.integers(0, 6, n)
+    word = rng.integers(0, 2, n)
+    counts = np.zeros((n, 5))
+    counts[np.arange(n), word] = rng.integers(1, 4, n)
+    counts[np.arange(n), 2 + (user < 3)] += 2
+    spam = ((word == 0) == (user < 3)).astype(int)
+    X, tasks = sparse.csr_matrix(counts), np.array([f"u{u}" for u in user])
+    model = ClusteredLearner(
+        "lightgbm",
+        {"n_estimators": 20},
+        clustering_params={"observation": "multinomial"},
+        regression_share="auto",
+        random_state=0,
+    ).fit(X, spam, tasks)
+    assert model.regression_share_ in SHARES
+    p1 = model.predict_proba(X[:20], tasks[:20])[:, 1]
+    p_regressions = model.clustering_.predict_proba(X[:20], tasks[:20])[:, 1]
+    alone = ClusteredLearner(
+        "lightgbm",
+        {"n_estimators": 20},
+        clustering_params={"observation": "multinomial"},
+        random_state=0,
+    ).fit(X, spam, tasks)
+    p_learners = alone.predict_proba(X[:20], tasks[:20])[:, 1]
+    share = model.regression_share_
+    expected = expit(share * logit(p_regressions) + (1 - share) * logit(p_learners))
+    np.testing.assert_allclose(p1, expected, atol=1e-12)
