@@ -95,3 +95,60 @@ def fitted_clusters(floor: float = 1.0) -> LogisticClusters:
     """
     settings = FitSettings(effective_rows=5.0, floor=floor)
     return fit_clusters(joint_data(), settings, np.random.default_rng(0))
+
+
+def toy_shards_frame():
+    """Six tasks of eight rows over one feature of two values, half of them liking ``a``.
+
+    Examples
+    --------
+    >>> toy_shards_frame().shape
+    (48, 3)
+    """
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    task = np.repeat([f"u{i}" for i in range(6)], 8)
+    value = rng.choice(["a", "b"], size=48)
+    likes_a = np.isin(task, ["u0", "u1", "u2"])
+    label = np.where(rng.random(48) < 0.85, (value == "a") == likes_a, (value == "b") == likes_a)
+    return pd.DataFrame({"user": task, "label": label.astype(int), "f": value})
+
+
+def toy_shards_schema():
+    """The schema of :func:`toy_shards_frame`.
+
+    Examples
+    --------
+    >>> toy_shards_schema().n_values_total
+    2
+    """
+    from clusterednb.data.schema import FeatureSchema
+
+    return FeatureSchema(("f",), (("a", "b"),), (0, 1))
+
+
+def toy_shards():
+    """:func:`toy_shards_frame` in two shards of three tasks (positions set), fixed settings
+    and the pooled anchor of every row.
+
+    Examples
+    --------
+    >>> shards, settings, anchor = toy_shards()
+    >>> [shard.positions.tolist() for shard in shards], anchor.shape
+    ([[0, 1, 2], [3, 4, 5]], (3,))
+    """
+    from clusterednb.logistic.clustering.task_expansions import TaskExpansions
+    from clusterednb.logistic.sharded.shards import encode_shard, with_positions
+
+    frame, schema = toy_shards_frame(), toy_shards_schema()
+    all_ids = np.array([f"u{i}" for i in range(6)], dtype=object)
+    shards = [
+        with_positions(encode_shard(part, "user", "label", schema), all_ids)
+        for part in (frame.iloc[:24], frame.iloc[24:])
+    ]
+    codes = np.where(frame["f"].to_numpy() == "a", 0, 1)[:, None]
+    starts = np.arange(0, 49, 8)
+    design = one_hot_design(codes, schema.offsets)
+    anchor = TaskExpansions.at_pooled_map(design, frame["label"].to_numpy(), starts, 1.0).anchor
+    return shards, FitSettings(effective_rows=10.0, floor=0.2), anchor

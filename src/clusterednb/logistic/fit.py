@@ -409,10 +409,17 @@ class JointData:
             )
         return self._expansions[precision]
 
-    def blocks(self, settings: FitSettings, kept: np.ndarray | None = None) -> JointLogisticBlocks:
+    def blocks(
+        self,
+        settings: FitSettings,
+        kept: np.ndarray | None = None,
+        anchor: np.ndarray | None = None,
+    ) -> JointLogisticBlocks:
         """The block scores of these rows under ``settings`` (fixed ``effective_rows``);
         ``kept`` (n_values_total,): 1 for the values of the features the scores keep, 0 for
-        a shared one's (:mod:`~clusterednb.logistic.clustering.feature_relevance`).
+        a shared one's (:mod:`~clusterednb.logistic.clustering.feature_relevance`);
+        ``anchor`` (d,), where the label log-likelihoods are expanded (default: the pooled MAP
+        of these rows; a shard of the tasks takes that of every shard).
 
         Examples
         --------
@@ -422,10 +429,18 @@ class JointData:
         >>> blocks.value_counts.tolist()  # tempered: each task counts as 1 row
         [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]]
         """
+        if anchor is None:
+            expansions = self.expansions(settings.precision)
+        else:
+            rows = self.labelled
+            labels = self.y[rows].astype(np.float64)
+            expansions = TaskExpansions.at_anchor(
+                self.label_design(), labels, self.task_starts, anchor
+            )
         return JointLogisticBlocks(
             self.value_counts if kept is None else self.value_counts * kept,
             self.offsets,
-            self.expansions(settings.precision),
+            expansions,
             beta=settings.beta,
             precision=settings.precision,
             task_weights=task_tempering(self.rows_per_task, float(settings.effective_rows)),

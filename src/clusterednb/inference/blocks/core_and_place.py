@@ -19,6 +19,8 @@ sampled.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.special import softmax
 
@@ -94,11 +96,8 @@ def core_and_place(
     """
     n_tasks = blocks.n_tasks
     core = core_tasks(n_tasks, rng) if core is None else core
-    chain = JointChain(blocks.subset(core), gamma)
-    sampled = sample_chain(chain, rng, n_sweeps, burn_in)
-    chain.hold(sampled.partition)
-    n_clusters = int(sampled.partition.max()) + 1
-    open_slots = np.arange(n_clusters)
+    sampled, clusters = sample_core(blocks.subset(core), gamma, rng, n_sweeps, burn_in)
+    n_clusters = clusters.open_slots.size
     others = np.setdiff1d(np.arange(n_tasks), core)
     weights = np.zeros((n_tasks, n_clusters))
     weights[core] = membership(sampled.coclustering, sampled.partition)
@@ -107,16 +106,7 @@ def core_and_place(
     at_once = placement_batch(blocks.expansions.anchor.size)
     for start in range(0, others.size, at_once):
         batch = others[start : start + at_once]
-        features, expansions = blocks.subset(batch).packed()
-        log_weights = placement_scores(
-            chain.slots,
-            open_slots,
-            chain.sizes,
-            chain.scores,
-            features,
-            expansions,
-            chain.precision,
-        )
+        log_weights = clusters.log_weights(blocks.subset(batch))
         weights[batch] = softmax(log_weights, axis=1)
         partition[batch] = np.argmax(log_weights, axis=1)
     n_clusters_probability = np.zeros(n_tasks + 1)
@@ -128,3 +118,68 @@ def core_and_place(
         n_clusters_probability=n_clusters_probability,
         membership=weights,
     )
+
+
+@dataclass(frozen=True)
+class CoreClusters:
+    """The sampled core's MAP clusters as the placement reads them (plain arrays: a shard of
+    the tasks placed elsewhere receives them).
+
+    Attributes
+    ----------
+    slots : tuple
+        The chain's slot statistics ``(counts, value, gradient, hessian)``.
+    open_slots : ndarray of shape (K,)
+        The slots of the MAP clusters, cluster ``c`` in slot ``open_slots[c]``.
+    sizes, scores : ndarray
+        Each slot's size and score.
+    precision : float
+    """
+
+    slots: tuple
+    open_slots: np.ndarray
+    sizes: np.ndarray
+    scores: np.ndarray
+    precision: float
+
+    def log_weights(self, blocks: PackedBlocks) -> np.ndarray:
+        """``log |c| + log B(c ∪ {u}) − log B(c)`` of every task of ``blocks`` (expanded at
+        the chain's anchor) against each cluster, shape (n_tasks, K).
+
+        Examples
+        --------
+        >>> from clusterednb.examples import logistic as toy
+        >>> blocks = toy.joint_blocks()  # 2 tasks
+        >>> _, clusters = sample_core(blocks.subset(np.array([0])), 1.0,
+        ...                          np.random.default_rng(0), 5, 1)
+        >>> clusters.log_weights(blocks.subset(np.array([1]))).shape
+        (1, 1)
+        """
+        features, expansions = blocks.packed()
+        return placement_scores(
+            self.slots, self.open_slots, self.sizes, self.scores, features, expansions,
+            self.precision,
+        )  # fmt: skip
+
+
+def sample_core(
+    blocks: PackedBlocks, gamma: float, rng: np.random.Generator, n_sweeps: int, burn_in: int
+) -> tuple[BlockClustering, CoreClusters]:
+    """The partition posterior of ``blocks``' tasks (the core), and its MAP clusters held for
+    placing other tasks.
+
+    Examples
+    --------
+    >>> from clusterednb.examples import logistic as toy
+    >>> sampled, clusters = sample_core(toy.joint_blocks(), 1.0, np.random.default_rng(0), 5, 1)
+    >>> sampled.partition.shape, bool(clusters.open_slots.size == sampled.partition.max() + 1)
+    ((2,), True)
+    """
+    chain = JointChain(blocks, gamma)
+    sampled = sample_chain(chain, rng, n_sweeps, burn_in)
+    chain.hold(sampled.partition)
+    n_clusters = int(sampled.partition.max()) + 1
+    clusters = CoreClusters(
+        chain.slots, np.arange(n_clusters), chain.sizes, chain.scores, chain.precision
+    )
+    return sampled, clusters

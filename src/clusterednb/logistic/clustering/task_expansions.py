@@ -146,7 +146,26 @@ class TaskExpansions:
         (every weight, the intercept too, has the prior ``N(0, λ⁻¹)``).
         """
         rows = sparse.csr_matrix(design, dtype=np.float64)
-        anchor = pooled_anchor(rows, y, precision)
+        return cls.at_anchor(rows, y, task_starts, pooled_anchor(rows, y, precision))
+
+    @classmethod
+    def at_anchor(
+        cls, design, y: np.ndarray, task_starts: np.ndarray, anchor: np.ndarray
+    ) -> TaskExpansions:
+        """Expansions at a given anchor ``w₀`` of shape (d,) (a shard of the tasks expanded at
+        the MAP of every shard's rows together).
+
+        Examples
+        --------
+        >>> from clusterednb.examples import logistic as toy
+        >>> design, y, starts = toy.logistic_rows()
+        >>> pooled = TaskExpansions.at_pooled_map(design, y, starts, precision=1.0)
+        >>> second = TaskExpansions.at_anchor(design[2:], y[2:], starts[1:] - 2, pooled.anchor)
+        >>> bool(np.allclose(second.gradient[0], pooled.gradient[1]))
+        True
+        """
+        rows = sparse.csr_matrix(design, dtype=np.float64)
+        task_starts = np.asarray(task_starts, dtype=np.int64)
         margin = rows @ anchor
         row_value = np.where(y > 0, log_expit(margin), log_expit(-margin))
         probability = expit(margin)
