@@ -282,7 +282,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
             raise CNBError("partial_fit takes tables; refit a model of documents with fit")
         held = getattr(self, "rows_", None)
         if held is None:  # a file written before partial_fit existed
-            raise CNBError("this model was saved without its training rows; fit it again")
+            raise CNBError("no training rows kept (a fit from Parquet, or an old file): fit again")
         X, tasks = split_tasks(X, tasks, self.task_column)
         data, task_ids = rows_added(
             held, X, y, tasks, self.schema_, self.task_ids_, self.numeric_, self.handle_unknown
