@@ -146,31 +146,77 @@ def make_logistic_population(
     >>> population.frame.shape
     (15, 5)
     """
-    n_groups = len(group_sizes)
-    theta = rng.dirichlet(np.full(n_values, feature_concentration), size=(n_groups, n_features))
-    weights = rng.normal(0.0, weight_scale, size=(n_groups, n_features, n_values))
-    bias = rng.normal(0.0, 1.0, size=n_groups)
-    group_of_task = np.repeat(np.arange(n_groups), group_sizes)
-    task_ids = [f"u{t:0{len(str(group_of_task.size - 1))}d}" for t in range(group_of_task.size)]
-    # Each task draws its rows' feature uniforms, then its labels' uniforms, from one stream:
-    # drawn for all tasks at once they are the same numbers, in the same order.
-    per_task = rows_per_task * (n_features + 1)
-    uniforms = rng.random((group_of_task.size, per_task))
-    feature_draws = uniforms[:, : rows_per_task * n_features].reshape(-1, n_features, 1)
-    group_of_row = np.repeat(group_of_task, rows_per_task)
-    cumulative = theta.cumsum(axis=-1)[group_of_row]  # (n_rows, n_features, n_values)
-    x = np.minimum((feature_draws > cumulative).sum(axis=-1), n_values - 1)
-    del cumulative, feature_draws
-    margin = bias[group_of_row] + weights[group_of_row[:, None], np.arange(n_features), x].sum(
-        axis=1
+    groups = LogisticGroups.draw(
+        rng, len(group_sizes), n_features, n_values, feature_concentration, weight_scale
     )
-    label_draws = uniforms[:, rows_per_task * n_features :].ravel()
-    y = (label_draws < 1.0 / (1.0 + np.exp(-margin))).astype(np.int64)
-    frame = pd.DataFrame(x.astype(np.int64), columns=[f"f{j}" for j in range(n_features)])
-    frame.insert(0, "label", y)
-    frame.insert(0, "task", np.repeat(np.array(task_ids, dtype=object), rows_per_task))
+    group_of_task = np.repeat(np.arange(len(group_sizes)), group_sizes)
+    task_ids = [f"u{t:0{len(str(group_of_task.size - 1))}d}" for t in range(group_of_task.size)]
+    frame = groups.rows(rng, group_of_task, task_ids, rows_per_task)
     return PlantedPopulation(
         frame=frame,
         true_group=dict(zip(task_ids, group_of_task.tolist(), strict=True)),
         feature_names=[f"f{j}" for j in range(n_features)],
     )
+
+
+@dataclass(frozen=True)
+class LogisticGroups:
+    """The planted groups of :func:`make_logistic_population`: feature probabilities ``θ``
+    (n_groups, n_features, n_values), label weights (same shape) and biases (n_groups,).
+
+    Examples
+    --------
+    >>> groups = LogisticGroups.draw(np.random.default_rng(0), 2, 3, 3, 1.0, 2.0)
+    >>> groups.rows(np.random.default_rng(1), np.array([0, 1]), ["a", "b"], 4).shape
+    (8, 5)
+    """
+
+    theta: np.ndarray
+    weights: np.ndarray
+    bias: np.ndarray
+
+    @classmethod
+    def draw(
+        cls,
+        rng: np.random.Generator,
+        n_groups: int,
+        n_features: int,
+        n_values: int,
+        feature_concentration: float,
+        weight_scale: float,
+    ) -> LogisticGroups:
+        """The groups' parameters, drawn in this order: ``θ``, weights, biases."""
+        theta = rng.dirichlet(np.full(n_values, feature_concentration), size=(n_groups, n_features))
+        weights = rng.normal(0.0, weight_scale, size=(n_groups, n_features, n_values))
+        return cls(theta, weights, rng.normal(0.0, 1.0, size=n_groups))
+
+    def rows(
+        self,
+        rng: np.random.Generator,
+        group_of_task: np.ndarray,
+        task_ids: Sequence[str],
+        rows_per_task: int,
+    ) -> pd.DataFrame:
+        """``rows_per_task`` rows of each task (columns task, label, f0, f1, …).
+
+        Each task draws its rows' feature uniforms, then its labels' uniforms, from one
+        stream: drawn for all tasks at once they are the numbers a task-by-task draw gives.
+        """
+        _, n_features, n_values = self.theta.shape
+        per_task = rows_per_task * (n_features + 1)
+        uniforms = rng.random((group_of_task.size, per_task))
+        feature_draws = uniforms[:, : rows_per_task * n_features].reshape(-1, n_features, 1)
+        group_of_row = np.repeat(group_of_task, rows_per_task)
+        cumulative = self.theta.cumsum(axis=-1)[group_of_row]  # (n_rows, n_features, n_values)
+        x = np.minimum((feature_draws > cumulative).sum(axis=-1), n_values - 1)
+        del cumulative, feature_draws
+        features = np.arange(n_features)
+        margin = self.bias[group_of_row] + self.weights[group_of_row[:, None], features, x].sum(
+            axis=1
+        )
+        label_draws = uniforms[:, rows_per_task * n_features :].ravel()
+        y = (label_draws < 1.0 / (1.0 + np.exp(-margin))).astype(np.int64)
+        frame = pd.DataFrame(x.astype(np.int64), columns=[f"f{j}" for j in features])
+        frame.insert(0, "label", y)
+        frame.insert(0, "task", np.repeat(np.array(task_ids, dtype=object), rows_per_task))
+        return frame

@@ -27,10 +27,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy import sparse
-from scipy.special import expit, log_expit
 
-from clusterednb.logistic.clustering.task_expansions import one_hot_rows
+from clusterednb.logistic.sharded.kernels import (
+    one_hot_columns,
+    pattern_design,
+    point_sums,
+    row_patterns,
+    step_sums,
+)
 from clusterednb.logistic.sharded.shards import EncodedShard
 
 TOLERANCE = 1e-8
@@ -92,18 +96,6 @@ def row_weights(shard: EncodedShard, floor: float) -> np.ndarray:
     return np.column_stack([floor + (1.0 - floor) * shard.weights, np.ones(shard.task_ids.size)])
 
 
-def _task_stats(design, task_rows, y, weights, beta, theta):
-    """The rows' weighted residuals ``m (p − y)``, curvatures ``m p (1 − p)`` and losses at
-    ``(β, θ)``, each of shape (n_rows, R)."""
-    margin = design @ beta.T + theta[task_rows]  # (n_rows, R)
-    probability = expit(margin)
-    m = weights[task_rows]
-    residual = m * (probability - y[:, None])
-    curvature = m * probability * (1.0 - probability)
-    loss = m * -log_expit(np.where(y[:, None] > 0, margin, -margin))
-    return residual, curvature, loss
-
-
 def shard_pass(
     shard: EncodedShard,
     beta_before: np.ndarray,
@@ -128,43 +120,39 @@ def shard_pass(
     """
     data = shard.data
     rows = data.labelled
-    design = one_hot_rows(data.codes[rows], data.offsets)
-    task_rows = data.task[rows]
+    columns = one_hot_columns(data.codes[rows], data.offsets)
+    task_rows = data.task[rows].astype(np.int64)
     y = data.y[rows].astype(np.float64)
     n_local = shard.task_ids.size
     weights = row_weights(shard, floor)
     theta = np.zeros((n_local, beta_before.shape[0])) if shard.theta is None else shard.theta
-    by_task = sparse.csr_matrix(
-        (np.ones(rows.size), (task_rows, np.arange(rows.size))), shape=(n_local, rows.size)
-    )
     if np.any(sizes > 0):
-        residual, curvature, _ = _task_stats(design, task_rows, y, weights, beta_before, theta)
-        D = by_task @ curvature + 1.0 / C  # (n_local, R)
-        g_theta = by_task @ residual + theta / C
-        direction = np.empty_like(theta)
-        for r in range(beta_before.shape[0]):
-            b = by_task @ design.multiply(curvature[:, [r]]).tocsr()  # (n_local, p)
-            direction[:, r] = (g_theta[:, r] - b @ delta[r]) / D[:, r]
-        theta = theta - sizes * direction
+        curvature, residual, along = step_sums(
+            columns, task_rows, y, weights, beta_before, theta, delta
+        )
+        theta = theta - sizes * (residual + theta / C - along) / (curvature + 1.0 / C)
     beta = beta_before - sizes[:, None] * delta
-    residual, curvature, loss = _task_stats(design, task_rows, y, weights, beta, theta)
-    D = by_task @ curvature + 1.0 / C
-    g_theta = by_task @ residual + theta / C
-    n_regressions, p = beta.shape
-    schur = np.empty((n_regressions, p, p))
-    gradient = np.empty((n_regressions, p))
+    patterns, pattern = shard.patterns if shard.patterns is not None else row_patterns(columns)
+    loss, pattern_curvature, pattern_residual, curvature, residual, cross = point_sums(
+        columns, pattern, patterns.shape[0], task_rows, y, weights, beta, theta
+    )
+    design = pattern_design(patterns, beta.shape[1])
+    D = curvature + 1.0 / C
+    g_theta = residual + theta / C
+    n_regressions = beta.shape[0]
+    schur = np.empty((n_regressions, beta.shape[1], beta.shape[1]))
+    gradient = pattern_residual.T @ design  # (R, p)
     for r in range(n_regressions):
-        scaled = design.multiply(curvature[:, [r]]).tocsr()
-        b = np.asarray((by_task @ scaled).todense())
-        schur[r] = (design.T @ scaled).toarray() - (b.T / D[:, r]) @ b
-        gradient[r] = design.T @ residual[:, r] - b.T @ (g_theta[:, r] / D[:, r])
+        b = np.ascontiguousarray(cross[:, r, :])
+        schur[r] = design.T @ (design * pattern_curvature[:, [r]]) - (b.T / D[:, r]) @ b
+        gradient[r] -= b.T @ (g_theta[:, r] / D[:, r])
     sums = PassSums(
-        loss.sum(axis=0) + 0.5 * (theta * theta).sum(axis=0) / C,
+        loss + 0.5 * (theta * theta).sum(axis=0) / C,
         schur,
         gradient,
         (g_theta * g_theta / D).sum(axis=0),
     )
-    return replace(shard, theta=theta), sums
+    return replace(shard, theta=theta, patterns=(patterns, pattern)), sums
 
 
 def sharded_regressions(

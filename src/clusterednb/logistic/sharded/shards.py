@@ -47,6 +47,9 @@ class EncodedShard:
         After placement: each task's most probable cluster.
     theta : ndarray of shape (n_local, K + 1), optional
         Each task's own weight (its intercept column) in each regression.
+    patterns : tuple, optional
+        The distinct one-hot rows of its labelled rows and each row's pattern (kept by the
+        regressions' first pass).
     """
 
     task_ids: np.ndarray
@@ -55,6 +58,7 @@ class EncodedShard:
     weights: np.ndarray | None = None
     partition: np.ndarray | None = None
     theta: np.ndarray | None = None
+    patterns: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def encode_shard(frame: pd.DataFrame, task: str, label: str, schema: FeatureSchema) -> EncodedShard:
@@ -72,8 +76,10 @@ def encode_shard(frame: pd.DataFrame, task: str, label: str, schema: FeatureSche
     dataset = TaskDataset.from_frame(
         frame, task=task, label=label, schema=schema, handle_unknown="error"
     )
+    widest = max((len(values) for values in schema.categories), default=0)
+    codes = dataset.X.astype(np.int8) if widest < 127 else dataset.X  # 8 times less to hold
     data = JointData.from_codes(
-        dataset.X, dataset.y, dataset.task_index, dataset.n_tasks, schema.offsets
+        codes, dataset.y.astype(np.int8), dataset.task_index, dataset.n_tasks, schema.offsets
     )
     positions = np.full(dataset.n_tasks, -1, dtype=np.int64)
     return EncodedShard(np.asarray(dataset.task_ids, dtype=object), data, positions)
