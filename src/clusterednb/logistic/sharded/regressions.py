@@ -11,7 +11,7 @@ with row weights ``m = floor + (1 − floor) q_u(c)`` (1 in the pooled one). Its
 ``[[S, B], [Bᵀ, D]]`` with ``D`` diagonal over the tasks, so a Newton step solves the Schur
 complement ``(S − B D⁻¹ Bᵀ) δ_β = g_β − B D⁻¹ g_θ`` and then ``δ_θu = (g_θu − b_uᵀ δ_β) / D_u``
 (:mod:`clusterednb.logistic.solvers.task_block`, in memory). Both sums over tasks split over
-shards: :func:`newton_pass` returns a shard's part of the Schur complement and of the reduced
+shards: :func:`shard_pass` returns a shard's part of the Schur complement and of the reduced
 gradient, at its tasks' current weights, and the driver (:func:`sharded_regressions`) solves
 the small ``p × p`` systems. The next pass first moves the shard's own ``θ`` by the step the
 driver chose (from the same sums at the same point), then sums again at the new point. Only
@@ -162,9 +162,11 @@ def sharded_regressions(
 
     Parameters
     ----------
-    shards : ShardMap
-        Placed shards (:class:`~clusterednb.logistic.sharded.fit.ShardMap`: ``apply_collect``
-        returns new shards and a result per shard, leaving the old ones as they were).
+    shards : LocalShards or DaskShards
+        Placed shards (:class:`~clusterednb.logistic.sharded.fit.LocalShards`,
+        :class:`~clusterednb.logistic.sharded.dask_fit.DaskShards`: ``apply_collect`` returns
+        new shards and a result each, leaving these as they were, so a refused step is
+        tried again from them).
     floor, C : float
     n_regressions, p : int
         ``K + 1`` and the shared columns (one-hot values and the intercept).
