@@ -10,8 +10,8 @@ driver (:mod:`clusterednb.logistic.sharded.fit`) combines them:
   (one-hot row, label) patterns, from which the pooled anchor is fitted;
 - :func:`shard_rows` the rows of chosen tasks (the tuning's and the sampled core's);
 - :func:`placed` places its tasks in the core's clusters;
-- :func:`~clusterednb.logistic.sharded.regressions.shard_pass` moves its tasks' own weights of every cluster regression and returns
-  the regressions' sums over its rows (:mod:`clusterednb.logistic.sharded.regressions`).
+- ``regressions.shard_pass`` moves its tasks' own weights in every cluster regression and
+  returns the regressions' sums over its rows (:mod:`clusterednb.logistic.sharded.regressions`).
 """
 
 from __future__ import annotations
