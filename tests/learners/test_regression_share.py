@@ -87,7 +87,7 @@ def test_held_out_rows_are_like_fewest_pseudo_tasks_of_the_raw_rows():
 def test_auto_chooses_the_share_with_the_lowest_held_out_log_loss(population, monkeypatch):
     """The share chosen is the one whose blend of a fit on the other rows predicts the held
     rows best; recomputed here from the same held rows and validation fit."""
-    import clusterednb.learners.estimator as estimator
+    import clusterednb.learners.regression_share as regression_share
 
     seen = {}
 
@@ -98,7 +98,7 @@ def test_auto_chooses_the_share_with_the_lowest_held_out_log_loss(population, mo
         ]
         return chosen_share(p_regressions, p_learners, y)
 
-    monkeypatch.setattr(estimator, "chosen_share", spy)
+    monkeypatch.setattr(regression_share, "chosen_share", spy)
     model = _fit(population, "auto")
     assert model.regression_share_ in SHARES
     assert model.regression_share_ == SHARES[int(np.argmin(seen["losses"]))]

@@ -158,7 +158,7 @@ def test_partial_fit_first_fits_and_a_model_without_rows_is_refused(tmp_path):
     model = cnb.ClusteredLogisticRegression(random_state=0).partial_fit(X, y, tasks)
     assert hasattr(model, "clusters_")
     del model.rows_
-    with pytest.raises(CNBError, match="without its training rows"):
+    with pytest.raises(CNBError, match="no training rows kept"):
         model.partial_fit(X[:3], y[:3], tasks[:3])
 
 

@@ -26,13 +26,7 @@ from clusterednb.estimation.decisions import (
 from clusterednb.estimation.training_table import split_tasks
 from clusterednb.exceptions import CNBError
 from clusterednb.learners.cluster_fits import ClusterLearners, fit_cluster_learners
-from clusterednb.learners.regression_share import (
-    DEFAULT_SHARE,
-    blended,
-    chosen_share,
-    clipped_logit,
-    held_out_rows,
-)
+from clusterednb.learners.regression_share import blended, clipped_logit, held_out_share
 from clusterednb.learners.saved_learners import (
     learner_name,
     matrix_arrays,
@@ -170,18 +164,11 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         return self
 
     def _chosen_share(self, X: Any, y: Any, tasks: Any, rng: np.random.Generator) -> float:
-        """``regression_share``, or the share whose blend best predicts held-out rows of the
-        training tasks from a fit on the others (:data:`DEFAULT_SHARE` when no task can lend
-        rows)."""
+        """``regression_share``, or the share chosen on held-out rows by a fit of ``inner``
+        (the same learner, the clustering's settings fixed) on the others."""
         if self.regression_share != "auto":
             return float(self.regression_share)
         clustering = self.clustering_
-        labels = pd.Series(np.asarray(y, dtype=object))
-        labelled = labels.notna().to_numpy()
-        task_index = clustering._prediction_rows(X, tasks).task_index
-        held, keep_features = held_out_rows(labelled, task_index, clustering.task_ids_.size, rng)
-        if held.size == 0:
-            return DEFAULT_SHARE
         fixed = {
             "effective_rows": clustering.effective_rows_,
             "floor": clustering.floor_,
@@ -198,18 +185,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
             regression_share=0.0,
             random_state=rng,
         )
-        if keep_features:
-            fit_labels = labels.copy()
-            fit_labels.iloc[held] = None
-            inner.fit(X, fit_labels.to_numpy(), tasks)
-        else:
-            kept = np.setdiff1d(np.arange(labels.size), held)
-            inner.fit(rows_of(X, kept), labels.iloc[kept].to_numpy(), rows_of(tasks, kept))
-        X_held, tasks_held = rows_of(X, held), rows_of(tasks, held)
-        p_learners = inner.predict_proba(X_held, tasks_held)[:, 1]
-        p_regressions = inner.clustering_.predict_proba(X_held, tasks_held)[:, 1]
-        y_held = (labels.iloc[held] == clustering.classes_[1]).to_numpy(dtype=np.int64)
-        return chosen_share(p_regressions, p_learners, y_held)
+        task_index = clustering._prediction_rows(X, tasks).task_index
+        return held_out_share(inner, X, y, tasks, task_index, clustering, rng)
 
     def partial_fit(
         self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None

@@ -18,9 +18,13 @@ with the clustering's settings as the full fit chose them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pandas as pd
 from scipy.special import expit, logit
 
+from clusterednb.learners.tables import rows_of
 from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.tuning import like_fewest_rows, mean_log_loss
 
@@ -105,3 +109,46 @@ def held_out_rows(
     held, keep_features = like_fewest_rows(data, rng)
     order = np.argsort(task_index, kind="stable")  # from_codes' order of the rows
     return np.sort(order[held]), keep_features
+
+
+def held_out_share(
+    inner: Any,
+    X: Any,
+    y: Any,
+    tasks: Any,
+    task_index: np.ndarray,
+    clustering: Any,
+    rng: np.random.Generator,
+) -> float:
+    """The share of :data:`SHARES` whose blend best predicts the like-fewest held-out rows,
+    both predictors from ``inner`` (an unfitted ``ClusteredLearner`` with the share 0) fitted
+    on the other rows; :data:`DEFAULT_SHARE` when no training task can lend rows.
+
+    Parameters
+    ----------
+    inner : ClusteredLearner
+    X, y, tasks
+        The training rows (``tasks`` apart from ``X``).
+    task_index : ndarray of shape (n_rows,)
+        Each row's task position in ``clustering``.
+    clustering : ClusteredLogisticRegression
+        The full fit's clustering (its tasks and classes).
+    rng : numpy.random.Generator
+    """
+    labels = pd.Series(np.asarray(y, dtype=object))
+    labelled = labels.notna().to_numpy()
+    held, keep_features = held_out_rows(labelled, task_index, clustering.task_ids_.size, rng)
+    if held.size == 0:
+        return DEFAULT_SHARE
+    if keep_features:
+        fit_labels = labels.copy()
+        fit_labels.iloc[held] = None
+        inner.fit(X, fit_labels.to_numpy(), tasks)
+    else:
+        kept = np.setdiff1d(np.arange(labels.size), held)
+        inner.fit(rows_of(X, kept), labels.iloc[kept].to_numpy(), rows_of(tasks, kept))
+    X_held, tasks_held = rows_of(X, held), rows_of(tasks, held)
+    p_learners = inner.predict_proba(X_held, tasks_held)[:, 1]
+    p_regressions = inner.clustering_.predict_proba(X_held, tasks_held)[:, 1]
+    y_held = (labels.iloc[held] == clustering.classes_[1]).to_numpy(dtype=np.int64)
+    return chosen_share(p_regressions, p_learners, y_held)

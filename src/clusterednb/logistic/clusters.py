@@ -19,13 +19,8 @@ from clusterednb.inference.blocks.core_and_place import MAX_SAMPLED_TASKS, core_
 from clusterednb.inference.blocks.engine import BlockClustering, enumerate_blocks, membership
 from clusterednb.inference.blocks.slot_chain import gibbs_joint_blocks
 from clusterednb.logistic.clustering.feature_relevance import feature_relevance, kept_values
-from clusterednb.logistic.fit import (
-    AUTO,
-    MAX_ENUMERATED_TASKS,
-    FitSettings,
-    JointData,
-    task_tempering,
-)
+from clusterednb.logistic.fit import JointData, task_tempering
+from clusterednb.logistic.settings import AUTO, MAX_ENUMERATED_TASKS, FitSettings
 from clusterednb.logistic.solvers.cluster_weighted import (
     WeightedRegressions,
     fit_weighted_regressions,

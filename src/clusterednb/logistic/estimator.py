@@ -34,7 +34,6 @@ from clusterednb.estimation.prediction_rows import PredictionRows, prediction_ro
 from clusterednb.estimation.training_table import split_tasks
 from clusterednb.exceptions import CNBError, check_choice
 from clusterednb.logistic.clusters import LogisticClusters, fit_clusters
-from clusterednb.logistic.fit import AUTO, FitSettings
 from clusterednb.logistic.inputs import (
     check_observation,
     prediction_design,
@@ -49,6 +48,7 @@ from clusterednb.logistic.model_state import (
 )
 from clusterednb.logistic.online import partial_update
 from clusterednb.logistic.placement import rows_mixture
+from clusterednb.logistic.settings import AUTO, FitSettings
 from clusterednb.logistic.tuning import choose_settings
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord

@@ -42,7 +42,8 @@ from clusterednb.logistic.clusters import (
     labelled_regression,
     partition_posterior,
 )
-from clusterednb.logistic.fit import AUTO, FitSettings, JointData, task_tempering
+from clusterednb.logistic.fit import JointData, task_tempering
+from clusterednb.logistic.settings import AUTO, FitSettings
 
 EFFECTIVE_ROWS = (np.inf, 100.0, 50.0, 30.0, 15.0, 5.0)
 FLOORS = (0.05, 0.2, 0.5, 1.0)
