@@ -123,3 +123,54 @@ def test_one_sharded_newton_step_is_the_plain_newton_step_on_the_full_hessian():
         after, _ = shard_pass(shard, beta, delta, sizes, floor, C)
         task_steps.append(shard.theta[:, 0] - after.theta[:, 0])
     np.testing.assert_allclose(np.concatenate(task_steps), step[p:], atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "C", [0.1, 100.0]
+)  # a strong prior, and a weak one on nearly separable rows
+def test_sharded_newton_reaches_the_in_memory_minimum(C):
+    """Every regression (a cluster's, weighted, and the pooled one) over two shards reaches the
+    minimum :class:`WeightedLogistic` finds on all rows at once (steps halved where the
+    objective would rise)."""
+    from clusterednb.logistic.fit import JointData
+    from clusterednb.logistic.sharded.fit import LocalShards
+    from clusterednb.logistic.sharded.regressions import sharded_regressions
+    from clusterednb.logistic.sharded.shards import EncodedShard
+    from clusterednb.logistic.solvers.cluster_weighted import sparse_design
+    from clusterednb.logistic.solvers.weighted_newton import WeightedLogistic
+
+    rng = np.random.default_rng(7)
+    offsets = np.array([0, 3, 5])
+    n_tasks, rows = 10, 12
+    task = np.repeat(np.arange(n_tasks), rows)
+    codes = np.column_stack([rng.integers(0, 3, task.size), rng.integers(0, 2, task.size)])
+    y = ((codes[:, 0] == 0) ^ (rng.random(task.size) < 0.03)).astype(np.int64)  # nearly separable
+    q = rng.dirichlet(np.ones(1), n_tasks)  # one cluster
+    floor = 0.2
+    shards = []
+    for part in (task < 5, task >= 5):
+        local = task[part] - task[part].min()
+        data = JointData.from_codes(codes[part], y[part], local, 5, offsets)
+        first = int(task[part].min())
+        shards.append(
+            EncodedShard(
+                np.arange(5).astype(object),
+                data,
+                np.arange(first, first + 5),
+                weights=q[first : first + 5],
+            )
+        )
+    p = int(offsets[-1]) + 1
+    done, beta, passes = sharded_regressions(LocalShards(shards), floor, C, 2, p)
+    theta = np.concatenate([shard.theta for shard in done.shards])
+    problem = WeightedLogistic(
+        sparse_design(codes, offsets, task, n_tasks), y, C,
+        task_columns=slice(int(offsets[-1]), int(offsets[-1]) + n_tasks),
+    )  # fmt: skip
+    weights = floor + (1 - floor) * q[task, 0]
+    for r, row_weights in enumerate((weights, np.ones(task.size))):
+        coef, intercept = problem.fit(row_weights)
+        np.testing.assert_allclose(beta[r, :-1], coef[: int(offsets[-1])], atol=1e-4)
+        np.testing.assert_allclose(theta[:, r], coef[int(offsets[-1]) :], atol=1e-4)
+        assert beta[r, -1] == pytest.approx(intercept, abs=1e-4)
+    assert passes < 40
