@@ -92,3 +92,19 @@ def test_ranges_concatenate_integer_ranges():
     expected = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops, strict=True)])
     np.testing.assert_array_equal(ranges(starts, stops), expected)
     assert ranges(np.array([2]), np.array([2])).size == 0
+
+
+def test_the_pooled_fit_of_tens_of_millions_of_rows_stays_positive_definite():
+    """One-hot columns make the curvature singular but for the prior's λ I; with 10⁷ rows a
+    pattern its entries reach 10⁷, and in float32 the λ I was rounded away (the fit of 10⁷
+    tasks stopped there)."""
+    rng = np.random.default_rng(0)
+    codes = np.array(np.meshgrid(*[range(3)] * 8, indexing="ij")).reshape(8, -1).T  # 6 561
+    codes = np.vstack([codes, codes])
+    design = one_hot_design(codes, np.arange(0, 25, 3))
+    y = np.repeat([1.0, 0.0], 6561)
+    counts = rng.uniform(3e3, 9e3, y.size)  # 8 × 10⁷ rows in all
+    fit = fit_laplace(design, y, counts, precision=1.0)
+    probability = 1 / (1 + np.exp(-(design @ fit.coef)))
+    gradient = design.T @ (counts * (y - probability)) - fit.coef
+    assert np.abs(gradient).max() < 1e-3 * counts.sum() ** 0.5

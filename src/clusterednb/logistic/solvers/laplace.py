@@ -122,7 +122,6 @@ def fit_laplace(
     y = np.asarray(y, dtype=np.float64)
     weights = np.ones(y.size) if weights is None else np.asarray(weights, dtype=np.float64)
     design, y, weights = merged_rows(design, y, weights)
-    single = design.astype(np.float32)
     d = design.shape[1]
     coef = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
     value = _log_joint(design, y, weights, coef, precision)
@@ -130,8 +129,10 @@ def fit_laplace(
     for n_steps in range(1, max_iter + 1):  # noqa: B007 (the count is reported)
         probability = expit(design @ coef)
         gradient = design.T @ (weights * (y - probability)) - precision * coef
-        curvature = (weights * probability * (1.0 - probability)).astype(np.float32)
-        hessian = (single.T @ (single * curvature[:, None])).astype(np.float64)
+        # float64: with millions of rows the curvature's entries reach 10⁷ while one-hot
+        # columns make it singular but for λ I, which float32 would round away.
+        curvature = weights * probability * (1.0 - probability)
+        hessian = design.T @ (design * curvature[:, None])
         factor = cho_factor(hessian + precision * np.eye(d))
         direction = cho_solve(factor, gradient)
         decrement = 0.5 * float(gradient @ direction)
