@@ -478,7 +478,7 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     for kind in ("cs", "cnb-bhc"):
         refused = cnb(*base, "--kind", kind, "--relevance", "-o", str(tmp_path / "r"))
         assert refused.returncode == 1 and "--relevance" in refused.stderr, refused.stderr
-        assert "cnb-gibbs, cnb-logistic or cnb-lgbm" in refused.stderr
+        assert "cnb-gibbs, cnb-logistic, cnb-lgbm or cnb-blend" in refused.stderr
     logistic = cnb(*base, "--kind", "cnb-logistic", "--relevance", "-o", str(tmp_path / "l"))
     assert logistic.returncode == 0, logistic.stderr
     assert logistic.stdout.splitlines()[1].startswith("relevance to the clusters: colour ")
