@@ -13,21 +13,11 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 
 import clusterednb
 from clusterednb import ClusteredLearner
-from clusterednb.data.synthetic import make_logistic_population
 from clusterednb.exceptions import CNBError, MissingExtraError
 from clusterednb.learners.cluster_fits import fit_cluster_learners, thinned_weights
 from clusterednb.learners.tables import TASK_COLUMN
 
 SMALL_TREES = {"max_iter": 15}
-
-
-@pytest.fixture(scope="module")
-def population():
-    planted = make_logistic_population(
-        np.random.default_rng(4), group_sizes=(4, 4), rows_per_task=30, n_features=3
-    )
-    frame = planted.frame
-    return frame[planted.feature_names], frame["label"].to_numpy(), frame["task"].to_numpy()
 
 
 @pytest.fixture(scope="module")

@@ -10,21 +10,11 @@ from scipy.special import expit, logit
 
 import clusterednb
 from clusterednb import ClusteredLearner
-from clusterednb.data.synthetic import make_logistic_population
 from clusterednb.exceptions import CNBError
 from clusterednb.learners.regression_share import SHARES, chosen_share, held_out_rows
 from clusterednb.logistic.tuning import mean_log_loss
 
 SMALL_TREES = {"max_iter": 15}
-
-
-@pytest.fixture(scope="module")
-def population():
-    planted = make_logistic_population(
-        np.random.default_rng(4), group_sizes=(4, 4), rows_per_task=30, n_features=3
-    )
-    frame = planted.frame
-    return frame[planted.feature_names], frame["label"].to_numpy(), frame["task"].to_numpy()
 
 
 @pytest.fixture(scope="module")
