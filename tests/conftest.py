@@ -15,6 +15,7 @@ from calendar_servers import (  # noqa: F401  (fixtures)
     xandikos_scheduling,
 )
 from clusterednb.data.schema import FeatureSchema
+from clusterednb.data.synthetic import make_logistic_population
 
 # schemathesis' hooks run inside the contract environment (.venv-contract), not here
 collect_ignore = ["service/contract_hooks.py"]
@@ -95,3 +96,16 @@ def browser():
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
     yield driver
     driver.quit()
+
+
+@pytest.fixture(scope="module")
+def learner_population():
+    """Eight tasks of 30 rows in two planted groups: ``(X, y, tasks)``.
+
+    Shared by the ``ClusteredLearner`` tests.
+    """
+    planted = make_logistic_population(
+        np.random.default_rng(4), group_sizes=(4, 4), rows_per_task=30, n_features=3
+    )
+    frame = planted.frame
+    return frame[planted.feature_names], frame["label"].to_numpy(), frame["task"].to_numpy()

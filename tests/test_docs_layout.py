@@ -72,3 +72,10 @@ def test_tests_mirror_the_package():
     assert len(mirrored) >= 0.8 * len(files), sorted(
         str(p.relative_to(tests)) for p in set(files) - set(mirrored)
     )
+
+
+def test_the_suite_has_one_conftest():
+    """Tests import helpers with ``from conftest import ...``: a second ``conftest.py`` in a
+    sub-folder would take that module name and break every such import."""
+    tests = Path(__file__).resolve().parent
+    assert sorted(tests.rglob("conftest.py")) == [tests / "conftest.py"]

@@ -21,8 +21,8 @@ SMALL_TREES = {"max_iter": 15}
 
 
 @pytest.fixture(scope="module")
-def fitted(population):
-    return ClusteredLearner(learner_params=SMALL_TREES, random_state=0).fit(*population)
+def fitted(learner_population):
+    return ClusteredLearner(learner_params=SMALL_TREES, random_state=0).fit(*learner_population)
 
 
 def _training_frame(model, X, tasks):
@@ -38,11 +38,11 @@ def _hgb(seed, **kwargs):
 
 @pytest.mark.parametrize("thin_below", [0.0, 0.25])
 def test_each_cluster_learner_is_the_learner_fitted_with_the_clusters_row_weights(
-    fitted, population, thin_below
+    fitted, learner_population, thin_below
 ):
     """Without thinning each learner is the learner fitted with weights ``floor + (1 −
     floor) q``; with it, with the thinned weights drawn from the same generator."""
-    X, y, tasks = population
+    X, y, tasks = learner_population
     clustering = fitted.clustering_
     q, floor = clustering.clusters_.cluster_weights, clustering.floor_
     row_task = pd.Index(clustering.task_ids_).get_indexer(tasks)
@@ -74,8 +74,8 @@ def test_thinning_keeps_every_rows_expected_weight():
     assert (draws[:, -1] == 0).all()
 
 
-def test_a_known_task_is_its_membership_mixture_of_the_learners(fitted, population):
-    X, _, tasks = population
+def test_a_known_task_is_its_membership_mixture_of_the_learners(fitted, learner_population):
+    X, _, tasks = learner_population
     frame = _training_frame(fitted, X, tasks)
     membership = fitted.clustering_.clusters_.membership
     position = pd.Index(fitted.task_ids_).get_indexer(tasks)
@@ -86,8 +86,8 @@ def test_a_known_task_is_its_membership_mixture_of_the_learners(fitted, populati
     np.testing.assert_allclose(fitted.predict_proba(X, tasks)[:, 1], expected, atol=1e-12)
 
 
-def test_a_new_cluster_mixes_the_learners_by_the_clusters_sizes(fitted, population):
-    X, _, tasks = population
+def test_a_new_cluster_mixes_the_learners_by_the_clusters_sizes(fitted, learner_population):
+    X, _, tasks = learner_population
     frame = _training_frame(fitted, X, tasks)
     per_learner = np.column_stack([m.predict_proba(frame)[:, 1] for m in fitted.learners_.models])
     only_new = np.zeros((len(frame), len(fitted.learners_.models) + 1))
@@ -97,8 +97,8 @@ def test_a_new_cluster_mixes_the_learners_by_the_clusters_sizes(fitted, populati
     )
 
 
-def test_with_floor_one_every_cluster_shares_one_pooled_learner(population):
-    X, y, tasks = population
+def test_with_floor_one_every_cluster_shares_one_pooled_learner(learner_population):
+    X, y, tasks = learner_population
     model = ClusteredLearner(
         learner_params=SMALL_TREES,
         clustering_params={"floor": 1.0, "effective_rows": 10.0},
@@ -140,8 +140,8 @@ def test_it_separates_opposite_groups_where_the_pooled_trees_cannot():
     assert clustered_auc > 0.85 and clustered_auc > pooled_auc + 0.15, (clustered_auc, pooled_auc)
 
 
-def test_same_seed_same_numbers_and_a_new_task_is_placed(population):
-    X, y, tasks = population
+def test_same_seed_same_numbers_and_a_new_task_is_placed(learner_population):
+    X, y, tasks = learner_population
     first = ClusteredLearner(learner_params=SMALL_TREES, random_state=3).fit(X, y, tasks)
     again = ClusteredLearner(learner_params=SMALL_TREES, random_state=3).fit(X, y, tasks)
     np.testing.assert_array_equal(first.predict_proba(X, tasks), again.predict_proba(X, tasks))
@@ -149,8 +149,8 @@ def test_same_seed_same_numbers_and_a_new_task_is_placed(population):
     np.testing.assert_allclose(new.sum(axis=1), 1.0)
 
 
-def test_with_task_adds_the_task_as_a_category(population):
-    X, y, tasks = population
+def test_with_task_adds_the_task_as_a_category(learner_population):
+    X, y, tasks = learner_population
     model = ClusteredLearner(learner_params=SMALL_TREES, with_task=True, random_state=0)
     model.fit(X, y, tasks)
     frame = _training_frame(model, X, tasks)
@@ -161,8 +161,8 @@ def test_with_task_adds_the_task_as_a_category(population):
     assert model.fit_summary()["with_task"] is True
 
 
-def test_partial_fit_keeps_the_rows_and_refits_the_learners(population):
-    X, y, tasks = population
+def test_partial_fit_keeps_the_rows_and_refits_the_learners(learner_population):
+    X, y, tasks = learner_population
     model = ClusteredLearner(learner_params=SMALL_TREES, random_state=0)
     model.fit(X[:200], y[:200], tasks[:200])
     newcomer = np.where(np.arange(len(y) - 200) < 10, "newcomer", tasks[200:])
@@ -173,16 +173,16 @@ def test_partial_fit_keeps_the_rows_and_refits_the_learners(population):
     np.testing.assert_allclose(model.predict_proba(X, tasks).sum(axis=1), 1.0)
 
 
-def test_unlabelled_rows_help_the_clustering_only(population):
-    X, y, tasks = population
+def test_unlabelled_rows_help_the_clustering_only(learner_population):
+    X, y, tasks = learner_population
     labels = pd.Series(y, dtype=object)
     labels[::4] = None
     model = ClusteredLearner(learner_params=SMALL_TREES, random_state=0).fit(X, labels, tasks)
     assert model.rows_y_.size == int(labels.notna().sum())
 
 
-def test_log_odds_by_feature_is_the_fall_when_a_value_is_hidden(fitted, population):
-    X, _, tasks = population
+def test_log_odds_by_feature_is_the_fall_when_a_value_is_hidden(fitted, learner_population):
+    X, _, tasks = learner_population
     rows, own = X.head(6).copy(), tasks[:6]
     explained = fitted.log_odds_by_feature(rows, own)
     full = fitted.predict_proba(rows, own)[:, 1]
@@ -194,9 +194,9 @@ def test_log_odds_by_feature_is_the_fall_when_a_value_is_hidden(fitted, populati
     assert fitted.log_odds_by_feature(rows, own).loc[0, "f1"] == 0.0
 
 
-def test_a_lightgbm_model_survives_its_file_and_holds_no_pickle(population, tmp_path):
+def test_a_lightgbm_model_survives_its_file_and_holds_no_pickle(learner_population, tmp_path):
     pytest.importorskip("lightgbm")
-    X, y, tasks = population
+    X, y, tasks = learner_population
     model = ClusteredLearner("lightgbm", {"n_estimators": 20}, random_state=0).fit(X, y, tasks)
     path = tmp_path / "trees.cnb"
     model.save(path)
@@ -218,10 +218,10 @@ def test_scikit_learn_trees_are_refused_by_name_when_saved(fitted, tmp_path):
     assert not path.exists() and not list(tmp_path.iterdir())
 
 
-def test_any_scikit_learn_classifier_with_sample_weight_fits_inside(population):
+def test_any_scikit_learn_classifier_with_sample_weight_fits_inside(learner_population):
     from sklearn.ensemble import RandomForestClassifier
 
-    X, y, tasks = population
+    X, y, tasks = learner_population
     forest = RandomForestClassifier(n_estimators=10, random_state=0)
     model = ClusteredLearner(forest, random_state=0).fit(X.fillna(0), y, tasks)
     assert model.fit_summary()["learner"] == "RandomForestClassifier"
@@ -242,15 +242,15 @@ def test_any_scikit_learn_classifier_with_sample_weight_fits_inside(population):
         ({"thin_below": 1.0}, r"thin_below must be in \[0, 1\)"),
     ],
 )
-def test_bad_settings_are_refused_before_fitting(population, kwargs, message):
-    X, y, tasks = population
+def test_bad_settings_are_refused_before_fitting(learner_population, kwargs, message):
+    X, y, tasks = learner_population
     with pytest.raises(CNBError, match=message):
         ClusteredLearner(**kwargs).fit(X, y, tasks)
 
 
-def test_lightgbm_missing_names_the_extra(population, monkeypatch):
+def test_lightgbm_missing_names_the_extra(learner_population, monkeypatch):
     monkeypatch.setitem(sys.modules, "lightgbm", None)
-    X, y, tasks = population
+    X, y, tasks = learner_population
     with pytest.raises(MissingExtraError, match=r"\[trees\]"):
         ClusteredLearner("lightgbm").fit(X, y, tasks)
 

@@ -18,24 +18,24 @@ SMALL_TREES = {"max_iter": 15}
 
 
 @pytest.fixture(scope="module")
-def alone(population):
+def alone(learner_population):
     """The learners alone (share 0)."""
-    return _fit(population, 0.0)
+    return _fit(learner_population, 0.0)
 
 
-def _fit(population, share, **params):
+def _fit(learner_population, share, **params):
     model = ClusteredLearner(
         learner_params=SMALL_TREES, regression_share=share, random_state=0, **params
     )
-    return model.fit(*population)
+    return model.fit(*learner_population)
 
 
 @pytest.mark.parametrize("share", [0.3, 1.0])
 def test_the_blend_is_the_share_weighted_log_odds_of_regressions_and_learners(
-    population, alone, share
+    learner_population, alone, share
 ):
-    X, _, tasks = population
-    blend = _fit(population, share)
+    X, _, tasks = learner_population
+    blend = _fit(learner_population, share)
     p_learners = alone.predict_proba(X, tasks)[:, 1]
     p_regressions = alone.clustering_.predict_proba(X, tasks)[:, 1]
     odds = share * logit(p_regressions) + (1 - share) * logit(p_learners)
@@ -47,10 +47,10 @@ def test_the_blend_is_the_share_weighted_log_odds_of_regressions_and_learners(
         )
 
 
-def test_the_blends_explanation_is_the_share_weighted_sum(population, alone):
+def test_the_blends_explanation_is_the_share_weighted_sum(learner_population, alone):
     import copy
 
-    X, _, tasks = population
+    X, _, tasks = learner_population
     blend = copy.deepcopy(alone)
     blend.regression_share_ = 0.5
     rows, row_tasks = X.iloc[:5], tasks[:5]
@@ -74,7 +74,7 @@ def test_held_out_rows_are_like_fewest_pseudo_tasks_of_the_raw_rows():
     assert 0 not in held_tasks
 
 
-def test_auto_chooses_the_share_with_the_lowest_held_out_log_loss(population, monkeypatch):
+def test_auto_chooses_the_share_with_the_lowest_held_out_log_loss(learner_population, monkeypatch):
     """The share chosen is the one whose blend of a fit on the other rows predicts the held
     rows best; recomputed here from the same held rows and validation fit."""
     import clusterednb.learners.regression_share as regression_share
@@ -89,11 +89,11 @@ def test_auto_chooses_the_share_with_the_lowest_held_out_log_loss(population, mo
         return chosen_share(p_regressions, p_learners, y)
 
     monkeypatch.setattr(regression_share, "chosen_share", spy)
-    model = _fit(population, "auto")
+    model = _fit(learner_population, "auto")
     assert model.regression_share_ in SHARES
     assert model.regression_share_ == SHARES[int(np.argmin(seen["losses"]))]
-    again = _fit(population, "auto")  # same seed, same numbers
-    X, _, tasks = population
+    again = _fit(learner_population, "auto")  # same seed, same numbers
+    X, _, tasks = learner_population
     np.testing.assert_array_equal(model.predict_proba(X, tasks), again.predict_proba(X, tasks))
     assert model.fit_summary()["regression_share"] == model.regression_share_
 
@@ -114,23 +114,23 @@ def test_auto_prefers_regressions_where_the_label_is_linear_and_trees_where_it_i
     assert on_xor.regression_share_ <= 0.25
 
 
-def test_the_share_survives_the_model_file(population, tmp_path):
+def test_the_share_survives_the_model_file(learner_population, tmp_path):
     pytest.importorskip("lightgbm")
     model = ClusteredLearner(
         "lightgbm", learner_params={"n_estimators": 10}, regression_share=0.25, random_state=0
-    ).fit(*population)
+    ).fit(*learner_population)
     path = tmp_path / "blend.cnb"
     model.save(path)
     loaded = clusterednb.load(path)
-    X, _, tasks = population
+    X, _, tasks = learner_population
     assert loaded.regression_share_ == 0.25
     np.testing.assert_allclose(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))
 
 
 @pytest.mark.parametrize("share", [-0.1, 1.5, "best", True])
-def test_a_share_outside_zero_to_one_is_refused(population, share):
+def test_a_share_outside_zero_to_one_is_refused(learner_population, share):
     with pytest.raises(CNBError, match="regression_share"):
-        _fit(population, share)
+        _fit(learner_population, share)
 
 
 def test_the_blend_takes_documents():
