@@ -57,14 +57,30 @@ def schema_for(n_features: int, n_values: int, n_classes: int) -> FeatureSchema:
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory):
     """``cnb demo`` run once for the whole session (it takes a minute): its completed process
-    and its output folder, read by the command-line test and the report's browser test."""
+    and its output folder, read by the command-line test and the report's browser test. Under
+    pytest-xdist the workers share one run: the first to take the lock runs it, the others
+    read what it left."""
+    import json
+    import os
     import subprocess
     import sys
 
-    out = tmp_path_factory.mktemp("demo") / "demo"
-    command = [sys.executable, "-m", "clusterednb.cli", "demo", "--seed", "1", "-o", str(out)]
-    result = subprocess.run([*command, "--jobs", "2"], capture_output=True, text=True)
-    return result, out
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:  # each worker's folder sits in the run's own
+        shared = shared.parent
+    out, record = shared / "demo-run" / "demo", shared / "demo-run.json"
+    with FileLock(str(shared / "demo-run.lock")):
+        if not record.exists():
+            command = [sys.executable, "-m", "clusterednb.cli", "demo", "--seed", "1"]
+            result = subprocess.run(
+                [*command, "-o", str(out), "--jobs", "2"], capture_output=True, text=True
+            )
+            fields = {"returncode": result.returncode, "stdout": result.stdout}
+            record.write_text(json.dumps(fields | {"stderr": result.stderr, "args": command}))
+        fields = json.loads(record.read_text())
+    return subprocess.CompletedProcess(**fields), out
 
 
 @pytest.fixture

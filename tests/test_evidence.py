@@ -232,6 +232,7 @@ def test_prototype_marginal_evidence_by_ais_matches_quadrature():
     assert stderr[1] < stderr[0] / 2
 
 
+@pytest.mark.slow  # 80 s; the cnb model's AIS against enumeration stays in the default suite
 def test_prototype_conditional_evidence_matches_enumeration():
     # Measured: error 0.09 ± 0.11 (exact −5.97), 100 temperatures × 16 runs.
     shape, rate = 2.0, 0.5
