@@ -16,6 +16,7 @@ _EXPORTS = {
     "ClusteredNB": "clusterednb.naive_bayes.clustered",
     "ClusteredLogisticRegression": "clusterednb.logistic.estimator",
     "ClusteredLearner": "clusterednb.learners.estimator",
+    "ClusteredBoosting": "clusterednb.learners.boosted",
     "FeatureSchema": "clusterednb.data",
     "TaskDataset": "clusterednb.data",
     "discretize": "clusterednb.data",
@@ -40,6 +41,7 @@ _EXPORTS = {
 
 __all__ = [
     "CNBError",
+    "ClusteredBoosting",
     "ClusteredLearner",
     "ClusteredLogisticRegression",
     "ClusteredNB",
@@ -79,6 +81,7 @@ if _typing.TYPE_CHECKING:
         SchemaError,
         UnknownCategoryWarning,
     )
+    from clusterednb.learners.boosted import ClusteredBoosting
     from clusterednb.learners.estimator import ClusteredLearner
     from clusterednb.loading import load
     from clusterednb.logistic.estimator import ClusteredLogisticRegression

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from clusterednb.learners import boosted
 from clusterednb.learners import estimator as clustered_learner
 from clusterednb.logistic import estimator as clustered_logistic
 from clusterednb.naive_bayes import clustered, prototype
@@ -22,6 +23,7 @@ REGISTERED = (
     prototype.PrototypeNB,
     clustered_logistic.ClusteredLogisticRegression,
     clustered_learner.ClusteredLearner,
+    boosted.ClusteredBoosting,
 )
 """The estimators whose files :func:`load` reads."""
 

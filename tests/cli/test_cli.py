@@ -478,7 +478,7 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     for kind in ("cs", "cnb-bhc"):
         refused = cnb(*base, "--kind", kind, "--relevance", "-o", str(tmp_path / "r"))
         assert refused.returncode == 1 and "--relevance" in refused.stderr, refused.stderr
-        assert "cnb-gibbs, cnb-logistic, cnb-lgbm or cnb-blend" in refused.stderr
+        assert "cnb-gibbs, cnb-logistic, cnb-lgbm, cnb-blend or cnb-boost" in refused.stderr
     logistic = cnb(*base, "--kind", "cnb-logistic", "--relevance", "-o", str(tmp_path / "l"))
     assert logistic.returncode == 0, logistic.stderr
     assert logistic.stdout.splitlines()[1].startswith("relevance to the clusters: colour ")
@@ -510,6 +510,37 @@ def test_fit_the_blend_prints_its_share_and_predicts_as_the_library(data_file, t
         regression_share="auto",
         random_state=0,
         clustering_params={"gamma": 1.0, "beta": 1.0, "relevance": False},
+    )
+    model.fit(frame[features], frame["accepted"], frame["user"])
+    expected = model.predict_proba(frame[features], frame["user"])[:, 1]
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "o.csv")["p_1"], expected, atol=1e-12)
+
+
+def test_fit_the_booster_from_the_regressions_prints_its_trees_and_predicts_as_the_library(
+    data_file, tmp_path
+):
+    """``cnb fit --kind cnb-boost``: one LightGBM booster started from the clusters'
+    regressions; plain and ``--json``; ``cnb predict`` equals the library."""
+    pytest.importorskip("lightgbm")
+    from clusterednb import ClusteredBoosting
+
+    base = ["fit", str(data_file), "--task", "user", "--label", "accepted", "--seed", "0"]
+    as_json = cnb(*base, "--kind", "cnb-boost", "--json", "-o", str(tmp_path / "j.cnb"))
+    assert as_json.returncode == 0, as_json.stderr
+    summary = json.loads(as_json.stdout)
+    assert summary["learner"] == "lightgbm from the regressions" and summary["trees"] >= 1
+    plain = cnb(*base, "--kind", "cnb-boost", "-o", str(tmp_path / "m.cnb"))
+    assert plain.stdout.startswith("fitted LightGBM started from the clustered regressions")
+    assert f"{summary['trees']} trees from the regressions" in plain.stdout
+    predicted = cnb(
+        "predict", str(tmp_path / "m.cnb"), str(data_file), "--task", "user",
+        "-o", str(tmp_path / "o.csv"),
+    )  # fmt: skip
+    assert predicted.returncode == 0, predicted.stderr
+    frame = pd.read_csv(data_file)
+    features = [c for c in frame.columns if c.startswith("f")]
+    model = ClusteredBoosting(
+        random_state=0, clustering_params={"gamma": 1.0, "beta": 1.0, "relevance": False}
     )
     model.fit(frame[features], frame["accepted"], frame["user"])
     expected = model.predict_proba(frame[features], frame["user"])[:, 1]

@@ -15,8 +15,9 @@ from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 from clusterednb.naive_bayes.prototype import PrototypeNB
 from clusterednb.naive_bayes.sharing import CompleteSharingNB, NoSharingNB
 
-LEARNER_KINDS = ("cnb-lgbm", "cnb-blend")
-"""The ``cnb fit`` kinds that are a :class:`~clusterednb.ClusteredLearner` with LightGBM."""
+LEARNER_KINDS = ("cnb-lgbm", "cnb-blend", "cnb-boost")
+"""The ``cnb fit`` kinds with LightGBM: a :class:`~clusterednb.ClusteredLearner` or a
+:class:`~clusterednb.ClusteredBoosting`."""
 
 
 def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
@@ -44,7 +45,8 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
             raise CNBError(f"{flag} needs a clustered kind (cnb-...), got --kind {name}")
     if getattr(args, "relevance", False) and name != "cnb-gibbs":
         raise CNBError(
-            "--relevance needs --kind cnb-gibbs, cnb-logistic, cnb-lgbm or cnb-blend (the models "
+            "--relevance needs --kind cnb-gibbs, cnb-logistic, cnb-lgbm, cnb-blend or cnb-boost "
+            "(the models "
             f"that judge each column's relevance to the clusters), got --kind {name}"
         )
     if name == "ns":
@@ -91,8 +93,9 @@ def _clustered_logistic(args: argparse.Namespace, name: str = "cnb-logistic") ->
     """``cnb-logistic``: :class:`~clusterednb.ClusteredLogisticRegression`; ``cnb-lgbm``: its
     clustering with LightGBM inside the clusters (:class:`~clusterednb.ClusteredLearner`; a
     model file keeps LightGBM's own text model); ``cnb-blend``: both, blended in log-odds by a
-    share chosen on held-out rows. Options they have no use for are refused by
-    name.
+    share chosen on held-out rows; ``cnb-boost``: one LightGBM booster started from the
+    clusters' regressions (:class:`~clusterednb.ClusteredBoosting`). Options they have no use
+    for are refused by name.
 
     Examples
     --------
@@ -105,6 +108,7 @@ def _clustered_logistic(args: argparse.Namespace, name: str = "cnb-logistic") ->
     >>> type(make_model(args.kind, args)).__name__
     'ClusteredLearner'
     """
+    from clusterednb.learners.boosted import ClusteredBoosting
     from clusterednb.learners.estimator import ClusteredLearner
     from clusterednb.logistic.estimator import ClusteredLogisticRegression
 
@@ -132,6 +136,8 @@ def _clustered_logistic(args: argparse.Namespace, name: str = "cnb-logistic") ->
         "beta": args.beta,
         "relevance": bool(getattr(args, "relevance", False)),
     }
+    if name == "cnb-boost":
+        return ClusteredBoosting(clustering_params=clustering, random_state=args.seed)
     if name in LEARNER_KINDS:
         share = "auto" if name == "cnb-blend" else 0.0
         return ClusteredLearner(

@@ -40,8 +40,10 @@ FIT_TITLES = {
     "cnb-logistic": "Clustered logistic regression",
     "cnb-lgbm": "LightGBM inside the clusters",
     "cnb-blend": "LightGBM and the regressions inside the clusters, blended",
+    "cnb-boost": "LightGBM started from the clustered regressions",
 }
-"""Model kinds of ``cnb fit``: also ``cnb-logistic``, ``cnb-lgbm`` and ``cnb-blend``, which
+"""Model kinds of ``cnb fit``: also ``cnb-logistic``, ``cnb-lgbm``, ``cnb-blend`` and
+``cnb-boost``, which
 have no evidence to compare."""
 FAST_EVIDENCE_KINDS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "cnb-search")
 """The default of ``cnb evidence``: each answers in seconds on thousands of rows."""
@@ -125,7 +127,8 @@ def _fit(commands: argparse._SubParsersAction) -> None:
         default="ns",
         help="model kind (default ns); cnb-logistic is ClusteredLogisticRegression, cnb-lgbm "
         "its clustering with LightGBM inside the clusters (ClusteredLearner, extra [trees]), "
-        "cnb-blend both blended, the share chosen on held-out rows",
+        "cnb-blend both blended, the share chosen on held-out rows, cnb-boost one LightGBM "
+        "booster started from the clusters' regressions (ClusteredBoosting)",
     )
     fit.add_argument(
         "--model",
@@ -167,9 +170,9 @@ def _fit(commands: argparse._SubParsersAction) -> None:
     fit.add_argument(
         "--relevance",
         action="store_true",
-        help="cnb-gibbs, cnb-logistic, cnb-lgbm, cnb-blend: each column either separates the "
-        "users' clusters or is shared by every user (then it no longer moves them); prints each "
-        "column's relevance",
+        help="cnb-gibbs, cnb-logistic, cnb-lgbm, cnb-blend, cnb-boost: each column either "
+        "separates the users' clusters or is shared by every user (then it no longer moves "
+        "them); prints each column's relevance",
     )
     add_output(fit, "model file to write")
     add_json(fit)

@@ -428,10 +428,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         clustering._restore(
             ModelRecord(record.schema, record.task_ids, record.meta["clustering"], inner)
         )
-        learners = restored_learners(record.meta["learners"], record.arrays, self.learner)
-        n_clusters = int(clustering.partition_.max()) + 1
-        if len(learners.models) != n_clusters or learners.new_cluster.shape != (n_clusters,):
-            raise CNBError(f"{len(learners.models)} learners for {n_clusters} clusters")
+        learners = self._restored_learners(record, int(clustering.partition_.max()) + 1)
         arrays = record.arrays
         self.rows_ = (matrix_of(arrays), arrays["rows_task"], arrays["rows_y"])
         self.number_edges_ = {
@@ -444,3 +441,10 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         if not 0.0 <= self.regression_share_ <= 1.0:
             raise CNBError(f"regression_share {self.regression_share_} is not in [0, 1]")
         self._set_fitted(clustering, learners)
+
+    def _restored_learners(self, record: ModelRecord, n_clusters: int) -> ClusterLearners:
+        """The file's learners, one per cluster."""
+        learners = restored_learners(record.meta["learners"], record.arrays, self.learner)
+        if len(learners.models) != n_clusters or learners.new_cluster.shape != (n_clusters,):
+            raise CNBError(f"{len(learners.models)} learners for {n_clusters} clusters")
+        return learners

@@ -14,11 +14,11 @@ from clusterednb.data.text import Vocabulary
 from clusterednb.evaluation.models.baselines import sparse_logistic, with_task_one_hot
 from clusterednb.evaluation.models.cluster_weights import cluster_weighted_documents
 from clusterednb.evaluation.models.generative import GENERATIVE, make_generative
+from clusterednb.evaluation.models.learner_kinds import learner_model
 from clusterednb.evaluation.models.partial_pooling import TaskRows, augment, tuned_partial_pooling
 from clusterednb.evaluation.models.trees import TREE_MODELS, fit_predict_tree_documents
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.exact import MAX_EXACT_TASKS
-from clusterednb.learners.estimator import ClusteredLearner
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.naive_bayes.transductive import transductive_coclustering
 
@@ -61,7 +61,9 @@ def fit_predict_documents(
     multinomial Clustered NB's co-clustering (exact enumeration up to 10 tasks, else Gibbs;
     :mod:`clusterednb.evaluation.models.cluster_weights`); ``cnb-logistic`` is
     :func:`clustered_logistic_documents`; ``cnb-lgbm`` its clustering with LightGBM inside the
-    clusters, on the same word counts (:class:`~clusterednb.ClusteredLearner`).
+    clusters, on the same word counts (:class:`~clusterednb.ClusteredLearner`), ``cnb-blend``
+    both blended, ``cnb-boost`` one booster from its regressions
+    (:class:`~clusterednb.ClusteredBoosting`).
 
     Transductively (``transductive=True``) the test documents join the fit of the clustered
     naive-Bayes models unlabelled and choose their task's cluster among those of the labelled
@@ -133,13 +135,9 @@ def fit_predict_documents(
         return clustered_logistic_documents(
             X_train, y_train, tasks, X_test, test, seed, transductive, scale
         )
-    if name in ("cnb-lgbm", "cnb-blend"):
-        model = ClusteredLearner(
-            "lightgbm",
-            clustering_params={"observation": "multinomial", "classes": [0, 1]},
-            regression_share="auto" if name == "cnb-blend" else 0.0,
-            random_state=seed,
-        )
+    if name in ("cnb-lgbm", "cnb-blend", "cnb-boost"):
+        clustering = {"observation": "multinomial", "classes": [0, 1]}
+        model = learner_model(name, clustering, seed)
         model.fit(X_train, y_train, tasks)
         return model.predict_proba(X_test, test["task"].to_numpy())[:, 1]
     if name in TREE_MODELS:

@@ -31,13 +31,13 @@ from clusterednb.evaluation.models.generative import (
     select_transductive,
     with_unlabelled,
 )
+from clusterednb.evaluation.models.learner_kinds import LEARNER_KINDS, learner_model
 from clusterednb.evaluation.models.partial_pooling import (
     hierarchical_logistic,
     tuned_hierarchical_logistic,
 )
 from clusterednb.evaluation.models.trees import TREE_MODELS, fit_predict_trees
 from clusterednb.exceptions import CNBError
-from clusterednb.learners.estimator import ClusteredLearner
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.naive_bayes.transductive import transductive_coclustering
 
@@ -52,17 +52,6 @@ __all__ = [
     "fit_predict_documents",
 ]
 
-CLUSTERED_LEARNERS = {
-    "cnb-hgb": ("hgb", False, 0.0),
-    "cnb-hgb+task": ("hgb", True, 0.0),
-    "cnb-lgbm": ("lightgbm", False, 0.0),
-    "cnb-lgbm+task": ("lightgbm", True, 0.0),
-    "cnb-blend": ("lightgbm", False, "auto"),
-}
-"""The :class:`~clusterednb.learners.estimator.ClusteredLearner` kinds: (learner, with_task,
-regression_share); ``cnb-blend`` blends the clusters' regressions and LightGBM inside them,
-the share chosen on held-out rows of the training tasks."""
-
 BASELINES = (
     "lr-task",
     "lr-pooled",
@@ -73,7 +62,7 @@ BASELINES = (
     "cnb-logistic",
     "cnb-logistic+dev",
     "cnb-logistic+relevance",
-    *CLUSTERED_LEARNERS,
+    *LEARNER_KINDS,
     "user-knn",
     "als",
     *TREE_MODELS,
@@ -184,7 +173,7 @@ def fit_predict(
         return clustered_logistic(
             train, test, features, seed, transductive, n_bins or 5, scale, relevance
         )
-    if name in CLUSTERED_LEARNERS:
+    if name in LEARNER_KINDS:
         return clustered_learner(train, test, features, seed, name, n_bins or 5)
     if name == "user-knn":
         return user_knn(train, test)
@@ -299,9 +288,10 @@ def clustered_learner(
     name: str,
     n_bins: int = 5,
 ) -> np.ndarray:
-    """:class:`~clusterednb.learners.estimator.ClusteredLearner` of kind ``name`` (one of
-    :data:`CLUSTERED_LEARNERS`): the clustering of ``cnb-logistic`` with trees inside its
-    clusters (raw numbers as ``cnb-logistic`` reads them). Returns ``P(y = 1)`` of each test
+    """:class:`~clusterednb.ClusteredLearner` or :class:`~clusterednb.ClusteredBoosting` of kind
+    ``name`` (one of :data:`~clusterednb.evaluation.models.learner_kinds.LEARNER_KINDS`): the
+    clustering of ``cnb-logistic`` with trees inside its clusters or started from its
+    regressions (raw numbers as ``cnb-logistic`` reads them). Returns ``P(y = 1)`` of each test
     row.
 
     Examples
@@ -314,16 +304,9 @@ def clustered_learner(
     y_train = train["label"].to_numpy()
     if (constant := class_frequency(y_train, len(test))) is not None:
         return constant
-    learner, with_task, share = CLUSTERED_LEARNERS[name]
     numeric = [f for f in features if raw_column(f) in train.columns]
     clustering = {"classes": [0, 1], "handle_unknown": "ignore", "numeric": numeric or None}
-    model = ClusteredLearner(
-        learner,
-        with_task=with_task,
-        clustering_params=clustering | {"n_bins": n_bins},
-        regression_share=share,
-        random_state=seed,
-    )
+    model = learner_model(name, clustering | {"n_bins": n_bins}, seed)
     return _fit_predict_raw(model, train, test, features, numeric)
 
 

@@ -1,0 +1,253 @@
+"""Gradient-boosted trees started from the clustered regressions: one LightGBM booster over
+every labelled row, whose first score for a row is the log-odds that the clusters' own
+regressions give it.
+
+:class:`~clusterednb.ClusteredLogisticRegression` already says, for every row, what its task's
+clusters expect; the booster learns only what they miss (interactions, thresholds, the shape
+of a number), pooled over all tasks, so
+
+    logit P(y = 1 | x, task) = logit P_regressions(y = 1 | x, task) + F(x)
+
+with ``F`` the booster's raw score (LightGBM's ``init_score`` during the fit). One booster
+costs what a pooled LightGBM costs, where a learner inside each cluster
+(:class:`~clusterednb.learners.estimator.ClusteredLearner`) costs one per cluster, and a blend
+chosen on held-out rows two fits of everything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+from scipy.special import expit
+
+from clusterednb.data.schema import FeatureSchema
+from clusterednb.estimation.decisions import check_fitted
+from clusterednb.exceptions import CNBError
+from clusterednb.learners.cluster_fits import ClusterLearners
+from clusterednb.learners.estimator import ClusteredLearner
+from clusterednb.learners.regression_share import clipped_logit
+from clusterednb.learners.saved_learners import restored_learners
+from clusterednb.learners.tables import make_learner
+from clusterednb.logistic.estimator import ClusteredLogisticRegression
+from clusterednb.persistence.state import ModelRecord
+
+
+class ClusteredBoosting(ClusteredLearner):
+    """Multi-task classification by the clustered logistic regression, corrected by one
+    LightGBM booster fitted on every task's rows from the regressions' log-odds.
+
+    Parameters
+    ----------
+    learner_params : dict, optional
+        Parameters of LightGBM's ``LGBMClassifier`` (default: LightGBM's defaults, one thread,
+        ``random_state`` drawn from ``random_state``).
+    with_task : bool, default=False
+        The booster also reads each row's task as a categorical column.
+    clustering_params : dict, optional
+        Parameters of the :class:`~clusterednb.ClusteredLogisticRegression` (e.g.
+        ``{"relevance": True}``, ``{"numeric": ["hour"]}``, ``{"task_column": "user"}``).
+    random_state : int or numpy.random.Generator, optional
+
+    Attributes
+    ----------
+    clustering_ : ClusteredLogisticRegression
+        The fitted clustering and its regressions.
+    booster_ : lightgbm.Booster
+        The booster of the regressions' residual log-odds.
+    classes_, task_ids_, feature_names_in_ : ndarray
+    partition_ : ndarray of shape (n_tasks,)
+
+    Examples
+    --------
+    >>> from clusterednb.examples import naive_bayes as toy
+    >>> X, y, tasks = toy.colour_rows()
+    >>> model = ClusteredBoosting({"n_estimators": 5}, random_state=0).fit(X, y, tasks)
+    >>> model.predict_proba([["red"]], ["ann"]).shape
+    (1, 2)
+    """
+
+    learner = "lightgbm"
+    thin_below = 0.0
+    regression_share = 0.0
+
+    def __init__(
+        self,
+        learner_params: dict[str, Any] | None = None,
+        with_task: bool = False,
+        clustering_params: dict[str, Any] | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.learner_params = learner_params
+        self.with_task = with_task
+        self.clustering_params = clustering_params
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fitting
+    def _fit_learners(self, clustering: ClusteredLogisticRegression, rng: Any) -> None:
+        """Fit the booster on every kept labelled row from the regressions' log-odds (also
+        after ``partial_fit``, under the clustering as it now is)."""
+        matrix, row_task, y = self.rows_
+        if y.size == 0 or y.min() == y.max():
+            raise CNBError("the booster needs labelled rows of both classes")
+        seed = int(rng.integers(2**31 - 1))
+        self.number_edges_ = {}  # LightGBM bins numbers itself
+        start = regression_log_odds(clustering, matrix, row_task)
+        model = make_learner("lightgbm", self.learner_params, seed)
+        model.fit(self._frame(clustering, matrix, row_task), y, init_score=start)
+        self.booster_ = model.booster_
+        self._set_fitted(clustering, ClusterLearners([self.booster_], np.ones(1)))
+
+    # ------------------------------------------------------------------ prediction
+    def predict_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:
+        """``P(y | x)``: shape (n_rows, 2) in ``classes_`` order; the regressions' log-odds
+        (a new task placed by its rows' features, ``new_tasks`` as
+        :meth:`ClusteredLogisticRegression.predict_proba` reads it) plus the booster's raw
+        score.
+
+        Examples
+        --------
+        >>> from clusterednb.examples import naive_bayes as toy
+        >>> model = ClusteredBoosting({"n_estimators": 5}, random_state=0)
+        >>> proba = model.fit(*toy.colour_rows()).predict_proba([["red"]] * 2, ["ann", "new"])
+        >>> bool(np.allclose(proba.sum(axis=1), 1.0))
+        True
+        """
+        check_fitted(self, "booster_")
+        start = clipped_logit(self.clustering_.predict_proba(X, tasks, new_tasks)[:, 1])
+        p1 = expit(start + self._raw_scores(X, tasks))
+        return np.column_stack([1.0 - p1, p1])
+
+    def _raw_scores(self, X: Any, tasks: Any) -> np.ndarray:
+        """The booster's raw score of each row, shape (n_rows,)."""
+        matrix, task_index, _ = self._encoded(X, tasks, "pooled")
+        frame = self._frame(self.clustering_, matrix, task_index)
+        return np.asarray(self.booster_.predict(frame, raw_score=True), dtype=np.float64)
+
+    def log_odds_by_feature(self, X: Any, tasks: Any = None) -> pd.DataFrame:
+        """Each feature's contribution to the log-odds of ``classes_[1]``, row by row: its
+        contribution in the regressions
+        (:meth:`ClusteredLogisticRegression.log_odds_by_feature`) plus its exact share of the
+        booster's raw score (TreeSHAP, LightGBM's ``pred_contrib``; the booster's expected
+        score and the task column's share are not a feature's).
+
+        Returns
+        -------
+        DataFrame of shape (n_rows, n_features)
+
+        Examples
+        --------
+        >>> from clusterednb.examples import naive_bayes as toy
+        >>> model = ClusteredBoosting({"n_estimators": 5}, random_state=0)
+        >>> model.fit(*toy.colour_rows()).log_odds_by_feature([["red"]], ["ann"]).shape
+        (1, 1)
+        """
+        check_fitted(self, "booster_")
+        if self.clustering_.observation != "categorical":
+            raise CNBError("log_odds_by_feature explains tables, not documents")
+        names = list(self.feature_names_in_)
+        regressions = self.clustering_.log_odds_by_feature(X, tasks)[names]
+        return regressions + self.booster_contributions(X, tasks)
+
+    def booster_contributions(self, X: Any, tasks: Any = None) -> pd.DataFrame:
+        """Each feature's TreeSHAP share of the booster's raw score, shape (n_rows,
+        n_features); with the expected score (and the task column's share) they sum to it."""
+        matrix, task_index, _ = self._encoded(X, tasks, "pooled")
+        frame = self._frame(self.clustering_, matrix, task_index)
+        shares = np.asarray(self.booster_.predict(frame, pred_contrib=True), dtype=np.float64)
+        names = list(self.feature_names_in_)
+        return pd.DataFrame(shares[:, : len(names)], columns=names)
+
+    # ------------------------------------------------------------------ persistence
+    def fit_summary(self) -> dict[str, Any]:
+        """What the fit found: the clustering's summary and the booster's size.
+
+        Examples
+        --------
+        >>> from clusterednb.examples import naive_bayes as toy
+        >>> model = ClusteredBoosting({"n_estimators": 5}, random_state=0)
+        >>> summary = model.fit(*toy.colour_rows()).fit_summary()
+        >>> summary["learner"], 1 <= summary["trees"] <= 5  # LightGBM stops without a split
+        ('lightgbm from the regressions', True)
+        """
+        check_fitted(self, "booster_")
+        return self.clustering_.fit_summary() | {
+            "learner": "lightgbm from the regressions",
+            "with_task": self.with_task,
+            "trees": int(self.booster_.num_trees()),
+        }
+
+    def _restored_learners(self, record: ModelRecord, n_clusters: int) -> ClusterLearners:
+        """The file's booster (one, whatever the number of clusters)."""
+        learners = restored_learners(record.meta["learners"], record.arrays, "lightgbm")
+        if len(learners.models) != 1 or not hasattr(learners.models[0], "num_trees"):
+            raise CNBError("a ClusteredBoosting model file holds one LightGBM booster")
+        return learners
+
+    def _restore(self, record: ModelRecord) -> None:
+        super()._restore(record)
+        self.booster_ = self.learners_.models[0]
+
+
+def regression_log_odds(
+    clustering: ClusteredLogisticRegression, matrix: Any, row_task: np.ndarray
+) -> np.ndarray:
+    """The clusters' regressions' log-odds of kept rows (their task's own mixture), shape
+    (n_rows,).
+
+    Parameters
+    ----------
+    clustering : ClusteredLogisticRegression
+        Fitted.
+    matrix : ndarray of shape (n_rows, n_features) or sparse matrix
+        :func:`~clusterednb.learners.tables.encoded_matrix` of the rows.
+    row_task : ndarray of shape (n_rows,)
+        Each row's task position in ``clustering.task_ids_``.
+    """
+    rows = (
+        matrix
+        if sparse.issparse(matrix)
+        else rows_as_read(matrix, clustering.schema_, clustering.numeric_.names)
+    )
+    tasks = clustering.task_ids_[row_task]
+    return clipped_logit(clustering.predict_proba(rows, tasks)[:, 1])
+
+
+def rows_as_read(
+    matrix: np.ndarray, schema: FeatureSchema, numeric_names: tuple[str, ...]
+) -> pd.DataFrame:
+    """Kept rows back as a table of values: a categorical column's code as its value (NaN:
+    missing), a numeric column's number as it is.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n_rows, n_features)
+    schema : FeatureSchema
+    numeric_names : tuple of str
+
+    Returns
+    -------
+    DataFrame of shape (n_rows, n_features)
+
+    Examples
+    --------
+    >>> schema = FeatureSchema(("colour", "hour"), (("blue", "red"), (0, 1)), (0, 1))
+    >>> rows = rows_as_read(np.array([[1.0, 9.5], [np.nan, 8.0]]), schema, ("hour",))
+    >>> rows["colour"].tolist()[0], rows["colour"].isna().tolist(), rows["hour"].tolist()
+    ('red', [False, True], [9.5, 8.0])
+    """
+    columns: dict[str, Any] = {}
+    for position, name in enumerate(schema.feature_names):
+        values = matrix[:, position]
+        if name in numeric_names:
+            columns[name] = values
+            continue
+        known = ~np.isnan(values)
+        out = np.full(values.size, None, dtype=object)
+        out[known] = np.asarray(schema.categories[position], dtype=object)[
+            values[known].astype(np.int64)
+        ]
+        columns[name] = out
+    return pd.DataFrame(columns)

@@ -1,0 +1,199 @@
+"""ClusteredBoosting: one LightGBM booster started from the clustered regressions' log-odds
+(issue 49, "the project's best model" at the cost of a LightGBM fit)."""
+
+from __future__ import annotations
+
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit, logit
+
+import clusterednb
+from clusterednb import ClusteredBoosting, ClusteredLogisticRegression
+from clusterednb.exceptions import CNBError, MissingExtraError
+from clusterednb.learners.boosted import regression_log_odds
+
+pytest.importorskip("lightgbm")
+
+FEW_TREES = {"n_estimators": 20}
+NO_STEP = {"n_estimators": 1, "learning_rate": 1e-12}
+"""A booster that adds nothing: the model is its regressions."""
+
+
+@pytest.fixture(scope="module")
+def mixed_rows():
+    """Eight tasks in two groups, a categorical and a numeric column, some values missing."""
+    rng = np.random.default_rng(11)
+    tasks = np.repeat([f"u{t}" for t in range(8)], 30)
+    group = np.repeat(np.arange(8) // 4, 30)
+    colour = rng.choice(["red", "blue", "green"], tasks.size).astype(object)
+    colour[rng.random(tasks.size) < 0.1] = None
+    hour = rng.normal(12.0, 3.0, tasks.size)
+    hour[rng.random(tasks.size) < 0.1] = np.nan
+    score = np.where(group == 0, 1.5, -1.5) * (colour == "red") + 0.3 * (np.nan_to_num(hour) - 12)
+    y = (rng.random(tasks.size) < expit(score)).astype(int)
+    X = pd.DataFrame({"colour": colour, "hour": hour})
+    return X, y, tasks
+
+
+CLUSTERING = {"numeric": ["hour"], "n_bins": 4}
+
+
+@pytest.fixture(scope="module")
+def fitted(mixed_rows):
+    X, y, tasks = mixed_rows
+    return ClusteredBoosting(FEW_TREES, clustering_params=CLUSTERING, random_state=0).fit(
+        X, y, tasks
+    )
+
+
+def test_the_booster_starts_from_the_regressions_log_odds_of_the_rows_as_read(fitted, mixed_rows):
+    """The kept rows, read back to values (missing ones too), are predicted by the clustering
+    exactly as the raw rows are."""
+    X, _, tasks = mixed_rows
+    matrix, row_task, _ = fitted.rows_
+    start = regression_log_odds(fitted.clustering_, matrix, row_task)
+    direct = logit(fitted.clustering_.predict_proba(X, tasks)[:, 1])
+    np.testing.assert_allclose(start, direct, rtol=0, atol=1e-12)
+
+
+def test_the_prediction_is_the_regressions_plus_the_boosters_raw_score(fitted, mixed_rows):
+    X, _, tasks = mixed_rows
+    frame = fitted._frame(fitted.clustering_, *fitted._encoded(X, tasks, "pooled")[:2])
+    raw = fitted.booster_.predict(frame, raw_score=True)
+    regressions = fitted.clustering_.predict_proba(X, tasks)[:, 1]
+    expected = expit(logit(regressions) + raw)
+    np.testing.assert_allclose(fitted.predict_proba(X, tasks)[:, 1], expected, atol=1e-12)
+    assert np.abs(raw).max() > 0.01  # the booster did add something
+
+
+def test_a_booster_that_adds_nothing_leaves_the_clustered_regression(mixed_rows):
+    """With one step of length 1e-12 the model is the clustered logistic regression fitted
+    from the same generator."""
+    X, y, tasks = mixed_rows
+    boosted = ClusteredBoosting(NO_STEP, clustering_params=CLUSTERING, random_state=4)
+    boosted.fit(X, y, tasks)
+    alone = ClusteredLogisticRegression(**CLUSTERING, random_state=np.random.default_rng(4))
+    alone.fit(X, y, tasks)
+    new = np.array(["u1"] * 10 + ["stranger"] * 10)
+    np.testing.assert_allclose(
+        boosted.predict_proba(X.head(20), new), alone.predict_proba(X.head(20), new), atol=1e-9
+    )
+
+
+def test_it_learns_what_the_regressions_cannot():
+    """A label that is the XOR of two columns in every task: additive regressions rank it no
+    better than chance, the booster from them ranks it well."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(2)
+    tasks = np.repeat([f"u{t}" for t in range(6)], 60)
+    a, b = rng.integers(0, 2, tasks.size), rng.integers(0, 2, tasks.size)
+    y = ((a ^ b) ^ (rng.random(tasks.size) < 0.1)).astype(int)
+    X = pd.DataFrame({"a": a.astype(str), "b": b.astype(str)})
+    held = np.arange(tasks.size) % 3 == 0
+    model = ClusteredBoosting(random_state=0).fit(X[~held], y[~held], tasks[~held])
+    boosted = roc_auc_score(y[held], model.predict_proba(X[held], tasks[held])[:, 1])
+    alone = roc_auc_score(y[held], model.clustering_.predict_proba(X[held], tasks[held])[:, 1])
+    assert boosted > 0.85 and alone < 0.65, (boosted, alone)
+
+
+def test_same_seed_same_numbers(mixed_rows):
+    X, y, tasks = mixed_rows
+    first, second = (
+        ClusteredBoosting(FEW_TREES, clustering_params=CLUSTERING, random_state=7).fit(X, y, tasks)
+        for _ in range(2)
+    )
+    np.testing.assert_array_equal(first.predict_proba(X, tasks), second.predict_proba(X, tasks))
+
+
+def test_partial_fit_starts_the_booster_from_the_updated_regressions(mixed_rows):
+    X, y, tasks = mixed_rows
+    model = ClusteredBoosting(NO_STEP, clustering_params=CLUSTERING, random_state=0)
+    model.fit(X.iloc[30:], y[30:], tasks[30:])
+    model.partial_fit(X.iloc[:30], y[:30], tasks[:30])
+    assert model.rows_y_.size == len(y) and "u0" in model.task_ids_
+    np.testing.assert_allclose(
+        model.predict_proba(X, tasks), model.clustering_.predict_proba(X, tasks), atol=1e-9
+    )
+
+
+def test_explanations_add_the_boosters_exact_shares_to_the_regressions(fitted, mixed_rows):
+    X, _, tasks = mixed_rows
+    rows, row_tasks = X.head(12), tasks[:12]
+    shares = fitted.booster_contributions(rows, row_tasks)
+    frame = fitted._frame(fitted.clustering_, *fitted._encoded(rows, row_tasks, "pooled")[:2])
+    contributions = fitted.booster_.predict(frame, pred_contrib=True)
+    raw = fitted.booster_.predict(frame, raw_score=True)
+    np.testing.assert_allclose(shares.sum(axis=1) + contributions[:, -1], raw, atol=1e-9)
+    explained = fitted.log_odds_by_feature(rows, row_tasks)
+    regressions = fitted.clustering_.log_odds_by_feature(rows, row_tasks)
+    np.testing.assert_allclose(explained.to_numpy(), (regressions + shares).to_numpy())
+    assert list(explained.columns) == ["colour", "hour"]
+
+
+def test_it_survives_its_file_and_holds_no_pickle(fitted, mixed_rows, tmp_path):
+    X, y, tasks = mixed_rows
+    path = tmp_path / "boosted.cnb"
+    fitted.save(path)
+    assert sorted(zipfile.ZipFile(path).namelist()) == ["arrays.npz", "metadata.json"]
+    loaded = clusterednb.load(path)
+    assert type(loaded) is ClusteredBoosting
+    new = np.array(["stranger"] * len(tasks))
+    for who in (tasks, new):
+        np.testing.assert_array_equal(loaded.predict_proba(X, who), fitted.predict_proba(X, who))
+    assert loaded.fit_summary() == fitted.fit_summary()
+    loaded.partial_fit(X.head(10), y[:10], tasks[:10])
+    assert loaded.rows_y_.size == len(y) + 10
+
+
+def test_a_file_with_a_learner_per_cluster_is_refused(fitted, mixed_rows, tmp_path):
+    from clusterednb.persistence.state import ModelRecord
+
+    _, arrays = fitted._state()
+    meta, _ = fitted._state()
+    meta = meta | {"learners": meta["learners"] * 2}
+    record = ModelRecord(fitted.schema_, fitted.task_ids_, meta, arrays)
+    with pytest.raises(CNBError, match="holds one LightGBM booster"):
+        ClusteredBoosting()._restore(record)
+
+
+def test_with_task_reads_the_task_as_a_category(mixed_rows):
+    X, y, tasks = mixed_rows
+    model = ClusteredBoosting(FEW_TREES, with_task=True, clustering_params=CLUSTERING)
+    model.fit(X, y, tasks)
+    assert "task" in " ".join(model.booster_.feature_name()).lower()
+    assert model.log_odds_by_feature(X.head(3), tasks[:3]).shape == (3, 2)
+
+
+def test_lightgbm_missing_names_the_extra(mixed_rows, monkeypatch):
+    import sys
+
+    X, y, tasks = mixed_rows
+    monkeypatch.setitem(sys.modules, "lightgbm", None)
+    with pytest.raises(MissingExtraError, match="trees"):
+        ClusteredBoosting().fit(X, y, tasks)
+
+
+def test_it_reads_documents_word_counts():
+    from scipy import sparse
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(6)
+    n = 600
+    user = rng.integers(0, 6, n)
+    word = rng.integers(0, 2, n)
+    counts = np.zeros((n, 5))
+    counts[np.arange(n), word] = rng.integers(1, 4, n)
+    counts[np.arange(n), 2 + (user < 3)] += 2
+    spam = ((word == 0) == (user < 3)).astype(int)
+    X, tasks = sparse.csr_matrix(counts), np.array([f"u{u}" for u in user])
+    held = np.arange(n) % 4 == 0
+    model = ClusteredBoosting(
+        FEW_TREES, clustering_params={"observation": "multinomial"}, random_state=0
+    ).fit(X[~held], spam[~held], tasks[~held])
+    assert roc_auc_score(spam[held], model.predict_proba(X[held], tasks[held])[:, 1]) > 0.9
+    with pytest.raises(CNBError, match="explains tables"):
+        model.log_odds_by_feature(X[held], tasks[held])
