@@ -197,3 +197,30 @@ def test_it_reads_documents_word_counts():
     assert roc_auc_score(spam[held], model.predict_proba(X[held], tasks[held])[:, 1]) > 0.9
     with pytest.raises(CNBError, match="explains tables"):
         model.log_odds_by_feature(X[held], tasks[held])
+
+
+def _additive_and_xor_rows(seed: int):
+    """Rows whose label follows one column additively (the regressions' own form), and rows
+    whose label is the XOR of two columns."""
+    rng = np.random.default_rng(seed)
+    tasks = np.repeat([f"u{t}" for t in range(6)], 80)
+    a, b = rng.integers(0, 2, tasks.size), rng.integers(0, 2, tasks.size)
+    X = pd.DataFrame({"a": a.astype(str), "b": b.astype(str)})
+    additive = (rng.random(tasks.size) < expit(1.5 * a - 0.75)).astype(int)
+    xor = ((a ^ b) ^ (rng.random(tasks.size) < 0.1)).astype(int)
+    return X, tasks, additive, xor
+
+
+def test_stopping_keeps_few_trees_where_the_regressions_say_it_all_and_many_where_not():
+    X, tasks, additive, xor = _additive_and_xor_rows(3)
+    params = {"n_estimators": 200}
+    few = ClusteredBoosting(params, stop_share=0.25, random_state=0).fit(X, additive, tasks)
+    many = ClusteredBoosting(params, stop_share=0.25, random_state=0).fit(X, xor, tasks)
+    assert few.fit_summary()["trees"] < 5 and many.fit_summary()["trees"] > 10
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.0])
+def test_a_stop_share_outside_its_range_is_refused_before_fitting(mixed_rows, share):
+    X, y, tasks = mixed_rows
+    with pytest.raises(CNBError, match="stop_share must be in"):
+        ClusteredBoosting(stop_share=share).fit(X, y, tasks)

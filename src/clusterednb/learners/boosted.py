@@ -16,6 +16,7 @@ chosen on held-out rows two fits of everything.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from clusterednb.learners.cluster_fits import ClusterLearners
 from clusterednb.learners.estimator import ClusteredLearner
 from clusterednb.learners.regression_share import clipped_logit
 from clusterednb.learners.saved_learners import restored_learners
-from clusterednb.learners.tables import make_learner
+from clusterednb.learners.tables import make_learner, take_rows
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.persistence.state import ModelRecord
 
@@ -49,6 +50,11 @@ class ClusteredBoosting(ClusteredLearner):
     clustering_params : dict, optional
         Parameters of the :class:`~clusterednb.ClusteredLogisticRegression` (e.g.
         ``{"relevance": True}``, ``{"numeric": ["hour"]}``, ``{"task_column": "user"}``).
+    stop_share : float, default=0.0
+        In ``[0, 1)``: the share of the labelled rows held out, at random, to choose the
+        number of trees (at most ``n_estimators``: the fit stops after 20 trees that do not
+        lower the held-out rows' log-loss); the booster is then fitted on every row with that
+        many trees. 0: ``n_estimators`` trees.
     random_state : int or numpy.random.Generator, optional
 
     Attributes
@@ -78,14 +84,30 @@ class ClusteredBoosting(ClusteredLearner):
         learner_params: dict[str, Any] | None = None,
         with_task: bool = False,
         clustering_params: dict[str, Any] | None = None,
+        stop_share: float = 0.0,
         random_state: Any = None,
     ) -> None:
         self.learner_params = learner_params
         self.with_task = with_task
         self.clustering_params = clustering_params
+        self.stop_share = stop_share
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
+    def fit(self, X: Any, y: Any, tasks: Any = None, sample_weight: Any = None) -> Any:
+        """Cluster the tasks, then fit the booster from the regressions' log-odds.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_rows, n_features)
+        y : array-like of shape (n_rows,)
+            A missing label marks an unlabelled row (it helps the clustering only).
+        tasks : array-like of shape (n_rows,), optional
+        """
+        if not 0.0 <= self.stop_share < 1.0:
+            raise CNBError(f"stop_share must be in [0, 1), got {self.stop_share!r}")
+        return super().fit(X, y, tasks, sample_weight)
+
     def _fit_learners(self, clustering: ClusteredLogisticRegression, rng: Any) -> None:
         """Fit the booster on every kept labelled row from the regressions' log-odds (also
         after ``partial_fit``, under the clustering as it now is)."""
@@ -95,10 +117,43 @@ class ClusteredBoosting(ClusteredLearner):
         seed = int(rng.integers(2**31 - 1))
         self.number_edges_ = {}  # LightGBM bins numbers itself
         start = regression_log_odds(clustering, matrix, row_task)
-        model = make_learner("lightgbm", self.learner_params, seed)
-        model.fit(self._frame(clustering, matrix, row_task), y, init_score=start)
+        frame = self._frame(clustering, matrix, row_task)
+        params = dict(self.learner_params or {})
+        if self.stop_share > 0.0:
+            params["n_estimators"] = self._trees_before_stopping(frame, y, start, seed, rng)
+        model = make_learner("lightgbm", params, seed)
+        model.fit(frame, y, init_score=start)
         self.booster_ = model.booster_
         self._set_fitted(clustering, ClusterLearners([self.booster_], np.ones(1)))
+
+    def _trees_before_stopping(
+        self, frame: Any, y: np.ndarray, start: np.ndarray, seed: int, rng: Any
+    ) -> int:
+        """The number of trees after which the log-loss of a random ``stop_share`` of the
+        rows, held out of a fit on the others, stopped falling (20 rounds without a fall)."""
+        import lightgbm
+
+        held = rng.random(y.size) < self.stop_share
+        fit, out = np.flatnonzero(~held), np.flatnonzero(held)
+        if out.size == 0 or np.unique(y[fit]).size < 2:
+            return int((self.learner_params or {}).get("n_estimators", 100))
+        model = make_learner("lightgbm", self.learner_params, seed)
+        held_rows = (take_rows(frame, out), y[out])
+        newer = "eval_X" in inspect.signature(model.fit).parameters  # LightGBM ≥ 4.6
+        evaluation = (
+            {"eval_X": (held_rows[0],), "eval_y": (held_rows[1],)}
+            if newer
+            else {"eval_set": [held_rows]}
+        )
+        model.fit(
+            take_rows(frame, fit),
+            y[fit],
+            init_score=start[fit],
+            eval_init_score=[start[out]],
+            callbacks=[lightgbm.early_stopping(20, verbose=False)],
+            **evaluation,
+        )
+        return max(int(model.best_iteration_ or 0), 1)
 
     # ------------------------------------------------------------------ prediction
     def predict_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:

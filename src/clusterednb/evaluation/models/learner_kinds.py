@@ -22,7 +22,10 @@ the share chosen on held-out rows of the training tasks."""
 BOOSTED = "cnb-boost"
 """The :class:`~clusterednb.ClusteredBoosting` kind: LightGBM's defaults, started from the
 clusters' regressions."""
-LEARNER_KINDS = (*CLUSTERED_LEARNERS, BOOSTED)
+BOOSTED_STOPPING = "cnb-boost+stop"
+"""``cnb-boost`` with its number of trees chosen on a fifth of the rows held out
+(``stop_share=0.2``)."""
+LEARNER_KINDS = (*CLUSTERED_LEARNERS, BOOSTED, BOOSTED_STOPPING)
 """Every kind of this module."""
 
 
@@ -39,6 +42,8 @@ def learner_model(name: str, clustering: dict[str, Any], seed: int) -> Any:
     """
     if name == BOOSTED:
         return ClusteredBoosting(clustering_params=clustering, random_state=seed)
+    if name == BOOSTED_STOPPING:
+        return ClusteredBoosting(clustering_params=clustering, stop_share=0.2, random_state=seed)
     learner, with_task, share = CLUSTERED_LEARNERS[name]
     return ClusteredLearner(
         learner,
