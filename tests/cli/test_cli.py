@@ -484,6 +484,7 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     assert logistic.stdout.splitlines()[1].startswith("relevance to the clusters: colour ")
 
 
+@pytest.mark.slow  # 17 s; cnb-lgbm and cnb-boost keep the LightGBM kinds in the default suite
 def test_fit_the_blend_prints_its_share_and_predicts_as_the_library(data_file, tmp_path):
     """``cnb fit --kind cnb-blend``: the regressions and LightGBM inside the clusters, the
     share chosen on held-out rows; plain and ``--json``; ``cnb predict`` equals the library."""

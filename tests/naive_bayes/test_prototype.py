@@ -32,6 +32,7 @@ def simulate_prototype(rng, n_tasks=25, rows=60, n_features=3, n_values=4, stren
     return pd.concat(frames, ignore_index=True)
 
 
+@pytest.mark.slow  # 16 s; the empirical-Bayes mode inside the MCMC posterior stays by default
 def test_posterior_of_strength_covers_the_true_value():
     frame = simulate_prototype(np.random.default_rng(0))
     features = ["f0", "f1", "f2"]
@@ -65,7 +66,7 @@ def _mean_strength(two_groups: bool, seed: int) -> float:
     return float(model.strength_samples_.mean())
 
 
-@pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.parametrize("seed", [3, pytest.param(4, marks=pytest.mark.slow)])
 def test_two_very_different_groups_make_the_strength_collapse(seed):
     assert _mean_strength(True, seed) * 5 < _mean_strength(False, seed)
 
