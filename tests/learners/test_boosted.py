@@ -14,6 +14,7 @@ import clusterednb
 from clusterednb import ClusteredBoosting, ClusteredLogisticRegression
 from clusterednb.exceptions import CNBError, MissingExtraError
 from clusterednb.learners.boosted import regression_log_odds
+from conftest import spam_word_counts
 
 pytest.importorskip("lightgbm")
 
@@ -61,7 +62,7 @@ def test_the_booster_starts_from_the_regressions_log_odds_of_the_rows_as_read(fi
 
 def test_the_prediction_is_the_regressions_plus_the_boosters_raw_score(fitted, mixed_rows):
     X, _, tasks = mixed_rows
-    frame = fitted._frame(fitted.clustering_, *fitted._encoded(X, tasks, "pooled")[:2])
+    frame = fitted._frame(fitted.clustering_, *fitted._encoded(X, tasks, None)[:2])
     raw = fitted.booster_.predict(frame, raw_score=True)
     regressions = fitted.clustering_.predict_proba(X, tasks)[:, 1]
     expected = expit(logit(regressions) + raw)
@@ -124,7 +125,7 @@ def test_explanations_add_the_boosters_exact_shares_to_the_regressions(fitted, m
     X, _, tasks = mixed_rows
     rows, row_tasks = X.head(12), tasks[:12]
     shares = fitted.booster_contributions(rows, row_tasks)
-    frame = fitted._frame(fitted.clustering_, *fitted._encoded(rows, row_tasks, "pooled")[:2])
+    frame = fitted._frame(fitted.clustering_, *fitted._encoded(rows, row_tasks, None)[:2])
     contributions = fitted.booster_.predict(frame, pred_contrib=True)
     raw = fitted.booster_.predict(frame, raw_score=True)
     np.testing.assert_allclose(shares.sum(axis=1) + contributions[:, -1], raw, atol=1e-9)
@@ -178,18 +179,10 @@ def test_lightgbm_missing_names_the_extra(mixed_rows, monkeypatch):
 
 
 def test_it_reads_documents_word_counts():
-    from scipy import sparse
     from sklearn.metrics import roc_auc_score
 
-    rng = np.random.default_rng(6)
     n = 600
-    user = rng.integers(0, 6, n)
-    word = rng.integers(0, 2, n)
-    counts = np.zeros((n, 5))
-    counts[np.arange(n), word] = rng.integers(1, 4, n)
-    counts[np.arange(n), 2 + (user < 3)] += 2
-    spam = ((word == 0) == (user < 3)).astype(int)
-    X, tasks = sparse.csr_matrix(counts), np.array([f"u{u}" for u in user])
+    X, spam, tasks = spam_word_counts(n)
     held = np.arange(n) % 4 == 0
     model = ClusteredBoosting(
         FEW_TREES, clustering_params={"observation": "multinomial"}, random_state=0

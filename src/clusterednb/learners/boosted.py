@@ -177,8 +177,7 @@ class ClusteredBoosting(ClusteredLearner):
 
     def _raw_scores(self, X: Any, tasks: Any) -> np.ndarray:
         """The booster's raw score of each row, shape (n_rows,)."""
-        matrix, task_index, _ = self._encoded(X, tasks, "pooled")
-        frame = self._frame(self.clustering_, matrix, task_index)
+        frame = self._frame(self.clustering_, *self._encoded(X, tasks, None)[:2])
         return np.asarray(self.booster_.predict(frame, raw_score=True), dtype=np.float64)
 
     def log_odds_by_feature(self, X: Any, tasks: Any = None) -> pd.DataFrame:
@@ -209,8 +208,7 @@ class ClusteredBoosting(ClusteredLearner):
     def booster_contributions(self, X: Any, tasks: Any = None) -> pd.DataFrame:
         """Each feature's TreeSHAP share of the booster's raw score, shape (n_rows,
         n_features); with the expected score (and the task column's share) they sum to it."""
-        matrix, task_index, _ = self._encoded(X, tasks, "pooled")
-        frame = self._frame(self.clustering_, matrix, task_index)
+        frame = self._frame(self.clustering_, *self._encoded(X, tasks, None)[:2])
         shares = np.asarray(self.booster_.predict(frame, pred_contrib=True), dtype=np.float64)
         names = list(self.feature_names_in_)
         return pd.DataFrame(shares[:, : len(names)], columns=names)

@@ -28,6 +28,7 @@ from clusterednb.exceptions import CNBError
 from clusterednb.learners.cluster_fits import ClusterLearners, fit_cluster_learners
 from clusterednb.learners.regression_share import blended, clipped_logit, held_out_share
 from clusterednb.learners.saved_learners import (
+    arrays_under,
     learner_name,
     matrix_arrays,
     matrix_of,
@@ -333,15 +334,16 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         matrix, task_index, mixture = self._encoded(X, tasks, new_tasks)
         return self._frame(self.clustering_, matrix, task_index), mixture
 
-    def _encoded(self, X: Any, tasks: Any, new_tasks: str) -> tuple[np.ndarray, ...]:
-        """:func:`encoded_matrix` of the rows, their task positions and mixtures."""
+    def _encoded(self, X: Any, tasks: Any, new_tasks: str | None) -> tuple[Any, ...]:
+        """:func:`encoded_matrix` of the rows, task positions, mixtures (None: none placed)."""
         clustering = self.clustering_
         rows = clustering._prediction_rows(*split_tasks(X, tasks, clustering.task_column))
-        mixture = clustering._mixture(rows.codes, rows.task_values, rows.task_index, new_tasks)
-        matrix = encoded_matrix(
-            rows.codes, rows.frame, clustering.schema_, clustering.numeric_.names
+        codes, index, values = rows.codes, rows.task_index, rows.task_values
+        mixture = (
+            None if new_tasks is None else clustering._mixture(codes, values, index, new_tasks)
         )
-        return matrix, rows.task_index, mixture
+        names = clustering.numeric_.names
+        return encoded_matrix(codes, rows.frame, clustering.schema_, names), index, mixture
 
     def log_odds_by_feature(self, X: Any, tasks: Any = None) -> pd.DataFrame:
         """Each feature's contribution to the log-odds of ``classes_[1]``, row by row: how
@@ -420,22 +422,14 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
     def _restore(self, record: ModelRecord) -> None:
         clustering = self._new_clustering(as_generator(None))
         clustering.random_state = None
-        inner = {
-            name[len(CLUSTERING_PREFIX) :]: array
-            for name, array in record.arrays.items()
-            if name.startswith(CLUSTERING_PREFIX)
-        }
+        inner = arrays_under(record.arrays, CLUSTERING_PREFIX)
         clustering._restore(
             ModelRecord(record.schema, record.task_ids, record.meta["clustering"], inner)
         )
         learners = self._restored_learners(record, int(clustering.partition_.max()) + 1)
         arrays = record.arrays
         self.rows_ = (matrix_of(arrays), arrays["rows_task"], arrays["rows_y"])
-        self.number_edges_ = {
-            int(name[len(EDGES_PREFIX) :]): cuts
-            for name, cuts in arrays.items()
-            if name.startswith(EDGES_PREFIX)
-        }
+        self.number_edges_ = {int(i): c for i, c in arrays_under(arrays, EDGES_PREFIX).items()}
         self.rows_y_ = self.rows_[2]
         self.regression_share_ = float(record.meta.get("regression_share", 0.0))
         if not 0.0 <= self.regression_share_ <= 1.0:

@@ -114,3 +114,14 @@ def matrix_of(arrays: dict[str, np.ndarray]) -> Any:
         arrays["rows_matrix_indptr"],
     )
     return sparse.csr_matrix(parts, shape=tuple(int(n) for n in arrays["rows_matrix_shape"]))
+
+
+def arrays_under(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """The arrays whose names start with ``prefix``, by the rest of their names.
+
+    Examples
+    --------
+    >>> sorted(arrays_under({"a/x": np.zeros(1), "a/y": np.ones(1), "b": np.ones(2)}, "a/"))
+    ['x', 'y']
+    """
+    return {name[len(prefix) :]: a for name, a in arrays.items() if name.startswith(prefix)}
