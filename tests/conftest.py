@@ -54,6 +54,24 @@ def schema_for(n_features: int, n_values: int, n_classes: int) -> FeatureSchema:
     )
 
 
+def spam_word_counts(n_rows: int, filler: bool = False):
+    """Documents of six users in two groups that call opposite words spam: ``(X, spam,
+    tasks)``, X a sparse (n_rows, 5) matrix of word counts (words 0 "cheap" and 1 "meeting",
+    then three more the groups use a little differently; ``filler`` adds one at random)."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(6)
+    user = rng.integers(0, 6, n_rows)
+    word = rng.integers(0, 2, n_rows)
+    counts = np.zeros((n_rows, 5))
+    counts[np.arange(n_rows), word] = rng.integers(1, 4, n_rows)
+    if filler:
+        counts[np.arange(n_rows), 2 + rng.integers(0, 3, n_rows)] += 1
+    counts[np.arange(n_rows), 2 + (user < 3)] += 2
+    spam = ((word == 0) == (user < 3)).astype(int)
+    return sparse.csr_matrix(counts), spam, np.array([f"u{u}" for u in user])
+
+
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory):
     """``cnb demo`` run once for the whole session (it takes a minute): its completed process

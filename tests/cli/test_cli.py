@@ -97,6 +97,25 @@ def test_predictions_match_the_library(data_file, tmp_path):
     np.testing.assert_allclose(pd.read_csv(tmp_path / "o.csv")["p_1"], expected, atol=1e-12)
 
 
+CLI_CLUSTERING = {"gamma": 1.0, "beta": 1.0, "relevance": False}
+"""The clustering's parameters that ``cnb fit`` passes by default."""
+
+
+def _assert_cnb_predict_is_the_library(model, data_file, tmp_path):
+    """``cnb predict`` of the file ``tmp_path / "m.cnb"`` gives ``model``'s probabilities when
+    the library fits it on the same rows (to 1e-12)."""
+    predicted = cnb(
+        "predict", str(tmp_path / "m.cnb"), str(data_file), "--task", "user",
+        "-o", str(tmp_path / "o.csv"),
+    )  # fmt: skip
+    assert predicted.returncode == 0, predicted.stderr
+    frame = pd.read_csv(data_file)
+    features = [c for c in frame.columns if c.startswith("f")]
+    model.fit(frame[features], frame["accepted"], frame["user"])
+    expected = model.predict_proba(frame[features], frame["user"])[:, 1]
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "o.csv")["p_1"], expected, atol=1e-12)
+
+
 def test_fit_lightgbm_inside_the_clusters_saves_and_predicts_as_the_library(data_file, tmp_path):
     """``cnb fit --kind cnb-lgbm`` (plain and ``--json``) writes a ClusteredLearner with LightGBM
     inside the clusters; ``cnb predict`` reads it and gives the library's probabilities."""
@@ -110,30 +129,8 @@ def test_fit_lightgbm_inside_the_clusters_saves_and_predicts_as_the_library(data
     as_json = cnb(*base, "--kind", "cnb-lgbm", "--json", "-o", str(tmp_path / "j.cnb"))
     summary = json.loads(as_json.stdout)
     assert summary["learner"] == "lightgbm" and summary["tasks"] == 6
-    predicted = cnb(
-        "predict",
-        str(tmp_path / "m.cnb"),
-        str(data_file),
-        "--task",
-        "user",
-        "-o",
-        str(tmp_path / "o.csv"),
-    )
-    assert predicted.returncode == 0, predicted.stderr
-    frame = pd.read_csv(data_file)
-    features = [c for c in frame.columns if c.startswith("f")]
-    model = ClusteredLearner(
-        "lightgbm",
-        random_state=0,
-        clustering_params={"gamma": 1.0, "beta": 1.0, "relevance": False},
-    )
-    model.fit(frame[features], frame["accepted"], frame["user"])
-    expected = model.predict_proba(frame[features], frame["user"])[:, 1]
-    np.testing.assert_allclose(pd.read_csv(tmp_path / "o.csv")["p_1"], expected, atol=1e-12)
-    refused = cnb(
-        *base, "--kind", "cnb-lgbm", "--calibration", "sigmoid", "-o", str(tmp_path / "r")
-    )
-    assert refused.returncode == 1 and "not for --kind cnb-lgbm" in refused.stderr
+    model = ClusteredLearner("lightgbm", random_state=0, clustering_params=CLI_CLUSTERING)
+    _assert_cnb_predict_is_the_library(model, data_file, tmp_path)
 
 
 def test_evidence_table(data_file):
@@ -499,22 +496,13 @@ def test_fit_the_blend_prints_its_share_and_predicts_as_the_library(data_file, t
     plain = cnb(*base, "--kind", "cnb-blend", "-o", str(tmp_path / "m.cnb"))
     assert plain.stdout.startswith("fitted LightGBM and the regressions inside the clusters")
     assert (f"the regressions' share {share:g}" in plain.stdout) == (share > 0)
-    predicted = cnb(
-        "predict", str(tmp_path / "m.cnb"), str(data_file), "--task", "user",
-        "-o", str(tmp_path / "o.csv"),
-    )  # fmt: skip
-    assert predicted.returncode == 0, predicted.stderr
-    frame = pd.read_csv(data_file)
-    features = [c for c in frame.columns if c.startswith("f")]
     model = ClusteredLearner(
         "lightgbm",
         regression_share="auto",
         random_state=0,
-        clustering_params={"gamma": 1.0, "beta": 1.0, "relevance": False},
+        clustering_params=CLI_CLUSTERING,
     )
-    model.fit(frame[features], frame["accepted"], frame["user"])
-    expected = model.predict_proba(frame[features], frame["user"])[:, 1]
-    np.testing.assert_allclose(pd.read_csv(tmp_path / "o.csv")["p_1"], expected, atol=1e-12)
+    _assert_cnb_predict_is_the_library(model, data_file, tmp_path)
 
 
 def test_fit_the_booster_from_the_regressions_prints_its_trees_and_predicts_as_the_library(
@@ -533,16 +521,5 @@ def test_fit_the_booster_from_the_regressions_prints_its_trees_and_predicts_as_t
     plain = cnb(*base, "--kind", "cnb-boost", "-o", str(tmp_path / "m.cnb"))
     assert plain.stdout.startswith("fitted LightGBM started from the clustered regressions")
     assert f"{summary['trees']} trees from the regressions" in plain.stdout
-    predicted = cnb(
-        "predict", str(tmp_path / "m.cnb"), str(data_file), "--task", "user",
-        "-o", str(tmp_path / "o.csv"),
-    )  # fmt: skip
-    assert predicted.returncode == 0, predicted.stderr
-    frame = pd.read_csv(data_file)
-    features = [c for c in frame.columns if c.startswith("f")]
-    model = ClusteredBoosting(
-        random_state=0, clustering_params={"gamma": 1.0, "beta": 1.0, "relevance": False}
-    )
-    model.fit(frame[features], frame["accepted"], frame["user"])
-    expected = model.predict_proba(frame[features], frame["user"])[:, 1]
-    np.testing.assert_allclose(pd.read_csv(tmp_path / "o.csv")["p_1"], expected, atol=1e-12)
+    model = ClusteredBoosting(random_state=0, clustering_params=CLI_CLUSTERING)
+    _assert_cnb_predict_is_the_library(model, data_file, tmp_path)

@@ -16,6 +16,7 @@ from clusterednb import ClusteredLearner
 from clusterednb.exceptions import CNBError, MissingExtraError
 from clusterednb.learners.cluster_fits import fit_cluster_learners, thinned_weights
 from clusterednb.learners.tables import TASK_COLUMN
+from conftest import spam_word_counts
 
 SMALL_TREES = {"max_iter": 15}
 
@@ -311,19 +312,10 @@ def test_lightgbm_inside_the_clusters_reads_documents_word_counts(tmp_path):
     the same sparse counts; two groups of users who call opposite words spam are told apart,
     the model survives its file, and explanations are refused by name (tables only)."""
     pytest.importorskip("lightgbm")
-    from scipy import sparse
     from sklearn.metrics import roc_auc_score
 
-    rng = np.random.default_rng(6)
     n = 600
-    user = rng.integers(0, 6, n)
-    word = rng.integers(0, 2, n)  # 0: "cheap", 1: "meeting"
-    counts = np.zeros((n, 5))
-    counts[np.arange(n), word] = rng.integers(1, 4, n)
-    counts[np.arange(n), 2 + rng.integers(0, 3, n)] += 1  # a filler word
-    counts[np.arange(n), 2 + (user < 3)] += 2  # the groups write a little differently
-    spam = ((word == 0) == (user < 3)).astype(int)
-    X, tasks = sparse.csr_matrix(counts), np.array([f"u{u}" for u in user])
+    X, spam, tasks = spam_word_counts(n, filler=True)
     held = np.arange(n) % 4 == 0
     model = ClusteredLearner(
         "lightgbm",

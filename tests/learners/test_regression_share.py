@@ -13,6 +13,7 @@ from clusterednb import ClusteredLearner
 from clusterednb.exceptions import CNBError
 from clusterednb.learners.regression_share import SHARES, chosen_share, held_out_rows
 from clusterednb.logistic.tuning import mean_log_loss
+from conftest import spam_word_counts
 
 SMALL_TREES = {"max_iter": 15}
 
@@ -136,17 +137,9 @@ def test_a_share_outside_zero_to_one_is_refused(learner_population, share):
 def test_the_blend_takes_documents():
     """Word counts: the held-out fit and both predictors read the sparse counts."""
     pytest.importorskip("lightgbm")
-    from scipy import sparse
 
-    rng = np.random.default_rng(6)
     n = 400
-    user = rng.integers(0, 6, n)
-    word = rng.integers(0, 2, n)
-    counts = np.zeros((n, 5))
-    counts[np.arange(n), word] = rng.integers(1, 4, n)
-    counts[np.arange(n), 2 + (user < 3)] += 2
-    spam = ((word == 0) == (user < 3)).astype(int)
-    X, tasks = sparse.csr_matrix(counts), np.array([f"u{u}" for u in user])
+    X, spam, tasks = spam_word_counts(n)
     model = ClusteredLearner(
         "lightgbm",
         {"n_estimators": 20},
