@@ -94,6 +94,10 @@ MODELS = {
     "cnb-gibbs+relevance": clustered(
         lambda s: ClusteredNB(relevance=True, random_state=s, progress=False)
     ),
+    "cnb-variational": clustered(lambda s: ClusteredNB(inference="variational", random_state=s)),
+    "cnb-variational+relevance": clustered(
+        lambda s: ClusteredNB(inference="variational", relevance=True, random_state=s)
+    ),
     "cnb-logistic": clustered(lambda s: ClusteredLogisticRegression(random_state=s)),
     "cnb-logistic+relevance": clustered(
         lambda s: ClusteredLogisticRegression(relevance=True, random_state=s)

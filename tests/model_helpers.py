@@ -1,10 +1,14 @@
-"""Checks that any fitted estimator of the package owes a model file."""
+"""Checks that any fitted estimator of the package owes a model file, and the feature-relevance
+problems that the engines judging columns are tested on."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 import clusterednb
+from clusterednb import Counts, FeatureSchema
+from clusterednb.models.observation import DirichletNB
 
 
 def assert_relevance_survives_a_model_file(model, X, tasks, path, n_rows: int) -> None:
@@ -17,3 +21,56 @@ def assert_relevance_survives_a_model_file(model, X, tasks, path, n_rows: int) -
     np.testing.assert_allclose(loaded.predict_proba(rows, own), model.predict_proba(rows, own))
     new = model.predict_proba(rows, ["someone new"] * n_rows)
     np.testing.assert_allclose(new.sum(axis=1), 1.0)
+
+
+def relevance_toy(
+    n_tasks: int, seed: int, n_rows: tuple[int, int] = (2, 6)
+) -> tuple[DirichletNB, Counts]:
+    """Feature relevance's small exact problem: tasks (of ``n_rows[0]`` to ``n_rows[1] − 1``
+    rows) in two groups that differ in feature ``a`` (ternary); ``b`` and ``c`` noise."""
+    rng = np.random.default_rng(seed)
+    schema = FeatureSchema(("a", "b", "c"), ((0, 1, 2), (0, 1), (0, 1)), ("no", "yes"))
+    rows, labels, tasks = [], [], []
+    for t in range(n_tasks):
+        for _ in range(int(rng.integers(*n_rows))):
+            y = int(rng.integers(2))
+            a = (y + (t % 2)) % 2 if rng.random() < 0.8 else 2
+            rows.append([a, int(rng.integers(2)), int(rng.integers(2))])
+            labels.append(y)
+            tasks.append(t)
+    counts = Counts.from_codes(
+        np.array(rows),
+        np.array(labels),
+        np.array(tasks),
+        n_tasks=n_tasks,
+        n_classes=2,
+        offsets=schema.offsets,
+    )
+    return DirichletNB(schema, alpha=1.0, beta=np.array([0.7, 1.3, 1.0])), counts
+
+
+def relevance_population(seed: int = 0, n_tasks: int = 24, n_rows: int = 12) -> tuple:
+    """Feature relevance's population: two groups of tasks in which ``a`` and ``b`` follow
+    the label in opposite ways; three noise columns with the same distribution everywhere."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for task in range(n_tasks):
+        y = rng.integers(2, size=n_rows)
+        follows = y if task % 2 else 1 - y
+        a = np.where(rng.random(n_rows) < 0.8, 2 * follows, rng.integers(3, size=n_rows))
+        b = np.where(rng.random(n_rows) < 0.8, follows, rng.integers(2, size=n_rows))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "a": a,
+                    "b": b,
+                    "noise_colour": rng.choice(list("rgbyk"), size=n_rows),
+                    "noise_number": rng.normal(size=n_rows),
+                    "noise_flag": rng.integers(2, size=n_rows),
+                    "task": task,
+                    "y": y,
+                }
+            )
+        )
+    frame = pd.concat(frames, ignore_index=True)
+    return frame.drop(columns=["task", "y"]), frame.y.to_numpy(), frame.task.to_numpy()

@@ -436,7 +436,8 @@ def test_fit_and_predict_clustered_logistic_on_documents(tmp_path):
 
 def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path):
     """``cnb fit --relevance``: each column's relevance, in plain text and ``--json``, equal
-    to the library's; noise columns named as irrelevant; other kinds refused by name."""
+    to the library's; noise columns named as irrelevant, by the Gibbs and the variational
+    engines; other kinds refused by name."""
     from clusterednb import ClusteredNB
 
     rng = np.random.default_rng(0)  # of five such tables, one has noise that fits a partition
@@ -472,10 +473,14 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     library.fit(frame[["colour", "weather", "score"]], frame.accepted, frame.user)
     assert list(reported) == ["colour", "weather", "score"]
     np.testing.assert_allclose(list(reported.values()), library.feature_relevance_)
-    for kind in ("cs", "cnb-bhc"):
-        refused = cnb(*base, "--kind", kind, "--relevance", "-o", str(tmp_path / "r"))
-        assert refused.returncode == 1 and "--relevance" in refused.stderr, refused.stderr
-        assert "cnb-gibbs, cnb-logistic, cnb-lgbm, cnb-blend or cnb-boost" in refused.stderr
+    refused = cnb(*base, "--kind", "cnb-bhc", "--relevance", "-o", str(tmp_path / "r"))
+    assert refused.returncode == 1 and "--relevance" in refused.stderr, refused.stderr
+    assert "cnb-gibbs, cnb-variational, cnb-logistic, cnb-lgbm, cnb-blend" in refused.stderr
+    variational = cnb(*base, "--kind", "cnb-variational", "--relevance", "-o", str(tmp_path / "v"))
+    assert variational.returncode == 0, variational.stderr
+    lines = variational.stdout.splitlines()
+    assert lines[1].startswith("relevance to the clusters: colour 1.00"), lines
+    assert lines[2].startswith("irrelevant to the clusters") and "weather" in lines[2], lines
     logistic = cnb(*base, "--kind", "cnb-logistic", "--relevance", "-o", str(tmp_path / "l"))
     assert logistic.returncode == 0, logistic.stderr
     assert logistic.stdout.splitlines()[1].startswith("relevance to the clusters: colour ")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.special import betaln, gammaln, logsumexp
 
-from clusterednb import Counts, FeatureSchema
+from clusterednb import Counts
 from clusterednb.inference.relevance import (
     LABEL_FREE_SHARE,
     RelevanceSettings,
@@ -19,8 +19,8 @@ from clusterednb.inference.relevance import (
     relevance_probability,
 )
 from clusterednb.inference.relevance_exact import enumerate_relevance
-from clusterednb.models.observation import DirichletNB
 from clusterednb.models.partition_prior import set_partitions
+from model_helpers import relevance_toy
 
 
 def _log_dm(counts: np.ndarray, beta: np.ndarray) -> float:
@@ -85,32 +85,9 @@ def _brute_force(model, counts, gamma, prior):
     return total + labels, np.array(partitions), weights, relevance
 
 
-def _toy(n_tasks: int, seed: int) -> tuple[DirichletNB, Counts]:
-    """Tasks in two groups that differ in feature ``a`` (ternary); ``b`` and ``c`` noise."""
-    rng = np.random.default_rng(seed)
-    schema = FeatureSchema(("a", "b", "c"), ((0, 1, 2), (0, 1), (0, 1)), ("no", "yes"))
-    rows, labels, tasks = [], [], []
-    for t in range(n_tasks):
-        for _ in range(int(rng.integers(2, 6))):
-            y = int(rng.integers(2))
-            a = (y + (t % 2)) % 2 if rng.random() < 0.8 else 2
-            rows.append([a, int(rng.integers(2)), int(rng.integers(2))])
-            labels.append(y)
-            tasks.append(t)
-    counts = Counts.from_codes(
-        np.array(rows),
-        np.array(labels),
-        np.array(tasks),
-        n_tasks=n_tasks,
-        n_classes=2,
-        offsets=schema.offsets,
-    )
-    return DirichletNB(schema, alpha=1.0, beta=np.array([0.7, 1.3, 1.0])), counts
-
-
 @pytest.mark.parametrize(("n_tasks", "prior"), [(3, (1.0, 1.0)), (5, (2.0, 0.5)), (6, (1.0, 3.0))])
 def test_exact_enumeration_sums_the_switches_as_brute_force_does(n_tasks, prior):
-    model, counts = _toy(n_tasks, seed=n_tasks)
+    model, counts = relevance_toy(n_tasks, seed=n_tasks)
     exact = enumerate_relevance(model, counts, 0.8, prior)
     log_evidence, partitions, weights, relevance = _brute_force(model, counts, 0.8, prior)
     assert exact.log_evidence == pytest.approx(log_evidence, abs=1e-9)
@@ -144,7 +121,7 @@ def test_the_recursion_equals_the_sum_over_every_switch_vector():
 def test_a_shared_feature_cannot_move_the_partition():
     """With the switches forced shared for b and c (prior share of relevance ~0), the
     partition posterior is that of feature a alone, whatever b and c hold."""
-    model, counts = _toy(5, seed=11)
+    model, counts = relevance_toy(5, seed=11)
     scrambled = counts.value_counts.copy()
     scrambled[:, :, 3:] = scrambled[::-1, :, 3:]  # b and c of other tasks
     other = Counts(counts.label_counts, scrambled)
@@ -156,7 +133,7 @@ def test_a_shared_feature_cannot_move_the_partition():
 
 
 def test_the_sampler_finds_the_exact_posterior():
-    model, counts = _toy(5, seed=5)
+    model, counts = relevance_toy(5, seed=5)
     exact = enumerate_relevance(model, counts, 1.0)
     sampled = fit_relevance_gibbs(
         model,
@@ -175,7 +152,7 @@ def test_the_sampler_finds_the_exact_posterior():
 def test_the_compiled_sweep_keeps_each_clusters_evidence_as_its_counts_say():
     from clusterednb.inference.relevance import _Chain
 
-    model, counts = _toy(6, seed=2)
+    model, counts = relevance_toy(6, seed=2)
     chain = _Chain(model, counts, 1.0)
     rng = np.random.default_rng(1)
     for _ in range(200):

@@ -1,6 +1,7 @@
 """The API keeps its OpenAPI contract: schemathesis, every check of its default set, against
 ``cnb serve`` (uvicorn on 127.0.0.1, a real SQLite store, a valid token), with a bounded
-number of examples and the stateful phase over the schema's links.
+number of examples and the stateful phase over the schema's links: in ``make test`` 10
+examples per operation without the coverage phase, in ``make test-all`` 25 and every phase.
 
 schemathesis runs from its own environment, ``.venv-contract`` (``make test`` installs it):
 the ``[caldav]`` extra installs ``urllib3-future`` under the name ``urllib3``, with which
@@ -36,7 +37,14 @@ def served(tmp_path_factory):
         yield server, out.getvalue().strip(), folder
 
 
-def test_schemathesis_finds_no_failure(served):
+PHASES = {10: ["--phases", "examples,fuzzing,stateful"], 25: []}
+"""``make test`` leaves out the coverage phase (its boundary and negative cases, 63 of the
+114 s this test took in the default suite, whatever the number of examples);
+``make test-all`` runs every phase."""
+
+
+@pytest.mark.parametrize("examples", [10, pytest.param(25, marks=pytest.mark.slow)])
+def test_schemathesis_finds_no_failure(served, examples):
     assert SCHEMATHESIS.exists(), f"{SCHEMATHESIS} is missing: `make test` installs it"
     server, token, folder = served
     done = subprocess.run(
@@ -47,7 +55,8 @@ def test_schemathesis_finds_no_failure(served):
             "--header",
             f"Authorization: Bearer {token}",
             "--max-examples",
-            "25",
+            str(examples),
+            *PHASES[examples],
             "--seed",
             "1",
             "--workers",

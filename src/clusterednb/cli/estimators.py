@@ -43,10 +43,10 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
     for flag, value in (("--transductive", transductive), ("--calibration", calibration)):
         if value is not None and not name.startswith("cnb-"):
             raise CNBError(f"{flag} needs a clustered kind (cnb-...), got --kind {name}")
-    if getattr(args, "relevance", False) and name != "cnb-gibbs":
+    if getattr(args, "relevance", False) and name not in ("cnb-gibbs", "cnb-variational"):
         raise CNBError(
-            "--relevance needs --kind cnb-gibbs, cnb-logistic, cnb-lgbm, cnb-blend or cnb-boost "
-            "(the models "
+            "--relevance needs --kind cnb-gibbs, cnb-variational, cnb-logistic, cnb-lgbm, "
+            "cnb-blend or cnb-boost (the models "
             f"that judge each column's relevance to the clusters), got --kind {name}"
         )
     if name == "ns":

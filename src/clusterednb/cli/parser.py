@@ -37,14 +37,15 @@ MODEL_TITLES = {
 """Model kinds of ``cnb fit`` and ``cnb evidence``."""
 FIT_TITLES = {
     **MODEL_TITLES,
+    "cnb-variational": "Clustered (variational)",
     "cnb-logistic": "Clustered logistic regression",
     "cnb-lgbm": "LightGBM inside the clusters",
     "cnb-blend": "LightGBM and the regressions inside the clusters, blended",
     "cnb-boost": "LightGBM started from the clustered regressions",
 }
-"""Model kinds of ``cnb fit``: also ``cnb-logistic``, ``cnb-lgbm``, ``cnb-blend`` and
-``cnb-boost``, which
-have no evidence to compare."""
+"""Model kinds of ``cnb fit``: also ``cnb-variational`` (whose evidence is a bound),
+``cnb-logistic``, ``cnb-lgbm``, ``cnb-blend`` and ``cnb-boost``, which have no evidence to
+compare."""
 FAST_EVIDENCE_KINDS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "cnb-search")
 """The default of ``cnb evidence``: each answers in seconds on thousands of rows."""
 EVALUATE_KINDS = "ns,cs,cnb-bhc,cnb-gibbs,cnb-logistic,lr-task,lr-pooled,hgb-pooled"

@@ -61,6 +61,8 @@ KNOWN_MODELS = (
     "cnb-hgb+task",
     "cnb-lgbm+task",
     "cnb-blend",
+    "cnb-boost",
+    "cnb-variational+relevance",
 )
 
 

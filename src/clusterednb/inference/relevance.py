@@ -202,12 +202,26 @@ class _Chain:
         # every task alone at first: a feature that separates tasks starts relevant, one
         # that does not starts shared, and the sweeps merge from there
         self.assignment = np.arange(n_tasks)
-        self.slot_counts = task_counts
+        self.task_counts = task_counts
+        self.slot_counts = task_counts.copy()
         self.slot_totals = self.task_totals.copy()
         self.sizes = np.ones(n_tasks, dtype=np.int64)
         self.slot_log_ml = self.alone.copy()
         self.relevant = np.ones(self.alone.shape[1], dtype=bool)
         self.label_free = np.zeros(self.alone.shape[1], dtype=bool)
+
+    def start_at(self, partition: np.ndarray) -> None:
+        """Put the tasks in the clusters of ``partition`` (n_tasks,), labels below n_tasks."""
+        self.assignment = np.asarray(partition, dtype=np.int64).copy()
+        n_slots = self.assignment.size
+        indicator = np.zeros((n_slots, n_slots))
+        indicator[self.assignment, np.arange(n_slots)] = 1.0
+        self.slot_counts = np.tensordot(indicator, self.task_counts, axes=1)
+        self.slot_totals = np.tensordot(indicator, self.task_totals, axes=1)
+        self.sizes = np.bincount(self.assignment, minlength=n_slots)
+        self.slot_log_ml = np.where(
+            (self.sizes > 0)[:, None], self.model.log_marginal_each_feature(self.slot_counts), 0.0
+        )
 
     def sweep(
         self, rng: np.random.Generator, prior: tuple[float, float], every_feature_relevant=False
@@ -329,6 +343,35 @@ def fit_relevance_gibbs(
     ]
     reporter.close()
     kept = max(chains, key=lambda chain: float(np.mean(chain.log_marginals)))
+    return _result(kept, model, counts, gamma)
+
+
+def refine_relevance(
+    model: DirichletNB,
+    counts: Counts,
+    gamma: float,
+    starts: list[np.ndarray],
+    settings: RelevanceSettings,
+    rng: np.random.Generator,
+) -> ClusteringResult:
+    """A chain of the sampler above from each partition of ``starts`` (each (n_tasks,)), the
+    one whose retained partitions score higher kept: the collapsed finish of the variational
+    engine with relevance (its modes as the starts). A start with every task alone first
+    sweeps ``WARM_SWEEPS`` times with every feature relevant, as the sampler's second chain."""
+    silent = progress(0, "", enabled=False)
+    chains = []
+    for partition in starts:
+        chain = _Chain(model, counts, gamma)
+        chain.start_at(partition)
+        alone = partition.max() + 1 == partition.size  # as the sampler's second chain
+        warm = min(WARM_SWEEPS, settings.n_sweeps) if alone else 0
+        chains.append(_sample(chain, settings, rng, silent, warm_sweeps=warm))
+    kept = max(chains, key=lambda chain: float(np.mean(chain.log_marginals)))
+    return _result(kept, model, counts, gamma)
+
+
+def _result(kept: _Samples, model: DirichletNB, counts: Counts, gamma: float):
+    """The engine's answer from one chain's retained samples."""
     n_tasks = counts.n_groups
     partitions = kept.partitions
     log_labels = float(model.log_marginal_labels(counts.label_counts).sum())

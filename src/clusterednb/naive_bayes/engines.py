@@ -26,12 +26,15 @@ from clusterednb.inference.relevance import (
 )
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.variational.engine import VariationalSettings, fit_variational
+from clusterednb.inference.variational.relevance import fit_variational_relevance
 from clusterednb.models.observation import ObservationModel
 from clusterednb.stats.counts import Counts
 from clusterednb.stats.sparse_counts import SparseCounts
 
 INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search", "variational")
 SPARSE_ENGINES = ("gibbs", "variational")
+RELEVANCE_ENGINES = ("gibbs", "variational")
+"""The engines that judge each feature's relevance (``relevance=True``)."""
 """The engines that read per-task counts kept sparse (:class:`SparseCounts`)."""
 
 
@@ -126,10 +129,13 @@ def check_engine_settings(settings: EngineSettings) -> None:
         )
     check_choice("relevance", settings.relevance, (False, True))
     check_relevance_prior(settings.relevance_prior)
-    if settings.relevance and (settings.inference != "gibbs" or settings.backend != "local"):
+    if settings.relevance and (
+        settings.inference not in RELEVANCE_ENGINES or settings.backend != "local"
+    ):
         raise CNBError(
-            "relevance=True is sampled by the local Gibbs engine (inference='gibbs'); the "
-            f"{settings.inference!r} engine does not sum over the features' switches"
+            "relevance=True is run by the local Gibbs and variational engines (inference="
+            f"'gibbs' or 'variational'); the {settings.inference!r} engine does not sum over "
+            'the features\' switches (docs/engines.md, "Columns that do not separate users")'
         )
 
 
@@ -225,9 +231,19 @@ def _run_relevance(
     counts: Counts | SparseCounts,
     given: EngineInput,
 ) -> ClusteringResult:
-    """The Gibbs engine with feature relevance (a warm start resamples from scratch)."""
+    """The Gibbs or variational engine with feature relevance (a warm start fits from
+    scratch)."""
     if given.unlabelled_X.shape[0]:
         raise CNBError("relevance=True learns from labelled rows only: set semi_supervised=False")
+    if settings.inference == "variational":
+        return fit_variational_relevance(
+            model,
+            counts,
+            settings.gamma,
+            given.rng,
+            VariationalSettings(n_jobs=settings.n_jobs),
+            settings.relevance_prior,
+        )
     if isinstance(counts, SparseCounts):
         counts = counts.counts
     chain = RelevanceSettings(

@@ -61,6 +61,9 @@ GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
     ),
     "cnb-gibbs+tau": lambda seed: gibbs_model(seed).set_params(transductive_temperature="auto"),
     "cnb-gibbs+relevance": lambda seed: gibbs_model(seed).set_params(relevance=True),
+    "cnb-variational+relevance": lambda seed: ClusteredNB(
+        inference="variational", relevance=True, random_state=seed, handle_unknown="ignore"
+    ),
 }
 HARNESS_ALPHA = "auto"
 
