@@ -274,11 +274,19 @@ class LogisticClusters:
 
 
 def partition_posterior(
-    data: JointData, settings: FitSettings, rng: np.random.Generator
+    data: JointData,
+    settings: FitSettings,
+    rng: np.random.Generator,
+    relevance: np.ndarray | None = None,
 ) -> BlockClustering:
     """The partition posterior of ``data`` (enumerated for few tasks, else sampled; above
     :data:`~clusterednb.inference.blocks.core_and_place.MAX_SAMPLED_TASKS` tasks sampled on
     a core of them, the others placed: :mod:`~clusterednb.inference.blocks.core_and_place`).
+
+    With ``settings.relevance`` the features' relevance to the clusters is judged on the
+    tempered feature counts (:mod:`~clusterednb.logistic.clustering.feature_relevance`),
+    unless ``relevance`` (n_features,) gives it already judged (the tuning's later settings
+    reuse its first judgement).
 
     Examples
     --------
@@ -289,11 +297,17 @@ def partition_posterior(
     >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
     ((3, 3), 1.0)
     """
-    blocks, relevance = data.blocks(settings), None
-    if settings.relevance:
-        relevance = feature_relevance(
-            blocks.value_counts, data.offsets, settings.beta, settings.gamma, rng
-        )
+    if not settings.relevance:
+        blocks, relevance = data.blocks(settings), None
+    else:
+        if relevance is None:
+            relevance = feature_relevance(
+                data.blocks(settings).value_counts,
+                data.offsets,
+                settings.beta,
+                settings.gamma,
+                rng,
+            )
         blocks = data.blocks(settings, kept_values(relevance, data.offsets))
     exact = settings.inference == "exact" or (
         settings.inference == AUTO and data.n_tasks <= MAX_ENUMERATED_TASKS
@@ -404,10 +418,14 @@ def assemble(
 
 
 def fit_clusters(
-    data: JointData, settings: FitSettings, rng: np.random.Generator
+    data: JointData,
+    settings: FitSettings,
+    rng: np.random.Generator,
+    relevance: np.ndarray | None = None,
 ) -> LogisticClusters:
     """Partition posterior, then the regressions, then the tasks' deviations
-    (``effective_rows``, ``floor`` and ``deviation_scale`` fixed).
+    (``effective_rows``, ``floor`` and ``deviation_scale`` fixed; with ``settings.relevance``,
+    ``relevance`` (n_features,) is the features' judged relevance, or None to judge it here).
 
     Examples
     --------
@@ -417,5 +435,5 @@ def fit_clusters(
     >>> clusters.partition.shape, clusters.intercept.shape == (clusters.cluster_sizes.size + 1,)
     ((3,), True)
     """
-    clusters = assemble(data, partition_posterior(data, settings, rng), settings)
+    clusters = assemble(data, partition_posterior(data, settings, rng, relevance), settings)
     return clusters.with_deviations(data, settings.deviation_variance)

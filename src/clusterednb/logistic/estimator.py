@@ -246,8 +246,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         )
         data = rows.data
         rng = as_generator(self.random_state)
-        chosen, self.tuning_ = choose_settings(data, settings, rng)
-        clusters = fit_clusters(data, chosen, rng)
+        chosen, self.tuning_, judged = choose_settings(data, settings, rng)
+        clusters = fit_clusters(data, chosen, rng, judged)
         self._set_fitted(rows.schema, rows.task_ids, clusters, chosen, rows.numeric)
         self.rows_ = data
         return self
