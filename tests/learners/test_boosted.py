@@ -217,3 +217,41 @@ def test_a_stop_share_outside_its_range_is_refused_before_fitting(mixed_rows, sh
     X, y, tasks = mixed_rows
     with pytest.raises(CNBError, match="stop_share must be in"):
         ClusteredBoosting(stop_share=share).fit(X, y, tasks)
+
+
+def test_auto_start_keeps_the_regressions_where_they_predict_held_rows_better():
+    """Two groups of tasks with opposite colour effects: trees pooled over every task cannot
+    tell them apart, the clusters' regressions can, on the rows the tuning held out."""
+    rng = np.random.default_rng(5)
+    tasks = np.repeat([f"u{t}" for t in range(12)], 40)
+    group = np.repeat(np.arange(12) % 2, 40)
+    colour = rng.choice(["red", "blue"], tasks.size)
+    y = ((colour == "red") ^ (group == 1) ^ (rng.random(tasks.size) < 0.1)).astype(int)
+    X = pd.DataFrame({"colour": colour})
+    model = ClusteredBoosting(FEW_TREES, start="auto", random_state=0).fit(X, y, tasks)
+    held = model.clustering_.validation_rows_
+    assert held.size > 0 and np.isfinite(model.clustering_.validation_log_loss_)
+    assert model.start_ == "regressions"
+    fixed = ClusteredBoosting(FEW_TREES, random_state=0).fit(X, y, tasks)
+    np.testing.assert_allclose(model.predict_proba(X, tasks), fixed.predict_proba(X, tasks))
+
+
+def test_auto_start_starts_from_nothing_where_trees_alone_predict_better(tmp_path):
+    """An XOR of two columns: additive regressions cannot rank it, trees can; the booster
+    then starts from nothing, predicts with its own score alone, and keeps that in its file."""
+    X, tasks, _, xor = _additive_and_xor_rows(3)
+    model = ClusteredBoosting(FEW_TREES, start="auto", random_state=0).fit(X, xor, tasks)
+    assert model.start_ == "none"
+    assert model.fit_summary()["learner"] == "lightgbm from nothing"
+    raw = model.booster_.predict(model._frame(model.clustering_, *model.rows_[:2]), raw_score=True)
+    np.testing.assert_allclose(model.predict_proba(X, tasks)[:, 1], expit(raw), atol=1e-12)
+    model.save(tmp_path / "boost.cnb")
+    loaded = clusterednb.load(tmp_path / "boost.cnb")
+    assert loaded.start_ == "none"
+    np.testing.assert_allclose(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))
+
+
+def test_a_start_that_is_not_offered_is_refused_before_fitting(mixed_rows):
+    X, y, tasks = mixed_rows
+    with pytest.raises(CNBError, match="start must be one of"):
+        ClusteredBoosting(start="trees").fit(X, y, tasks)

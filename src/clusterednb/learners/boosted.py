@@ -26,14 +26,17 @@ from scipy.special import expit
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.estimation.decisions import check_fitted
-from clusterednb.exceptions import CNBError
+from clusterednb.exceptions import CNBError, check_choice
 from clusterednb.learners.cluster_fits import ClusterLearners
 from clusterednb.learners.estimator import ClusteredLearner
 from clusterednb.learners.regression_share import clipped_logit
 from clusterednb.learners.saved_learners import restored_learners
 from clusterednb.learners.tables import make_learner, take_rows
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
+from clusterednb.logistic.tuning import mean_log_loss
 from clusterednb.persistence.state import ModelRecord
+
+START_CHOICES = ("regressions", "auto")
 
 
 class ClusteredBoosting(ClusteredLearner):
@@ -55,6 +58,13 @@ class ClusteredBoosting(ClusteredLearner):
         number of trees (at most ``n_estimators``: the fit stops after 20 trees that do not
         lower the held-out rows' log-loss); the booster is then fitted on every row with that
         many trees. 0: ``n_estimators`` trees.
+    start : {"regressions", "auto"}, default="regressions"
+        Where the booster starts. "auto": from the regressions unless trees alone predict
+        the rows the clustering's tuning held out better than its regressions did (a
+        LightGBM fitted on the other labelled rows, scored by the same mean log-loss as
+        ``validation_log_loss_``); then from nothing, as a pooled LightGBM. It costs one more
+        LightGBM fit. Without a tuning (settings given, or chosen on a subset of the tasks)
+        the regressions.
     random_state : int or numpy.random.Generator, optional
 
     Attributes
@@ -63,6 +73,8 @@ class ClusteredBoosting(ClusteredLearner):
         The fitted clustering and its regressions.
     booster_ : lightgbm.Booster
         The booster of the regressions' residual log-odds.
+    start_ : str
+        "regressions", or "none" when ``start="auto"`` chose trees alone.
     classes_, task_ids_, feature_names_in_ : ndarray
     partition_ : ndarray of shape (n_tasks,)
 
@@ -85,12 +97,14 @@ class ClusteredBoosting(ClusteredLearner):
         with_task: bool = False,
         clustering_params: dict[str, Any] | None = None,
         stop_share: float = 0.0,
+        start: str = "regressions",
         random_state: Any = None,
     ) -> None:
         self.learner_params = learner_params
         self.with_task = with_task
         self.clustering_params = clustering_params
         self.stop_share = stop_share
+        self.start = start
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
@@ -106,6 +120,8 @@ class ClusteredBoosting(ClusteredLearner):
         """
         if not 0.0 <= self.stop_share < 1.0:
             raise CNBError(f"stop_share must be in [0, 1), got {self.stop_share!r}")
+        check_choice("start", self.start, START_CHOICES)
+        self.start_ = "regressions"
         return super().fit(X, y, tasks, sample_weight)
 
     def _fit_learners(self, clustering: ClusteredLogisticRegression, rng: Any) -> None:
@@ -116,8 +132,12 @@ class ClusteredBoosting(ClusteredLearner):
             raise CNBError("the booster needs labelled rows of both classes")
         seed = int(rng.integers(2**31 - 1))
         self.number_edges_ = {}  # LightGBM bins numbers itself
-        start = regression_log_odds(clustering, matrix, row_task)
         frame = self._frame(clustering, matrix, row_task)
+        if self.start == "auto" and self._fit_rows is not None:  # a fit, not a partial_fit
+            self.start_ = self._chosen_start(clustering, frame, y, seed)
+        start = regression_log_odds(clustering, matrix, row_task)
+        if self.start_ == "none":
+            start = np.zeros(y.size)
         params = dict(self.learner_params or {})
         if self.stop_share > 0.0:
             params["n_estimators"] = self._trees_before_stopping(frame, y, start, seed, rng)
@@ -125,6 +145,27 @@ class ClusteredBoosting(ClusteredLearner):
         model.fit(frame, y, init_score=start)
         self.booster_ = model.booster_
         self._set_fitted(clustering, ClusterLearners([self.booster_], np.ones(1)))
+
+    def _chosen_start(
+        self, clustering: ClusteredLogisticRegression, frame: Any, y: np.ndarray, seed: int
+    ) -> str:
+        """ "none" when a LightGBM fitted on the labelled rows the tuning kept predicts the
+        rows it held out with a lower mean log-loss than the tuned regressions did."""
+        held_x = np.asarray(clustering.validation_rows_, dtype=np.int64)
+        fit_rows = self._fit_rows
+        held = np.searchsorted(fit_rows, held_x)
+        if held.size == 0 or not np.array_equal(
+            fit_rows[np.minimum(held, fit_rows.size - 1)], held_x
+        ):
+            return "regressions"  # no tuning, or rows that rows_ does not hold
+        others = np.setdiff1d(np.arange(y.size), held)
+        if np.unique(y[others]).size < 2:
+            return "regressions"
+        trees = make_learner("lightgbm", self.learner_params, seed)
+        trees.fit(take_rows(frame, others), y[others])
+        p1 = trees.predict_proba(take_rows(frame, held))[:, 1]
+        trees_loss = mean_log_loss(y[held], p1)
+        return "none" if trees_loss < clustering.validation_log_loss_ else "regressions"
 
     def _trees_before_stopping(
         self, frame: Any, y: np.ndarray, start: np.ndarray, seed: int, rng: Any
@@ -172,6 +213,8 @@ class ClusteredBoosting(ClusteredLearner):
         """
         check_fitted(self, "booster_")
         start = clipped_logit(self.clustering_.predict_proba(X, tasks, new_tasks)[:, 1])
+        if self.start_ == "none":
+            start = np.zeros_like(start)
         p1 = expit(start + self._raw_scores(X, tasks))
         return np.column_stack([1.0 - p1, p1])
 
@@ -227,7 +270,7 @@ class ClusteredBoosting(ClusteredLearner):
         """
         check_fitted(self, "booster_")
         return self.clustering_.fit_summary() | {
-            "learner": "lightgbm from the regressions",
+            "learner": f"lightgbm from {'the regressions' if self.start_ != 'none' else 'nothing'}",
             "with_task": self.with_task,
             "trees": int(self.booster_.num_trees()),
         }
@@ -239,9 +282,15 @@ class ClusteredBoosting(ClusteredLearner):
             raise CNBError("a ClusteredBoosting model file holds one LightGBM booster")
         return learners
 
+    def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        meta, arrays = super()._state()
+        return meta | {"start": self.start_}, arrays
+
     def _restore(self, record: ModelRecord) -> None:
         super()._restore(record)
         self.booster_ = self.learners_.models[0]
+        self.start_ = record.meta.get("start", "regressions")  # files before 2026-11-27
+        check_choice("the file's start", self.start_, ("regressions", "none"))
 
 
 def regression_log_odds(

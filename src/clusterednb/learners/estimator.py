@@ -245,6 +245,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
             clustering.numeric_.names,
         )
         new = (matrix, rows.task_index[labelled], positive)
+        self._fit_rows = labelled if held is None else None  # the rows of X that rows_ holds
         if held is not None:
             new = tuple(stacked(old, part) for old, part in zip(held, new, strict=True))
         self.rows_ = new

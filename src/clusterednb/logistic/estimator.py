@@ -138,6 +138,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     tuning_ : DataFrame
         With "auto": the held-out log-loss of every setting the tuning's walk tried
         (:mod:`clusterednb.logistic.tuning`; empty otherwise).
+    validation_rows_ : ndarray of shape (n_held,)
+        The rows of ``X`` whose labels the tuning held out, and ``validation_log_loss_`` the
+        chosen setting's mean log-loss on them: an honest score of the regressions (empty
+        and NaN without a tuning, or when it chose on a subset of the tasks).
     numeric_ : NumericColumns
         The numeric columns' names, training means and scales.
     feature_relevance_ : ndarray of shape (n_features,)
@@ -246,8 +250,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         )
         data = rows.data
         rng = as_generator(self.random_state)
-        chosen, self.tuning_, judged = choose_settings(data, settings, rng)
-        clusters = fit_clusters(data, chosen, rng, judged)
+        tuning = choose_settings(data, settings, rng)
+        chosen, self.tuning_ = tuning.settings, tuning.tried
+        self.validation_rows_ = rows.source_rows[tuning.held_rows]
+        self.validation_log_loss_ = tuning.held_log_loss
+        clusters = fit_clusters(data, chosen, rng, tuning.feature_relevance)
         self._set_fitted(rows.schema, rows.task_ids, clusters, chosen, rows.numeric)
         self.rows_ = data
         return self
@@ -444,6 +451,6 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
             deviation_scale=meta.get("deviation_scale", 0.0),  # files before 2026-11-25: none
         )
         chosen.check()
-        self.tuning_ = pd.DataFrame()
+        self.tuning_, self.validation_rows_, self.validation_log_loss_ = pd.DataFrame(), [], np.nan
         self._set_fitted(record.schema, record.task_ids, clusters, chosen, numeric)
         self.rows_ = restored_rows(record, len(numeric.names))

@@ -38,12 +38,15 @@ class TrainingRows:
     data : JointData
     numeric : NumericColumns
         Standardisation of the numeric columns (none for documents).
+    source_rows : ndarray of shape (n_rows,)
+        The row of ``X`` that each row of ``data`` (grouped by task) came from.
     """
 
     schema: FeatureSchema
     task_ids: np.ndarray
     data: JointData
     numeric: NumericColumns
+    source_rows: np.ndarray
 
 
 def training_rows(
@@ -72,10 +75,10 @@ def training_rows(
     if observation == "multinomial":
         if numeric is not None and not isinstance(numeric, str) and len(numeric):
             raise CNBError("numeric columns are for tables; documents are word counts only")
-        schema, task_ids, data = _document_rows(X, y, tasks, classes)
+        schema, task_ids, data, source = _document_rows(X, y, tasks, classes)
         numbers = NumericColumns((), np.zeros(0), np.ones(0))
     else:
-        schema, task_ids, data, numbers = _table_rows(
+        schema, task_ids, data, numbers, source = _table_rows(
             X, y, tasks, classes, numeric, n_bins, who, schema
         )
     if schema.n_classes != 2:
@@ -83,7 +86,7 @@ def training_rows(
             f"{who} is a binary classifier; the labels have "
             f"{schema.n_classes} classes {list(schema.classes)}"
         )
-    return TrainingRows(schema, task_ids, data, numbers)
+    return TrainingRows(schema, task_ids, data, numbers, source)
 
 
 def _table_rows(
@@ -95,7 +98,7 @@ def _table_rows(
     n_bins: int,
     who: str,
     fixed: FeatureSchema | None = None,
-) -> tuple[FeatureSchema, np.ndarray, JointData, NumericColumns]:
+) -> tuple[FeatureSchema, np.ndarray, JointData, NumericColumns, np.ndarray]:
     """Categorical columns, and numeric ones binned for the clustering and standardised for
     the regressions (none with a fixed schema: its binned columns are categories)."""
     table = read_table(
@@ -115,7 +118,7 @@ def _table_rows(
     data = JointData.from_codes(
         rows.X, rows.y, rows.task_index, rows.n_tasks, schema.offsets, numbers.transform(frame)
     )
-    return schema, rows.task_ids, data, numbers
+    return schema, rows.task_ids, data, numbers, np.argsort(rows.task_index, kind="stable")
 
 
 MAX_CURVATURE_BYTES = 2**31
@@ -169,7 +172,7 @@ def check_design_size(schema: FeatureSchema, n_tasks: int, n_numeric: int) -> No
 
 def _document_rows(
     X: Any, y: Any, tasks: Any, classes: Any
-) -> tuple[FeatureSchema, np.ndarray, JointData]:
+) -> tuple[FeatureSchema, np.ndarray, JointData, np.ndarray]:
     """Documents' word counts (columns of a DataFrame name the words)."""
     words = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
     counts = as_document_term(X)
@@ -186,7 +189,7 @@ def _document_rows(
     check_labels(schema, codes, False)
     task_index, task_ids = factorize_tasks(task_values)
     data = JointData.from_codes(counts, codes, task_index, task_ids.size, schema.offsets)
-    return schema, task_ids, data
+    return schema, task_ids, data, np.argsort(task_index, kind="stable")
 
 
 def check_observation(observation: str, schema: FeatureSchema, numeric: NumericColumns) -> None:

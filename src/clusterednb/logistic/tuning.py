@@ -32,6 +32,7 @@ sweeps (:func:`tuning_chain`).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -156,12 +157,35 @@ def like_fewest_rows(data: JointData, rng: np.random.Generator) -> tuple[np.ndar
     return np.sort(np.concatenate(held)), keep_features
 
 
-def choose_settings(
-    data: JointData, settings: FitSettings, rng: np.random.Generator
-) -> tuple[FitSettings, pd.DataFrame, np.ndarray | None]:
-    """Settings with ``effective_rows``, ``floor`` and ``deviation_scale`` fixed, the table
-    of what was tried, and with ``relevance`` the features' relevance the walk judged (None
-    when nothing was judged): the fit clusters on the same features.
+class Tuning(NamedTuple):
+    """What :func:`choose_settings` found.
+
+    Attributes
+    ----------
+    settings : FitSettings
+        ``effective_rows``, ``floor`` and ``deviation_scale`` fixed.
+    tried : DataFrame
+        The held-out log-loss of every setting tried (empty when none was).
+    feature_relevance : ndarray of shape (n_features,) or None
+        With ``relevance``: the features' relevance the walk judged, on which the fit then
+        clusters too (None when nothing was judged).
+    held_rows : ndarray of shape (n_held,)
+        Positions in the data of the labelled rows whose labels the walk held out (empty
+        when it held none, or chose on a subset of the tasks).
+    held_log_loss : float
+        The chosen setting's mean log-loss on them (NaN when there are none).
+    """
+
+    settings: FitSettings
+    tried: pd.DataFrame
+    feature_relevance: np.ndarray | None = None
+    held_rows: np.ndarray = np.zeros(0, dtype=np.int64)
+    held_log_loss: float = np.nan
+
+
+def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Generator) -> Tuning:
+    """Settings with ``effective_rows``, ``floor`` and ``deviation_scale`` fixed, and what the
+    choice found (:class:`Tuning`).
 
     A setting given as a number is kept; "auto" is chosen by validation (see the module).
     With no task to lend validation rows, or labels of one class only among them, "auto"
@@ -170,40 +194,40 @@ def choose_settings(
     Examples
     --------
     >>> from clusterednb.examples import logistic as toy
-    >>> chosen, tried, _ = choose_settings(toy.joint_data(), FitSettings(),
-    ...                                    np.random.default_rng(0))
+    >>> chosen, tried, *_ = choose_settings(toy.joint_data(), FitSettings(),
+    ...                                     np.random.default_rng(0))
     >>> chosen.effective_rows, chosen.floor, chosen.deviation_scale, len(tried)  # the defaults
     (10.0, 0.2, 0.0, 0)
     """
     if AUTO not in (settings.effective_rows, settings.floor, settings.deviation_scale):
-        return settings, pd.DataFrame(), None
-    if data.n_tasks > MAX_TUNING_TASKS:
+        return Tuning(settings, pd.DataFrame())
+    subset = data.n_tasks > MAX_TUNING_TASKS
+    if subset:
         data = data.of_tasks(tuning_tasks(data, rng))
     if settings.validation == "like-fewest":
         held, keep_features = like_fewest_rows(data, rng)
     else:
         held, keep_features = validation_rows(data, rng), True
     if held.size == 0 or np.unique(data.y[held]).size < 2:
-        return (
-            replace(
-                settings,
-                effective_rows=_or_default(settings.effective_rows, DEFAULT_EFFECTIVE_ROWS),
-                floor=_or_default(settings.floor, DEFAULT_FLOOR),
-                deviation_scale=_or_default(settings.deviation_scale, DEFAULT_DEVIATION_SCALE),
-            ),
-            pd.DataFrame(),
-            None,
+        defaults = replace(
+            settings,
+            effective_rows=_or_default(settings.effective_rows, DEFAULT_EFFECTIVE_ROWS),
+            floor=_or_default(settings.floor, DEFAULT_FLOOR),
+            deviation_scale=_or_default(settings.deviation_scale, DEFAULT_DEVIATION_SCALE),
         )
+        return Tuning(defaults, pd.DataFrame())
     train = data.without_labels(held) if keep_features else data.without_rows(held)
     tried, best, judged = _cluster_settings(data, train, held, settings, rng)
     chosen = settings.with_chosen(best.effective_rows, best.floor)
     if settings.deviation_scale == AUTO:
         tried += _deviation_scales(data, train, held, best, settings.C)
     table = pd.DataFrame(tried)
+    winner = table.loc[table["log_loss"].idxmin()]  # the first of equals: no deviation
     if settings.deviation_scale == AUTO:
-        winner = table.loc[table["log_loss"].idxmin()]  # the first of equals: no deviation
         chosen = replace(chosen, deviation_scale=float(winner["deviation_scale"]))
-    return chosen, table, judged
+    if subset:
+        return Tuning(chosen, table, judged)
+    return Tuning(chosen, table, judged, held, float(winner["log_loss"]))
 
 
 def _or_default(value, default: float):

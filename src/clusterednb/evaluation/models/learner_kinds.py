@@ -25,7 +25,10 @@ clusters' regressions."""
 BOOSTED_STOPPING = "cnb-boost+stop"
 """``cnb-boost`` with its number of trees chosen on a fifth of the rows held out
 (``stop_share=0.2``)."""
-LEARNER_KINDS = (*CLUSTERED_LEARNERS, BOOSTED, BOOSTED_STOPPING)
+BOOSTED_CHOOSING = "cnb-boost+auto"
+"""``cnb-boost`` that starts from nothing when trees alone beat the regressions on the rows the
+clustering's tuning held out (``start="auto"``)."""
+LEARNER_KINDS = (*CLUSTERED_LEARNERS, BOOSTED, BOOSTED_STOPPING, BOOSTED_CHOOSING)
 """Every kind of this module."""
 
 
@@ -44,6 +47,8 @@ def learner_model(name: str, clustering: dict[str, Any], seed: int) -> Any:
         return ClusteredBoosting(clustering_params=clustering, random_state=seed)
     if name == BOOSTED_STOPPING:
         return ClusteredBoosting(clustering_params=clustering, stop_share=0.2, random_state=seed)
+    if name == BOOSTED_CHOOSING:
+        return ClusteredBoosting(clustering_params=clustering, start="auto", random_state=seed)
     learner, with_task, share = CLUSTERED_LEARNERS[name]
     return ClusteredLearner(
         learner,

@@ -187,8 +187,12 @@ def fit_sharded(
     say(f"{n_tasks} tasks in {len(summaries)} shards")
     if n_tasks <= MAX_SAMPLED_TASKS:  # every task sampled: the in-memory fit on their rows
         data = gathered_rows(shards, np.arange(n_tasks), offsets)
-        chosen, _, judged = choose_settings(data, settings, rng)
-        return task_ids, fit_clusters(data, chosen, rng, judged), chosen
+        tuning = choose_settings(data, settings, rng)
+        return (
+            task_ids,
+            fit_clusters(data, tuning.settings, rng, tuning.feature_relevance),
+            tuning.settings,
+        )
     labelled = np.zeros(n_tasks, dtype=np.int64)
     for part in summaries:
         labelled[np.searchsorted(task_ids, part.task_ids)] = part.labelled
@@ -197,7 +201,7 @@ def fit_sharded(
     chosen = settings
     if "auto" in (settings.effective_rows, settings.floor):
         tuned = tuning_tasks(counts, rng) if n_tasks > MAX_TUNING_TASKS else np.arange(n_tasks)
-        chosen, _, _ = choose_settings(gathered_rows(shards, tuned, offsets), settings, rng)
+        chosen = choose_settings(gathered_rows(shards, tuned, offsets), settings, rng).settings
     say(f"settings: effective rows {chosen.effective_rows:g}, floor {chosen.floor:g}")
     core = core_tasks(n_tasks, rng)
     core_blocks = gathered_rows(shards, core, offsets).blocks(chosen, anchor=anchor)
