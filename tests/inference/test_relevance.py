@@ -16,9 +16,8 @@ from clusterednb.inference.relevance import (
     RelevanceSettings,
     fit_relevance_gibbs,
     log_sum_relevance,
-    relevance_probability,
 )
-from clusterednb.inference.relevance_exact import enumerate_relevance
+from clusterednb.inference.relevance_exact import enumerate_relevance, relevance_probability
 from clusterednb.models.partition_prior import set_partitions
 from model_helpers import relevance_toy
 

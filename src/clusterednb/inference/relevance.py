@@ -160,28 +160,6 @@ def log_prior_count(prior: tuple[float, float], n_features: int) -> np.ndarray:
     return betaln(a + j, b + n_features - j) - betaln(a, b)
 
 
-def relevance_probability(
-    log_relevant: np.ndarray, log_shared: np.ndarray, prior: tuple[float, float]
-) -> np.ndarray:
-    """``P(r_f = 1 | z, D)`` of every feature, shape (..., n_features): the share of
-    :func:`log_sum_relevance` in which ``f`` is relevant.
-
-    Examples
-    --------
-    A feature much likelier when relevant is relevant:
-
-    >>> relevance_probability(np.array([0.0, -30.0]), np.array([-30.0, 0.0]), (1, 1)).round(6)
-    array([1., 0.])
-    """
-    total = log_sum_relevance(log_relevant, log_shared, prior)
-    probability = np.empty(log_relevant.shape)
-    for f in range(log_relevant.shape[-1]):
-        forced = log_shared.copy()
-        forced[..., f] = -np.inf  # only the terms with r_f = 1 remain
-        probability[..., f] = np.exp(log_sum_relevance(log_relevant, forced, prior) - total)
-    return probability
-
-
 class _Chain:
     """The sampler's state: each task's cluster slot, the slots' counts, class totals and
     per-feature log evidence, and the switches a retained sample predicts with."""
@@ -212,15 +190,17 @@ class _Chain:
 
     def start_at(self, partition: np.ndarray) -> None:
         """Put the tasks in the clusters of ``partition`` (n_tasks,), labels below n_tasks."""
+        if np.array_equal(partition, self.assignment):
+            return  # every task alone: as built
         self.assignment = np.asarray(partition, dtype=np.int64).copy()
-        n_slots = self.assignment.size
-        indicator = np.zeros((n_slots, n_slots))
-        indicator[self.assignment, np.arange(n_slots)] = 1.0
-        self.slot_counts = np.tensordot(indicator, self.task_counts, axes=1)
-        self.slot_totals = np.tensordot(indicator, self.task_totals, axes=1)
-        self.sizes = np.bincount(self.assignment, minlength=n_slots)
+        self.slot_counts = np.zeros_like(self.task_counts)
+        np.add.at(self.slot_counts, self.assignment, self.task_counts)
+        self.slot_totals = np.zeros_like(self.task_totals)
+        np.add.at(self.slot_totals, self.assignment, self.task_totals)
+        self.sizes = np.bincount(self.assignment, minlength=self.assignment.size)
+        occupied = (self.sizes > 0)[:, None]
         self.slot_log_ml = np.where(
-            (self.sizes > 0)[:, None], self.model.log_marginal_each_feature(self.slot_counts), 0.0
+            occupied, self.model.log_marginal_each_feature(self.slot_counts), 0.0
         )
 
     def sweep(
@@ -332,40 +312,37 @@ def fit_relevance_gibbs(
     >>> result.extras["feature_relevance"].shape, result.evidence_kind
     ((1,), 'lower_bound')
     """
-    prior = check_relevance_prior(settings.prior)
     half = RelevanceSettings(
-        max(settings.n_sweeps // 2, 1), settings.burn_in // 2, settings.thin, prior
+        max(settings.n_sweeps // 2, 1),
+        settings.burn_in // 2,
+        settings.thin,
+        check_relevance_prior(settings.prior),
+        settings.progress,
     )
-    reporter = progress(2 * half.n_sweeps, "Gibbs sweeps", enabled=settings.progress)
-    chains = [
-        _sample(_Chain(model, counts, gamma), half, rng, reporter, warm_sweeps=warm)
-        for warm in (0, min(WARM_SWEEPS, half.n_sweeps))
-    ]
-    reporter.close()
-    kept = max(chains, key=lambda chain: float(np.mean(chain.log_marginals)))
-    return _result(kept, model, counts, gamma)
+    alone = np.arange(counts.n_groups)
+    starts = [(alone, 0), (alone, min(WARM_SWEEPS, half.n_sweeps))]
+    return relevance_chains(model, counts, gamma, starts, half, rng)
 
 
-def refine_relevance(
+def relevance_chains(
     model: DirichletNB,
     counts: Counts,
     gamma: float,
-    starts: list[np.ndarray],
+    starts: list[tuple[np.ndarray, int]],
     settings: RelevanceSettings,
     rng: np.random.Generator,
 ) -> ClusteringResult:
-    """A chain of the sampler above from each partition of ``starts`` (each (n_tasks,)), the
-    one whose retained partitions score higher kept: the collapsed finish of the variational
-    engine with relevance (its modes as the starts). A start with every task alone first
-    sweeps ``WARM_SWEEPS`` times with every feature relevant, as the sampler's second chain."""
-    silent = progress(0, "", enabled=False)
+    """A chain of the sampler from each ``(partition, warm_sweeps)`` of ``starts`` (a
+    partition of shape (n_tasks,); sweeps with every feature relevant before its own), the one
+    whose retained partitions score higher kept (:func:`fit_relevance_gibbs`; the variational
+    engine's collapsed finish starts from its modes)."""
+    reporter = progress(len(starts) * settings.n_sweeps, "Gibbs sweeps", settings.progress)
     chains = []
-    for partition in starts:
+    for partition, warm_sweeps in starts:
         chain = _Chain(model, counts, gamma)
         chain.start_at(partition)
-        alone = partition.max() + 1 == partition.size  # as the sampler's second chain
-        warm = min(WARM_SWEEPS, settings.n_sweeps) if alone else 0
-        chains.append(_sample(chain, settings, rng, silent, warm_sweeps=warm))
+        chains.append(_sample(chain, settings, rng, reporter, warm_sweeps))
+    reporter.close()
     kept = max(chains, key=lambda chain: float(np.mean(chain.log_marginals)))
     return _result(kept, model, counts, gamma)
 

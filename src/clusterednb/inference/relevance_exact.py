@@ -13,12 +13,33 @@ from clusterednb.inference.exact import MAX_EXACT_TASKS, enumerate_partitions, s
 from clusterednb.inference.relevance import (
     check_relevance_prior,
     log_sum_relevance,
-    relevance_probability,
     shared_evidence,
 )
 from clusterednb.models.observation import DirichletNB
 from clusterednb.models.partition_prior import crp_log_prior
 from clusterednb.stats.counts import Counts
+
+
+def relevance_probability(
+    log_relevant: np.ndarray, log_shared: np.ndarray, prior: tuple[float, float]
+) -> np.ndarray:
+    """``P(r_f = 1 | z, D)`` of every feature, shape (..., n_features): the share of
+    :func:`log_sum_relevance` in which ``f`` is relevant.
+
+    Examples
+    --------
+    A feature much likelier when relevant is relevant:
+
+    >>> relevance_probability(np.array([0.0, -30.0]), np.array([-30.0, 0.0]), (1, 1)).round(6)
+    array([1., 0.])
+    """
+    total = log_sum_relevance(log_relevant, log_shared, prior)
+    probability = np.empty(log_relevant.shape)
+    for f in range(log_relevant.shape[-1]):
+        forced = log_shared.copy()
+        forced[..., f] = -np.inf  # only the terms with r_f = 1 remain
+        probability[..., f] = np.exp(log_sum_relevance(log_relevant, forced, prior) - total)
+    return probability
 
 
 @dataclass

@@ -125,7 +125,7 @@ def relevance_sweep(order, uniforms, nz_ptr, nz_class, nz_value, nz_count, task_
 @njit(cache=True, nogil=True)
 def switch_probabilities(log_relevant, log_shared, log_prior_count):
     """``P(r_f = 1 | z, D)`` of every feature (the compiled
-    :func:`~clusterednb.inference.relevance.relevance_probability` of one partition)."""
+    :func:`~clusterednb.inference.relevance_exact.relevance_probability` of one partition)."""
     n_features = log_relevant.shape[0]
     work = np.empty(n_features + 1)
     total = _log_sum_switches(log_relevant, log_shared, log_prior_count, work)

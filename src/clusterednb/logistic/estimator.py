@@ -237,17 +237,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         if self.relevance and self.observation == "multinomial":
             raise CNBError("relevance=True judges a table's columns; documents have none")
         X, tasks = split_tasks(X, tasks, self.task_column)
-        rows = training_rows(
-            X,
-            y,
-            tasks,
-            self.observation,
-            self.classes,
-            self.numeric,
-            self.n_bins,
-            type(self).__name__,
-            self.schema,
-        )
+        settings_of_rows = (self.observation, self.classes, self.numeric, self.n_bins)
+        rows = training_rows(X, y, tasks, *settings_of_rows, type(self).__name__, self.schema)
         data = rows.data
         rng = as_generator(self.random_state)
         tuning = choose_settings(data, settings, rng)

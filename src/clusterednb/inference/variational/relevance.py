@@ -34,7 +34,7 @@ without relevance) before it does; the highest ELBO wins.
 
 Up to ``sequential_start_tasks`` tasks, as in the engine without relevance, the answer is
 finished in the collapsed model: ``refine_sweeps`` sweeps of the relevance sampler
-(:func:`~clusterednb.inference.relevance.refine_relevance`, a quarter discarded) start at the
+(:func:`~clusterednb.inference.relevance.relevance_chains`, a quarter discarded) start at the
 winner's mode, and its samples predict and give ``feature_relevance`` (one mode cannot stand
 for a posterior spread over many partitions; on the issue's population the mean-field answer
 alone lost 0.03 AUC clean to the engine without relevance). Above it the answer is the
@@ -54,9 +54,10 @@ from scipy.special import betaln, digamma, expit
 
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.relevance import (
+    WARM_SWEEPS,
     RelevanceSettings,
     check_relevance_prior,
-    refine_relevance,
+    relevance_chains,
     shared_evidence,
 )
 from clusterednb.inference.result import ClusteringResult, require_conjugate
@@ -251,8 +252,9 @@ def fit_variational_relevance(
         chain = RelevanceSettings(
             settings.refine_sweeps, settings.refine_sweeps // 4, prior=switches.prior
         )
-        modes = _distinct_modes(fits)
-        refined = refine_relevance(model, dense, gamma, modes, chain, rng)
+        alone = np.arange(n_tasks)  # as the sampler's second chain, and from the modes
+        starts = [(alone, WARM_SWEEPS)] + [(mode, 0) for mode in _distinct_modes(fits)]
+        refined = relevance_chains(model, dense, gamma, starts, chain, rng)
         refined.log_evidence, refined.evidence_kind = best.elbo, "lower_bound"
         refined.extras.update(responsibilities=best.responsibilities, elbo_trace=best.trace)
         return refined
@@ -262,7 +264,7 @@ def fit_variational_relevance(
 def _distinct_modes(fits: list[_RelevanceFit]) -> list[np.ndarray]:
     """The modes (canonical partitions) of the best fit that judged the features from the
     start and of the best one that held them relevant first, once each."""
-    modes: list[np.ndarray] = [np.arange(fits[0].responsibilities.shape[0])]
+    modes: list[np.ndarray] = []
     for warm in (False, True):
         best = max((f for f in fits if f.warm == warm), key=lambda fit: fit.elbo)
         mode = canonical_partition(np.argmax(best.responsibilities, axis=1))
