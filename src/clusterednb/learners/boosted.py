@@ -33,7 +33,6 @@ from clusterednb.learners.regression_share import clipped_logit
 from clusterednb.learners.saved_learners import restored_learners
 from clusterednb.learners.tables import make_learner, take_rows
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
-from clusterednb.logistic.tuning import mean_log_loss
 from clusterednb.persistence.state import ModelRecord
 
 START_CHOICES = ("regressions", "auto")
@@ -59,12 +58,12 @@ class ClusteredBoosting(ClusteredLearner):
         lower the held-out rows' log-loss); the booster is then fitted on every row with that
         many trees. 0: ``n_estimators`` trees.
     start : {"regressions", "auto"}, default="regressions"
-        Where the booster starts. "auto": from the regressions unless trees alone predict
-        the rows the clustering's tuning held out better than its regressions did (a
-        LightGBM fitted on the other labelled rows, scored by the same mean log-loss as
-        ``validation_log_loss_``); then from nothing, as a pooled LightGBM. It costs one more
-        LightGBM fit. Without a tuning (settings given, or chosen on a subset of the tasks)
-        the regressions.
+        Where the booster starts. "auto": from the regressions unless trees alone rank the
+        rows the clustering's tuning held out better than its regressions did (a LightGBM
+        fitted on the other labelled rows against ``validation_proba_``, by the mean AUC of
+        the held tasks: the evaluation's measure); then from nothing, as a pooled LightGBM.
+        It costs one more LightGBM fit. Without a tuning (settings given, or chosen on a
+        subset of the tasks) the regressions.
     random_state : int or numpy.random.Generator, optional
 
     Attributes
@@ -135,9 +134,9 @@ class ClusteredBoosting(ClusteredLearner):
         frame = self._frame(clustering, matrix, row_task)
         if self.start == "auto" and self._fit_rows is not None:  # a fit, not a partial_fit
             self.start_ = self._chosen_start(clustering, frame, y, seed)
-        start = regression_log_odds(clustering, matrix, row_task)
-        if self.start_ == "none":
-            start = np.zeros(y.size)
+        start = np.zeros(y.size)
+        if self.start_ == "regressions":
+            start = regression_log_odds(clustering, matrix, row_task)
         params = dict(self.learner_params or {})
         if self.stop_share > 0.0:
             params["n_estimators"] = self._trees_before_stopping(frame, y, start, seed, rng)
@@ -149,14 +148,15 @@ class ClusteredBoosting(ClusteredLearner):
     def _chosen_start(
         self, clustering: ClusteredLogisticRegression, frame: Any, y: np.ndarray, seed: int
     ) -> str:
-        """ "none" when a LightGBM fitted on the labelled rows the tuning kept predicts the
-        rows it held out with a lower mean log-loss than the tuned regressions did."""
+        """Start from nothing ("none") when a LightGBM fitted on the labelled rows the tuning
+        kept ranks the rows it held out better than the tuned regressions did (mean AUC over
+        the held tasks with both classes, the evaluation's measure; a tie keeps the
+        regressions)."""
         held_x = np.asarray(clustering.validation_rows_, dtype=np.int64)
         fit_rows = self._fit_rows
         held = np.searchsorted(fit_rows, held_x)
-        if held.size == 0 or not np.array_equal(
-            fit_rows[np.minimum(held, fit_rows.size - 1)], held_x
-        ):
+        inside = np.minimum(held, max(fit_rows.size - 1, 0))
+        if held.size == 0 or not np.array_equal(fit_rows[inside], held_x):
             return "regressions"  # no tuning, or rows that rows_ does not hold
         others = np.setdiff1d(np.arange(y.size), held)
         if np.unique(y[others]).size < 2:
@@ -164,8 +164,9 @@ class ClusteredBoosting(ClusteredLearner):
         trees = make_learner("lightgbm", self.learner_params, seed)
         trees.fit(take_rows(frame, others), y[others])
         p1 = trees.predict_proba(take_rows(frame, held))[:, 1]
-        trees_loss = mean_log_loss(y[held], p1)
-        return "none" if trees_loss < clustering.validation_log_loss_ else "regressions"
+        task = self.rows_[1][held]
+        regressions = mean_task_auc(y[held], clustering.validation_proba_, task)
+        return "none" if mean_task_auc(y[held], p1, task) > regressions else "regressions"
 
     def _trees_before_stopping(
         self, frame: Any, y: np.ndarray, start: np.ndarray, seed: int, rng: Any
@@ -212,10 +213,10 @@ class ClusteredBoosting(ClusteredLearner):
         True
         """
         check_fitted(self, "booster_")
-        start = clipped_logit(self.clustering_.predict_proba(X, tasks, new_tasks)[:, 1])
-        if self.start_ == "none":
-            start = np.zeros_like(start)
-        p1 = expit(start + self._raw_scores(X, tasks))
+        raw = self._raw_scores(X, tasks)
+        if self.start_ == "regressions":
+            raw += clipped_logit(self.clustering_.predict_proba(X, tasks, new_tasks)[:, 1])
+        p1 = expit(raw)
         return np.column_stack([1.0 - p1, p1])
 
     def _raw_scores(self, X: Any, tasks: Any) -> np.ndarray:
@@ -291,6 +292,26 @@ class ClusteredBoosting(ClusteredLearner):
         self.booster_ = self.learners_.models[0]
         self.start_ = record.meta.get("start", "regressions")  # files before 2026-11-27
         check_choice("the file's start", self.start_, ("regressions", "none"))
+
+
+def mean_task_auc(y: np.ndarray, p1: np.ndarray, task: np.ndarray) -> float:
+    """Mean over the tasks whose rows hold both classes of the AUC of ``p1`` (n,) against
+    ``y`` (n,) in {0, 1}, rows grouped by ``task`` (n,); NaN when no task holds both.
+
+    Examples
+    --------
+    >>> y, task = np.array([0, 1, 0, 1, 1]), np.array([0, 0, 1, 1, 2])
+    >>> mean_task_auc(y, np.array([0.2, 0.8, 0.9, 0.1, 0.5]), task)  # (1 + 0) / 2
+    0.5
+    """
+    from sklearn.metrics import roc_auc_score
+
+    scores = [
+        roc_auc_score(y[task == t], p1[task == t])
+        for t in np.unique(task)
+        if np.unique(y[task == t]).size == 2
+    ]
+    return float(np.mean(scores)) if scores else float("nan")
 
 
 def regression_log_odds(

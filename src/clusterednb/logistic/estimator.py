@@ -139,9 +139,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         With "auto": the held-out log-loss of every setting the tuning's walk tried
         (:mod:`clusterednb.logistic.tuning`; empty otherwise).
     validation_rows_ : ndarray of shape (n_held,)
-        The rows of ``X`` whose labels the tuning held out, and ``validation_log_loss_`` the
-        chosen setting's mean log-loss on them: an honest score of the regressions (empty
-        and NaN without a tuning, or when it chose on a subset of the tasks).
+        The rows of ``X`` whose labels the tuning held out, ``validation_proba_`` their
+        ``P(classes_[1])`` under the chosen setting's clusters and ``validation_log_loss_``
+        its mean log-loss: an honest score of the regressions (empty and NaN without a
+        tuning, or when it chose on a subset of the tasks).
     numeric_ : NumericColumns
         The numeric columns' names, training means and scales.
     feature_relevance_ : ndarray of shape (n_features,)
@@ -244,7 +245,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         tuning = choose_settings(data, settings, rng)
         chosen, self.tuning_ = tuning.settings, tuning.tried
         self.validation_rows_ = rows.source_rows[tuning.held_rows]
-        self.validation_log_loss_ = tuning.held_log_loss
+        self.validation_log_loss_, self.validation_proba_ = tuning.held_log_loss, tuning.held_proba
         clusters = fit_clusters(data, chosen, rng, tuning.feature_relevance)
         self._set_fitted(rows.schema, rows.task_ids, clusters, chosen, rows.numeric)
         self.rows_ = data
@@ -442,6 +443,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
             deviation_scale=meta.get("deviation_scale", 0.0),  # files before 2026-11-25: none
         )
         chosen.check()
-        self.tuning_, self.validation_rows_, self.validation_log_loss_ = pd.DataFrame(), [], np.nan
+        self.tuning_, self.validation_rows_, self.validation_proba_ = pd.DataFrame(), [], []
+        self.validation_log_loss_ = np.nan
         self._set_fitted(record.schema, record.task_ids, clusters, chosen, numeric)
         self.rows_ = restored_rows(record, len(numeric.names))

@@ -174,6 +174,8 @@ class Tuning(NamedTuple):
         when it held none, or chose on a subset of the tasks).
     held_log_loss : float
         The chosen setting's mean log-loss on them (NaN when there are none).
+    held_proba : ndarray of shape (n_held,)
+        ``P(y = 1)`` of each held row under the chosen setting's clusters.
     """
 
     settings: FitSettings
@@ -181,6 +183,7 @@ class Tuning(NamedTuple):
     feature_relevance: np.ndarray | None = None
     held_rows: np.ndarray = np.zeros(0, dtype=np.int64)
     held_log_loss: float = np.nan
+    held_proba: np.ndarray = np.zeros(0)
 
 
 def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Generator) -> Tuning:
@@ -227,7 +230,9 @@ def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Gener
         chosen = replace(chosen, deviation_scale=float(winner["deviation_scale"]))
     if subset:
         return Tuning(chosen, table, judged)
-    return Tuning(chosen, table, judged, held, float(winner["log_loss"]))
+    task = data.task[held]
+    proba = best.clusters.proba(data.design(held), best.clusters.membership[task], None)
+    return Tuning(chosen, table, judged, held, float(winner["log_loss"]), proba)
 
 
 def _or_default(value, default: float):

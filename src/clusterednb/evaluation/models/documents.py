@@ -135,7 +135,7 @@ def fit_predict_documents(
         return clustered_logistic_documents(
             X_train, y_train, tasks, X_test, test, seed, transductive, scale
         )
-    if name in ("cnb-lgbm", "cnb-blend", "cnb-boost"):
+    if name in ("cnb-lgbm", "cnb-blend", "cnb-boost", "cnb-boost+auto"):
         clustering = {"observation": "multinomial", "classes": [0, 1]}
         model = learner_model(name, clustering, seed)
         model.fit(X_train, y_train, tasks)
