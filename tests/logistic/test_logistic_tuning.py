@@ -115,3 +115,27 @@ def test_regressions_no_held_task_leans_on_are_not_fitted_and_change_no_predicti
     rows = np.flatnonzero(data.task == 0)
     design, mixture = data.design(rows), every.membership[data.task[rows]]
     np.testing.assert_allclose(some.proba(design, mixture), every.proba(design, mixture))
+
+
+@pytest.mark.parametrize("validation", ["like-fewest", "half"])
+def test_the_held_out_rows_are_named_as_rows_of_x_with_their_probabilities(validation, tmp_path):
+    """Rows given in any order, some unlabelled: ``validation_rows_`` are labelled rows of
+    ``X`` (as given), and ``validation_proba_`` scored against their labels gives back the
+    chosen setting's held-out log-loss (a wrong row would not)."""
+    planted = make_logistic_population(
+        np.random.default_rng(5), group_sizes=(5, 5), rows_per_task=30, n_features=3
+    )
+    frame = planted.frame.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    labels = frame["label"].to_numpy(dtype=float, copy=True)
+    labels[::7] = np.nan  # unlabelled rows stay in the fit, out of the held ones
+    model = cnb.ClusteredLogisticRegression(random_state=0, validation=validation)
+    model.fit(frame[planted.feature_names], labels, frame["task"])
+    held = model.validation_rows_
+    assert held.size > 0 and not np.isnan(labels[held]).any()
+    positive = (labels[held] == model.classes_[1]).astype(int)
+    loss = tuning.mean_log_loss(positive, model.validation_proba_)
+    assert loss == pytest.approx(model.validation_log_loss_, abs=1e-12)
+    assert model.validation_log_loss_ == pytest.approx(model.tuning_["log_loss"].min())
+    model.save(tmp_path / "m.cnb")
+    loaded = cnb.load(tmp_path / "m.cnb")  # a file keeps the model, not its tuning's rows
+    assert len(loaded.validation_rows_) == 0 and np.isnan(loaded.validation_log_loss_)
