@@ -514,7 +514,8 @@ def test_fit_the_booster_from_the_regressions_prints_its_trees_and_predicts_as_t
     data_file, tmp_path
 ):
     """``cnb fit --kind cnb-boost``: one LightGBM booster started from the clusters'
-    regressions; plain and ``--json``; ``cnb predict`` equals the library."""
+    regressions; plain and ``--json``; ``cnb predict`` equals the library; ``cnb-boost+auto``
+    makes the library's choice of start."""
     pytest.importorskip("lightgbm")
     from clusterednb import ClusteredBoosting
 
@@ -528,3 +529,11 @@ def test_fit_the_booster_from_the_regressions_prints_its_trees_and_predicts_as_t
     assert f"{summary['trees']} trees from the regressions" in plain.stdout
     model = ClusteredBoosting(random_state=0, clustering_params=CLI_CLUSTERING)
     _assert_cnb_predict_is_the_library(model, data_file, tmp_path)
+    choosing = cnb(*base, "--kind", "cnb-boost+auto", "--json", "-o", str(tmp_path / "a.cnb"))
+    assert choosing.returncode == 0, choosing.stderr
+    chosen = json.loads(choosing.stdout)["learner"]
+    library = ClusteredBoosting(random_state=0, clustering_params=CLI_CLUSTERING, start="auto")
+    frame = pd.read_csv(data_file)
+    features = [c for c in frame.columns if c.startswith("f")]
+    library.fit(frame[features], frame["accepted"], frame["user"])
+    assert chosen == library.fit_summary()["learner"]

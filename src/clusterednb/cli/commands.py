@@ -89,7 +89,8 @@ def fit(args: argparse.Namespace) -> None:
         if summary.get("regression_share", 0.0) > 0.0:
             what += f", the regressions' share {summary['regression_share']:g}"
         if "trees" in summary:
-            what += f", {summary['trees']} trees from the regressions"
+            start = summary["learner"].removeprefix("lightgbm from ")
+            what += f", {summary['trees']} trees from {start}"
     print(
         f"fitted {FIT_TITLES[args.kind]} on {len(frame)} rows of {summary['tasks']} "
         f"tasks; {what}; saved to {args.output}"

@@ -15,7 +15,7 @@ from clusterednb.naive_bayes.estimator import TaskNaiveBayes
 from clusterednb.naive_bayes.prototype import PrototypeNB
 from clusterednb.naive_bayes.sharing import CompleteSharingNB, NoSharingNB
 
-LEARNER_KINDS = ("cnb-lgbm", "cnb-blend", "cnb-boost")
+LEARNER_KINDS = ("cnb-lgbm", "cnb-blend", "cnb-boost", "cnb-boost+auto")
 """The ``cnb fit`` kinds with LightGBM: a :class:`~clusterednb.ClusteredLearner` or a
 :class:`~clusterednb.ClusteredBoosting`."""
 
@@ -46,7 +46,7 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
     if getattr(args, "relevance", False) and name not in ("cnb-gibbs", "cnb-variational"):
         raise CNBError(
             "--relevance needs --kind cnb-gibbs, cnb-variational, cnb-logistic, cnb-lgbm, "
-            "cnb-blend or cnb-boost (the models "
+            "cnb-blend, cnb-boost or cnb-boost+auto (the models "
             f"that judge each column's relevance to the clusters), got --kind {name}"
         )
     if name == "ns":
@@ -94,7 +94,8 @@ def _clustered_logistic(args: argparse.Namespace, name: str = "cnb-logistic") ->
     clustering with LightGBM inside the clusters (:class:`~clusterednb.ClusteredLearner`; a
     model file keeps LightGBM's own text model); ``cnb-blend``: both, blended in log-odds by a
     share chosen on held-out rows; ``cnb-boost``: one LightGBM booster started from the
-    clusters' regressions (:class:`~clusterednb.ClusteredBoosting`). Options they have no use
+    clusters' regressions (:class:`~clusterednb.ClusteredBoosting`), ``cnb-boost+auto`` or
+    from nothing when trees alone rank the tuning's held-out rows better. Options they have no use
     for are refused by name.
 
     Examples
@@ -136,8 +137,9 @@ def _clustered_logistic(args: argparse.Namespace, name: str = "cnb-logistic") ->
         "beta": args.beta,
         "relevance": bool(getattr(args, "relevance", False)),
     }
-    if name == "cnb-boost":
-        return ClusteredBoosting(clustering_params=clustering, random_state=args.seed)
+    if name in ("cnb-boost", "cnb-boost+auto"):
+        start = "auto" if name == "cnb-boost+auto" else "regressions"
+        return ClusteredBoosting(clustering_params=clustering, start=start, random_state=args.seed)
     if name in LEARNER_KINDS:
         share = "auto" if name == "cnb-blend" else 0.0
         return ClusteredLearner(

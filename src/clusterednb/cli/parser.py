@@ -42,10 +42,11 @@ FIT_TITLES = {
     "cnb-lgbm": "LightGBM inside the clusters",
     "cnb-blend": "LightGBM and the regressions inside the clusters, blended",
     "cnb-boost": "LightGBM started from the clustered regressions",
+    "cnb-boost+auto": "LightGBM started from the clustered regressions or from nothing",
 }
 """Model kinds of ``cnb fit``: also ``cnb-variational`` (whose evidence is a bound),
-``cnb-logistic``, ``cnb-lgbm``, ``cnb-blend`` and ``cnb-boost``, which have no evidence to
-compare."""
+``cnb-logistic``, ``cnb-lgbm``, ``cnb-blend``, ``cnb-boost`` and ``cnb-boost+auto`` (the
+booster's start chosen on the tuning's held-out rows), which have no evidence to compare."""
 FAST_EVIDENCE_KINDS = ("ns", "cs", "cnb-bhc", "cnb-gibbs", "cnb-search")
 """The default of ``cnb evidence``: each answers in seconds on thousands of rows."""
 EVALUATE_KINDS = "ns,cs,cnb-bhc,cnb-gibbs,cnb-logistic,lr-task,lr-pooled,hgb-pooled"
