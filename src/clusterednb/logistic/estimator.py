@@ -139,10 +139,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         With "auto": the held-out log-loss of every setting the tuning's walk tried
         (:mod:`clusterednb.logistic.tuning`; empty otherwise).
     validation_rows_ : ndarray of shape (n_held,)
-        The rows of ``X`` whose labels the tuning held out, ``validation_proba_`` their
-        ``P(classes_[1])`` under the chosen setting's clusters and ``validation_log_loss_``
-        its mean log-loss: an honest score of the regressions (empty and NaN without a
-        tuning, or when it chose on a subset of the tasks).
+        The rows of the last ``fit``'s ``X`` whose labels its tuning held out,
+        ``validation_proba_`` their ``P(classes_[1])`` under the chosen setting's clusters
+        and ``validation_log_loss_`` its mean log-loss: an honest score of the regressions
+        (empty and NaN without a tuning, or when it chose on a subset of the tasks).
     numeric_ : NumericColumns
         The numeric columns' names, training means and scales.
     feature_relevance_ : ndarray of shape (n_features,)
