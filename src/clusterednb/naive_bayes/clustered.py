@@ -114,11 +114,9 @@ class ClusteredNB(TaskNaiveBayes):
         (decisions under unequal costs improve) and leaves each task's ranking unchanged.
         ``partial_fit`` keeps the map of the last ``fit``.
     relevance : bool, default=False
-        Each feature either differs between clusters or is shared by every task; the Gibbs
-        engine samples which (:mod:`~clusterednb.inference.relevance`), the variational one
-        fits a mean-field share of each (:mod:`~clusterednb.inference.variational.relevance`):
-        a column that does not separate tasks no longer moves the partition. The exact, BHC
-        and search engines refuse it by name.
+        Each feature differs between clusters or is shared by every task, as the Gibbs
+        (:mod:`~clusterednb.inference.relevance`) and variational engines judge: a column that
+        does not separate tasks no longer moves the partition. Others refuse it by name.
     relevance_prior : (a, b), default=(1.0, 1.0)
         Beta prior of the share of relevant features.
     numeric, n_bins

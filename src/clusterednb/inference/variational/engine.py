@@ -45,6 +45,7 @@ meant to be used) the answer is the mean-field one; the evidence is the ELBO eit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -389,6 +390,23 @@ def fit_variational_sparse(
         if refined is not None:
             refined.extras.update(responsibilities=r, elbo_trace=best.trace)
             return refined
+    return mean_field_result(problem, r, label_counts, gamma, elbo, {"elbo_trace": best.trace})
+
+
+def mean_field_result(
+    problem: VariationalProblem,
+    r: np.ndarray,
+    label_counts: np.ndarray,
+    gamma: float,
+    elbo: float,
+    extras: dict,
+    predictive: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> ClusteringResult:
+    """The mean-field answer of responsibilities ``r`` (U, K) (see :func:`fit_variational`);
+    ``predictive`` maps the clusters' expected counts, an empty cluster last, (K + 1, C·V),
+    to the counts they predict with, (K + 1, C, V) (default: themselves). ``extras`` gain
+    ``responsibilities`` and, up to :data:`COCLUSTERING_LIMIT` tasks, ``coclustering``."""
+    n_tasks = r.shape[0]
     used = np.flatnonzero(r.max(axis=0) > 0)
     r = np.ascontiguousarray(r[:, used])
     rows, columns = np.nonzero(r)
@@ -396,12 +414,15 @@ def fit_variational_sparse(
     n_classes, n_values = problem.shape
     sparse_r = sparse.csr_matrix((weights, (rows, columns)), shape=r.shape)
     cluster_counts = np.asarray((problem.task_counts.T @ sparse_r).T.todense())
-    cluster_counts = cluster_counts.reshape(-1, n_classes, n_values)
+    with_empty = np.vstack([cluster_counts, np.zeros((1, cluster_counts.shape[1]))])
+    if predictive is None:
+        component_counts = with_empty.reshape(-1, n_classes, n_values)
+    else:
+        component_counts = predictive(with_empty)
     sizes = r.sum(axis=0)
     row_total = np.bincount(rows, weights=weights, minlength=n_tasks)
-    empty = np.zeros((1, n_classes, n_values))
     posterior = Posterior(
-        component_counts=np.concatenate([cluster_counts, empty]),
+        component_counts=component_counts,
         task_label_counts=label_counts,
         indptr=np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_tasks))]),
         components=columns.astype(np.int64),
@@ -411,7 +432,7 @@ def fit_variational_sparse(
         cold_log_weights=np.log(np.append(sizes, gamma)) - np.log(n_tasks + gamma),
     )
     partition = canonical_partition(np.argmax(r, axis=1))
-    extras = {"responsibilities": r, "elbo_trace": best.trace}
+    extras = {"responsibilities": r, **extras}
     if n_tasks <= COCLUSTERING_LIMIT:
         together = r @ r.T
         np.fill_diagonal(together, 1.0)

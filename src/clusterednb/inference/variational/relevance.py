@@ -49,10 +49,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 from scipy.special import betaln, digamma, expit
 
-from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.relevance import (
     WARM_SWEEPS,
     RelevanceSettings,
@@ -65,8 +63,8 @@ from clusterednb.inference.variational.engine import (
     DEFAULT_SETTINGS,
     _assign,
     _kept,
-    _n_clusters_probability,
     _stick_expectations,
+    mean_field_result,
 )
 from clusterednb.inference.variational.problem import VariationalProblem, VariationalSettings
 from clusterednb.inference.variational.seeds import spread_seeds
@@ -258,7 +256,15 @@ def fit_variational_relevance(
         refined.log_evidence, refined.evidence_kind = best.elbo, "lower_bound"
         refined.extras.update(responsibilities=best.responsibilities, elbo_trace=best.trace)
         return refined
-    return _result(problem, switches, best, gamma, counts.label_counts)
+    return mean_field_result(
+        problem,
+        best.responsibilities,
+        counts.label_counts,
+        gamma,
+        best.elbo,
+        {"feature_relevance": best.switches, "elbo_trace": best.trace},
+        lambda cluster_counts: switches.predictive_counts(cluster_counts, best.switches),
+    )
 
 
 def _distinct_modes(fits: list[_RelevanceFit]) -> list[np.ndarray]:
@@ -271,44 +277,3 @@ def _distinct_modes(fits: list[_RelevanceFit]) -> list[np.ndarray]:
         if not any(np.array_equal(mode, seen) for seen in modes):
             modes.append(mode)
     return modes
-
-
-def _result(problem, switches, best: _RelevanceFit, gamma, label_counts) -> ClusteringResult:
-    """The mean-field answer: each task's mixture of the clusters' predictives."""
-    r = best.responsibilities
-    n_tasks = r.shape[0]
-    used = np.flatnonzero(r.max(axis=0) > 0)
-    r = np.ascontiguousarray(r[:, used])
-    rows, columns = np.nonzero(r)
-    weights = r[rows, columns]
-    cluster_counts = np.asarray((problem.task_counts.T @ sparse.csr_matrix(r)).T.todense())
-    component_counts = switches.predictive_counts(
-        np.vstack([cluster_counts, np.zeros((1, cluster_counts.shape[1]))]), best.switches
-    )
-    sizes = r.sum(axis=0)
-    row_total = np.bincount(rows, weights=weights, minlength=n_tasks)
-    posterior = Posterior(
-        component_counts=component_counts,
-        task_label_counts=label_counts,
-        indptr=np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_tasks))]),
-        components=columns.astype(np.int64),
-        log_weights=np.log(weights) - np.log(row_total)[rows],
-        cold_label_counts=np.zeros(label_counts.shape[1]),
-        cold_components=np.arange(used.size + 1, dtype=np.int64),
-        cold_log_weights=np.log(np.append(sizes, gamma)) - np.log(n_tasks + gamma),
-    )
-    partition = canonical_partition(np.argmax(r, axis=1))
-    return ClusteringResult(
-        posterior=posterior,
-        log_evidence=best.elbo,
-        evidence_kind="lower_bound",
-        partition=partition,
-        n_clusters_probability=_n_clusters_probability(r, n_tasks),
-        partitions=partition[None, :],
-        partition_weights=np.ones(1),
-        extras={
-            "feature_relevance": best.switches,
-            "responsibilities": r,
-            "elbo_trace": best.trace,
-        },
-    )
