@@ -230,23 +230,20 @@ def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Gener
         chosen = replace(chosen, deviation_scale=float(winner["deviation_scale"]))
     if subset:
         return Tuning(chosen, table, judged)
-    task = data.task[held]
-    proba = best.clusters.proba(data.design(held), best.clusters.membership[task], None)
-    return Tuning(chosen, table, judged, held, float(winner["log_loss"]), proba)
+    return Tuning(chosen, table, judged, held, float(winner["log_loss"]), best.proba)
 
 
 def _or_default(value, default: float):
     return default if value == AUTO else value
 
 
-def _held_log_loss(
+def _held_proba(
     data: JointData, held: np.ndarray, design, clusters: LogisticClusters, with_task: bool
-) -> float:
-    """Mean log-loss of the held rows (their regression ``design``) under ``clusters`` (with
-    their tasks' deviations)."""
+) -> np.ndarray:
+    """``P(y = 1)`` of the held rows (their regression ``design``) under ``clusters`` (with
+    their tasks' deviations), shape (n_held,)."""
     task = data.task[held]
-    p1 = clusters.proba(design, clusters.membership[task], task if with_task else None)
-    return mean_log_loss(data.y[held], p1)
+    return clusters.proba(design, clusters.membership[task], task if with_task else None)
 
 
 def mean_log_loss(y: np.ndarray, p1: np.ndarray) -> float:
@@ -265,12 +262,14 @@ def mean_log_loss(y: np.ndarray, p1: np.ndarray) -> float:
 
 
 class _Best:
-    """The best clustering setting so far and its assembled clusters."""
+    """The best clustering setting so far, its assembled clusters and the held rows'
+    ``P(y = 1)`` under them."""
 
     def __init__(self) -> None:
         self.loss = np.inf
         self.effective_rows = self.floor = 0.0
         self.clusters: LogisticClusters | None = None
+        self.proba = np.zeros(0)
 
 
 def _cluster_settings(
@@ -390,7 +389,8 @@ class _SettingScores:
             for_tasks=self.held_tasks,
         )
         self.last[rows] = clusters
-        loss = _held_log_loss(self.data, self.held, self.design, clusters, with_task=False)
+        proba = _held_proba(self.data, self.held, self.design, clusters, with_task=False)
+        loss = mean_log_loss(self.data.y[self.held], proba)
         self.losses[rows, floor] = loss
         self.tried.append(
             {
@@ -405,7 +405,7 @@ class _SettingScores:
             self.best.loss = loss
             self.best.effective_rows = float(effective_rows)
             self.best.floor = float(self.floors[floor])
-            self.best.clusters = clusters
+            self.best.clusters, self.best.proba = clusters, proba
         return loss
 
 
@@ -425,7 +425,9 @@ def _deviation_scales(
                 "floor": best.floor,
                 "deviation_scale": scale,
                 "n_clusters": int(clusters.partition.max()) + 1,
-                "log_loss": _held_log_loss(data, held, design, deviating, with_task=True),
+                "log_loss": mean_log_loss(
+                    data.y[held], _held_proba(data, held, design, deviating, with_task=True)
+                ),
             }
         )
     return tried
