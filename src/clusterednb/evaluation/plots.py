@@ -63,6 +63,7 @@ KNOWN_MODELS = (
     "cnb-blend",
     "cnb-boost",
     "cnb-variational+relevance",
+    "cnb-boost+auto",
 )
 
 
