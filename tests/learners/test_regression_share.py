@@ -12,7 +12,7 @@ import clusterednb
 from clusterednb import ClusteredLearner
 from clusterednb.exceptions import CNBError
 from clusterednb.learners.regression_share import SHARES, chosen_share, held_out_rows
-from clusterednb.logistic.tuning import mean_log_loss
+from clusterednb.logistic.grid_walk import mean_log_loss
 from conftest import spam_word_counts
 
 SMALL_TREES = {"max_iter": 15}

@@ -10,7 +10,8 @@ import clusterednb as cnb
 from clusterednb.data.synthetic import make_logistic_population
 from clusterednb.logistic import tuning
 from clusterednb.logistic.fit import FitSettings, JointData
-from clusterednb.logistic.tuning import tuning_chain, tuning_tasks, walk_grid
+from clusterednb.logistic.grid_walk import tuning_chain, walk_grid
+from clusterednb.logistic.tuning import tuning_tasks
 
 
 def _unimodal(rng: np.random.Generator, n_rows: int, n_floors: int) -> np.ndarray:

@@ -97,6 +97,8 @@ def fit(args: argparse.Namespace) -> None:
     )
     if "feature_relevance" in summary:
         print(relevance_report(summary["feature_relevance"]))
+    if "label_relevance" in summary:
+        print(label_report(summary["label_relevance"], summary["columns_left_out"]))
 
 
 IRRELEVANT = 0.1
@@ -121,6 +123,28 @@ def relevance_report(relevance: dict[str, float]) -> str:
         lines.append(
             "irrelevant to the clusters (shared by every task, they do not move them): "
             + ", ".join(irrelevant)
+        )
+    return "\n".join(lines)
+
+
+def label_report(relevance: dict[str, float], left_out: list[str]) -> str:
+    """``cnb fit --kind cnb-logistic --relevance``'s lines on the label: each column's
+    relevance to the label within clusters, and the columns the regressions do not read.
+
+    Examples
+    --------
+    >>> print(label_report({"a": 0.99, "noise": 0.02}, ["noise"]))
+    relevance to the label within clusters: a 0.99, noise 0.02
+    left out of the regressions (no relation to the label within clusters): noise
+    """
+    lines = [
+        "relevance to the label within clusters: "
+        + ", ".join(f"{n} {v:.2f}" for n, v in relevance.items())
+    ]
+    if left_out:
+        lines.append(
+            "left out of the regressions (no relation to the label within clusters): "
+            + ", ".join(left_out)
         )
     return "\n".join(lines)
 

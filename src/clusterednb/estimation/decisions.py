@@ -140,7 +140,10 @@ def check_fitted(estimator: Any, attribute: str) -> None:
 
 def relevance_summary(estimator: Any) -> dict[str, Any]:
     """``{"feature_relevance": {column: P(relevant to the clusters)}}`` of an estimator fitted
-    with feature relevance, else ``{}``: what ``fit_summary`` adds for ``cnb fit``.
+    with feature relevance, else ``{}``: what ``fit_summary`` adds for ``cnb fit``. An
+    estimator that also judged the columns' relevance to the label adds
+    ``"label_relevance"`` alike and ``"columns_left_out"``, the columns its regressions do
+    not read.
 
     Examples
     --------
@@ -152,5 +155,13 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     """
     if not hasattr(estimator, "feature_relevance_"):
         return {}
-    names, values = estimator.feature_names_in_, estimator.feature_relevance_
-    return {"feature_relevance": {str(n): float(v) for n, v in zip(names, values, strict=True)}}
+    names = estimator.feature_names_in_
+    summary = {"feature_relevance": _by_name(names, estimator.feature_relevance_)}
+    if hasattr(estimator, "label_relevance_"):
+        summary["label_relevance"] = _by_name(names, estimator.label_relevance_)
+        summary["columns_left_out"] = [str(name) for name in estimator.columns_left_out_]
+    return summary
+
+
+def _by_name(names: np.ndarray, values: np.ndarray) -> dict[str, float]:
+    return {str(n): float(v) for n, v in zip(names, values, strict=True)}

@@ -34,6 +34,7 @@ from clusterednb.learners.saved_learners import restored_learners
 from clusterednb.learners.tables import make_learner, take_rows
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.persistence.state import ModelRecord
+from clusterednb.stats.task_auc import mean_task_auc
 
 START_CHOICES = ("regressions", "auto")
 
@@ -292,26 +293,6 @@ class ClusteredBoosting(ClusteredLearner):
         self.booster_ = self.learners_.models[0]
         self.start_ = record.meta.get("start", "regressions")  # files before 2026-11-27
         check_choice("the file's start", self.start_, ("regressions", "none"))
-
-
-def mean_task_auc(y: np.ndarray, p1: np.ndarray, task: np.ndarray) -> float:
-    """Mean over the tasks whose rows hold both classes of the AUC of ``p1`` (n,) against
-    ``y`` (n,) in {0, 1}, rows grouped by ``task`` (n,); NaN when no task holds both.
-
-    Examples
-    --------
-    >>> y, task = np.array([0, 1, 0, 1, 1]), np.array([0, 0, 1, 1, 2])
-    >>> mean_task_auc(y, np.array([0.2, 0.8, 0.9, 0.1, 0.5]), task)  # (1 + 0) / 2
-    0.5
-    """
-    from sklearn.metrics import roc_auc_score
-
-    scores = [
-        roc_auc_score(y[task == t], p1[task == t])
-        for t in np.unique(task)
-        if np.unique(y[task == t]).size == 2
-    ]
-    return float(np.mean(scores)) if scores else float("nan")
 
 
 def regression_log_odds(

@@ -26,7 +26,8 @@ from scipy.special import expit, logit
 
 from clusterednb.learners.tables import rows_of
 from clusterednb.logistic.fit import JointData
-from clusterednb.logistic.tuning import like_fewest_rows, mean_log_loss
+from clusterednb.logistic.grid_walk import mean_log_loss
+from clusterednb.logistic.tuning import like_fewest_rows
 
 SHARES = (0.0, 0.25, 0.5, 0.75, 1.0)
 """The shares of the regressions tried."""

@@ -33,6 +33,7 @@ from clusterednb.logistic.solvers.task_deviations import (
 from clusterednb.logistic.solvers.weighted_newton import WeightedLogistic
 
 OPTIONAL_ARRAYS = ("coclustering", "deviations", "cluster_weights", "feature_relevance")
+OPTIONAL_ARRAYS += ("label_relevance", "label_columns")
 """Arrays a model file may lack: the co-clustering of a model of many tasks, the tasks'
 deviations of files written before they existed (or of a model without them), and the
 regressions' task weights of files written before 2026-11-26."""
@@ -75,6 +76,11 @@ class LogisticClusters:
     feature_relevance : ndarray of shape (n_features,), optional
         With ``relevance``: each feature's judged relevance to the clusters (those below
         one half left out of the joint score and of ``cluster_value_counts``).
+    label_relevance : ndarray of shape (n_features,), optional
+        With ``relevance``: each feature's judged relevance to the label within clusters
+        (:mod:`~clusterednb.logistic.clustering.label_relevance`).
+    label_columns : ndarray of shape (n_features,), optional
+        1.0 for the features the regressions read, 0.0 for those left out (None: all read).
 
     Examples
     --------
@@ -100,6 +106,8 @@ class LogisticClusters:
     sampled_rows: int = 0
     feature_relevance: np.ndarray | None = None
     fitted_rows: int = 0
+    label_relevance: np.ndarray | None = None
+    label_columns: np.ndarray | None = None
 
     def proba(self, design, mixture: np.ndarray, task: np.ndarray | None = None) -> np.ndarray:
         """``P(y = 1)`` of rows under their mixtures (and their tasks' deviations, if given).
@@ -256,8 +264,9 @@ class LogisticClusters:
             expected["deviations"] = (n_tasks, schema.n_values_total + n_numeric + 1)
         if arrays.get("cluster_weights") is not None:
             expected["cluster_weights"] = (n_tasks, n_clusters)
-        if arrays.get("feature_relevance") is not None:
-            expected["feature_relevance"] = (schema.n_features,)
+        for name in ("feature_relevance", "label_relevance", "label_columns"):
+            if arrays.get(name) is not None:
+                expected[name] = (schema.n_features,)
         for name, shape in expected.items():
             if arrays[name].shape != shape:
                 raise CNBError(f"array {name!r} has shape {arrays[name].shape}, expected {shape}")

@@ -33,13 +33,14 @@ from clusterednb.estimation.decisions import (
 from clusterednb.estimation.prediction_rows import PredictionRows, prediction_rows
 from clusterednb.estimation.training_table import split_tasks
 from clusterednb.exceptions import CNBError, check_choice
-from clusterednb.logistic.clusters import LogisticClusters, fit_clusters
+from clusterednb.logistic.clusters import LogisticClusters
 from clusterednb.logistic.inputs import (
     check_observation,
     prediction_design,
     rows_added,
     training_rows,
 )
+from clusterednb.logistic.label_judgement import columns_left_out, fit_judged
 from clusterednb.logistic.model_state import (
     restored_clusters,
     restored_numeric,
@@ -120,7 +121,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     relevance : bool, default=False
         Tables: each feature's relevance to the clusters is judged on its counts; those below
         one half leave the joint score, so columns that do not separate tasks cannot merge
-        them (:mod:`clusterednb.logistic.clustering.feature_relevance`).
+        them (:mod:`clusterednb.logistic.clustering.feature_relevance`). Each column's
+        relevance to the label is judged in the first clusters the tuning tries; those
+        below one half leave the regressions where that lowers the held-out log-loss
+        (:mod:`clusterednb.logistic.clustering.label_relevance`).
 
     Attributes
     ----------
@@ -145,8 +149,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         (empty and NaN without a tuning, or when it chose on a subset of the tasks).
     numeric_ : NumericColumns
         The numeric columns' names, training means and scales.
-    feature_relevance_ : ndarray of shape (n_features,)
-        With ``relevance=True``: aligned with ``feature_names_in_``.
+    feature_relevance_, label_relevance_ : ndarray of shape (n_features,)
+        With ``relevance=True``: each column's relevance to the clusters and to the label
+        within them, aligned with ``feature_names_in_``; ``columns_left_out_``, the names of
+        the columns the regressions do not read.
 
     Examples
     --------
@@ -246,7 +252,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         chosen, self.tuning_ = tuning.settings, tuning.tried
         self.validation_rows_ = rows.source_rows[tuning.held_rows]
         self.validation_log_loss_, self.validation_proba_ = tuning.held_log_loss, tuning.held_proba
-        clusters = fit_clusters(data, chosen, rng, tuning.feature_relevance)
+        data, clusters = fit_judged(data, chosen, rng, tuning)
         self._set_fitted(rows.schema, rows.task_ids, clusters, chosen, rows.numeric)
         self.rows_ = data
         return self
@@ -317,6 +323,9 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self.n_clusters_probability_ = clusters.n_clusters_probability
         if clusters.feature_relevance is not None:
             self.feature_relevance_ = clusters.feature_relevance
+        if clusters.label_relevance is not None:
+            self.label_relevance_ = clusters.label_relevance
+            self.columns_left_out_ = columns_left_out(clusters, self.feature_names_in_)
 
     # ------------------------------------------------------------------ prediction
     def predict_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:
@@ -421,16 +430,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         return summary | relevance_summary(self)
 
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        return saved_state(
-            self.clusters_,
-            self.numeric_,
-            getattr(self, "rows_", None),
-            {
-                "effective_rows": self.effective_rows_,
-                "floor": self.floor_,
-                "deviation_scale": self.deviation_scale_,
-            },
-        )
+        rows = getattr(self, "rows_", None)
+        return saved_state(self.clusters_, self.numeric_, rows, self._settings_used())
 
     def _restore(self, record: ModelRecord) -> None:
         self._settings().check()

@@ -44,6 +44,12 @@ class JointData:
     offsets : ndarray of shape (n_features + 1,)
     numeric : ndarray of shape (n_rows, n_numeric)
         Standardised numbers that only the regressions read (none by default).
+    numeric_features : ndarray of shape (n_numeric,), optional
+        The feature each numeric column is the number of (its binned codes are that column
+        of ``codes``).
+    label_columns : ndarray of shape (n_features,), optional
+        Bool: the features the label expansions and the regressions read (None: all;
+        :meth:`reading`). The feature counts of the clustering read every feature.
 
     Examples
     --------
@@ -59,6 +65,8 @@ class JointData:
     n_tasks: int
     offsets: np.ndarray
     numeric: np.ndarray
+    numeric_features: np.ndarray | None = None
+    label_columns: np.ndarray | None = None
 
     @classmethod
     def from_codes(
@@ -69,6 +77,7 @@ class JointData:
         n_tasks: int,
         offsets: np.ndarray,
         numeric: np.ndarray | None = None,
+        numeric_features: np.ndarray | None = None,
     ) -> JointData:
         """Rows reordered by task (stable), so each task's labelled rows are contiguous.
 
@@ -92,6 +101,7 @@ class JointData:
             int(n_tasks),
             np.asarray(offsets),
             numbers[order].astype(np.float64),
+            None if numeric_features is None else np.asarray(numeric_features, dtype=np.int64),
         )
 
     def with_rows(
@@ -116,13 +126,15 @@ class JointData:
         """
         order = np.argsort(task, kind="stable")
         at = np.searchsorted(self.task, task[order], side="right")
-        return JointData(
-            np.insert(self.codes, at, codes[order].astype(self.codes.dtype), axis=0),
-            np.insert(self.y, at, y[order].astype(self.y.dtype)),
-            np.insert(self.task, at, task[order].astype(self.task.dtype)),
-            int(n_tasks),
-            self.offsets,
-            np.insert(self.numeric, at, np.asarray(numeric, dtype=np.float64)[order], axis=0),
+        return replace(
+            self,
+            codes=np.insert(self.codes, at, codes[order].astype(self.codes.dtype), axis=0),
+            y=np.insert(self.y, at, y[order].astype(self.y.dtype)),
+            task=np.insert(self.task, at, task[order].astype(self.task.dtype)),
+            n_tasks=int(n_tasks),
+            numeric=np.insert(
+                self.numeric, at, np.asarray(numeric, dtype=np.float64)[order], axis=0
+            ),
         )
 
     @property
@@ -148,9 +160,31 @@ class JointData:
         >>> data.design(np.array([0, 2])).toarray().tolist()  # value one-hot, then task one-hot
         [[1.0, 0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0, 0.0]]
         """
-        return regression_design(
-            self.codes[rows], self.offsets, self.task[rows], self.n_tasks, self.numeric[rows]
-        )
+        codes, numeric = self._read_codes(self.codes[rows]), self.numeric[rows]
+        if self.label_columns is not None and self.numeric_features is not None:
+            numeric = numeric * self.label_columns[self.numeric_features]
+        return regression_design(codes, self.offsets, self.task[rows], self.n_tasks, numeric)
+
+    def reading(self, columns: np.ndarray | None) -> JointData:
+        """These rows, their label expansions and regressions reading only the features
+        ``columns`` (bool, shape (n_features,); None: all). The others' codes and numbers
+        read as missing, so the regressions give them no weight.
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0, 1], [1, 0]]), np.array([1, 0]),
+        ...                             np.array([0, 1]), 2, np.array([0, 2, 4]))
+        >>> data.reading(np.array([True, False])).design(np.array([0])).toarray().tolist()
+        [[1.0, 0.0, 0.0, 0.0, 1.0, 0.0]]
+        """
+        kept = None if columns is None else np.asarray(columns, dtype=bool)
+        return replace(self, label_columns=kept)
+
+    def _read_codes(self, codes):
+        """``codes`` of some rows with the features the regressions do not read missing."""
+        if self.label_columns is None or self.documents:
+            return codes
+        return np.where(self.label_columns, codes, -1)
 
     def without_rows(self, rows: np.ndarray) -> JointData:
         """These data without ``rows`` (positions); the tasks keep their numbers.
@@ -187,13 +221,13 @@ class JointData:
         position = np.full(self.n_tasks, -1)
         position[tasks] = np.arange(tasks.size)
         keep = position[self.task] >= 0
-        return JointData(
-            self.codes[keep],
-            self.y[keep],
-            position[self.task[keep]],
-            int(tasks.size),
-            self.offsets,
-            self.numeric[keep],
+        return replace(
+            self,
+            codes=self.codes[keep],
+            y=self.y[keep],
+            task=position[self.task[keep]],
+            n_tasks=int(tasks.size),
+            numeric=self.numeric[keep],
         )
 
     def without_labels(self, rows: np.ndarray) -> JointData:
@@ -284,7 +318,7 @@ class JointData:
         rows = self.labelled
         if self.documents:
             return latent_design(self.codes, rows)
-        return one_hot_rows(self.codes[rows], self.offsets)
+        return one_hot_rows(self._read_codes(self.codes[rows]), self.offsets)
 
     def expansions(self, precision: float) -> TaskExpansions:
         """Each task's label log-likelihood expanded at the pooled MAP (computed once per

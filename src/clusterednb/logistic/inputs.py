@@ -116,7 +116,13 @@ def _table_rows(
     schema, rows, frame = table.schema, table.rows, table.frame
     numbers = NumericColumns.fit(frame, table.numeric)
     data = JointData.from_codes(
-        rows.X, rows.y, rows.task_index, rows.n_tasks, schema.offsets, numbers.transform(frame)
+        rows.X,
+        rows.y,
+        rows.task_index,
+        rows.n_tasks,
+        schema.offsets,
+        numbers.transform(frame),
+        [schema.feature_names.index(name) for name in numbers.names],
     )
     return schema, rows.task_ids, data, numbers, np.argsort(rows.task_index, kind="stable")
 

@@ -11,6 +11,7 @@ from clusterednb.data.numeric import NumericColumns
 from clusterednb.exceptions import CNBError
 from clusterednb.logistic.clusters import LogisticClusters
 from clusterednb.logistic.fit import JointData
+from clusterednb.logistic.settings import FitSettings
 from clusterednb.persistence.state import ModelRecord
 
 CLUSTER_ARRAYS = (
@@ -24,7 +25,13 @@ CLUSTER_ARRAYS = (
     "intercept",
 )
 """The arrays of the fitted clusters a model file holds (each when the fit made it)."""
-OPTIONAL_CLUSTER_ARRAYS = ("deviations", "cluster_weights", "feature_relevance")
+OPTIONAL_CLUSTER_ARRAYS = (
+    "deviations",
+    "cluster_weights",
+    "feature_relevance",
+    "label_relevance",
+    "label_columns",
+)
 """Arrays a fit makes only with some settings (and files written before them lack)."""
 
 
@@ -32,11 +39,12 @@ def saved_state(
     clusters: LogisticClusters,
     numeric: NumericColumns,
     rows: JointData | None,
-    chosen: dict[str, float],
+    chosen: FitSettings,
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The model file's values and arrays: the clusters, the numeric columns'
     standardisation, the training rows ``partial_fit`` learns on from (tables only) and the
-    settings the fit chose (``chosen``: ``effective_rows``, ``floor``, ``deviation_scale``)."""
+    settings the fit chose (of ``chosen``: ``effective_rows``, ``floor``,
+    ``deviation_scale``)."""
     arrays = {n: np.asarray(v) for n in CLUSTER_ARRAYS if (v := getattr(clusters, n)) is not None}
     arrays["numeric_centre"] = numeric.centre
     arrays["numeric_scale"] = numeric.scale
@@ -49,7 +57,9 @@ def saved_state(
         )
     meta = {
         "numeric": list(numeric.names),
-        **chosen,
+        "effective_rows": float(chosen.effective_rows),
+        "floor": float(chosen.floor),
+        "deviation_scale": float(chosen.deviation_scale),
         "log_joint": clusters.log_joint,
         "sampled_rows": clusters.sampled_rows,
         "fitted_rows": clusters.fitted_rows,
@@ -99,7 +109,19 @@ def restored_rows(record: ModelRecord, n_numeric: int) -> JointData | None:
         or not np.isfinite(numeric).all()
     ):
         raise CNBError("the training rows of the model file hold values outside their range")
-    return JointData.from_codes(codes, y, task, record.task_ids.size, schema.offsets, numeric)
+    names = schema.feature_names
+    numbered = [names.index(str(name)) for name in record.meta.get("numeric", ()) if name in names]
+    data = JointData.from_codes(
+        codes,
+        y,
+        task,
+        record.task_ids.size,
+        schema.offsets,
+        numeric,
+        numbered if len(numbered) == n_numeric else None,
+    )
+    columns = record.arrays.get("label_columns")
+    return data.reading(None if columns is None else columns > 0)
 
 
 def restored_numeric(record: ModelRecord) -> NumericColumns:

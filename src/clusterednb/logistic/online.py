@@ -66,6 +66,22 @@ def partial_update(
     >>> bool(np.array_equal(again.partition, fitted.partition))  # nothing added: kept
     True
     """
+    updated = _updated(previous, data, settings, n_known_tasks, rng, held)
+    return replace(
+        updated, label_relevance=previous.label_relevance, label_columns=previous.label_columns
+    )
+
+
+def _updated(
+    previous: LogisticClusters,
+    data: JointData,
+    settings: FitSettings,
+    n_known_tasks: int,
+    rng: np.random.Generator,
+    held: JointData | None,
+) -> LogisticClusters:
+    """:func:`partial_update` before the judgement of the columns' relevance to the label
+    is carried over (the rows ``data`` read the same columns as before)."""
     added = data.y.size - previous.sampled_rows
     if (
         data.n_tasks > n_known_tasks

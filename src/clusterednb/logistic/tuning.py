@@ -26,7 +26,12 @@ Above :data:`MAX_TUNING_TASKS` tasks, the settings are chosen on that many (all 
 :func:`tuning_tasks`): each partition posterior of the walk costs ``n_tasks × n_clusters``
 Cholesky factorisations per sweep, and a few hundred tasks say which setting predicts best
 as well as a thousand; and the walk's partition posteriors are sampled with half the fit's
-sweeps (:func:`tuning_chain`).
+sweeps (:func:`~clusterednb.logistic.grid_walk.tuning_chain`).
+
+With ``relevance``, the best setting's clusters then judge each column's relevance to the
+label; the regressions leave out those judged irrelevant when that lowers the held-out
+log-loss, and then in the fit too
+(:func:`~clusterednb.logistic.grid_walk.label_columns_chosen`).
 """
 
 from __future__ import annotations
@@ -37,22 +42,20 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from clusterednb.logistic.clusters import (
-    LogisticClusters,
-    assemble,
-    labelled_regression,
-    partition_posterior,
+from clusterednb.logistic.fit import JointData
+from clusterednb.logistic.grid_walk import (
+    Best,
+    SettingScores,
+    held_proba,
+    label_columns_chosen,
+    mean_log_loss,
+    walk_grid,
 )
-from clusterednb.logistic.fit import JointData, task_tempering
 from clusterednb.logistic.settings import AUTO, FitSettings
 
 EFFECTIVE_ROWS = (np.inf, 100.0, 50.0, 30.0, 15.0, 5.0)
 FLOORS = (0.05, 0.2, 0.5, 1.0)
 START_EFFECTIVE_ROWS = 30.0
-TUNING_TOLERANCE = 1e-4
-"""The Newton decrement at which the tuning's regressions stop (each objective, a sum over
-thousands of rows, within about that many nats of its minimum: the held-out log-loss, a
-mean, moves far less than between settings); the fit's own regressions stop at 1e-8."""
 DEVIATION_SCALES = (0.1, 0.3, 1.0, 3.0)
 MIN_ROWS = 4
 MAX_TUNING_TASKS = 300
@@ -89,23 +92,6 @@ def tuning_tasks(data: JointData, rng: np.random.Generator) -> np.ndarray:
     others = np.setdiff1d(np.arange(data.n_tasks), fewest)
     drawn = rng.choice(others, MAX_TUNING_TASKS - fewest.size, replace=False)
     return np.sort(np.concatenate([fewest, drawn]))
-
-
-def tuning_chain(settings: FitSettings) -> FitSettings:
-    """The settings of the walk's partition posteriors: half the fit's sweeps and burn-in
-    (the walk only ranks settings; the fit's own chain keeps them all).
-
-    Examples
-    --------
-    >>> chain = tuning_chain(FitSettings(n_sweeps=30, burn_in=10))
-    >>> chain.n_sweeps, chain.burn_in
-    (15, 5)
-    >>> chain = tuning_chain(FitSettings(n_sweeps=1, burn_in=0))
-    >>> chain.n_sweeps, chain.burn_in
-    (1, 0)
-    """
-    sweeps = max(1, settings.n_sweeps // 2)
-    return replace(settings, n_sweeps=sweeps, burn_in=min(settings.burn_in // 2, sweeps - 1))
 
 
 def validation_rows(data: JointData, rng: np.random.Generator) -> np.ndarray:
@@ -176,6 +162,11 @@ class Tuning(NamedTuple):
         The chosen setting's mean log-loss on them (NaN when there are none).
     held_proba : ndarray of shape (n_held,)
         ``P(y = 1)`` of each held row under the chosen setting's clusters.
+    label_relevance : ndarray of shape (n_features,) or None
+        With ``relevance``: each column's judged relevance to the label (None when nothing
+        was judged).
+    label_columns : ndarray of shape (n_features,) or None
+        Bool: the columns the regressions read, when the walk left some out (else None).
     """
 
     settings: FitSettings
@@ -184,6 +175,8 @@ class Tuning(NamedTuple):
     held_rows: np.ndarray = np.zeros(0, dtype=np.int64)
     held_log_loss: float = np.nan
     held_proba: np.ndarray = np.zeros(0)
+    label_relevance: np.ndarray | None = None
+    label_columns: np.ndarray | None = None
 
 
 def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Generator) -> Tuning:
@@ -220,7 +213,9 @@ def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Gener
         )
         return Tuning(defaults, pd.DataFrame())
     train = data.without_labels(held) if keep_features else data.without_rows(held)
-    tried, best, judged = _cluster_settings(data, train, held, settings, rng)
+    tried, best, judged, label = _cluster_settings(data, train, held, settings, rng)
+    if label[1] is not None:
+        data, train = data.reading(label[1]), train.reading(label[1])
     chosen = settings.with_chosen(best.effective_rows, best.floor)
     if settings.deviation_scale == AUTO:
         tried += _deviation_scales(data, train, held, best, settings.C)
@@ -229,47 +224,12 @@ def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Gener
     if settings.deviation_scale == AUTO:
         chosen = replace(chosen, deviation_scale=float(winner["deviation_scale"]))
     if subset:
-        return Tuning(chosen, table, judged)
-    return Tuning(chosen, table, judged, held, float(winner["log_loss"]), best.proba)
+        return Tuning(chosen, table, judged, label_relevance=label[0], label_columns=label[1])
+    return Tuning(chosen, table, judged, held, float(winner["log_loss"]), best.proba, *label)
 
 
 def _or_default(value, default: float):
     return default if value == AUTO else value
-
-
-def _held_proba(
-    data: JointData, held: np.ndarray, design, clusters: LogisticClusters, with_task: bool
-) -> np.ndarray:
-    """``P(y = 1)`` of the held rows (their regression ``design``) under ``clusters`` (with
-    their tasks' deviations), shape (n_held,)."""
-    task = data.task[held]
-    return clusters.proba(design, clusters.membership[task], task if with_task else None)
-
-
-def mean_log_loss(y: np.ndarray, p1: np.ndarray) -> float:
-    """Mean negative log-likelihood of labels ``y`` (n,) in {0, 1} under ``P(y = 1) = p1``
-    (n,), probabilities clipped to ``[1e-15, 1 − 1e-15]`` (as scikit-learn's ``log_loss``).
-
-    Examples
-    --------
-    >>> round(mean_log_loss(np.array([1, 0]), np.array([0.8, 0.4])), 6)  # -(ln .8 + ln .6) / 2
-    0.366985
-    >>> round(mean_log_loss(np.array([1]), np.array([0.0])), 4)  # clipped, not infinite
-    34.5388
-    """
-    clipped = np.clip(p1, 1e-15, 1 - 1e-15)
-    return float(-np.mean(np.where(y == 1, np.log(clipped), np.log1p(-clipped))))
-
-
-class _Best:
-    """The best clustering setting so far, its assembled clusters and the held rows'
-    ``P(y = 1)`` under them."""
-
-    def __init__(self) -> None:
-        self.loss = np.inf
-        self.effective_rows = self.floor = 0.0
-        self.clusters: LogisticClusters | None = None
-        self.proba = np.zeros(0)
 
 
 def _cluster_settings(
@@ -278,139 +238,23 @@ def _cluster_settings(
     held: np.ndarray,
     settings: FitSettings,
     rng: np.random.Generator,
-) -> tuple[list[dict], _Best, np.ndarray | None]:
+) -> tuple[list[dict], Best, np.ndarray | None, tuple[np.ndarray | None, np.ndarray | None]]:
     """Walk the grids of (effective rows, floor) (see the module); what was tried, the best,
-    and the features' relevance judged at the first setting (with ``relevance``)."""
+    the features' relevance judged at the first setting, and the columns' relevance to the
+    label with the columns the regressions read (with ``relevance``; else None each)."""
     grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
     floors = FLOORS if settings.floor == AUTO else (settings.floor,)
-    scores = _SettingScores(data, train, held, settings, rng, grid, floors)
+    scores = SettingScores(data, train, held, settings, rng, grid, floors)
     start = grid.index(START_EFFECTIVE_ROWS) if START_EFFECTIVE_ROWS in grid else 0
     walk_grid(scores.loss, len(grid), len(floors), start)
-    return scores.tried, scores.best, scores.judged_relevance
-
-
-def walk_grid(loss, n_rows: int, n_floors: int, start: int) -> tuple[int, int]:
-    """Walk the grid of ``loss(rows, floor)`` (positions; ``loss`` remembers what it computed):
-    from ``(start, 0)`` along the rows (first towards position 0, else the other way) while
-    the loss falls, then up the floors while it falls; the highest floor is always tried.
-    The position of the least loss met.
-
-    Examples
-    --------
-    >>> table = np.array([[5, 6], [3, 4], [2, 2.5], [4, 1]])  # rows × floors
-    >>> tried = []
-    >>> def loss(rows, floor):
-    ...     tried.append((rows, floor))
-    ...     return table[rows, floor]
-    >>> walk_grid(loss, 4, 2, start=1)  # 1 → 0 is worse; 1 → 2 better, 3 worse; floors
-    (2, 0)
-    >>> tried  # the highest floor was tried on the way
-    [(1, 0), (0, 0), (2, 0), (3, 0), (2, 1)]
-    >>> walk_grid(lambda rows, floor: table[rows, floor], 4, 2, start=3)  # 2 better, 1 worse
-    (2, 0)
-    """
-    rows = start
-    best = loss(rows, 0)
-    for step in (-1, 1):
-        moved = False
-        while 0 <= rows + step < n_rows:
-            candidate = loss(rows + step, 0)
-            if candidate >= best:
-                break
-            rows, best, moved = rows + step, candidate, True
-        if moved:
-            break
-    floor, top = 0, n_floors - 1
-    while floor < top:
-        candidate = loss(rows, floor + 1)
-        if candidate >= best:
-            if floor + 1 < top and loss(rows, top) < best:
-                floor = top
-            break
-        floor, best = floor + 1, candidate
-    return rows, floor
-
-
-class _SettingScores:
-    """Held-out log-loss of grid settings, each computed once when first asked for.
-
-    One partition posterior per value of ``effective_rows`` (shared by every floor; a value
-    whose task weights equal an earlier one's shares its partitions and scores), and the
-    regressions of each floor started from the last floor's on the same partitions. With
-    ``relevance`` the features are judged once, at the first setting tried, and every later
-    setting (and the fit after the walk) clusters on the same features (judging them at each
-    setting cost 0.19 s a setting on landmine, most of the walk).
-    """
-
-    def __init__(self, data, train, held, settings, rng, grid, floors) -> None:
-        self.data, self.train, self.held = data, train, held
-        self.settings, self.rng = settings, rng
-        self.grid, self.floors = grid, floors
-        # one design and pooled fit for every setting, solved to TUNING_TOLERANCE
-        self.regression = labelled_regression(train, settings, TUNING_TOLERANCE)
-        self.design = data.design(held)
-        self.held_tasks = np.unique(data.task[held])
-        self.clusterings: dict[int, object] = {}
-        self.judged_relevance: np.ndarray | None = None  # with relevance: judged once
-        self.last: dict[int, LogisticClusters] = {}
-        self.losses: dict[tuple[int, int], float] = {}
-        self.tried: list[dict] = []
-        self.best = _Best()
-
-    def _same_weights_as(self, rows: int) -> int:
-        """The first grid position tried with the same task weights as ``rows`` (or itself)."""
-        weights = task_tempering(self.train.rows_per_task, float(self.grid[rows]))
-        for earlier in self.clusterings:
-            tempering = task_tempering(self.train.rows_per_task, float(self.grid[earlier]))
-            if np.array_equal(weights, tempering):
-                return earlier
-        return rows
-
-    def loss(self, rows: int, floor: int) -> float:
-        """The held-out log-loss at ``grid[rows]``, ``floors[floor]``."""
-        rows = self._same_weights_as(rows)
-        if (rows, floor) in self.losses:
-            return self.losses[rows, floor]
-        effective_rows = self.grid[rows]
-        if rows not in self.clusterings:
-            chain_settings = tuning_chain(self.settings.with_chosen(effective_rows, 0.0))
-            self.clusterings[rows] = partition_posterior(
-                self.train, chain_settings, self.rng, self.judged_relevance
-            )
-            self.judged_relevance = self.clusterings[rows].feature_relevance
-        clustering = self.clusterings[rows]
-        chosen = self.settings.with_chosen(effective_rows, self.floors[floor])
-        clusters = assemble(
-            self.train,
-            clustering,
-            chosen,
-            self.regression,
-            near=self.last.get(rows),
-            for_tasks=self.held_tasks,
-        )
-        self.last[rows] = clusters
-        proba = _held_proba(self.data, self.held, self.design, clusters, with_task=False)
-        loss = mean_log_loss(self.data.y[self.held], proba)
-        self.losses[rows, floor] = loss
-        self.tried.append(
-            {
-                "effective_rows": effective_rows,
-                "floor": self.floors[floor],
-                "deviation_scale": 0.0,
-                "n_clusters": int(clustering.partition.max()) + 1,
-                "log_loss": loss,
-            }
-        )
-        if loss < self.best.loss:
-            self.best.loss = loss
-            self.best.effective_rows = float(effective_rows)
-            self.best.floor = float(self.floors[floor])
-            self.best.clusters, self.best.proba = clusters, proba
-        return loss
+    label, rejected = (None, None), []
+    if settings.relevance and not data.documents:
+        scores, *label, rejected = label_columns_chosen(scores)
+    return rejected + scores.tried, scores.best, scores.judged_relevance, tuple(label)
 
 
 def _deviation_scales(
-    data: JointData, train: JointData, held: np.ndarray, best: _Best, C: float
+    data: JointData, train: JointData, held: np.ndarray, best: Best, C: float
 ) -> list[dict]:
     """The best clusters with the held tasks' deviations at each of :data:`DEVIATION_SCALES`."""
     clusters = best.clusters
@@ -426,7 +270,7 @@ def _deviation_scales(
                 "deviation_scale": scale,
                 "n_clusters": int(clusters.partition.max()) + 1,
                 "log_loss": mean_log_loss(
-                    data.y[held], _held_proba(data, held, design, deviating, with_task=True)
+                    data.y[held], held_proba(data, held, design, deviating, with_task=True)
                 ),
             }
         )

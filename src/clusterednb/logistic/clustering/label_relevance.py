@@ -1,0 +1,199 @@
+"""Which features tell the label apart inside the clusters of
+:class:`~clusterednb.ClusteredLogisticRegression` (``relevance=True``).
+
+The clusters' relevance (:mod:`~clusterednb.logistic.clustering.feature_relevance`) keeps
+columns drawn alike in every task from moving the partition, but the regressions still read
+them: with ten labelled rows a task, twenty such columns give the label expansions that score
+the partition, and the regressions that predict, enough noise to lose most of what clustering
+gained. Here a column's relevance to the label is judged on a partition's labelled rows as a
+Bayes factor between two Dirichlet–categorical models of its values in each cluster: one
+categorical per (cluster, class), against one per cluster shared by both classes. Dirichlet
+pseudo-count ``beta`` on every value. A column is relevant a priori with probability
+``1 / (n_features + 1)`` (as the clusters' relevance expects one relevant column: with
+twenty noise columns, an even prior keeps one or two of them by chance). A column whose
+label relevance is below one half is then left out of the regressions (its codes read as
+missing), and the tuning keeps that only where it lowers the held-out log-loss
+(:mod:`~clusterednb.logistic.tuning`).
+
+Within clusters, not pooled: a column whose slope changes sign between groups of tasks
+(the population of issue 49) looks irrelevant pooled and is plainly relevant per cluster.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit, gammaln
+
+LABEL_RELEVANT = 0.5
+"""A column stays in the regressions when its label relevance is at least this."""
+WITHIN_TASK_Z = 3.0
+"""A column stays in the regressions, whatever the clusters say, when its dependence on the
+label within tasks stands this many standard deviations above that of labels shuffled within
+each task (:func:`within_task_dependence`)."""
+N_SHUFFLES = 30
+"""Label shuffles that give the null mean and spread of :func:`within_task_dependence`."""
+
+
+def dirichlet_categorical_evidence(counts: np.ndarray, widths: np.ndarray, beta: float):
+    """``log P(values)`` of each feature's count vectors under a symmetric Dirichlet(β)
+    categorical, the features' values laid side by side.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (..., n_values_total)
+        Counts of each value, the features' blocks of ``widths`` values one after another.
+    widths : ndarray of shape (n_features,)
+        Values of each feature (all at least 1).
+    beta : float
+
+    Returns
+    -------
+    ndarray of shape (..., n_features)
+
+    Examples
+    --------
+    Values a, a, b of one feature of two values, β = 1: P = 1/2 · 2/3 · 1/4 = 1/12.
+
+    >>> value = dirichlet_categorical_evidence(np.array([2.0, 1.0]), np.array([2]), 1.0)
+    >>> round(float(np.exp(value[0])), 12) == round(1 / 12, 12)
+    True
+    """
+    starts = np.concatenate([[0], np.cumsum(widths)[:-1]])
+    per_value = gammaln(beta + counts) - gammaln(beta)
+    totals = np.add.reduceat(counts, starts, axis=-1)
+    return (
+        np.add.reduceat(per_value, starts, axis=-1)
+        + gammaln(widths * beta)
+        - gammaln(widths * beta + totals)
+    )
+
+
+def label_relevance(
+    codes: np.ndarray,
+    y: np.ndarray,
+    cluster: np.ndarray,
+    offsets: np.ndarray,
+    beta: float = 1.0,
+    prior: float | None = None,
+) -> np.ndarray:
+    """``P(column f's values depend on the label within clusters | rows)`` of every column.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_features)
+        Value codes of labelled rows (-1: missing, not counted).
+    y : ndarray of shape (n_rows,)
+        Labels 0/1.
+    cluster : ndarray of shape (n_rows,)
+        The cluster of each row's task.
+    offsets : ndarray of shape (n_features + 1,)
+    beta : float, default=1.0
+        Dirichlet pseudo-count of each value.
+    prior : float, optional
+        ``P(relevant)`` a priori; default ``1 / (n_features + 1)``.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+
+    Examples
+    --------
+    Column 0 follows the label with opposite signs in two clusters (pooled it says nothing);
+    column 1 is the same in every row:
+
+    >>> codes = np.array([[0, 0], [1, 0]] * 10 + [[1, 0], [0, 0]] * 10)
+    >>> y = np.array([1, 0] * 20)
+    >>> cluster = np.repeat([0, 1], 20)
+    >>> relevance = label_relevance(codes, y, cluster, np.array([0, 2, 4]))
+    >>> bool(relevance[0] > 0.99), bool(relevance[1] < LABEL_RELEVANT)
+    (True, True)
+    >>> bool(label_relevance(codes, y, np.zeros(40, dtype=int), np.array([0, 2, 4]))[0] < 0.5)
+    True
+    """
+    if prior is None:
+        prior = 1.0 / len(offsets)  # 1 / (n_features + 1)
+    prior_log_odds = np.log(prior) - np.log1p(-prior)
+    return expit(_log_bayes_factors(codes, y, cluster, offsets, beta) + prior_log_odds)
+
+
+def _log_bayes_factors(
+    codes: np.ndarray, y: np.ndarray, cluster: np.ndarray, offsets: np.ndarray, beta: float
+) -> np.ndarray:
+    """Each column's log Bayes factor, a categorical per (cluster, class) against one per
+    cluster, summed over clusters, shape (n_features,)."""
+    offsets = np.asarray(offsets)
+    widths = np.diff(offsets)
+    n_values = int(offsets[-1])
+    n_clusters = int(cluster.max()) + 1 if cluster.size else 1
+    present = codes >= 0
+    value = (codes + offsets[:-1])[present]
+    cell = np.broadcast_to((cluster * 2 + y)[:, None], codes.shape)[present]
+    counts = np.bincount(cell * n_values + value, minlength=n_clusters * 2 * n_values)
+    counts = counts.reshape(n_clusters, 2, n_values).astype(np.float64)
+    by_class = dirichlet_categorical_evidence(counts, widths, beta).sum(axis=(0, 1))
+    shared = dirichlet_categorical_evidence(counts.sum(axis=1), widths, beta).sum(axis=0)
+    return by_class - shared
+
+
+def within_task_dependence(
+    codes: np.ndarray,
+    y: np.ndarray,
+    task: np.ndarray,
+    offsets: np.ndarray,
+    rng: np.random.Generator,
+    beta: float = 1.0,
+) -> np.ndarray:
+    """How far each column's dependence on the label within tasks stands above chance, in
+    standard deviations, shape (n_features,).
+
+    The statistic is :func:`label_relevance`'s log Bayes factor with every task its own
+    cluster, summed over tasks. With a few rows a task it is no Bayes factor to trust (a
+    small Dirichlet count favours splitting by class whatever the column), so it is compared
+    with its values under :data:`N_SHUFFLES` shuffles of the labels within each task. It
+    needs no clusters: a column whose slope changes sign between groups of tasks shows here
+    even when noise has merged every task into one cluster, where :func:`label_relevance`
+    cannot see it.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_features)
+        Value codes of labelled rows (-1: missing), grouped by task.
+    y : ndarray of shape (n_rows,)
+        Labels 0/1.
+    task : ndarray of shape (n_rows,)
+        Task positions, in non-decreasing order.
+    offsets : ndarray of shape (n_features + 1,)
+    rng : numpy.random.Generator
+    beta : float, default=1.0
+
+    Examples
+    --------
+    Column 0 follows the label in every task, with a sign that alternates between tasks;
+    column 1 is drawn at random:
+
+    >>> rng = np.random.default_rng(0)
+    >>> task = np.repeat(np.arange(30), 8)
+    >>> y = np.tile([0, 1], 120)
+    >>> codes = np.column_stack([np.where(task % 2 == 0, y, 1 - y), rng.integers(0, 3, 240)])
+    >>> z = within_task_dependence(codes, y, task, np.array([0, 2, 5]), rng)
+    >>> bool(z[0] > WITHIN_TASK_Z), bool(z[1] < WITHIN_TASK_Z)
+    (True, True)
+    """
+    observed = _log_bayes_factors(codes, y, task, offsets, beta)
+    shuffled = np.empty((N_SHUFFLES, observed.size))
+    for draw in range(N_SHUFFLES):
+        within = np.lexsort((rng.random(y.size), task))
+        shuffled[draw] = _log_bayes_factors(codes, y[within], task, offsets, beta)
+    spread = shuffled.std(axis=0)
+    return (observed - shuffled.mean(axis=0)) / np.where(spread > 0, spread, np.inf)
+
+
+def kept_columns(relevance: np.ndarray) -> np.ndarray:
+    """Which columns the regressions keep, bool of shape (n_features,).
+
+    Examples
+    --------
+    >>> kept_columns(np.array([0.9, 0.1, 0.5])).tolist()
+    [True, False, True]
+    """
+    return np.asarray(relevance) >= LABEL_RELEVANT

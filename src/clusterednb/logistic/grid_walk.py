@@ -1,0 +1,311 @@
+"""The walk of :mod:`~clusterednb.logistic.tuning` on the grid of (effective rows, floor):
+each setting's held-out log-loss (:class:`SettingScores`), the order the walk tries them in
+(:func:`walk_grid`), and, with ``relevance``, whether the regressions leave out the columns
+judged irrelevant to the label (:func:`label_columns_chosen`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from clusterednb.logistic.clustering.label_relevance import (
+    WITHIN_TASK_Z,
+    kept_columns,
+    label_relevance,
+    within_task_dependence,
+)
+from clusterednb.logistic.clusters import (
+    LogisticClusters,
+    assemble,
+    labelled_regression,
+    partition_posterior,
+)
+from clusterednb.logistic.fit import JointData, task_tempering
+from clusterednb.logistic.settings import FitSettings
+from clusterednb.stats.task_auc import mean_task_auc
+
+LABEL_ROUNDS = 3
+"""Most times the columns' relevance to the label is judged again on the clusters the
+columns kept before give (:func:`label_columns_chosen`)."""
+
+TUNING_TOLERANCE = 1e-4
+"""The Newton decrement at which the tuning's regressions stop (each objective, a sum over
+thousands of rows, within about that many nats of its minimum: the held-out log-loss, a
+mean, moves far less than between settings); the fit's own regressions stop at 1e-8."""
+
+
+def tuning_chain(settings: FitSettings) -> FitSettings:
+    """The settings of the walk's partition posteriors: half the fit's sweeps and burn-in
+    (the walk only ranks settings; the fit's own chain keeps them all).
+
+    Examples
+    --------
+    >>> chain = tuning_chain(FitSettings(n_sweeps=30, burn_in=10))
+    >>> chain.n_sweeps, chain.burn_in
+    (15, 5)
+    >>> chain = tuning_chain(FitSettings(n_sweeps=1, burn_in=0))
+    >>> chain.n_sweeps, chain.burn_in
+    (1, 0)
+    """
+    sweeps = max(1, settings.n_sweeps // 2)
+    return replace(settings, n_sweeps=sweeps, burn_in=min(settings.burn_in // 2, sweeps - 1))
+
+
+def held_proba(
+    data: JointData, held: np.ndarray, design, clusters: LogisticClusters, with_task: bool
+) -> np.ndarray:
+    """``P(y = 1)`` of the held rows (their regression ``design``) under ``clusters`` (with
+    their tasks' deviations), shape (n_held,)."""
+    task = data.task[held]
+    return clusters.proba(design, clusters.membership[task], task if with_task else None)
+
+
+def mean_log_loss(y: np.ndarray, p1: np.ndarray) -> float:
+    """Mean negative log-likelihood of labels ``y`` (n,) in {0, 1} under ``P(y = 1) = p1``
+    (n,), probabilities clipped to ``[1e-15, 1 − 1e-15]`` (as scikit-learn's ``log_loss``).
+
+    Examples
+    --------
+    >>> round(mean_log_loss(np.array([1, 0]), np.array([0.8, 0.4])), 6)  # -(ln .8 + ln .6) / 2
+    0.366985
+    >>> round(mean_log_loss(np.array([1]), np.array([0.0])), 4)  # clipped, not infinite
+    34.5388
+    """
+    clipped = np.clip(p1, 1e-15, 1 - 1e-15)
+    return float(-np.mean(np.where(y == 1, np.log(clipped), np.log1p(-clipped))))
+
+
+class Best:
+    """The best clustering setting so far, its assembled clusters and the held rows'
+    ``P(y = 1)`` under them."""
+
+    def __init__(self) -> None:
+        self.loss = np.inf
+        self.effective_rows = self.floor = 0.0
+        self.rows = 0  # the grid position of effective_rows
+        self.clusters: LogisticClusters | None = None
+        self.proba = np.zeros(0)
+
+
+def walk_grid(loss, n_rows: int, n_floors: int, start: int) -> tuple[int, int]:
+    """Walk the grid of ``loss(rows, floor)`` (positions; ``loss`` remembers what it computed):
+    from ``(start, 0)`` along the rows (first towards position 0, else the other way) while
+    the loss falls, then up the floors while it falls; the highest floor is always tried.
+    The position of the least loss met.
+
+    Examples
+    --------
+    >>> table = np.array([[5, 6], [3, 4], [2, 2.5], [4, 1]])  # rows × floors
+    >>> tried = []
+    >>> def loss(rows, floor):
+    ...     tried.append((rows, floor))
+    ...     return table[rows, floor]
+    >>> walk_grid(loss, 4, 2, start=1)  # 1 → 0 is worse; 1 → 2 better, 3 worse; floors
+    (2, 0)
+    >>> tried  # the highest floor was tried on the way
+    [(1, 0), (0, 0), (2, 0), (3, 0), (2, 1)]
+    >>> walk_grid(lambda rows, floor: table[rows, floor], 4, 2, start=3)  # 2 better, 1 worse
+    (2, 0)
+    """
+    rows = start
+    best = loss(rows, 0)
+    for step in (-1, 1):
+        moved = False
+        while 0 <= rows + step < n_rows:
+            candidate = loss(rows + step, 0)
+            if candidate >= best:
+                break
+            rows, best, moved = rows + step, candidate, True
+        if moved:
+            break
+    floor, top = 0, n_floors - 1
+    while floor < top:
+        candidate = loss(rows, floor + 1)
+        if candidate >= best:
+            if floor + 1 < top and loss(rows, top) < best:
+                floor = top
+            break
+        floor, best = floor + 1, candidate
+    return rows, floor
+
+
+class SettingScores:
+    """Held-out log-loss of grid settings, each computed once when first asked for.
+
+    One partition posterior per value of ``effective_rows`` (shared by every floor; a value
+    whose task weights equal an earlier one's shares its partitions and scores), and the
+    regressions of each floor started from the last floor's on the same partitions. With
+    ``relevance`` the features are judged once, at the first setting tried, and every later
+    setting (and the fit after the walk) clusters on the same features (judging them at each
+    setting cost 0.19 s a setting on landmine, most of the walk).
+    """
+
+    def __init__(self, data, train, held, settings, rng, grid, floors, judged=None) -> None:
+        self.data, self.train, self.held = data, train, held
+        self.settings, self.rng = settings, rng
+        self.grid, self.floors = grid, floors
+        # one design and pooled fit for every setting, solved to TUNING_TOLERANCE
+        self.regression = labelled_regression(train, settings, TUNING_TOLERANCE)
+        self.design = data.design(held)
+        self.held_tasks = np.unique(data.task[held])
+        self.clusterings: dict[int, object] = {}
+        self.judged_relevance: np.ndarray | None = judged  # with relevance: judged once
+        self.last: dict[int, LogisticClusters] = {}
+        self.losses: dict[tuple[int, int], float] = {}
+        self.tried: list[dict] = []
+        self.best = Best()
+
+    def _same_weights_as(self, rows: int) -> int:
+        """The first grid position tried with the same task weights as ``rows`` (or itself)."""
+        weights = task_tempering(self.train.rows_per_task, float(self.grid[rows]))
+        for earlier in self.clusterings:
+            tempering = task_tempering(self.train.rows_per_task, float(self.grid[earlier]))
+            if np.array_equal(weights, tempering):
+                return earlier
+        return rows
+
+    def walk_floors(self, rows: int) -> None:
+        """Score the floors at grid position ``rows`` as :func:`walk_grid` does (up while
+        the loss falls, and the highest)."""
+        walk_grid(lambda _, floor: self.loss(rows, floor), 1, len(self.floors), 0)
+
+    def loss(self, rows: int, floor: int) -> float:
+        """The held-out log-loss at ``grid[rows]``, ``floors[floor]``."""
+        rows = self._same_weights_as(rows)
+        if (rows, floor) in self.losses:
+            return self.losses[rows, floor]
+        effective_rows = self.grid[rows]
+        if rows not in self.clusterings:
+            chain_settings = tuning_chain(self.settings.with_chosen(effective_rows, 0.0))
+            self.clusterings[rows] = partition_posterior(
+                self.train, chain_settings, self.rng, self.judged_relevance
+            )
+            self.judged_relevance = self.clusterings[rows].feature_relevance
+        clustering = self.clusterings[rows]
+        chosen = self.settings.with_chosen(effective_rows, self.floors[floor])
+        clusters = assemble(
+            self.train,
+            clustering,
+            chosen,
+            self.regression,
+            near=self.last.get(rows),
+            for_tasks=self.held_tasks,
+        )
+        self.last[rows] = clusters
+        proba = held_proba(self.data, self.held, self.design, clusters, with_task=False)
+        loss = mean_log_loss(self.data.y[self.held], proba)
+        self.losses[rows, floor] = loss
+        self.tried.append(
+            {
+                "effective_rows": effective_rows,
+                "floor": self.floors[floor],
+                "deviation_scale": 0.0,
+                "n_clusters": int(clustering.partition.max()) + 1,
+                "columns": _columns_read(self.train),
+                "log_loss": loss,
+            }
+        )
+        if loss < self.best.loss:
+            self.best.loss = loss
+            self.best.effective_rows, self.best.rows = float(effective_rows), rows
+            self.best.floor = float(self.floors[floor])
+            self.best.clusters, self.best.proba = clusters, proba
+        return loss
+
+
+def _columns_read(data: JointData) -> int:
+    """How many features the regressions of ``data`` read."""
+    columns = data.label_columns
+    return int(data.offsets.size - 1 if columns is None else columns.sum())
+
+
+def label_columns_chosen(
+    scores: SettingScores,
+) -> tuple[SettingScores, np.ndarray, np.ndarray | None, list[dict]]:
+    """After the walk on every column: judge the columns' relevance to the label on the best
+    setting's clusters, and keep the regressions off those judged irrelevant when that
+    lowers the held-out log-loss at the best setting's effective rows (each set of columns
+    at its best floor; :mod:`~clusterednb.logistic.clustering.label_relevance`).
+
+    A column that depends on the label within tasks beyond chance
+    (:func:`~clusterednb.logistic.clustering.label_relevance.within_task_dependence`) is
+    kept whatever the clusters say: noise can merge every task into one cluster, where a
+    column whose slope changes sign between groups looks irrelevant. The judgement is made
+    again on the clusters the kept columns give, up to :data:`LABEL_ROUNDS` times while the
+    kept columns change. Of the rounds, the one whose held-out rows each task ranks best
+    wins (the mean AUC within tasks, the evaluation's own measure: a column set can lower
+    the log-loss by predicting every task alike, with nothing left to tell one user's rows
+    apart); every column wins ties, and the comparison favours them (their effective rows
+    were chosen for them). Without a task whose held rows hold both classes, the least
+    log-loss wins.
+
+    Returns
+    -------
+    scores : SettingScores
+        The scores of the winning set of columns (its ``best`` the setting chosen).
+    relevance : ndarray of shape (n_features,)
+        As judged on the winning round's clusters (a column kept for its dependence within
+        tasks may score low here).
+    columns : ndarray of shape (n_features,) or None
+        Bool, the columns the regressions read; None: all of them.
+    rejected : list of dict
+        What was scored on the sets of columns not taken (for the table of settings tried).
+    """
+    train, at = scores.train, scores.best.rows
+    rows = train.labelled
+    dependence = within_task_dependence(
+        train.codes[rows], train.y[rows], train.task[rows], train.offsets, scores.rng
+    )
+    rounds = [(scores, _judged(scores), None)]
+    while len(rounds) <= LABEL_ROUNDS:
+        relevance = rounds[-1][1]
+        columns = kept_columns(relevance) | (dependence > WITHIN_TASK_Z)
+        if columns.all() or any(_same(columns, kept) for *_, kept in rounds):
+            break
+        fewer = SettingScores(
+            scores.data.reading(columns),
+            train.reading(columns),
+            scores.held,
+            scores.settings,
+            scores.rng,
+            scores.grid,
+            scores.floors,
+            scores.judged_relevance,
+        )
+        fewer.walk_floors(at)
+        rounds.append((fewer, _judged(fewer), columns))
+    best = _round_ranking_best([candidate for candidate, *_ in rounds])
+    chosen, _, columns = rounds[best]
+    rejected = [row for r, (other, *_) in enumerate(rounds) if r != best for row in other.tried]
+    return chosen, rounds[best][1], columns, rejected
+
+
+def _round_ranking_best(rounds: list[SettingScores]) -> int:
+    """The position of the round whose best setting's held rows rank best within tasks."""
+    first = rounds[0]
+    y, task = first.data.y[first.held], first.data.task[first.held]
+    aucs = np.array([mean_task_auc(y, scores.best.proba, task) for scores in rounds])
+    if np.isnan(aucs).any():
+        return int(np.argmin([scores.best.loss for scores in rounds]))
+    return int(np.argmax(aucs))  # the first of equals: every column
+
+
+def _same(columns: np.ndarray, kept: np.ndarray | None) -> bool:
+    return kept is not None and bool(np.array_equal(columns, kept))
+
+
+def _judged(scores: SettingScores) -> np.ndarray:
+    """The columns' relevance to the label in the clusters of ``scores``' best setting,
+    shape (n_features,)."""
+    train = scores.train
+    rows = train.labelled
+    partition = scores.best.clusters.partition
+    return label_relevance(
+        train.codes[rows],
+        train.y[rows],
+        partition[train.task[rows]],
+        train.offsets,
+        scores.settings.beta,
+    )

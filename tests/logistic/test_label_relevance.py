@@ -1,0 +1,182 @@
+"""The columns' relevance to the label within clusters (issue 49): the Bayes factor against
+brute force, the within-task check against shuffles, and what
+``ClusteredLogisticRegression(relevance=True)`` does with them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+
+import clusterednb
+from clusterednb import ClusteredLogisticRegression
+from clusterednb.logistic.clustering.label_relevance import (
+    WITHIN_TASK_Z,
+    dirichlet_categorical_evidence,
+    label_relevance,
+    within_task_dependence,
+)
+from clusterednb.logistic.fit import JointData
+
+
+def _polya_log_probability(values: list[int], width: int, beta: float) -> float:
+    """``log P(values)`` in the order drawn from a Pólya urn of ``width`` colours, ``beta``
+    balls of each at the start: the Dirichlet–categorical evidence, one draw at a time."""
+    counts, total = np.zeros(width), 0.0
+    for value in values:
+        total += np.log((beta + counts[value]) / (width * beta + counts.sum()))
+        counts[value] += 1
+    return total
+
+
+@pytest.mark.parametrize("beta", [0.5, 1.0, 3.0])
+def test_dirichlet_categorical_evidence_is_the_urn_draw_by_draw(beta):
+    rng = np.random.default_rng(1)
+    widths = np.array([2, 3, 5])
+    draws = [list(rng.integers(0, w, size=int(rng.integers(0, 9)))) for w in widths]
+    pairs = list(zip(draws, widths, strict=True))
+    counts = np.concatenate([np.bincount(d, minlength=w) for d, w in pairs])
+    found = dirichlet_categorical_evidence(counts.astype(float), widths, beta)
+    expected = [_polya_log_probability(d, w, beta) for d, w in pairs]
+    np.testing.assert_allclose(found, expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_label_relevance_is_the_bayes_factor_counted_by_hand(seed):
+    """Per column: expit(log P(values | a categorical per (cluster, class)) − log P(values | one
+    per cluster)), each evidence drawn row by row from urns; missing values skipped."""
+    rng = np.random.default_rng(seed)
+    offsets = np.array([0, 2, 5])
+    n_rows = 14
+    codes = np.column_stack([rng.integers(0, 2, n_rows), rng.integers(-1, 3, n_rows)])
+    y, cluster = rng.integers(0, 2, n_rows), rng.integers(0, 3, n_rows)
+    expected = []
+    for f, width in enumerate(np.diff(offsets)):
+        by_class = shared = 0.0
+        for c in range(3):
+            here = (cluster == c) & (codes[:, f] >= 0)
+            shared += _polya_log_probability(list(codes[here, f]), width, 1.0)
+            for label in (0, 1):
+                rows = here & (y == label)
+                by_class += _polya_log_probability(list(codes[rows, f]), width, 1.0)
+        expected.append(expit(by_class - shared))
+    found = label_relevance(codes, y, cluster, offsets, prior=0.5)
+    np.testing.assert_allclose(found, expected, rtol=0, atol=1e-12)
+    sparse = label_relevance(codes, y, cluster, offsets)  # 1 / (2 + 1): prior odds 1 : 2
+    expected = np.array(expected)
+    np.testing.assert_allclose(sparse, expit(np.log(expected / (1 - expected)) - np.log(2)))
+
+
+def test_within_task_dependence_sees_a_sign_that_flips_between_tasks():
+    rng = np.random.default_rng(3)
+    task = np.repeat(np.arange(40), 10)
+    y = rng.integers(0, 2, task.size)
+    follows = np.where(rng.random(task.size) < 0.85, y, 1 - y)
+    flipped = np.where(task % 2 == 0, follows, 1 - follows)
+    codes = np.column_stack([flipped, rng.integers(0, 4, task.size), rng.integers(0, 2, task.size)])
+    offsets = np.array([0, 2, 6, 8])
+    z = within_task_dependence(codes, y, task, offsets, np.random.default_rng(0))
+    assert z[0] > WITHIN_TASK_Z and (z[1:] < WITHIN_TASK_Z).all(), z
+    pooled = label_relevance(codes, y, np.zeros(task.size, dtype=int), offsets)
+    assert pooled[0] < 0.5  # pooled, the flipping column says nothing
+    again = within_task_dependence(codes, y, task, offsets, np.random.default_rng(0))
+    np.testing.assert_array_equal(z, again)  # same seed, same numbers
+
+
+def test_rows_reading_fewer_columns_leave_them_out_of_both_designs():
+    codes = np.array([[0, 1], [1, 0], [1, 1]])
+    numbers = np.array([[0.5, -1.0], [1.5, 2.0], [-0.5, 0.0]])
+    data = JointData.from_codes(
+        codes, np.array([1, 0, 1]), np.array([0, 1, 1]), 2, np.array([0, 2, 4]), numbers, [1, 0]
+    )
+    fewer = data.reading(np.array([True, False]))
+    design = fewer.design(np.arange(3)).toarray()
+    # feature 1's one-hot (columns 2-3) and its number (the first numeric column) read as 0
+    np.testing.assert_array_equal(design[:, 2:4], 0.0)
+    np.testing.assert_array_equal(design[:, -2], 0.0)
+    np.testing.assert_array_equal(design[:, -1], numbers[:, 1])
+    full = data.design(np.arange(3)).toarray()
+    np.testing.assert_array_equal(design[:, :2], full[:, :2])
+    label = fewer.label_design().toarray()
+    np.testing.assert_array_equal(label[:, 2:4], 0.0)
+    np.testing.assert_array_equal(label[:, :2], data.label_design().toarray()[:, :2])
+    np.testing.assert_array_equal(fewer.value_counts, data.value_counts)  # clusters read all
+
+
+def _noisy_groups(seed: int, n_noise: int, n_tasks: int = 45, n_rows: int = 24):
+    """Three groups whose labels follow x0..x2 with different signs (the columns drawn alike
+    in every group), ten rows of each task to train on, plus ``n_noise`` noise columns."""
+    rng = np.random.default_rng(seed)
+    weights = 2.0 * np.array([[2, -2, 1], [-2, 2, 1], [1, 1, -2]], dtype=float)
+    frames = []
+    for task in range(n_tasks):
+        x = rng.normal(size=(n_rows, 3))
+        frame = pd.DataFrame(x, columns=["x0", "x1", "x2"])
+        for j in range(n_noise):
+            frame[f"noise{j}"] = (
+                rng.choice(list("rgbyk"), n_rows) if j % 2 else rng.normal(size=n_rows)
+            )
+        frame["task"] = task
+        frame["y"] = (rng.random(n_rows) < expit(x @ weights[task % 3])).astype(int)
+        frame["train"] = np.arange(n_rows) < 10
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _mean_task_auc(model, test, features) -> float:
+    from clusterednb.stats.task_auc import mean_task_auc
+
+    p1 = model.predict_proba(test[features], test.task)[:, 1]
+    return mean_task_auc(test.y.to_numpy(), p1, test.task.to_numpy())
+
+
+def test_noise_columns_leave_the_regressions_and_the_model_keeps_its_clean_auc(tmp_path):
+    frame = _noisy_groups(seed=0, n_noise=12)
+    features = [c for c in frame.columns if c not in ("task", "y", "train")]
+    train, test = frame[frame.train], frame[~frame.train]
+    clean = ClusteredLogisticRegression(relevance=True, random_state=0)
+    clean.fit(train[["x0", "x1", "x2"]], train.y, train.task)
+    plain = ClusteredLogisticRegression(random_state=0).fit(train[features], train.y, train.task)
+    model = ClusteredLogisticRegression(relevance=True, random_state=0)
+    model.fit(train[features], train.y, train.task)
+    noise = [name for name in features if name.startswith("noise")]
+    label = dict(zip(model.feature_names_in_, model.label_relevance_, strict=True))
+    left_out = set(model.columns_left_out_)
+    assert left_out <= set(noise) and len(left_out) >= len(noise) - 2, left_out
+    assert np.median([label[name] for name in noise]) < 0.1, label
+    auc = _mean_task_auc(model, test, features)
+    assert auc > _mean_task_auc(clean, test, ["x0", "x1", "x2"]) - 0.01
+    assert auc > _mean_task_auc(plain, test, features) + 0.03
+    # the regressions give the columns left out no weight at all
+    offsets = model.schema_.offsets
+    for name in left_out:
+        f = list(model.feature_names_in_).index(name)
+        np.testing.assert_array_equal(model.clusters_.coef[:, offsets[f] : offsets[f + 1]], 0.0)
+    tried = model.tuning_["columns"]
+    assert tried.max() == len(features) and tried.min() == len(features) - len(left_out)
+    summary = model.fit_summary()
+    assert summary["columns_left_out"] == list(model.columns_left_out_)
+    assert summary["label_relevance"] == pytest.approx(label)
+
+    model.save(tmp_path / "model.cnb")
+    loaded = clusterednb.load(tmp_path / "model.cnb")
+    np.testing.assert_array_equal(loaded.label_relevance_, model.label_relevance_)
+    assert list(loaded.columns_left_out_) == list(model.columns_left_out_)
+    np.testing.assert_array_equal(
+        loaded.predict_proba(test[features], test.task),
+        model.predict_proba(test[features], test.task),
+    )
+    more = test[test.task < 3].head(12)
+    loaded.partial_fit(more[features], more.y, more.task)
+    assert list(loaded.columns_left_out_) == list(model.columns_left_out_)
+    f = list(loaded.feature_names_in_).index(model.columns_left_out_[0])
+    np.testing.assert_array_equal(loaded.clusters_.coef[:, offsets[f] : offsets[f + 1]], 0.0)
+
+
+def test_without_relevance_nothing_is_judged_on_the_label():
+    frame = _noisy_groups(seed=1, n_noise=2, n_tasks=12)
+    features = [c for c in frame.columns if c not in ("task", "y", "train")]
+    model = ClusteredLogisticRegression(random_state=0).fit(frame[features], frame.y, frame.task)
+    assert not hasattr(model, "label_relevance_") and not hasattr(model, "columns_left_out_")
+    assert "label_relevance" not in model.fit_summary()
