@@ -122,8 +122,9 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         Tables: each feature's relevance to the clusters is judged on its counts; those below
         one half leave the joint score, so columns that do not separate tasks cannot merge
         them (:mod:`clusterednb.logistic.clustering.feature_relevance`). Each column's
-        relevance to the label is judged in the first clusters the tuning tries; those
-        below one half leave the regressions where that lowers the held-out log-loss
+        relevance to the label is judged in the clusters the tuning chose; those below one
+        half leave the regressions where the held-out rows then rank better, and the
+        clusters ignore the features where that ranks better still
         (:mod:`clusterednb.logistic.clustering.label_relevance`).
 
     Attributes

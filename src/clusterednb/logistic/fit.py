@@ -304,9 +304,9 @@ class JointData:
         return {}
 
     def label_design(self) -> np.ndarray:
-        """The label model's design of the labelled rows: one-hot features and an intercept,
-        sparse (of documents: their coordinates on the documents' leading directions and an
-        intercept, dense).
+        """The label model's design of the labelled rows: one-hot features (of those read:
+        :meth:`reading`) and an intercept, sparse (of documents: their coordinates on the
+        documents' leading directions and an intercept, dense).
 
         Examples
         --------
@@ -318,7 +318,11 @@ class JointData:
         rows = self.labelled
         if self.documents:
             return latent_design(self.codes, rows)
-        return one_hot_rows(self._read_codes(self.codes[rows]), self.offsets)
+        if self.label_columns is None:
+            return one_hot_rows(self.codes[rows], self.offsets)
+        widths = np.diff(self.offsets)[self.label_columns]  # the columns not read: no width
+        offsets = np.concatenate([[0], np.cumsum(widths)])
+        return one_hot_rows(self.codes[rows][:, self.label_columns], offsets)
 
     def expansions(self, precision: float) -> TaskExpansions:
         """Each task's label log-likelihood expanded at the pooled MAP (computed once per

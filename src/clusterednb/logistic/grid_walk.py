@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from clusterednb.logistic.clustering.feature_relevance import RELEVANT
 from clusterednb.logistic.clustering.label_relevance import (
     WITHIN_TASK_Z,
     kept_columns,
@@ -24,8 +25,12 @@ from clusterednb.logistic.clusters import (
 )
 from clusterednb.logistic.fit import JointData, task_tempering
 from clusterednb.logistic.settings import FitSettings
-from clusterednb.stats.task_auc import mean_task_auc
+from clusterednb.stats.task_auc import task_aucs
 
+CLEAR_GAIN = 2.0
+"""Standard errors (over the held tasks) by which a set of columns must raise the held rows'
+AUC within tasks above every column's to be taken: the held rows of all the tasks are one
+sample, so a chance gain would be taken for every target of an evaluation at once."""
 LABEL_ROUNDS = 3
 """Most times the columns' relevance to the label is judged again on the clusters the
 columns kept before give (:func:`label_columns_chosen`)."""
@@ -204,6 +209,7 @@ class SettingScores:
                 "deviation_scale": 0.0,
                 "n_clusters": int(clustering.partition.max()) + 1,
                 "columns": _columns_read(self.train),
+                "cluster_columns": _columns_clustered(self.train, self.judged_relevance),
                 "log_loss": loss,
             }
         )
@@ -213,6 +219,49 @@ class SettingScores:
             self.best.floor = float(self.floors[floor])
             self.best.clusters, self.best.proba = clusters, proba
         return loss
+
+
+def _columns_clustered(data: JointData, judged: np.ndarray | None) -> int:
+    """How many features the clusters' feature side reads."""
+    return int(data.offsets.size - 1 if judged is None else (judged >= RELEVANT).sum())
+
+
+def feature_side_chosen(scores: SettingScores) -> tuple[SettingScores, list[dict]]:
+    """Whether the clusters read the features the clusters' relevance kept, or none: the
+    one whose held-out rows rank better within tasks at the best setting's effective rows
+    (each at its best floor).
+
+    No features must beat them clearly (:data:`CLEAR_GAIN`). The clusters' relevance
+    (:mod:`~clusterednb.logistic.clustering.feature_relevance`)
+    scores each column alone: twenty noise columns that share one latent factor row by row
+    shift together from task to task, and read as independent they look like twenty
+    columns that differ between clusters. Clusters of the labels alone then predict better,
+    and the held-out rows say so.
+
+    Returns
+    -------
+    scores : SettingScores
+        The scores taken (``judged_relevance`` all zero when the clusters read no feature).
+    rejected : list of dict
+        What was scored on the other (for the table of settings tried).
+    """
+    judged = scores.judged_relevance
+    if judged is None or not (judged >= RELEVANT).any():
+        return scores, []
+    bare = SettingScores(
+        scores.data,
+        scores.train,
+        scores.held,
+        scores.settings,
+        scores.rng,
+        scores.grid,
+        scores.floors,
+        np.zeros_like(judged),
+    )
+    bare.walk_floors(scores.best.rows)
+    if _round_ranking_best([scores, bare]) == 1:
+        return bare, scores.tried
+    return scores, bare.tried
 
 
 def _columns_read(data: JointData) -> int:
@@ -226,7 +275,8 @@ def label_columns_chosen(
 ) -> tuple[SettingScores, np.ndarray, np.ndarray | None, list[dict]]:
     """After the walk on every column: judge the columns' relevance to the label on the best
     setting's clusters, and keep the regressions off those judged irrelevant when that
-    lowers the held-out log-loss at the best setting's effective rows (each set of columns
+    makes the held-out rows rank better within tasks at the best setting's effective rows
+    (each set of columns
     at its best floor; :mod:`~clusterednb.logistic.clustering.label_relevance`).
 
     A column that depends on the label within tasks beyond chance
@@ -237,9 +287,8 @@ def label_columns_chosen(
     kept columns change. Of the rounds, the one whose held-out rows each task ranks best
     wins (the mean AUC within tasks, the evaluation's own measure: a column set can lower
     the log-loss by predicting every task alike, with nothing left to tell one user's rows
-    apart); every column wins ties, and the comparison favours them (their effective rows
-    were chosen for them). Without a task whose held rows hold both classes, the least
-    log-loss wins.
+    apart), if it beats every column clearly (:data:`CLEAR_GAIN`); the comparison favours
+    every column too (their effective rows were chosen for them).
 
     Returns
     -------
@@ -283,13 +332,22 @@ def label_columns_chosen(
 
 
 def _round_ranking_best(rounds: list[SettingScores]) -> int:
-    """The position of the round whose best setting's held rows rank best within tasks."""
+    """The position of the round whose best setting's held rows rank best within tasks,
+    among those that beat the first (every column) clearly: by a mean over the held tasks
+    of their AUC's gain at least :data:`CLEAR_GAIN` standard errors above zero. Else 0."""
     first = rounds[0]
     y, task = first.data.y[first.held], first.data.task[first.held]
-    aucs = np.array([mean_task_auc(y, scores.best.proba, task) for scores in rounds])
-    if np.isnan(aucs).any():
-        return int(np.argmin([scores.best.loss for scores in rounds]))
-    return int(np.argmax(aucs))  # the first of equals: every column
+    aucs = np.array([task_aucs(y, scores.best.proba, task) for scores in rounds])
+    aucs = aucs[:, ~np.isnan(aucs[0])]
+    if aucs.shape[1] < 2:
+        return 0
+    gains = aucs - aucs[0]
+    errors = gains.std(axis=1, ddof=1) / np.sqrt(gains.shape[1])
+    clear = gains.mean(axis=1) > CLEAR_GAIN * errors
+    clear[0] = False
+    if not clear.any():
+        return 0
+    return int(np.argmax(np.where(clear, gains.mean(axis=1), -np.inf)))
 
 
 def _same(columns: np.ndarray, kept: np.ndarray | None) -> bool:

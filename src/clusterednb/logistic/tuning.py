@@ -29,9 +29,11 @@ as well as a thousand; and the walk's partition posteriors are sampled with half
 sweeps (:func:`~clusterednb.logistic.grid_walk.tuning_chain`).
 
 With ``relevance``, the best setting's clusters then judge each column's relevance to the
-label; the regressions leave out those judged irrelevant when that lowers the held-out
-log-loss, and then in the fit too
-(:func:`~clusterednb.logistic.grid_walk.label_columns_chosen`).
+label; the regressions leave out those judged irrelevant when the held-out rows then rank
+better within tasks, and then in the fit too
+(:func:`~clusterednb.logistic.grid_walk.label_columns_chosen`); and the clusters read the
+columns judged relevant to them, or none if the held-out rows rank better so
+(:func:`~clusterednb.logistic.grid_walk.feature_side_chosen`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.grid_walk import (
     Best,
     SettingScores,
+    feature_side_chosen,
     held_proba,
     label_columns_chosen,
     mean_log_loss,
@@ -250,6 +253,8 @@ def _cluster_settings(
     label, rejected = (None, None), []
     if settings.relevance and not data.documents:
         scores, *label, rejected = label_columns_chosen(scores)
+        scores, bare = feature_side_chosen(scores)
+        rejected += bare
     return rejected + scores.tried, scores.best, scores.judged_relevance, tuple(label)
 
 

@@ -12,7 +12,24 @@ import numpy as np
 
 def mean_task_auc(y: np.ndarray, p1: np.ndarray, task: np.ndarray) -> float:
     """Mean over the tasks whose rows hold both classes of the AUC of ``p1`` against ``y``;
-    NaN when no task holds both.
+    NaN when no task holds both (:func:`task_aucs`).
+
+    Examples
+    --------
+    >>> y, task = np.array([0, 1, 0, 1, 1]), np.array([0, 0, 1, 1, 2])
+    >>> mean_task_auc(y, np.array([0.2, 0.8, 0.9, 0.1, 0.5]), task)  # (1 + 0) / 2
+    0.5
+    >>> mean_task_auc(np.array([0, 1]), np.array([0.3, 0.3]), np.array([4, 4]))  # a tie: half
+    0.5
+    """
+    aucs = task_aucs(y, p1, task)
+    both = ~np.isnan(aucs)
+    return float(np.mean(aucs[both])) if both.any() else float("nan")
+
+
+def task_aucs(y: np.ndarray, p1: np.ndarray, task: np.ndarray) -> np.ndarray:
+    """The AUC of ``p1`` against ``y`` within each task, in the order of ``np.unique(task)``;
+    NaN for a task whose rows hold one class.
 
     Parameters
     ----------
@@ -25,21 +42,18 @@ def mean_task_auc(y: np.ndarray, p1: np.ndarray, task: np.ndarray) -> float:
 
     Returns
     -------
-    float
+    ndarray of shape (n_tasks,)
 
     Examples
     --------
-    >>> y, task = np.array([0, 1, 0, 1, 1]), np.array([0, 0, 1, 1, 2])
-    >>> mean_task_auc(y, np.array([0.2, 0.8, 0.9, 0.1, 0.5]), task)  # (1 + 0) / 2
-    0.5
-    >>> mean_task_auc(np.array([0, 1]), np.array([0.3, 0.3]), np.array([4, 4]))  # a tie: half
-    0.5
+    >>> task_aucs(np.array([0, 1, 1, 1]), np.array([0.1, 0.7, 0.2, 0.4]), np.array([3, 3, 5, 5]))
+    array([ 1., nan])
     """
     y = np.asarray(y, dtype=np.float64)
     p1, task = np.asarray(p1, dtype=np.float64), np.asarray(task)
     n = y.size
     if n == 0:
-        return float("nan")
+        return np.zeros(0)
     order = np.lexsort((p1, task))
     task, p1, y = task[order], p1[order], y[order]
     new_task = np.r_[True, task[1:] != task[:-1]]
@@ -52,9 +66,6 @@ def mean_task_auc(y: np.ndarray, p1: np.ndarray, task: np.ndarray) -> float:
     of_task = np.cumsum(new_task) - 1
     positives = np.bincount(of_task, y)
     negatives = np.bincount(of_task) - positives
-    both = (positives > 0) & (negatives > 0)
-    if not both.any():
-        return float("nan")
-    rank_sums = np.bincount(of_task, within * y)
-    u = rank_sums - positives * (positives + 1) / 2
-    return float(np.mean(u[both] / (positives[both] * negatives[both])))
+    u = np.bincount(of_task, within * y) - positives * (positives + 1) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((positives > 0) & (negatives > 0), u / (positives * negatives), np.nan)
