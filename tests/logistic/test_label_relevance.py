@@ -180,3 +180,33 @@ def test_without_relevance_nothing_is_judged_on_the_label():
     model = ClusteredLogisticRegression(random_state=0).fit(frame[features], frame.y, frame.task)
     assert not hasattr(model, "label_relevance_") and not hasattr(model, "columns_left_out_")
     assert "label_relevance" not in model.fit_summary()
+
+
+def _round(y, task, proba):
+    from types import SimpleNamespace
+
+    data = SimpleNamespace(y=y, task=task)
+    return SimpleNamespace(data=data, held=np.arange(y.size), best=SimpleNamespace(proba=proba))
+
+
+def test_a_set_of_columns_is_taken_only_when_it_predicts_clearly_better():
+    from clusterednb.logistic.grid_walk import _clearly_best, mean_log_loss
+
+    rng = np.random.default_rng(0)
+    task = np.repeat(np.arange(20), 10)
+    y = rng.integers(0, 2, task.size)
+    truth = np.where(y == 1, 0.8, 0.2)
+    every = _round(y, task, np.full(y.size, 0.5))
+    slightly = _round(y, task, np.where(rng.random(y.size) < 0.52, truth, 1 - truth) * 0.1 + 0.45)
+    clearly = _round(y, task, truth)
+    assert _clearly_best([every, slightly, clearly]) == 2
+    assert _clearly_best([every, slightly]) == 0  # a chance gain is not taken
+    assert _clearly_best([clearly, every]) == 0
+    # a lower log-loss that ranks each task's rows worse is not taken: each task's rows all
+    # at the task's rate of positives, against a faint but right order within every task
+    rates = np.array([y[task == t].mean() for t in range(20)]).clip(0.05, 0.95)
+    alike = _round(y, task, rates[task])
+    ranked = _round(y, task, np.where(y == 1, 0.51, 0.49))
+    losses = [mean_log_loss(y, r.best.proba) for r in (ranked, alike)]
+    assert losses[1] < losses[0] - 0.02  # alike predicts the rows better on average
+    assert _clearly_best([ranked, alike]) == 0

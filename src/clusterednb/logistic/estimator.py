@@ -123,8 +123,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         one half leave the joint score, so columns that do not separate tasks cannot merge
         them (:mod:`clusterednb.logistic.clustering.feature_relevance`). Each column's
         relevance to the label is judged in the clusters the tuning chose; those below one
-        half leave the regressions where the held-out rows then rank better, and the
-        clusters ignore the features where that ranks better still
+        half leave the regressions where the held-out rows are then clearly better
+        predicted, and the clusters ignore the features where that is clearly better still
         (:mod:`clusterednb.logistic.clustering.label_relevance`).
 
     Attributes

@@ -25,12 +25,13 @@ from clusterednb.logistic.clusters import (
 )
 from clusterednb.logistic.fit import JointData, task_tempering
 from clusterednb.logistic.settings import FitSettings
-from clusterednb.stats.task_auc import task_aucs
+from clusterednb.stats.task_auc import mean_task_auc
 
 CLEAR_GAIN = 2.0
-"""Standard errors (over the held tasks) by which a set of columns must raise the held rows'
-AUC within tasks above every column's to be taken: the held rows of all the tasks are one
-sample, so a chance gain would be taken for every target of an evaluation at once."""
+"""Standard errors (of the held rows' paired differences) by which a set of columns must
+lower the held rows' mean log-loss below every column's to be taken: the held rows of all
+the tasks are one sample, so a chance gain would be taken for every target of an evaluation
+at once."""
 LABEL_ROUNDS = 3
 """Most times the columns' relevance to the label is judged again on the clusters the
 columns kept before give (:func:`label_columns_chosen`)."""
@@ -67,6 +68,19 @@ def held_proba(
     return clusters.proba(design, clusters.membership[task], task if with_task else None)
 
 
+def row_log_loss(y: np.ndarray, p1: np.ndarray) -> np.ndarray:
+    """Each row's negative log-likelihood, shape (n,), probabilities clipped as in
+    :func:`mean_log_loss`.
+
+    Examples
+    --------
+    >>> row_log_loss(np.array([1, 0]), np.array([0.5, 0.5])).round(6).tolist()
+    [0.693147, 0.693147]
+    """
+    clipped = np.clip(p1, 1e-15, 1 - 1e-15)
+    return -np.where(y == 1, np.log(clipped), np.log1p(-clipped))
+
+
 def mean_log_loss(y: np.ndarray, p1: np.ndarray) -> float:
     """Mean negative log-likelihood of labels ``y`` (n,) in {0, 1} under ``P(y = 1) = p1``
     (n,), probabilities clipped to ``[1e-15, 1 − 1e-15]`` (as scikit-learn's ``log_loss``).
@@ -78,8 +92,7 @@ def mean_log_loss(y: np.ndarray, p1: np.ndarray) -> float:
     >>> round(mean_log_loss(np.array([1]), np.array([0.0])), 4)  # clipped, not infinite
     34.5388
     """
-    clipped = np.clip(p1, 1e-15, 1 - 1e-15)
-    return float(-np.mean(np.where(y == 1, np.log(clipped), np.log1p(-clipped))))
+    return float(np.mean(row_log_loss(y, p1)))
 
 
 class Best:
@@ -228,10 +241,10 @@ def _columns_clustered(data: JointData, judged: np.ndarray | None) -> int:
 
 def feature_side_chosen(scores: SettingScores) -> tuple[SettingScores, list[dict]]:
     """Whether the clusters read the features the clusters' relevance kept, or none: the
-    one whose held-out rows rank better within tasks at the best setting's effective rows
-    (each at its best floor).
+    one that predicts the held-out rows better at the best setting's effective rows (each at
+    its best floor).
 
-    No features must beat them clearly (:data:`CLEAR_GAIN`). The clusters' relevance
+    No features must beat them clearly (:func:`_clearly_best`). The clusters' relevance
     (:mod:`~clusterednb.logistic.clustering.feature_relevance`)
     scores each column alone: twenty noise columns that share one latent factor row by row
     shift together from task to task, and read as independent they look like twenty
@@ -259,7 +272,7 @@ def feature_side_chosen(scores: SettingScores) -> tuple[SettingScores, list[dict
         np.zeros_like(judged),
     )
     bare.walk_floors(scores.best.rows)
-    if _round_ranking_best([scores, bare]) == 1:
+    if _clearly_best([scores, bare]) == 1:
         return bare, scores.tried
     return scores, bare.tried
 
@@ -275,7 +288,7 @@ def label_columns_chosen(
 ) -> tuple[SettingScores, np.ndarray, np.ndarray | None, list[dict]]:
     """After the walk on every column: judge the columns' relevance to the label on the best
     setting's clusters, and keep the regressions off those judged irrelevant when that
-    makes the held-out rows rank better within tasks at the best setting's effective rows
+    predicts the held-out rows clearly better at the best setting's effective rows
     (each set of columns
     at its best floor; :mod:`~clusterednb.logistic.clustering.label_relevance`).
 
@@ -284,11 +297,9 @@ def label_columns_chosen(
     kept whatever the clusters say: noise can merge every task into one cluster, where a
     column whose slope changes sign between groups looks irrelevant. The judgement is made
     again on the clusters the kept columns give, up to :data:`LABEL_ROUNDS` times while the
-    kept columns change. Of the rounds, the one whose held-out rows each task ranks best
-    wins (the mean AUC within tasks, the evaluation's own measure: a column set can lower
-    the log-loss by predicting every task alike, with nothing left to tell one user's rows
-    apart), if it beats every column clearly (:data:`CLEAR_GAIN`); the comparison favours
-    every column too (their effective rows were chosen for them).
+    kept columns change. A round is taken only if it predicts the held rows clearly better
+    than every column (:func:`_clearly_best`); the comparison favours every column too
+    (their effective rows were chosen for them).
 
     Returns
     -------
@@ -325,27 +336,29 @@ def label_columns_chosen(
         )
         fewer.walk_floors(at)
         rounds.append((fewer, _judged(fewer), columns))
-    best = _round_ranking_best([candidate for candidate, *_ in rounds])
+    best = _clearly_best([candidate for candidate, *_ in rounds])
     chosen, _, columns = rounds[best]
     rejected = [row for r, (other, *_) in enumerate(rounds) if r != best for row in other.tried]
     return chosen, rounds[best][1], columns, rejected
 
 
-def _round_ranking_best(rounds: list[SettingScores]) -> int:
-    """The position of the round whose best setting's held rows rank best within tasks,
-    among those that beat the first (every column) clearly: by a mean over the held tasks
-    of their AUC's gain at least :data:`CLEAR_GAIN` standard errors above zero. Else 0."""
+def _clearly_best(rounds: list[SettingScores]) -> int:
+    """The position of the round that predicts the held rows best, among those that beat the
+    first (every column) clearly, else 0: a round's mean log-loss must fall below the
+    first's by :data:`CLEAR_GAIN` standard errors of the rows' paired differences, and its
+    held rows must rank no worse within tasks (the mean AUC within tasks, the evaluation's
+    own measure: a set of columns can lower the log-loss by predicting every task alike,
+    with nothing left to tell one user's rows apart)."""
     first = rounds[0]
     y, task = first.data.y[first.held], first.data.task[first.held]
-    aucs = np.array([task_aucs(y, scores.best.proba, task) for scores in rounds])
-    aucs = aucs[:, ~np.isnan(aucs[0])]
-    if aucs.shape[1] < 2:
-        return 0
-    gains = aucs - aucs[0]
-    errors = gains.std(axis=1, ddof=1) / np.sqrt(gains.shape[1])
-    clear = gains.mean(axis=1) > CLEAR_GAIN * errors
+    losses = np.array([row_log_loss(y, scores.best.proba) for scores in rounds])
+    gains = losses[0] - losses
+    errors = gains.std(axis=1, ddof=1) / np.sqrt(max(y.size, 1))
+    aucs = np.array([mean_task_auc(y, scores.best.proba, task) for scores in rounds])
+    ranks = np.isnan(aucs) | (aucs >= aucs[0])
+    clear = (gains.mean(axis=1) > CLEAR_GAIN * errors) & ranks
     clear[0] = False
-    if not clear.any():
+    if y.size < 2 or not clear.any():
         return 0
     return int(np.argmax(np.where(clear, gains.mean(axis=1), -np.inf)))
 

@@ -29,10 +29,10 @@ as well as a thousand; and the walk's partition posteriors are sampled with half
 sweeps (:func:`~clusterednb.logistic.grid_walk.tuning_chain`).
 
 With ``relevance``, the best setting's clusters then judge each column's relevance to the
-label; the regressions leave out those judged irrelevant when the held-out rows then rank
-better within tasks, and then in the fit too
+label; the regressions leave out those judged irrelevant when the held-out rows are then
+clearly better predicted, and then in the fit too
 (:func:`~clusterednb.logistic.grid_walk.label_columns_chosen`); and the clusters read the
-columns judged relevant to them, or none if the held-out rows rank better so
+columns judged relevant to them, or none if the held rows are clearly better predicted so
 (:func:`~clusterednb.logistic.grid_walk.feature_side_chosen`).
 """
 

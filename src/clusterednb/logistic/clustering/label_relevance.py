@@ -12,7 +12,7 @@ pseudo-count ``beta`` on every value. A column is relevant a priori with probabi
 ``1 / (n_features + 1)`` (as the clusters' relevance expects one relevant column: with
 twenty noise columns, an even prior keeps one or two of them by chance). A column whose
 label relevance is below one half is then left out of the regressions (its codes read as
-missing), and the tuning keeps that only where the held-out rows then rank better
+missing), and the tuning keeps that only where the held-out rows are then clearly better predicted
 (:mod:`~clusterednb.logistic.tuning`).
 
 Within clusters, not pooled: a column whose slope changes sign between groups of tasks
