@@ -236,6 +236,24 @@ class SettingScores:
         return loss
 
 
+def side_stream(rng: np.random.Generator) -> np.random.Generator:
+    """A generator of its own for a side trial of the walk, spawned from ``rng`` without
+    moving ``rng``'s stream: where the trial is not taken, the walk and the fit after it
+    draw the numbers they drew without it (same seed, same numbers either way).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> _ = side_stream(rng).random(5)
+    >>> rng.random() == np.random.default_rng(0).random()
+    True
+    """
+    try:
+        return rng.spawn(1)[0]
+    except TypeError:  # a bit generator made without a seed sequence: draw a seed
+        return np.random.default_rng(int(rng.integers(2**63)))
+
+
 def _columns_clustered(data: JointData, judged: np.ndarray | None) -> int:
     """How many features the clusters' feature side reads."""
     return int(data.offsets.size - 1 if judged is None else (judged >= RELEVANT).sum())
@@ -268,7 +286,7 @@ def feature_side_chosen(scores: SettingScores) -> tuple[SettingScores, list[dict
         scores.train,
         scores.held,
         scores.settings,
-        scores.rng,
+        side_stream(scores.rng),
         scores.grid,
         scores.floors,
         np.zeros_like(judged),
@@ -318,7 +336,7 @@ def label_columns_chosen(
     train, at = scores.train, scores.best.rows
     rows = train.labelled
     dependence = within_task_dependence(
-        train.codes[rows], train.y[rows], train.task[rows], train.offsets, scores.rng
+        train.codes[rows], train.y[rows], train.task[rows], train.offsets, side_stream(scores.rng)
     )
     rounds = [(scores, _judged(scores), None)]
     while len(rounds) <= LABEL_ROUNDS:
@@ -331,7 +349,7 @@ def label_columns_chosen(
             train.reading(columns),
             scores.held,
             scores.settings,
-            scores.rng,
+            side_stream(scores.rng),
             scores.grid,
             scores.floors,
             scores.judged_relevance,
