@@ -18,7 +18,7 @@ from clusterednb.exceptions import CNBError
 from clusterednb.inference.blocks.core_and_place import MAX_SAMPLED_TASKS, core_and_place
 from clusterednb.inference.blocks.engine import BlockClustering, enumerate_blocks, membership
 from clusterednb.inference.blocks.slot_chain import gibbs_joint_blocks
-from clusterednb.logistic.clustering.feature_relevance import feature_relevance, kept_values
+from clusterednb.logistic.clustering.feature_relevance import judged_relevance, kept_values
 from clusterednb.logistic.fit import JointData, task_tempering
 from clusterednb.logistic.settings import AUTO, MAX_ENUMERATED_TASKS, FitSettings
 from clusterednb.logistic.solvers.cluster_weighted import (
@@ -310,12 +310,9 @@ def partition_posterior(
         blocks, relevance = data.blocks(settings), None
     else:
         if relevance is None:
-            relevance = feature_relevance(
-                data.blocks(settings).value_counts,
-                data.offsets,
-                settings.beta,
-                settings.gamma,
-                rng,
+            counts = data.blocks(settings).value_counts
+            relevance = judged_relevance(
+                counts, data.codes, data.task, data.offsets, settings.beta, settings.gamma, rng
             )
         blocks = data.blocks(settings, kept_values(relevance, data.offsets))
     exact = settings.inference == "exact" or (

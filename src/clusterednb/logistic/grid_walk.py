@@ -25,6 +25,7 @@ from clusterednb.logistic.clusters import (
 )
 from clusterednb.logistic.fit import JointData, task_tempering
 from clusterednb.logistic.settings import FitSettings
+from clusterednb.seeding import side_stream
 from clusterednb.stats.task_auc import mean_task_auc
 
 CLEAR_GAIN = 3.0
@@ -234,24 +235,6 @@ class SettingScores:
             self.best.floor = float(self.floors[floor])
             self.best.clusters, self.best.proba = clusters, proba
         return loss
-
-
-def side_stream(rng: np.random.Generator) -> np.random.Generator:
-    """A generator of its own for a side trial of the walk, spawned from ``rng`` without
-    moving ``rng``'s stream: where the trial is not taken, the walk and the fit after it
-    draw the numbers they drew without it (same seed, same numbers either way).
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> _ = side_stream(rng).random(5)
-    >>> rng.random() == np.random.default_rng(0).random()
-    True
-    """
-    try:
-        return rng.spawn(1)[0]
-    except TypeError:  # a bit generator made without a seed sequence: draw a seed
-        return np.random.default_rng(int(rng.integers(2**63)))
 
 
 def _columns_clustered(data: JointData, judged: np.ndarray | None) -> int:

@@ -22,13 +22,20 @@ import numpy as np
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.inference.relevance import RelevanceSettings, fit_relevance_gibbs
+from clusterednb.logistic.clustering.label_relevance import dirichlet_categorical_evidence
 from clusterednb.models.observation import DirichletNB
+from clusterednb.seeding import side_stream
 from clusterednb.stats.counts import Counts
 
 RELEVANT = 0.5
 """A feature stays in the joint score when its posterior relevance is at least this."""
 MAX_JUDGED_TASKS = 2_000
 """The switches are sampled on at most this many tasks (drawn at random)."""
+HETEROGENEOUS_Z = 3.0
+"""A column can be relevant to the clusters only if its values differ between tasks by this
+many standard deviations beyond chance (:func:`task_heterogeneity`)."""
+N_DEALS = 30
+"""Random deals of the rows to the tasks that give :func:`task_heterogeneity`'s null."""
 
 
 def feature_relevance(
@@ -83,6 +90,105 @@ def feature_relevance(
     settings = RelevanceSettings(n_sweeps=n_sweeps, burn_in=n_sweeps // 3, prior=prior)
     result = fit_relevance_gibbs(DirichletNB(schema, beta=beta), counts, gamma, settings, rng)
     return result.extras["feature_relevance"]
+
+
+def judged_relevance(
+    value_counts: np.ndarray,
+    codes: np.ndarray,
+    task: np.ndarray,
+    offsets: np.ndarray,
+    beta: float,
+    gamma: float,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Each feature's relevance to the clusters, shape (n_features,): the sampler's posterior
+    (:func:`feature_relevance` of the tempered ``value_counts``, (n_tasks, n_values_total)),
+    0 for a column whose values (``codes`` (n_rows, n_features) of tasks ``task`` (n_rows,))
+    do not differ between tasks beyond chance (:func:`task_heterogeneity`, on the rows of at
+    most :data:`MAX_JUDGED_TASKS` tasks, with a generator spawned from ``rng``: the sampler
+    draws what it drew without the test).
+
+    Examples
+    --------
+    >>> codes = np.array([[0], [1]] * 12)  # the same two values in every task
+    >>> task = np.repeat(np.arange(6), 4)
+    >>> counts = np.full((6, 2), 2.0)
+    >>> judged_relevance(counts, codes, task, np.array([0, 2]), 1.0, 1.0,
+    ...                  np.random.default_rng(0)).tolist()
+    [0.0]
+    """
+    relevance = feature_relevance(value_counts, offsets, beta, gamma, rng)
+    test_rng = side_stream(rng)
+    n_tasks = value_counts.shape[0]
+    if n_tasks > MAX_JUDGED_TASKS:
+        chosen = np.zeros(n_tasks, dtype=bool)
+        chosen[test_rng.choice(n_tasks, MAX_JUDGED_TASKS, replace=False)] = True
+        codes, task = codes[chosen[task]], task[chosen[task]]
+    task = np.unique(task, return_inverse=True)[1]
+    differ = task_heterogeneity(codes, task, offsets, test_rng, beta)
+    return np.where(differ > HETEROGENEOUS_Z, relevance, 0.0)
+
+
+def task_heterogeneity(
+    codes: np.ndarray,
+    task: np.ndarray,
+    offsets: np.ndarray,
+    rng: np.random.Generator,
+    beta: float = 1.0,
+) -> np.ndarray:
+    """How far each column's values differ between tasks beyond chance, in standard
+    deviations, shape (n_features,).
+
+    The statistic is each column's log Bayes factor of a Dirichlet–categorical per task
+    against one shared by every task, compared with its values when the rows are dealt to
+    the tasks at random (:data:`N_DEALS` times, the tasks' sizes kept). Each column is tested
+    on its own, so columns that move together row by row (twenty noise columns that share
+    one latent factor) do not add up to evidence of clusters: the sampler of
+    :func:`feature_relevance` reads the columns as independent, and such columns, which
+    shift together from task to task by chance, look to it like structure.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_features)
+        Value codes (-1: missing, not counted).
+    task : ndarray of shape (n_rows,)
+        Task positions.
+    offsets : ndarray of shape (n_features + 1,)
+    rng : numpy.random.Generator
+    beta : float, default=1.0
+
+    Examples
+    --------
+    Column 0 is drawn from a different categorical in each half of the tasks, column 1
+    alike in all of them:
+
+    >>> rng = np.random.default_rng(0)
+    >>> task = np.repeat(np.arange(20), 15)
+    >>> codes = np.column_stack([rng.integers(0, 2, 300) + 2 * (task % 2), rng.integers(0, 4, 300)])
+    >>> z = task_heterogeneity(codes, task, np.array([0, 4, 8]), rng)
+    >>> bool(z[0] > HETEROGENEOUS_Z), bool(z[1] < HETEROGENEOUS_Z)
+    (True, True)
+    """
+    observed = _heterogeneity(codes, task, offsets, beta)
+    dealt = np.array(
+        [_heterogeneity(codes, rng.permutation(task), offsets, beta) for _ in range(N_DEALS)]
+    )
+    spread = dealt.std(axis=0)
+    return (observed - dealt.mean(axis=0)) / np.where(spread > 0, spread, np.inf)
+
+
+def _heterogeneity(
+    codes: np.ndarray, task: np.ndarray, offsets: np.ndarray, beta: float
+) -> np.ndarray:
+    """Each column's log Bayes factor, a categorical per task against one shared, shape
+    (n_features,)."""
+    widths, n_values, n_tasks = np.diff(offsets), int(offsets[-1]), int(task.max()) + 1
+    present = codes >= 0
+    cell = np.broadcast_to(task[:, None], codes.shape)[present] * n_values
+    counts = np.bincount(cell + (codes + offsets[:-1])[present], minlength=n_tasks * n_values)
+    counts = counts.reshape(n_tasks, n_values).astype(np.float64)
+    per_task = dirichlet_categorical_evidence(counts, widths, beta).sum(axis=0)
+    return per_task - dirichlet_categorical_evidence(counts.sum(axis=0), widths, beta)
 
 
 def kept_values(relevance: np.ndarray, offsets: np.ndarray) -> np.ndarray:
