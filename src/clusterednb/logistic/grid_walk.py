@@ -28,13 +28,14 @@ from clusterednb.logistic.settings import FitSettings
 from clusterednb.seeding import side_stream
 from clusterednb.stats.task_auc import mean_task_auc
 
-CLEAR_GAIN = 3.0
+CLEAR_GAIN = 2.5
 """Standard errors (of the held rows' paired differences) by which a set of columns must
 lower the held rows' mean log-loss below every column's to be taken. The held rows of all
 the tasks are one sample, so a chance gain would be taken for every target of an evaluation
-at once, and up to four sets are tried. Measured: 0.9–2.1 on computer-survey, where leaving
-columns out lost 0.013 AUC at k = 8; 2.0 on a clean table of 6 rows a task, where it lost
-0.13 on one seed; 3.3–7.5 with 20 noise columns, where it gains 0.2."""
+at once; with up to four sets tried, 2.5 keeps the chance of taking one by chance near
+2.5 %. Measured: 0.9–2.1 on computer-survey, where leaving columns out lost 0.013 AUC at
+k = 8; 2.0 on a clean table of 6 rows a task, where it lost 0.13 on one seed; 2.6–7.5 with
+12 to 20 noise columns, where it gains 0.1–0.3."""
 LABEL_ROUNDS = 3
 """Most times the columns' relevance to the label is judged again on the clusters the
 columns kept before give (:func:`label_columns_chosen`)."""
@@ -300,7 +301,9 @@ def label_columns_chosen(
     kept whatever the clusters say: noise can merge every task into one cluster, where a
     column whose slope changes sign between groups looks irrelevant. The judgement is made
     again on the clusters the kept columns give, up to :data:`LABEL_ROUNDS` times while the
-    kept columns change. A round is taken only if it predicts the held rows clearly better
+    kept columns change; these later rounds only add columns back (in clusters that merge
+    two groups, a column whose slope differs between them looks irrelevant too). A round is
+    taken only if it predicts the held rows clearly better
     than every column (:func:`_clearly_best`); the comparison favours every column too
     (their effective rows were chosen for them).
 
@@ -323,8 +326,10 @@ def label_columns_chosen(
     )
     rounds = [(scores, _judged(scores), None)]
     while len(rounds) <= LABEL_ROUNDS:
-        relevance = rounds[-1][1]
+        previous, relevance = rounds[-1][2], rounds[-1][1]
         columns = kept_columns(relevance) | (dependence > WITHIN_TASK_Z)
+        if previous is not None:  # later rounds only add back what new clusters reveal
+            columns |= previous
         if columns.all() or any(_same(columns, kept) for *_, kept in rounds):
             break
         fewer = SettingScores(
