@@ -211,3 +211,35 @@ def test_a_set_of_columns_is_taken_only_when_it_predicts_clearly_better():
     gains = row_log_loss(y, ranked.best.proba) - row_log_loss(y, alike.best.proba)
     assert gains.mean() > 3.5 * gains.std(ddof=1) / np.sqrt(y.size)  # by log-loss: clearly
     assert _clearly_best([ranked, alike]) == 0
+
+
+def test_columns_that_move_together_row_by_row_do_not_make_clusters():
+    """Twenty noise columns sharing one latent factor in every row: read as independent they
+    look like task structure to the sampler (most judged relevant), but none differs between
+    tasks beyond chance on its own, so none is relevant to the clusters; a column drawn
+    differently in two groups of tasks stays."""
+    from clusterednb.logistic.clustering.feature_relevance import (
+        HETEROGENEOUS_Z,
+        feature_relevance,
+        judged_relevance,
+        task_heterogeneity,
+    )
+
+    rng = np.random.default_rng(0)
+    task = np.repeat(np.arange(60), 10)
+    latent = rng.normal(size=task.size)
+    noise = 0.8 * latent[:, None] + 0.6 * rng.normal(size=(task.size, 20))
+    codes = np.digitize(noise, [-1.0, -0.3, 0.3, 1.0])
+    offsets = 5 * np.arange(21)
+    counts = np.zeros((60, offsets[-1]))
+    np.add.at(counts, (np.repeat(task, 20), (codes + offsets[:-1]).ravel()), 1.0)
+    fooled = feature_relevance(counts, offsets, 1.0, 1.0, np.random.default_rng(2))
+    assert (fooled > 0.5).sum() > 15, fooled
+    judged = judged_relevance(counts, codes, task, offsets, 1.0, 1.0, np.random.default_rng(2))
+    assert (judged == 0.0).all(), judged
+
+    site = np.where(task % 2 == 0, rng.integers(0, 2, task.size), rng.integers(1, 3, task.size))
+    z = task_heterogeneity(
+        np.column_stack([site, codes]), task, np.concatenate([[0], 3 + offsets]), rng
+    )
+    assert z[0] > HETEROGENEOUS_Z and (z[1:] < HETEROGENEOUS_Z).all(), z

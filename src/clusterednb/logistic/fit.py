@@ -177,6 +177,8 @@ class JointData:
         >>> data.reading(np.array([True, False])).design(np.array([0])).toarray().tolist()
         [[1.0, 0.0, 0.0, 0.0, 1.0, 0.0]]
         """
+        if columns is None and self.label_columns is None:
+            return self  # its caches (expansions, counts) kept
         kept = None if columns is None else np.asarray(columns, dtype=bool)
         return replace(self, label_columns=kept)
 
