@@ -172,9 +172,11 @@ def _fit(commands: argparse._SubParsersAction) -> None:
     fit.add_argument(
         "--relevance",
         action="store_true",
-        help="cnb-gibbs, cnb-logistic, cnb-lgbm, cnb-blend, cnb-boost: each column either "
-        "separates the users' clusters or is shared by every user (then it no longer moves "
-        "them); prints each column's relevance",
+        help="cnb-gibbs, cnb-variational, cnb-logistic, cnb-lgbm, cnb-blend, cnb-boost: each "
+        "column either separates the users' clusters or is shared by every user (then it no "
+        "longer moves them); cnb-logistic also judges each column's relevance to the label "
+        "within clusters and leaves the irrelevant ones out of its regressions where held-out "
+        "rows say so; prints each column's relevance",
     )
     add_output(fit, "model file to write")
     add_json(fit)
