@@ -243,3 +243,28 @@ def test_columns_that_move_together_row_by_row_do_not_make_clusters():
         np.column_stack([site, codes]), task, np.concatenate([[0], 3 + offsets]), rng
     )
     assert z[0] > HETEROGENEOUS_Z and (z[1:] < HETEROGENEOUS_Z).all(), z
+
+
+def test_the_heterogeneity_test_reads_a_bounded_number_of_rows(monkeypatch):
+    """Above the row budget the test reads whole tasks drawn at random, and still tells a
+    column that differs between two groups of tasks from one that does not."""
+    from clusterednb.logistic.clustering import feature_relevance as module
+
+    rng = np.random.default_rng(4)
+    task = np.repeat(np.arange(80), 10)
+    site = np.where(task % 2 == 0, rng.integers(0, 2, task.size), rng.integers(1, 3, task.size))
+    codes = np.column_stack([site, rng.integers(0, 3, task.size)])
+    offsets = np.array([0, 3, 6])
+    counts = np.zeros((80, 6))
+    np.add.at(counts, (np.repeat(task, 2), (codes + offsets[:-1]).ravel()), 1.0)
+    seen = []
+    real = module.task_heterogeneity
+    monkeypatch.setattr(module, "MAX_JUDGED_ROWS", 300)
+    monkeypatch.setattr(
+        module,
+        "task_heterogeneity",
+        lambda c, t, *a, **k: seen.append(c.shape[0]) or real(c, t, *a, **k),
+    )
+    judged = module.judged_relevance(counts, codes, task, offsets, 1.0, 1.0, rng)
+    assert seen == [300]  # 30 whole tasks of 10 rows
+    assert judged[0] > 0.5 and judged[1] == 0.0, judged

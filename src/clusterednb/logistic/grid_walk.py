@@ -292,9 +292,8 @@ def label_columns_chosen(
 ) -> tuple[SettingScores, np.ndarray, np.ndarray | None, list[dict]]:
     """After the walk on every column: judge the columns' relevance to the label on the best
     setting's clusters, and keep the regressions off those judged irrelevant when that
-    predicts the held-out rows clearly better at the best setting's effective rows
-    (each set of columns
-    at its best floor; :mod:`~clusterednb.logistic.clustering.label_relevance`).
+    predicts the held-out rows clearly better at the best setting's effective rows (each set
+    of columns at its best floor; :mod:`~clusterednb.logistic.clustering.label_relevance`).
 
     A column that depends on the label within tasks beyond chance
     (:func:`~clusterednb.logistic.clustering.label_relevance.within_task_dependence`) is
@@ -303,9 +302,9 @@ def label_columns_chosen(
     again on the clusters the kept columns give, up to :data:`LABEL_ROUNDS` times while the
     kept columns change; these later rounds only add columns back (in clusters that merge
     two groups, a column whose slope differs between them looks irrelevant too). A round is
-    taken only if it predicts the held rows clearly better
-    than every column (:func:`_clearly_best`); the comparison favours every column too
-    (their effective rows were chosen for them).
+    taken only if it predicts the held rows clearly better than every column
+    (:func:`_clearly_best`); the comparison favours every column too (their effective rows
+    were chosen for them).
 
     Returns
     -------
@@ -359,6 +358,8 @@ def _clearly_best(rounds: list[SettingScores]) -> int:
     with nothing left to tell one user's rows apart)."""
     first = rounds[0]
     y, task = first.data.y[first.held], first.data.task[first.held]
+    if y.size < 2:
+        return 0
     losses = np.array([row_log_loss(y, scores.best.proba) for scores in rounds])
     gains = losses[0] - losses
     errors = gains.std(axis=1, ddof=1) / np.sqrt(max(y.size, 1))
@@ -366,7 +367,7 @@ def _clearly_best(rounds: list[SettingScores]) -> int:
     ranks = np.isnan(aucs) | (aucs >= aucs[0])
     clear = (gains.mean(axis=1) > CLEAR_GAIN * errors) & ranks
     clear[0] = False
-    if y.size < 2 or not clear.any():
+    if not clear.any():
         return 0
     return int(np.argmax(np.where(clear, gains.mean(axis=1), -np.inf)))
 

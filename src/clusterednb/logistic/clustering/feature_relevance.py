@@ -31,6 +31,9 @@ RELEVANT = 0.5
 """A feature stays in the joint score when its posterior relevance is at least this."""
 MAX_JUDGED_TASKS = 2_000
 """The switches are sampled on at most this many tasks (drawn at random)."""
+MAX_JUDGED_ROWS = 200_000
+""":func:`task_heterogeneity` reads the rows of at most this many (whole tasks drawn at
+random, at least two): each of its deals counts them all again."""
 HETEROGENEOUS_Z = 3.0
 """A column can be relevant to the clusters only if its values differ between tasks by this
 many standard deviations beyond chance (:func:`task_heterogeneity`)."""
@@ -105,8 +108,8 @@ def judged_relevance(
     (:func:`feature_relevance` of the tempered ``value_counts``, (n_tasks, n_values_total)),
     0 for a column whose values (``codes`` (n_rows, n_features) of tasks ``task`` (n_rows,))
     do not differ between tasks beyond chance (:func:`task_heterogeneity`, on the rows of at
-    most :data:`MAX_JUDGED_TASKS` tasks, with a generator spawned from ``rng``: the sampler
-    draws what it drew without the test).
+    most :data:`MAX_JUDGED_TASKS` tasks and :data:`MAX_JUDGED_ROWS` rows, with a generator
+    spawned from ``rng``: the sampler draws what it drew without the test).
 
     Examples
     --------
@@ -120,9 +123,12 @@ def judged_relevance(
     relevance = feature_relevance(value_counts, offsets, beta, gamma, rng)
     test_rng = side_stream(rng)
     n_tasks = value_counts.shape[0]
-    if n_tasks > MAX_JUDGED_TASKS:
+    if n_tasks > MAX_JUDGED_TASKS or task.size > MAX_JUDGED_ROWS:
+        order = test_rng.permutation(n_tasks)[:MAX_JUDGED_TASKS]
+        within = np.cumsum(np.bincount(task, minlength=n_tasks)[order]) <= MAX_JUDGED_ROWS
+        within[:2] = True  # at least two tasks, whatever their size
         chosen = np.zeros(n_tasks, dtype=bool)
-        chosen[test_rng.choice(n_tasks, MAX_JUDGED_TASKS, replace=False)] = True
+        chosen[order[within]] = True
         codes, task = codes[chosen[task]], task[chosen[task]]
     task = np.unique(task, return_inverse=True)[1]
     differ = task_heterogeneity(codes, task, offsets, test_rng, beta)
