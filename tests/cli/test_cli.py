@@ -487,11 +487,6 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     assert lines[1].startswith("relevance to the clusters: colour "), lines
     label = [line for line in lines if line.startswith("relevance to the label within clusters:")]
     assert len(label) == 1 and "colour" in label[0], lines
-    out = str(tmp_path / "lj")
-    logistic_json = cnb(*base, "--kind", "cnb-logistic", "--relevance", "--json", "-o", out)
-    summary = json.loads(logistic_json.stdout)
-    assert set(summary["label_relevance"]) == {"colour", "weather", "score"}
-    assert set(summary["columns_left_out"]) <= {"weather", "score"}
 
 
 @pytest.mark.slow  # 17 s; cnb-lgbm and cnb-boost keep the LightGBM kinds in the default suite
