@@ -22,7 +22,10 @@ import numpy as np
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.inference.relevance import RelevanceSettings, fit_relevance_gibbs
-from clusterednb.logistic.clustering.label_relevance import dirichlet_categorical_evidence
+from clusterednb.logistic.clustering.label_relevance import (
+    above_chance,
+    dirichlet_categorical_evidence,
+)
 from clusterednb.models.observation import DirichletNB
 from clusterednb.seeding import side_stream
 from clusterednb.stats.counts import Counts
@@ -179,8 +182,7 @@ def task_heterogeneity(
     dealt = np.array(
         [_heterogeneity(codes, rng.permutation(task), offsets, beta) for _ in range(N_DEALS)]
     )
-    spread = dealt.std(axis=0)
-    return (observed - dealt.mean(axis=0)) / np.where(spread > 0, spread, np.inf)
+    return above_chance(observed, dealt)
 
 
 def _heterogeneity(
@@ -188,11 +190,14 @@ def _heterogeneity(
 ) -> np.ndarray:
     """Each column's log Bayes factor, a categorical per task against one shared, shape
     (n_features,)."""
-    widths, n_values, n_tasks = np.diff(offsets), int(offsets[-1]), int(task.max()) + 1
-    present = codes >= 0
-    cell = np.broadcast_to(task[:, None], codes.shape)[present] * n_values
-    counts = np.bincount(cell + (codes + offsets[:-1])[present], minlength=n_tasks * n_values)
-    counts = counts.reshape(n_tasks, n_values).astype(np.float64)
+    widths, one_class = np.diff(offsets), np.zeros(task.size, dtype=np.int64)
+    counts = (
+        Counts.from_codes(
+            codes, one_class, task, n_tasks=int(task.max()) + 1, n_classes=1, offsets=offsets
+        )
+        .value_counts[:, 0, :]
+        .astype(np.float64)
+    )
     per_task = dirichlet_categorical_evidence(counts, widths, beta).sum(axis=0)
     return per_task - dirichlet_categorical_evidence(counts.sum(axis=0), widths, beta)
 

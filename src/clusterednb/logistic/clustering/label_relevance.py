@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, gammaln
 
+from clusterednb.stats.counts import Counts
+
 LABEL_RELEVANT = 0.5
 """A column stays in the regressions when its label relevance is at least this."""
 WITHIN_TASK_Z = 3.0
@@ -121,15 +123,11 @@ def _log_bayes_factors(
 ) -> np.ndarray:
     """Each column's log Bayes factor, a categorical per (cluster, class) against one per
     cluster, summed over clusters, shape (n_features,)."""
-    offsets = np.asarray(offsets)
-    widths = np.diff(offsets)
-    n_values = int(offsets[-1])
     n_clusters = int(cluster.max()) + 1 if cluster.size else 1
-    present = codes >= 0
-    value = (codes + offsets[:-1])[present]
-    cell = np.broadcast_to((cluster * 2 + y)[:, None], codes.shape)[present]
-    counts = np.bincount(cell * n_values + value, minlength=n_clusters * 2 * n_values)
-    counts = counts.reshape(n_clusters, 2, n_values).astype(np.float64)
+    widths = np.diff(offsets)
+    counts = Counts.from_codes(
+        codes, y, cluster, n_tasks=n_clusters, n_classes=2, offsets=offsets
+    ).value_counts.astype(np.float64)
     by_class = dirichlet_categorical_evidence(counts, widths, beta).sum(axis=(0, 1))
     shared = dirichlet_categorical_evidence(counts.sum(axis=1), widths, beta).sum(axis=0)
     return by_class - shared
@@ -184,8 +182,20 @@ def within_task_dependence(
     for draw in range(N_SHUFFLES):
         within = np.lexsort((rng.random(y.size), task))
         shuffled[draw] = _log_bayes_factors(codes, y[within], task, offsets, beta)
-    spread = shuffled.std(axis=0)
-    return (observed - shuffled.mean(axis=0)) / np.where(spread > 0, spread, np.inf)
+    return above_chance(observed, shuffled)
+
+
+def above_chance(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
+    """How many standard deviations of ``null`` (n_draws, n_features), the statistic under
+    shuffles, each ``observed`` (n_features,) stands above its mean (0 spread: 0).
+
+    Examples
+    --------
+    >>> above_chance(np.array([3.0, 1.0]), np.array([[0.0, 1.0], [2.0, 1.0]])).tolist()
+    [2.0, 0.0]
+    """
+    spread = null.std(axis=0)
+    return (observed - null.mean(axis=0)) / np.where(spread > 0, spread, np.inf)
 
 
 def kept_columns(relevance: np.ndarray) -> np.ndarray:
