@@ -15,6 +15,7 @@ from clusterednb.logistic.clustering.joint_blocks import (
     JointLogisticBlocks,
     TaskExpansions,
 )
+from clusterednb.logistic.clustering.label_relevance import label_relevance
 from clusterednb.logistic.clustering.task_expansions import one_hot_rows
 from clusterednb.logistic.documents import (
     document_design,
@@ -325,6 +326,23 @@ class JointData:
         widths = np.diff(self.offsets)[self.label_columns]  # the columns not read: no width
         offsets = np.concatenate([[0], np.cumsum(widths)])
         return one_hot_rows(self.codes[rows][:, self.label_columns], offsets)
+
+    def label_relevance_in(self, partition: np.ndarray, beta: float) -> np.ndarray:
+        """Each feature's relevance to the label within the clusters of ``partition``
+        (n_tasks,), judged on the labelled rows
+        (:func:`~clusterednb.logistic.clustering.label_relevance.label_relevance`), shape
+        (n_features,).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0], [1], [0], [1], [1], [0]]),
+        ...     np.array([1, 0, -1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2]))
+        >>> data.label_relevance_in(np.array([0, 0, 1]), 1.0).shape
+        (1,)
+        """
+        rows = self.labelled
+        cluster = partition[self.task[rows]]
+        return label_relevance(self.codes[rows], self.y[rows], cluster, self.offsets, beta)
 
     def expansions(self, precision: float) -> TaskExpansions:
         """Each task's label log-likelihood expanded at the pooled MAP (computed once per

@@ -14,7 +14,6 @@ from clusterednb.logistic.clustering.feature_relevance import RELEVANT
 from clusterednb.logistic.clustering.label_relevance import (
     WITHIN_TASK_Z,
     kept_columns,
-    label_relevance,
     within_task_dependence,
 )
 from clusterednb.logistic.clusters import (
@@ -379,13 +378,4 @@ def _same(columns: np.ndarray, kept: np.ndarray | None) -> bool:
 def _judged(scores: SettingScores) -> np.ndarray:
     """The columns' relevance to the label in the clusters of ``scores``' best setting,
     shape (n_features,)."""
-    train = scores.train
-    rows = train.labelled
-    partition = scores.best.clusters.partition
-    return label_relevance(
-        train.codes[rows],
-        train.y[rows],
-        partition[train.task[rows]],
-        train.offsets,
-        scores.settings.beta,
-    )
+    return scores.train.label_relevance_in(scores.best.clusters.partition, scores.settings.beta)

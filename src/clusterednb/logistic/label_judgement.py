@@ -9,7 +9,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from clusterednb.logistic.clustering.label_relevance import label_relevance
 from clusterednb.logistic.clusters import LogisticClusters, fit_clusters
 from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.settings import FitSettings
@@ -57,9 +56,7 @@ def with_label_relevance(
     ((1,), True)
     """
     if relevance is None:
-        rows = data.labelled
-        cluster = clusters.partition[data.task[rows]]
-        relevance = label_relevance(data.codes[rows], data.y[rows], cluster, data.offsets, beta)
+        relevance = data.label_relevance_in(clusters.partition, beta)
     columns = data.label_columns
     return replace(
         clusters,
