@@ -16,7 +16,7 @@ import pandas as pd
 
 from clusterednb.cli.estimators import make_model, with_bins
 from clusterednb.cli.options import comma_list
-from clusterednb.cli.output import emit_json, say, write_text
+from clusterednb.cli.output import emit_json, judgement_lines, say, write_text
 from clusterednb.cli.parser import FIT_TITLES, MODEL_TITLES, default_kinds
 from clusterednb.data.io import check_columns_exist, read_table
 from clusterednb.data.schema import FeatureSchema
@@ -95,58 +95,8 @@ def fit(args: argparse.Namespace) -> None:
         f"fitted {FIT_TITLES[args.kind]} on {len(frame)} rows of {summary['tasks']} "
         f"tasks; {what}; saved to {args.output}"
     )
-    if "feature_relevance" in summary:
-        print(relevance_report(summary["feature_relevance"]))
-    if "label_relevance" in summary:
-        print(label_report(summary["label_relevance"], summary["columns_left_out"]))
-
-
-IRRELEVANT = 0.1
-"""A column whose posterior relevance is below this is named as judged irrelevant."""
-
-
-def relevance_report(relevance: dict[str, float]) -> str:
-    """``cnb fit --relevance``'s lines: each column's relevance to the clusters, and the
-    columns judged irrelevant (shared by every task).
-
-    Examples
-    --------
-    >>> print(relevance_report({"a": 0.98, "b": 0.5, "noise": 0.01}))
-    relevance to the clusters: a 0.98, b 0.50, noise 0.01
-    irrelevant to the clusters (shared by every task, they do not move them): noise
-    """
-    lines = [
-        "relevance to the clusters: " + ", ".join(f"{n} {v:.2f}" for n, v in relevance.items())
-    ]
-    irrelevant = [name for name, value in relevance.items() if value < IRRELEVANT]
-    if irrelevant:
-        lines.append(
-            "irrelevant to the clusters (shared by every task, they do not move them): "
-            + ", ".join(irrelevant)
-        )
-    return "\n".join(lines)
-
-
-def label_report(relevance: dict[str, float], left_out: list[str]) -> str:
-    """``cnb fit --kind cnb-logistic --relevance``'s lines on the label: each column's
-    relevance to the label within clusters, and the columns the regressions do not read.
-
-    Examples
-    --------
-    >>> print(label_report({"a": 0.99, "noise": 0.02}, ["noise"]))
-    relevance to the label within clusters: a 0.99, noise 0.02
-    left out of the regressions (no relation to the label within clusters): noise
-    """
-    lines = [
-        "relevance to the label within clusters: "
-        + ", ".join(f"{n} {v:.2f}" for n, v in relevance.items())
-    ]
-    if left_out:
-        lines.append(
-            "left out of the regressions (no relation to the label within clusters): "
-            + ", ".join(left_out)
-        )
-    return "\n".join(lines)
+    for line in judgement_lines(summary):
+        print(line)
 
 
 def _loss_from_args(args: argparse.Namespace, classes: np.ndarray) -> LossMatrix | None:

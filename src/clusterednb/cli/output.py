@@ -106,3 +106,57 @@ def emit_json(document: Any) -> None:
     }
     """
     print(json.dumps(plain(document), indent=1, allow_nan=False))
+
+
+IRRELEVANT = 0.1
+"""A column whose posterior relevance is below this is named as judged irrelevant."""
+CLUSTERS_TITLE = "relevance to the clusters"
+CLUSTERS_NOTE = "irrelevant to the clusters (shared by every task, they do not move them)"
+LABEL_TITLE = "relevance to the label within clusters"
+LABEL_NOTE = "left out of the regressions (no relation to the label within clusters)"
+
+
+def judgement_report(title: str, relevance: dict[str, float], note: str, named: list[str]) -> str:
+    """``cnb fit --relevance``'s lines of one judgement: each column's relevance, and the
+    columns it leaves out (none: no second line).
+
+    Examples
+    --------
+    >>> relevance = {"a": 0.98, "b": 0.5, "noise": 0.01}
+    >>> print(judgement_report(CLUSTERS_TITLE, relevance, CLUSTERS_NOTE, ["noise"]))
+    relevance to the clusters: a 0.98, b 0.50, noise 0.01
+    irrelevant to the clusters (shared by every task, they do not move them): noise
+    >>> print(judgement_report(LABEL_TITLE, {"a": 0.99}, LABEL_NOTE, []))
+    relevance to the label within clusters: a 0.99
+    """
+    lines = [f"{title}: " + ", ".join(f"{n} {v:.2f}" for n, v in relevance.items())]
+    if named:
+        lines.append(f"{note}: " + ", ".join(named))
+    return "\n".join(lines)
+
+
+def judgement_lines(summary: dict[str, Any]) -> list[str]:
+    """``cnb fit --relevance``'s lines after the fit's: the columns' relevance to the clusters
+    (naming those below :data:`IRRELEVANT`) and, where the model judged it, to the label
+    (naming the columns its regressions leave out); none without relevance.
+
+    Examples
+    --------
+    >>> judgement_lines({"tasks": 3})
+    []
+    >>> for line in judgement_lines({"feature_relevance": {"a": 0.9, "b": 0.02}}):
+    ...     print(line)
+    relevance to the clusters: a 0.90, b 0.02
+    irrelevant to the clusters (shared by every task, they do not move them): b
+    """
+    lines = []
+    if "feature_relevance" in summary:
+        relevance = summary["feature_relevance"]
+        irrelevant = [name for name, value in relevance.items() if value < IRRELEVANT]
+        lines.append(judgement_report(CLUSTERS_TITLE, relevance, CLUSTERS_NOTE, irrelevant))
+    if "label_relevance" in summary:
+        left_out = summary["columns_left_out"]
+        lines.append(
+            judgement_report(LABEL_TITLE, summary["label_relevance"], LABEL_NOTE, left_out)
+        )
+    return lines
