@@ -247,13 +247,12 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         X, tasks = split_tasks(X, tasks, self.task_column)
         settings_of_rows = (self.observation, self.classes, self.numeric, self.n_bins)
         rows = training_rows(X, y, tasks, *settings_of_rows, type(self).__name__, self.schema)
-        data = rows.data
         rng = as_generator(self.random_state)
-        tuning = choose_settings(data, settings, rng)
+        tuning = choose_settings(rows.data, settings, rng)
         chosen, self.tuning_ = tuning.settings, tuning.tried
         self.validation_rows_ = rows.source_rows[tuning.held_rows]
         self.validation_log_loss_, self.validation_proba_ = tuning.held_log_loss, tuning.held_proba
-        data, clusters = fit_judged(data, chosen, rng, tuning)
+        data, clusters = fit_judged(rows.data, chosen, rng, tuning)
         self._set_fitted(rows.schema, rows.task_ids, clusters, chosen, rows.numeric)
         self.rows_ = data
         return self
