@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.special import expit
+from scipy.stats import pearsonr
 
 import clusterednb
 from clusterednb import ClusteredLogisticRegression
@@ -15,6 +16,7 @@ from clusterednb.logistic.clustering.label_relevance import (
     WITHIN_TASK_Z,
     dirichlet_categorical_evidence,
     label_relevance,
+    task_correlations,
     within_task_dependence,
 )
 from clusterednb.logistic.fit import JointData
@@ -82,6 +84,44 @@ def test_within_task_dependence_sees_a_sign_that_flips_between_tasks():
     assert pooled[0] < 0.5  # pooled, the flipping column says nothing
     again = within_task_dependence(codes, y, task, offsets, np.random.default_rng(0))
     np.testing.assert_array_equal(z, again)  # same seed, same numbers
+
+
+def test_task_correlations_equal_the_correlations_computed_task_by_task():
+    rng = np.random.default_rng(5)
+    task = np.repeat(np.arange(7), [6, 9, 4, 12, 2, 8, 5])
+    y = rng.integers(0, 2, task.size)
+    y[task == 4] = 1  # one class: no correlation, counts 0
+    numbers = rng.normal(size=(task.size, 3)) + y[:, None] * np.array([1.0, 0.0, -2.0])
+    valid = rng.random((task.size, 3)) > 0.2
+    expected = np.zeros(3)
+    for column in range(3):
+        for u in range(7):
+            rows = (task == u) & valid[:, column]
+            x, labels = numbers[rows, column], y[rows]
+            if rows.sum() > 1 and np.ptp(labels) > 0 and np.ptp(x) > 0:
+                expected[column] += rows.sum() * pearsonr(x, labels)[0] ** 2
+    found = task_correlations(numbers, valid, y, task)
+    np.testing.assert_allclose(found, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_a_number_whose_slope_flips_between_tasks_is_seen_where_its_bins_are_not():
+    """Six rows a task, the number's slope ±1.5 by task: the correlation of the number sees
+    it; the Bayes factor of its five bins, scored on the same shuffles, does not."""
+    rng = np.random.default_rng(0)
+    task = np.repeat(np.arange(60), 6)
+    x = rng.normal(size=task.size)
+    slope = np.where(task % 2 == 0, 1.5, -1.5)
+    y = (rng.random(task.size) < expit(slope * x)).astype(int)
+    noise = rng.normal(size=task.size)
+    numbers = np.column_stack([x, noise])
+    codes = np.column_stack([np.digitize(v, [-1, -0.3, 0.3, 1]) for v in (x, noise)])
+    offsets = np.array([0, 5, 10])
+    with_numbers = within_task_dependence(
+        codes, y, task, offsets, np.random.default_rng(1), numbers=numbers, numbered=[0, 1]
+    )
+    bins_only = within_task_dependence(codes, y, task, offsets, np.random.default_rng(1))
+    assert with_numbers[0] > WITHIN_TASK_Z > bins_only[0], (with_numbers, bins_only)
+    assert with_numbers[1] < WITHIN_TASK_Z
 
 
 def test_rows_reading_fewer_columns_leave_them_out_of_both_designs():

@@ -320,7 +320,13 @@ def label_columns_chosen(
     train, at = scores.train, scores.best.rows
     rows = train.labelled
     dependence = within_task_dependence(
-        train.codes[rows], train.y[rows], train.task[rows], train.offsets, side_stream(scores.rng)
+        train.codes[rows],
+        train.y[rows],
+        train.task[rows],
+        train.offsets,
+        side_stream(scores.rng),
+        numbers=train.numeric[rows],
+        numbered=train.numeric_features,
     )
     rounds = [(scores, _judged(scores), None)]
     while len(rounds) <= LABEL_ROUNDS:

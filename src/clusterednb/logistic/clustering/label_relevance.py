@@ -22,6 +22,7 @@ Within clusters, not pooled: a column whose slope changes sign between groups of
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 from scipy.special import expit, gammaln
 
 from clusterednb.stats.counts import Counts
@@ -140,17 +141,25 @@ def within_task_dependence(
     offsets: np.ndarray,
     rng: np.random.Generator,
     beta: float = 1.0,
+    numbers: np.ndarray | None = None,
+    numbered: np.ndarray | None = None,
 ) -> np.ndarray:
     """How far each column's dependence on the label within tasks stands above chance, in
     standard deviations, shape (n_features,).
 
-    The statistic is :func:`label_relevance`'s log Bayes factor with every task its own
-    cluster, summed over tasks. With a few rows a task it is no Bayes factor to trust (a
-    small Dirichlet count favours splitting by class whatever the column), so it is compared
-    with its values under :data:`N_SHUFFLES` shuffles of the labels within each task. It
-    needs no clusters: a column whose slope changes sign between groups of tasks shows here
-    even when noise has merged every task into one cluster, where :func:`label_relevance`
-    cannot see it.
+    The statistic of a column without a number is :func:`label_relevance`'s log Bayes factor
+    with every task its own cluster, summed over tasks. A column with a number (``numbers``,
+    the column of ``numbered``) is scored on the number instead: the sum over tasks of
+    ``n_u r_u²``, ``r_u`` the correlation of the number with the label in task ``u`` (each
+    task's Mantel–Haenszel score statistic, squared before summing so that a slope whose sign
+    changes between tasks adds up). With a few rows a task the Bayes factor of five bins
+    sees a slope of 1.5 on one task in two; the correlation of the number sees it (measured
+    on the population of issue 49 with 6 rows a task: 3.5–4.7 standard deviations against
+    0.4–3.6). Neither is a statistic to trust by its own scale (a small Dirichlet count
+    favours splitting by class whatever the column), so each is compared with its values
+    under :data:`N_SHUFFLES` shuffles of the labels within each task. It needs no clusters:
+    a column whose slope changes sign between groups of tasks shows here even when noise has
+    merged every task into one cluster, where :func:`label_relevance` cannot see it.
 
     Parameters
     ----------
@@ -163,6 +172,10 @@ def within_task_dependence(
     offsets : ndarray of shape (n_features + 1,)
     rng : numpy.random.Generator
     beta : float, default=1.0
+    numbers : ndarray of shape (n_rows, n_numbered), optional
+        The numbers of the columns ``numbered`` (a missing one, code -1, is not counted).
+    numbered : ndarray of shape (n_numbered,), optional
+        The feature each column of ``numbers`` is the number of.
 
     Examples
     --------
@@ -177,12 +190,71 @@ def within_task_dependence(
     >>> bool(z[0] > WITHIN_TASK_Z), bool(z[1] < WITHIN_TASK_Z)
     (True, True)
     """
-    observed = _log_bayes_factors(codes, y, task, offsets, beta)
+
+    def statistic(labels: np.ndarray) -> np.ndarray:
+        values = _log_bayes_factors(codes, labels, task, offsets, beta)
+        if numbers is not None and numbered is not None and len(numbered):
+            valid = codes[:, numbered] >= 0
+            values[numbered] = task_correlations(numbers, valid, labels, task)
+        return values
+
+    observed = statistic(y)
     shuffled = np.empty((N_SHUFFLES, observed.size))
     for draw in range(N_SHUFFLES):
         within = np.lexsort((rng.random(y.size), task))
-        shuffled[draw] = _log_bayes_factors(codes, y[within], task, offsets, beta)
+        shuffled[draw] = statistic(y[within])
     return above_chance(observed, shuffled)
+
+
+def task_correlations(
+    numbers: np.ndarray, valid: np.ndarray, y: np.ndarray, task: np.ndarray
+) -> np.ndarray:
+    """Each column's ``Σ_u n_u r_u²``: ``r_u`` the correlation of the column's numbers with
+    the labels over task ``u``'s valid rows, ``n_u`` their count (0 where either is
+    constant), shape (n_columns,).
+
+    Parameters
+    ----------
+    numbers : ndarray of shape (n_rows, n_columns)
+    valid : ndarray of shape (n_rows, n_columns)
+        Bool: the rows counted in each column.
+    y : ndarray of shape (n_rows,)
+        Labels 0/1.
+    task : ndarray of shape (n_rows,)
+        Task positions.
+
+    Examples
+    --------
+    Two tasks of four rows, the number rising with the label in one and falling in the
+    other: each correlates perfectly (r² = 1), and ``4 · 1 + 4 · 1 = 8``; a number that
+    falls in one row in two of each class correlates not at all.
+
+    >>> y = np.array([0, 0, 1, 1, 0, 0, 1, 1])
+    >>> x = np.array([[0.0], [0.0], [2.0], [2.0], [2.0], [2.0], [0.0], [0.0]])
+    >>> task = np.repeat([0, 1], 4)
+    >>> task_correlations(x, np.ones((8, 1), dtype=bool), y, task).round(6).tolist()
+    [8.0]
+    >>> flat = np.array([[0.0], [1.0], [0.0], [1.0]] * 2)
+    >>> task_correlations(flat, np.ones((8, 1), dtype=bool), y, task).round(6).tolist()
+    [0.0]
+    """
+    n_tasks = int(task.max()) + 1 if task.size else 0
+    by_task = sparse.csr_matrix(
+        (np.ones(task.size), (task, np.arange(task.size))), shape=(n_tasks, task.size)
+    )
+    weight = valid.astype(np.float64)
+    x = np.where(valid, numbers, 0.0)
+    labels = weight * y[:, None]
+    count = by_task @ weight
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_x = (by_task @ x) / count
+        mean_y = (by_task @ labels) / count
+        covariance = by_task @ (x * labels) - count * mean_x * mean_y
+        spread_x = by_task @ (x * x) - count * mean_x**2
+        spread_y = by_task @ labels - count * mean_y**2  # y² = y for labels 0/1
+        squared = covariance**2 / (spread_x * spread_y)
+    usable = (count > 1) & (spread_x > 1e-12 * np.maximum(count, 1)) & (spread_y > 1e-12)
+    return (count * np.where(usable, squared, 0.0)).sum(axis=0)
 
 
 def above_chance(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
