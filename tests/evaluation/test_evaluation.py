@@ -212,6 +212,10 @@ def test_every_protocol_and_the_report(dataset, tmp_path):
     assert relevance.columns.tolist() == ["feature", "k = 8", "k = 30"]
     assert sorted(relevance["feature"]) == sorted(dataset.features)
     assert relevance[["k = 8", "k = 30"]].stack().between(0, 1).all()
+    label_relevance = pd.read_csv(tmp_path / "label_relevance.csv")
+    assert label_relevance.columns.tolist() == ["feature", "k = 8", "k = 30"]
+    assert sorted(label_relevance["feature"]) == sorted(dataset.features)
+    assert label_relevance[["k = 8", "k = 30"]].stack().between(0, 1).all()
     report = evaluation.write_report(tmp_path).read_text()
     for heading in (
         "T. Transfer",
@@ -220,6 +224,7 @@ def test_every_protocol_and_the_report(dataset, tmp_path):
         "E. Evidence",
         "P. Partitions",
         "P. Columns that separate the tasks",
+        "P. Columns that tell the label within clusters",
     ):
         assert heading in report
     figures = sorted(p.name for p in tmp_path.glob("*.png"))

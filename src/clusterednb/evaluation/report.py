@@ -55,6 +55,14 @@ SECTIONS = (
         "relevance=True on the rows of protocol P; below 0.1 a column does not move the "
         "partition.",
     ),
+    (
+        "label_relevance",
+        "P. Columns that tell the label within clusters",
+        "Each column's relevance to the label inside the clusters (a categorical of its "
+        "values per cluster and class against one per cluster), from "
+        "ClusteredLogisticRegression with relevance=True on the rows of protocol P; below 0.5 "
+        "its regressions may leave the column out, where the held-out rows say so clearly.",
+    ),
 )
 
 

@@ -7,7 +7,8 @@ evidence ``log P(Y | X)`` by annealed importance sampling.
 P subsamples ``k`` rows per task and records the clustered models' MAP partition, the
 posterior of the number of clusters, the co-clustering matrix (heat map) and the BHC tree, and
 each column's posterior relevance to the clusters (``cnb-gibbs+relevance``), in
-``relevance.csv``.
+``relevance.csv``, and its relevance to the label within clusters
+(``ClusteredLogisticRegression(relevance=True)``), in ``label_relevance.csv``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from clusterednb.evaluation.runner import run_cells
 from clusterednb.evaluation.sweeps import per_task_training_mask
 from clusterednb.evaluation.transfer import discretised
 from clusterednb.exceptions import CNBError
+from clusterednb.logistic.estimator import ClusteredLogisticRegression
 
 EVIDENCE_COLUMNS = [
     "fraction",
@@ -45,6 +47,8 @@ PARTITION_COLUMNS = ["k", "model", "task", "cluster"]
 CLUSTERED = ("cnb-bhc", "cnb-gibbs")
 RELEVANCE_MODEL = "cnb-gibbs+relevance"
 """The model whose ``feature_relevance_`` protocol P records."""
+JUDGEMENTS = {"relevance": "feature_relevance_", "label_relevance": "label_relevance_"}
+"""Protocol P's tables of each column's relevance, and the attribute each is read from."""
 
 
 def _categorical_only(dataset: EvalDataset, protocol: str) -> None:
@@ -248,9 +252,14 @@ def partition_cell(dataset: EvalDataset, seed: int, k: int, out_dir: str) -> lis
             )
     n_clusters = pd.DataFrame(extra)
     n_clusters.to_csv(Path(out_dir) / f"partitions_nclusters_k{k}.csv", index=False)
-    relevance_table(fit_generative(RELEVANCE_MODEL, subset, dataset.features, seed), k).to_csv(
-        Path(out_dir) / f"partitions_relevance_k{k}.csv", index=False
-    )
+    judges = {
+        "relevance": fit_generative(RELEVANCE_MODEL, subset, dataset.features, seed),
+        "label_relevance": fit_label_judge(subset, dataset.features, seed),
+    }
+    for table, model in judges.items():
+        relevance_table(model, k, JUDGEMENTS[table]).to_csv(
+            Path(out_dir) / f"partitions_{table}_k{k}.csv", index=False
+        )
     plot_n_clusters(
         n_clusters,
         Path(out_dir) / f"partitions_nclusters_k{k}.png",
@@ -259,9 +268,31 @@ def partition_cell(dataset: EvalDataset, seed: int, k: int, out_dir: str) -> lis
     return rows
 
 
-def relevance_table(model: object, k: int) -> pd.DataFrame:
-    """Each column's posterior relevance to the clusters, one row per column: ``k``,
-    ``feature``, ``relevance``.
+def fit_label_judge(train: pd.DataFrame, features: list[str], seed: int):
+    """:class:`~clusterednb.ClusteredLogisticRegression` with ``relevance=True`` on the
+    labelled rows of ``train``: the model whose ``label_relevance_`` (each column's relevance
+    to the label within its clusters) protocol P records.
+
+    Examples
+    --------
+    >>> from clusterednb.examples import evaluation as toy
+    >>> train, _ = toy.transfer_split()
+    >>> fit_label_judge(train, ["colour"], seed=0).label_relevance_.shape
+    (1,)
+    """
+    labelled = train[train["label"].notna()]
+    model = ClusteredLogisticRegression(
+        classes=[0, 1], handle_unknown="ignore", random_state=seed, relevance=True
+    )
+    return model.fit(
+        labelled[features], labelled["label"].to_numpy(dtype=int), labelled["task"].to_numpy()
+    )
+
+
+def relevance_table(model: object, k: int, attribute: str = "feature_relevance_") -> pd.DataFrame:
+    """Each column's relevance as ``model`` judged it (its ``attribute``: by default the
+    posterior relevance to the clusters), one row per column: ``k``, ``feature``,
+    ``relevance``.
 
     Examples
     --------
@@ -275,7 +306,7 @@ def relevance_table(model: object, k: int) -> pd.DataFrame:
         {
             "k": k,
             "feature": model.feature_names_in_,
-            "relevance": np.round(model.feature_relevance_, 3),
+            "relevance": np.round(getattr(model, attribute), 3),
         }
     )
 
@@ -290,7 +321,8 @@ def run_partitions(
 ) -> pd.DataFrame:
     """Protocol P: ``partitions.csv`` (number of clusters of each model at each k) plus the
     per-task MAP clusters, the P(number of clusters) tables, ``relevance.csv`` (each column's
-    relevance to the clusters at each k) and the figures.
+    relevance to the clusters at each k), ``label_relevance.csv`` (to the label within
+    clusters) and the figures.
 
     Examples
     --------
@@ -320,8 +352,9 @@ def run_partitions(
     summary = rows.groupby(["k", "model"])["cluster"].nunique().rename("n_clusters_map")
     summary = summary.reset_index()
     summary.to_csv(out_dir / "partitions.csv", index=False)
-    tables = [pd.read_csv(out_dir / f"partitions_relevance_k{k}.csv") for k in ks]
-    relevance = pd.concat(tables).pivot(index="feature", columns="k", values="relevance")
-    relevance.columns = [f"k = {k}" for k in relevance.columns]
-    relevance.reset_index().to_csv(out_dir / "relevance.csv", index=False)
+    for table in JUDGEMENTS:
+        tables = [pd.read_csv(out_dir / f"partitions_{table}_k{k}.csv") for k in ks]
+        relevance = pd.concat(tables).pivot(index="feature", columns="k", values="relevance")
+        relevance.columns = [f"k = {k}" for k in relevance.columns]
+        relevance.reset_index().to_csv(out_dir / f"{table}.csv", index=False)
     return summary
