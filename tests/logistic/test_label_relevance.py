@@ -14,12 +14,11 @@ import clusterednb
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.logistic.clustering.label_relevance import (
     WITHIN_TASK_Z,
-    dirichlet_categorical_evidence,
     label_relevance,
-    task_correlations,
     within_task_dependence,
 )
 from clusterednb.logistic.fit import JointData
+from clusterednb.stats.column_tests import dirichlet_categorical_evidence, task_correlations
 
 
 def _polya_log_probability(values: list[int], width: int, beta: float) -> float:

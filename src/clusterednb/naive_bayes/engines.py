@@ -24,10 +24,12 @@ from clusterednb.inference.relevance import (
     check_relevance_prior,
     fit_relevance_gibbs,
 )
+from clusterednb.inference.relevance_screen import held_shared, restricted, with_held_columns
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.variational.engine import VariationalSettings, fit_variational
 from clusterednb.inference.variational.relevance import fit_variational_relevance
-from clusterednb.models.observation import ObservationModel
+from clusterednb.models.observation import DirichletNB, ObservationModel
+from clusterednb.seeding import side_stream
 from clusterednb.stats.counts import Counts
 from clusterednb.stats.sparse_counts import SparseCounts
 
@@ -232,9 +234,30 @@ def _run_relevance(
     given: EngineInput,
 ) -> ClusteringResult:
     """The Gibbs or variational engine with feature relevance (a warm start fits from
-    scratch)."""
+    scratch), on the columns the screen leaves free
+    (:mod:`~clusterednb.inference.relevance_screen`; its draws from a generator spawned from
+    the fit's own, so where it holds nothing the fit's numbers are those without it)."""
     if given.unlabelled_X.shape[0]:
         raise CNBError("relevance=True learns from labelled rows only: set semi_supervised=False")
+    if isinstance(model, DirichletNB):
+        dense = counts.counts if isinstance(counts, SparseCounts) else counts
+        schema = model.schema
+        ordinal = np.array([name in schema.bin_edges for name in schema.feature_names])
+        held = held_shared(dense.value_counts, model.offsets, ordinal, side_stream(given.rng))
+        if held.any():
+            sub_model, sub_counts = restricted(model, dense, ~held)
+            result = _run_judge(settings, sub_model, sub_counts, given)
+            return with_held_columns(result, model, dense, ~held)
+    return _run_judge(settings, model, counts, given)
+
+
+def _run_judge(
+    settings: EngineSettings,
+    model: ObservationModel,
+    counts: Counts | SparseCounts,
+    given: EngineInput,
+) -> ClusteringResult:
+    """The Gibbs or variational relevance engine on these columns."""
     if settings.inference == "variational":
         return fit_variational_relevance(
             model,

@@ -22,12 +22,9 @@ import numpy as np
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.inference.relevance import RelevanceSettings, fit_relevance_gibbs
-from clusterednb.logistic.clustering.label_relevance import (
-    above_chance,
-    dirichlet_categorical_evidence,
-)
 from clusterednb.models.observation import DirichletNB
 from clusterednb.seeding import side_stream
+from clusterednb.stats.column_tests import above_chance, dirichlet_categorical_evidence
 from clusterednb.stats.counts import Counts
 
 RELEVANT = 0.5

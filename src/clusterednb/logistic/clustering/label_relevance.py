@@ -22,9 +22,13 @@ Within clusters, not pooled: a column whose slope changes sign between groups of
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
-from scipy.special import expit, gammaln
+from scipy.special import expit
 
+from clusterednb.stats.column_tests import (
+    above_chance,
+    dirichlet_categorical_evidence,
+    task_correlations,
+)
 from clusterednb.stats.counts import Counts
 
 LABEL_RELEVANT = 0.5
@@ -35,40 +39,6 @@ label within tasks stands this many standard deviations above that of labels shu
 each task (:func:`within_task_dependence`)."""
 N_SHUFFLES = 30
 """Label shuffles that give the null mean and spread of :func:`within_task_dependence`."""
-
-
-def dirichlet_categorical_evidence(counts: np.ndarray, widths: np.ndarray, beta: float):
-    """``log P(values)`` of each feature's count vectors under a symmetric Dirichlet(β)
-    categorical, the features' values laid side by side.
-
-    Parameters
-    ----------
-    counts : ndarray of shape (..., n_values_total)
-        Counts of each value, the features' blocks of ``widths`` values one after another.
-    widths : ndarray of shape (n_features,)
-        Values of each feature (all at least 1).
-    beta : float
-
-    Returns
-    -------
-    ndarray of shape (..., n_features)
-
-    Examples
-    --------
-    Values a, a, b of one feature of two values, β = 1: P = 1/2 · 2/3 · 1/4 = 1/12.
-
-    >>> value = dirichlet_categorical_evidence(np.array([2.0, 1.0]), np.array([2]), 1.0)
-    >>> round(float(np.exp(value[0])), 12) == round(1 / 12, 12)
-    True
-    """
-    starts = np.concatenate([[0], np.cumsum(widths)[:-1]])
-    per_value = gammaln(beta + counts) - gammaln(beta)
-    totals = np.add.reduceat(counts, starts, axis=-1)
-    return (
-        np.add.reduceat(per_value, starts, axis=-1)
-        + gammaln(widths * beta)
-        - gammaln(widths * beta + totals)
-    )
 
 
 def label_relevance(
@@ -204,70 +174,6 @@ def within_task_dependence(
         within = np.lexsort((rng.random(y.size), task))
         shuffled[draw] = statistic(y[within])
     return above_chance(observed, shuffled)
-
-
-def task_correlations(
-    numbers: np.ndarray, valid: np.ndarray, y: np.ndarray, task: np.ndarray
-) -> np.ndarray:
-    """Each column's ``Σ_u n_u r_u²``: ``r_u`` the correlation of the column's numbers with
-    the labels over task ``u``'s valid rows, ``n_u`` their count (0 where either is
-    constant), shape (n_columns,).
-
-    Parameters
-    ----------
-    numbers : ndarray of shape (n_rows, n_columns)
-    valid : ndarray of shape (n_rows, n_columns)
-        Bool: the rows counted in each column.
-    y : ndarray of shape (n_rows,)
-        Labels 0/1.
-    task : ndarray of shape (n_rows,)
-        Task positions.
-
-    Examples
-    --------
-    Two tasks of four rows, the number rising with the label in one and falling in the
-    other: each correlates perfectly (r² = 1), and ``4 · 1 + 4 · 1 = 8``; a number that
-    falls in one row in two of each class correlates not at all.
-
-    >>> y = np.array([0, 0, 1, 1, 0, 0, 1, 1])
-    >>> x = np.array([[0.0], [0.0], [2.0], [2.0], [2.0], [2.0], [0.0], [0.0]])
-    >>> task = np.repeat([0, 1], 4)
-    >>> task_correlations(x, np.ones((8, 1), dtype=bool), y, task).round(6).tolist()
-    [8.0]
-    >>> flat = np.array([[0.0], [1.0], [0.0], [1.0]] * 2)
-    >>> task_correlations(flat, np.ones((8, 1), dtype=bool), y, task).round(6).tolist()
-    [0.0]
-    """
-    n_tasks = int(task.max()) + 1 if task.size else 0
-    by_task = sparse.csr_matrix(
-        (np.ones(task.size), (task, np.arange(task.size))), shape=(n_tasks, task.size)
-    )
-    weight = valid.astype(np.float64)
-    x = np.where(valid, numbers, 0.0)
-    labels = weight * y[:, None]
-    count = by_task @ weight
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_x = (by_task @ x) / count
-        mean_y = (by_task @ labels) / count
-        covariance = by_task @ (x * labels) - count * mean_x * mean_y
-        spread_x = by_task @ (x * x) - count * mean_x**2
-        spread_y = by_task @ labels - count * mean_y**2  # y² = y for labels 0/1
-        squared = covariance**2 / (spread_x * spread_y)
-    usable = (count > 1) & (spread_x > 1e-12 * np.maximum(count, 1)) & (spread_y > 1e-12)
-    return (count * np.where(usable, squared, 0.0)).sum(axis=0)
-
-
-def above_chance(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
-    """How many standard deviations of ``null`` (n_draws, n_features), the statistic under
-    shuffles, each ``observed`` (n_features,) stands above its mean (0 spread: 0).
-
-    Examples
-    --------
-    >>> above_chance(np.array([3.0, 1.0]), np.array([[0.0, 1.0], [2.0, 1.0]])).tolist()
-    [2.0, 0.0]
-    """
-    spread = null.std(axis=0)
-    return (observed - null.mean(axis=0)) / np.where(spread > 0, spread, np.inf)
 
 
 def kept_columns(relevance: np.ndarray) -> np.ndarray:
