@@ -13,6 +13,7 @@ import pytest
 
 import clusterednb
 from clusterednb import NoSharingNB
+from clusterednb.cli import output
 from clusterednb.data.synthetic import make_planted_population
 
 
@@ -467,12 +468,18 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     assert lines[1].startswith("relevance to the clusters: colour ")
     assert lines[2].startswith("irrelevant to the clusters") and "weather" in lines[2]
     assert "colour" not in lines[2]
+    # the screen held both noise columns shared before the sampler judged colour
+    assert lines[3] == f"{output.HELD_NOTE}: weather, score", lines
     as_json = cnb(*base, "--kind", "cnb-gibbs", "--relevance", "--json", "-o", str(tmp_path / "j"))
-    reported = json.loads(as_json.stdout)["feature_relevance"]
+    reported = json.loads(as_json.stdout)
     library = ClusteredNB(relevance=True, random_state=0, progress=False)
     library.fit(frame[["colour", "weather", "score"]], frame.accepted, frame.user)
-    assert list(reported) == ["colour", "weather", "score"]
-    np.testing.assert_allclose(list(reported.values()), library.feature_relevance_)
+    assert list(reported["feature_relevance"]) == ["colour", "weather", "score"]
+    np.testing.assert_allclose(
+        list(reported["feature_relevance"].values()), library.feature_relevance_
+    )
+    held = library.result_.extras["held_shared"]
+    assert reported["columns_held_shared"] == list(library.feature_names_in_[held])
     refused = cnb(*base, "--kind", "cnb-bhc", "--relevance", "-o", str(tmp_path / "r"))
     assert refused.returncode == 1 and "--relevance" in refused.stderr, refused.stderr
     assert "cnb-gibbs, cnb-variational, cnb-logistic, cnb-lgbm, cnb-blend" in refused.stderr

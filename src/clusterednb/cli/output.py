@@ -114,6 +114,10 @@ CLUSTERS_TITLE = "relevance to the clusters"
 CLUSTERS_NOTE = "irrelevant to the clusters (shared by every task, they do not move them)"
 LABEL_TITLE = "relevance to the label within clusters"
 LABEL_NOTE = "left out of the regressions (no relation to the label within clusters)"
+HELD_NOTE = (
+    "held shared before the clusters were judged (they neither differ between tasks nor "
+    "depend on the label within them beyond chance)"
+)
 
 
 def judgement_report(title: str, relevance: dict[str, float], note: str, named: list[str]) -> str:
@@ -154,6 +158,8 @@ def judgement_lines(summary: dict[str, Any]) -> list[str]:
         relevance = summary["feature_relevance"]
         irrelevant = [name for name, value in relevance.items() if value < IRRELEVANT]
         lines.append(judgement_report(CLUSTERS_TITLE, relevance, CLUSTERS_NOTE, irrelevant))
+    if summary.get("columns_held_shared"):
+        lines.append(f"{HELD_NOTE}: " + ", ".join(summary["columns_held_shared"]))
     if "label_relevance" in summary:
         left_out = summary["columns_left_out"]
         lines.append(

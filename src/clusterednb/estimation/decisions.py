@@ -143,7 +143,8 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     with feature relevance, else ``{}``: what ``fit_summary`` adds for ``cnb fit``. An
     estimator that also judged the columns' relevance to the label adds
     ``"label_relevance"`` alike and ``"columns_left_out"``, the columns its regressions do
-    not read.
+    not read; one whose screen held columns shared before judging the rest
+    (:mod:`~clusterednb.inference.relevance_screen`) adds ``"columns_held_shared"``.
 
     Examples
     --------
@@ -160,6 +161,9 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     if hasattr(estimator, "label_relevance_"):
         summary["label_relevance"] = _by_name(names, estimator.label_relevance_)
         summary["columns_left_out"] = [str(name) for name in estimator.columns_left_out_]
+    held = getattr(getattr(estimator, "result_", None), "extras", {}).get("held_shared")
+    if held is not None:
+        summary["columns_held_shared"] = [str(name) for name in names[np.asarray(held, bool)]]
     return summary
 
 
