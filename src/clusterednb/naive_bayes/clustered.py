@@ -114,11 +114,11 @@ class ClusteredNB(TaskNaiveBayes):
         (decisions under unequal costs improve) and leaves each task's ranking unchanged.
         ``partial_fit`` keeps the map of the last ``fit``.
     relevance : bool, default=False
-        Each feature differs between clusters or is shared by every task, as the Gibbs
-        (:mod:`~clusterednb.inference.relevance`) and variational engines judge: a column that
-        does not separate tasks no longer moves the partition. Others refuse it by name.
+        Each feature differs between clusters or is shared by every task, as the Gibbs and
+        variational engines judge after a screen (:mod:`~clusterednb.inference.relevance`):
+        a column that does not separate tasks no longer moves the partition (others refuse).
     relevance_prior : (a, b), default=(1.0, 1.0)
-        Beta prior of the share of relevant features.
+        Beta prior of the share of relevant features among those the screen leaves free.
     numeric, n_bins
         Columns read as numbers ("auto": columns of numbers that are not all whole, and
         columns of whole numbers with more than 20 distinct values), cut into ``n_bins``
