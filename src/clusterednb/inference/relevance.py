@@ -23,6 +23,8 @@ feature may also not depend on the label at all (a noise column): with probabili
   collapsed Gibbs sweep over tasks); ``P(r_f = 1 | z, D)`` is averaged over the samples
   (Rao-Blackwellised), and each retained partition draws switches given itself to predict
   with: its clusters' counts for the relevant features, the pooled counts for the shared.
+- Before it, :mod:`~clusterednb.inference.relevance_screen` holds shared every column that
+  neither differs between tasks nor depends on the label within them beyond chance.
 """
 
 from __future__ import annotations
