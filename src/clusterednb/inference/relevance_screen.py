@@ -47,6 +47,11 @@ SCREEN_Z = 3.0
 on the label within them, for the relevance engines to judge it."""
 N_DRAWS = 30
 """Random deals (and label shuffles) that give the null mean and spread of each statistic."""
+EARLY_DRAWS = 10
+"""Draws after which a statistic stops when every column stands :data:`CLEAR_Z` above
+chance."""
+CLEAR_Z = 10.0
+"""Standard deviations above the first :data:`EARLY_DRAWS` draws that end a test early."""
 MAX_SCREENED_VALUES = 2_000_000
 """Most counted values (rows × columns) the screen reads."""
 
@@ -89,9 +94,18 @@ def held_shared(
     [False, True]
     """
     counts = _within_budget(np.asarray(value_counts), rng)
-    differ = heterogeneity(counts, offsets, rng, beta)
-    depend = dependence(counts, offsets, ordinal, rng, beta)
-    held = (differ <= SCREEN_Z) & (depend <= SCREEN_Z)
+    held = heterogeneity(counts, offsets, rng, beta) <= SCREEN_Z
+    if held.any():  # only what does not differ between tasks needs the second test
+        values = held[_feature_of(offsets)]
+        widths = np.diff(offsets)[held]
+        depend = dependence(
+            counts[:, :, values],
+            np.concatenate([[0], np.cumsum(widths)]),
+            np.asarray(ordinal, dtype=bool)[held],
+            rng,
+            beta,
+        )
+        held[held] = depend <= SCREEN_Z
     return np.zeros_like(held) if held.all() else held
 
 
@@ -108,11 +122,12 @@ def heterogeneity(
     order = np.lexsort((task, feature))  # by column, then task: the tasks' places fixed
     task, value, feature = task[order], value[order], feature[order]
     shape = by_task.shape
-    dealt = []
-    for _ in range(N_DRAWS):
-        within = np.lexsort((rng.random(value.size), feature))  # values shuffled per column
-        dealt.append(_task_evidence(_count(task, value[within], shape), offsets, beta))
-    return above_chance(_task_evidence(by_task, offsets, beta), np.array(dealt))
+
+    def dealt() -> np.ndarray:
+        within = _shuffled_within(feature, rng)  # values shuffled per column
+        return _task_evidence(_count(task, value[within], shape), offsets, beta)
+
+    return _above_draws(_task_evidence(by_task, offsets, beta), dealt)
 
 
 def dependence(
@@ -146,11 +161,9 @@ def dependence(
             values[ordinal] = _ordinal_correlations(counts, offsets)[ordinal]
         return values
 
-    shuffled = []
-    for _ in range(N_DRAWS):
-        within = np.lexsort((rng.random(label.size), block))  # labels shuffled per block
-        shuffled.append(statistic(label[within]))
-    return above_chance(statistic(label), np.array(shuffled))
+    return _above_draws(
+        statistic(label), lambda: statistic(label[_shuffled_within(block, rng)])
+    )  # labels shuffled per block
 
 
 def restricted(model: DirichletNB, counts: Counts, free: np.ndarray) -> tuple[DirichletNB, Counts]:
@@ -219,6 +232,33 @@ def _within_budget(value_counts: np.ndarray, rng: np.random.Generator) -> np.nda
     within = np.cumsum(per_task[order]) <= MAX_SCREENED_VALUES
     within[:2] = True
     return value_counts[np.sort(order[within])]
+
+
+def _above_draws(observed: np.ndarray, draw) -> np.ndarray:
+    """:func:`~clusterednb.stats.column_tests.above_chance` of ``observed`` (F,) against
+    :data:`N_DRAWS` calls of ``draw()``, or against the first :data:`EARLY_DRAWS` when every
+    column already stands :data:`CLEAR_Z` above them (on landmine the columns stand 30–700
+    standard deviations apart between tasks: the other draws would change no decision)."""
+    null = [draw() for _ in range(EARLY_DRAWS)]
+    early = above_chance(observed, np.array(null))
+    if (early > CLEAR_Z).all():
+        return early
+    null += [draw() for _ in range(N_DRAWS - EARLY_DRAWS)]
+    return above_chance(observed, np.array(null))
+
+
+def _shuffled_within(group: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A permutation of entries sorted by ``group`` (non-negative integers, non-decreasing)
+    that shuffles each group's entries among themselves: one sort of ``group + U(0, 1)``
+    (eight times faster than a sort on two keys).
+
+    Examples
+    --------
+    >>> order = _shuffled_within(np.array([0, 0, 0, 1, 1]), np.random.default_rng(0))
+    >>> sorted(order[:3].tolist()), sorted(order[3:].tolist())
+    ([0, 1, 2], [3, 4])
+    """
+    return np.argsort(group + rng.random(group.size))
 
 
 def _entries(by_task: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
