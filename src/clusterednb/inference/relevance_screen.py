@@ -25,8 +25,9 @@ is held shared by every task (:func:`held_shared`): the engine runs on the other
 nothing, and twenty that move together show twenty times nothing.
 
 The shuffles draw from the counts (a column's values are exchangeable within what is
-kept), so the screen needs no rows, and at most :data:`MAX_SCREENED_VALUES` counted values:
-above that, the tasks screened are a random subset that holds them.
+kept), so the screen needs no rows, and at most :data:`MAX_SCREENED_TASKS` tasks and
+:data:`MAX_SCREENED_VALUES` counted values: above that, the tasks screened are a random
+subset within both.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ CLEAR_Z = 10.0
 """Standard deviations above the first :data:`EARLY_DRAWS` draws that end a test early."""
 MAX_SCREENED_VALUES = 2_000_000
 """Most counted values (rows × columns) the screen reads."""
+MAX_SCREENED_TASKS = 2_000
+"""Most tasks the screen reads (its tables hold tasks × classes × values)."""
 
 
 def held_shared(
@@ -223,12 +226,20 @@ def with_held_columns(
 
 
 def _within_budget(value_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The counts of a random subset of tasks holding at most :data:`MAX_SCREENED_VALUES`
-    counted values (all of them when they fit; at least two tasks)."""
+    """The counts of a random subset of at most :data:`MAX_SCREENED_TASKS` tasks holding at
+    most :data:`MAX_SCREENED_VALUES` counted values (all of them when they fit; at least two
+    tasks).
+
+    Examples
+    --------
+    >>> counts = np.ones((5000, 2, 3))
+    >>> _within_budget(counts, np.random.default_rng(0)).shape
+    (2000, 2, 3)
+    """
     per_task = value_counts.reshape(value_counts.shape[0], -1).sum(axis=1)
-    if per_task.sum() <= MAX_SCREENED_VALUES:
+    if per_task.sum() <= MAX_SCREENED_VALUES and per_task.size <= MAX_SCREENED_TASKS:
         return value_counts
-    order = rng.permutation(per_task.size)
+    order = rng.permutation(per_task.size)[:MAX_SCREENED_TASKS]
     within = np.cumsum(per_task[order]) <= MAX_SCREENED_VALUES
     within[:2] = True
     return value_counts[np.sort(order[within])]
