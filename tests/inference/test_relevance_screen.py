@@ -49,13 +49,13 @@ def test_each_deal_keeps_every_tasks_count_and_every_columns_values(monkeypatch)
     y = rng.integers(0, 2, 48)
     by_task = _counts(codes, y, task, 8).sum(axis=1)
     seen = []
-    original = screen._task_evidence
+    original = screen.group_split_evidence
 
-    def record(counts, offsets, beta):
+    def record(counts, widths, beta):
         seen.append(counts.copy())
-        return original(counts, offsets, beta)
+        return original(counts, widths, beta)
 
-    monkeypatch.setattr(screen, "_task_evidence", record)
+    monkeypatch.setattr(screen, "group_split_evidence", record)
     screen.heterogeneity(_counts(codes, y, task, 8), OFFSETS, np.random.default_rng(0))
     observed, *dealt = seen
     np.testing.assert_array_equal(observed, by_task)
@@ -76,13 +76,13 @@ def test_each_shuffle_keeps_every_tasks_values_and_classes(monkeypatch):
     y = rng.integers(0, 2, 48)
     counts = _counts(codes, y, task, 8)
     seen = []
-    original = screen._class_evidence
+    original = screen.class_split_evidence
 
-    def record(shuffled, offsets, beta):
+    def record(shuffled, widths, beta):
         seen.append(shuffled.copy())
-        return original(shuffled, offsets, beta)
+        return original(shuffled, widths, beta)
 
-    monkeypatch.setattr(screen, "_class_evidence", record)
+    monkeypatch.setattr(screen, "class_split_evidence", record)
     screen.dependence(counts, OFFSETS, np.array([False, False]), np.random.default_rng(0))
     observed, *shuffled = seen
     np.testing.assert_array_equal(observed, counts)

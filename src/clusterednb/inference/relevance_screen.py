@@ -40,7 +40,11 @@ from clusterednb.data.schema import FeatureSchema
 from clusterednb.inference.relevance import shared_evidence
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.models.observation import DirichletNB
-from clusterednb.stats.column_tests import above_chance, dirichlet_categorical_evidence
+from clusterednb.stats.column_tests import (
+    above_chance,
+    class_split_evidence,
+    group_split_evidence,
+)
 from clusterednb.stats.counts import Counts
 
 SCREEN_Z = 3.0
@@ -124,13 +128,13 @@ def heterogeneity(
     feature = _feature_of(offsets)[value]
     order = np.lexsort((task, feature))  # by column, then task: the tasks' places fixed
     task, value, feature = task[order], value[order], feature[order]
-    shape = by_task.shape
+    shape, widths = by_task.shape, np.diff(offsets)
 
     def dealt() -> np.ndarray:
         within = _shuffled_within(feature, rng)  # values shuffled per column
-        return _task_evidence(_count(task, value[within], shape), offsets, beta)
+        return group_split_evidence(_count(task, value[within], shape), widths, beta)
 
-    return _above_draws(_task_evidence(by_task, offsets, beta), dealt)
+    return _above_draws(group_split_evidence(by_task, widths, beta), dealt)
 
 
 def dependence(
@@ -154,12 +158,13 @@ def dependence(
     order = np.argsort(block, kind="stable")
     task, label, value, block = task[order], label[order], value[order], block[order]
     ordinal = np.asarray(ordinal, dtype=bool) & (n_classes == 2)
+    widths = np.diff(offsets)
 
     def statistic(labels: np.ndarray) -> np.ndarray:
         counts = np.bincount(
             (task * n_classes + labels) * n_values + value, minlength=value_counts.size
         ).reshape(value_counts.shape)
-        values = _class_evidence(counts, offsets, beta)
+        values = class_split_evidence(counts, widths, beta)
         if ordinal.any():
             values[ordinal] = _ordinal_correlations(counts, offsets)[ordinal]
         return values
@@ -286,22 +291,6 @@ def _count(task: np.ndarray, value: np.ndarray, shape: tuple[int, int]) -> np.nd
 def _feature_of(offsets: np.ndarray) -> np.ndarray:
     """The column of each flat value, shape (n_values_total,)."""
     return np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
-
-
-def _task_evidence(by_task: np.ndarray, offsets: np.ndarray, beta: float) -> np.ndarray:
-    """Each column's log Bayes factor, a categorical per task against one shared, (F,)."""
-    widths = np.diff(offsets)
-    per_task = dirichlet_categorical_evidence(by_task.astype(np.float64), widths, beta)
-    shared = dirichlet_categorical_evidence(by_task.sum(axis=0).astype(np.float64), widths, beta)
-    return per_task.sum(axis=0) - shared
-
-
-def _class_evidence(counts: np.ndarray, offsets: np.ndarray, beta: float) -> np.ndarray:
-    """Each column's log Bayes factor, a categorical per (task, class) against one per task,
-    summed over tasks, (F,)."""
-    widths, counts = np.diff(offsets), counts.astype(np.float64)
-    by_class = dirichlet_categorical_evidence(counts, widths, beta).sum(axis=(0, 1))
-    return by_class - dirichlet_categorical_evidence(counts.sum(axis=1), widths, beta).sum(axis=0)
 
 
 def _ordinal_correlations(counts: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from clusterednb.data.schema import FeatureSchema
 from clusterednb.inference.relevance import RelevanceSettings, fit_relevance_gibbs
 from clusterednb.models.observation import DirichletNB
 from clusterednb.seeding import side_stream
-from clusterednb.stats.column_tests import above_chance, dirichlet_categorical_evidence
+from clusterednb.stats.column_tests import above_chance, group_split_evidence
 from clusterednb.stats.counts import Counts
 
 RELEVANT = 0.5
@@ -195,8 +195,7 @@ def _heterogeneity(
         .value_counts[:, 0, :]
         .astype(np.float64)
     )
-    per_task = dirichlet_categorical_evidence(counts, widths, beta).sum(axis=0)
-    return per_task - dirichlet_categorical_evidence(counts.sum(axis=0), widths, beta)
+    return group_split_evidence(counts, widths, beta)
 
 
 def kept_values(relevance: np.ndarray, offsets: np.ndarray) -> np.ndarray:

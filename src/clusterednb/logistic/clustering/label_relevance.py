@@ -26,7 +26,7 @@ from scipy.special import expit
 
 from clusterednb.stats.column_tests import (
     above_chance,
-    dirichlet_categorical_evidence,
+    class_split_evidence,
     task_correlations,
 )
 from clusterednb.stats.counts import Counts
@@ -99,9 +99,7 @@ def _log_bayes_factors(
     counts = Counts.from_codes(
         codes, y, cluster, n_tasks=n_clusters, n_classes=2, offsets=offsets
     ).value_counts.astype(np.float64)
-    by_class = dirichlet_categorical_evidence(counts, widths, beta).sum(axis=(0, 1))
-    shared = dirichlet_categorical_evidence(counts.sum(axis=1), widths, beta).sum(axis=0)
-    return by_class - shared
+    return class_split_evidence(counts, widths, beta)
 
 
 def within_task_dependence(
