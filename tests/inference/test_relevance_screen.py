@@ -139,3 +139,37 @@ def test_what_the_screen_holds_nothing_of_is_fitted_as_without_it(monkeypatch):
     monkeypatch.setattr(screen, "SCREEN_Z", -np.inf)  # nothing held: the engine alone
     alone = ClusteredNB(relevance=True, random_state=0, progress=False).fit(X, y, task)
     np.testing.assert_array_equal(model.predict_proba(X, task), alone.predict_proba(X, task))
+
+
+@pytest.mark.parametrize("inference", ["gibbs", "variational"])
+def test_counts_kept_sparse_are_screened_and_judged_as_dense_ones(monkeypatch, inference):
+    """Above a size the estimator keeps its counts sparse: the screen reads them without a
+    dense table of every task, and the fit holds and predicts as the dense one."""
+    from clusterednb.data import guards
+
+    X, y, task = _population(0, 6)
+    dense = ClusteredNB(inference=inference, relevance=True, random_state=0, progress=False)
+    dense.fit(X, y, task)
+    monkeypatch.setattr(guards, "SPARSE_COUNT_BYTES", 0)
+    kept = ClusteredNB(inference=inference, relevance=True, random_state=0, progress=False)
+    kept.fit(X, y, task)
+    assert type(kept.counts_).__name__ == "SparseCounts"
+    assert dense.result_.extras["held_shared"][2:].all()  # the noise held: the sparse path
+    np.testing.assert_array_equal(
+        kept.result_.extras["held_shared"], dense.result_.extras["held_shared"]
+    )
+    np.testing.assert_allclose(
+        kept.predict_proba(X, task), dense.predict_proba(X, task), rtol=0, atol=1e-9
+    )
+
+
+def test_gibbs_relevance_refuses_a_dense_table_too_large(monkeypatch):
+    from clusterednb.data import guards
+    from clusterednb.exceptions import CNBError
+    from clusterednb.naive_bayes import engines
+
+    X, y, task = _population(0, 2)
+    monkeypatch.setattr(guards, "SPARSE_COUNT_BYTES", 0)
+    monkeypatch.setattr(engines, "MAX_COUNT_BYTES", 1)
+    with pytest.raises(CNBError, match="use inference='variational'"):
+        ClusteredNB(relevance=True, random_state=0, progress=False).fit(X, y, task)

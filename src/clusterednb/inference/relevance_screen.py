@@ -46,6 +46,7 @@ from clusterednb.stats.column_tests import (
     group_split_evidence,
 )
 from clusterednb.stats.counts import Counts
+from clusterednb.stats.sparse_counts import SparseCounts
 
 SCREEN_Z = 3.0
 """Standard deviations above chance by which a column must differ between tasks, or depend
@@ -64,7 +65,7 @@ MAX_SCREENED_TASKS = 2_000
 
 
 def held_shared(
-    value_counts: np.ndarray,
+    counts: Counts | SparseCounts,
     offsets: np.ndarray,
     ordinal: np.ndarray,
     rng: np.random.Generator,
@@ -76,7 +77,8 @@ def held_shared(
 
     Parameters
     ----------
-    value_counts : ndarray of shape (n_tasks, n_classes, n_values_total)
+    counts : Counts or SparseCounts
+        The tasks' counts (of at most :data:`MAX_SCREENED_TASKS` of them, made dense).
     offsets : ndarray of shape (n_features + 1,)
     ordinal : ndarray of shape (n_features,)
         Bool: the columns whose values are ordered bins of a number.
@@ -96,11 +98,11 @@ def held_shared(
     >>> codes = np.column_stack([follows, rng.integers(0, 3, 400)])
     >>> counts = Counts.from_codes(codes, y, task, n_tasks=40, n_classes=2,
     ...                            offsets=np.array([0, 2, 5]))
-    >>> held_shared(counts.value_counts, np.array([0, 2, 5]), np.array([False, False]),
+    >>> held_shared(counts, np.array([0, 2, 5]), np.array([False, False]),
     ...             np.random.default_rng(1)).tolist()
     [False, True]
     """
-    counts = _within_budget(np.asarray(value_counts), rng)
+    counts = _within_budget(counts, rng)
     held = heterogeneity(counts, offsets, rng, beta) <= SCREEN_Z
     if held.any():  # only what does not differ between tasks needs the second test
         values = held[_feature_of(offsets)]
@@ -174,7 +176,9 @@ def dependence(
     )  # labels shuffled per block
 
 
-def restricted(model: DirichletNB, counts: Counts, free: np.ndarray) -> tuple[DirichletNB, Counts]:
+def restricted(
+    model: DirichletNB, counts: Counts | SparseCounts, free: np.ndarray
+) -> tuple[DirichletNB, Counts | SparseCounts]:
     """``model`` and ``counts`` over the ``free`` columns only (bool, (n_features,)).
 
     Examples
@@ -195,11 +199,15 @@ def restricted(model: DirichletNB, counts: Counts, free: np.ndarray) -> tuple[Di
     )
     values = free[schema.value_feature]
     sub_model = DirichletNB(sub_schema, alpha=model.alpha, beta=model.beta[:, values])
+    if isinstance(counts, SparseCounts):  # class-major cells: each class's kept values
+        n_classes = counts.label_counts.shape[1]
+        cells = np.flatnonzero(np.tile(values, n_classes))  # n_values per class, in order
+        return sub_model, SparseCounts(counts.label_counts, counts.cells[:, cells].tocsr())
     return sub_model, Counts(counts.label_counts, counts.value_counts[:, :, values])
 
 
 def with_held_columns(
-    result: ClusteringResult, model: DirichletNB, counts: Counts, free: np.ndarray
+    result: ClusteringResult, model: DirichletNB, counts: Counts | SparseCounts, free: np.ndarray
 ) -> ClusteringResult:
     """An engine's ``result`` on the ``free`` columns, completed over every column: each
     component predicts a held column from the counts pooled over every task, as a shared
@@ -210,7 +218,7 @@ def with_held_columns(
     adds their evidence when shared (the model in which they are known to be shared)."""
     value_feature = model.schema.value_feature
     values = free[value_feature]
-    pooled = counts.value_counts.sum(axis=0).astype(np.float64)  # (C, V)
+    pooled = counts.total().value_counts[0].astype(np.float64)  # (C, V)
     log_shared, label_free_share = shared_evidence(model, pooled)
     label_free = (label_free_share >= 0.5)[value_feature]
     pooled[:, label_free] = pooled[:, label_free].sum(axis=0)
@@ -230,24 +238,28 @@ def with_held_columns(
     )
 
 
-def _within_budget(value_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The counts of a random subset of at most :data:`MAX_SCREENED_TASKS` tasks holding at
-    most :data:`MAX_SCREENED_VALUES` counted values (all of them when they fit; at least two
-    tasks).
+def _within_budget(counts: Counts | SparseCounts, rng: np.random.Generator) -> np.ndarray:
+    """The value counts, shape (n_screened, n_classes, n_values_total), of a random subset of
+    at most :data:`MAX_SCREENED_TASKS` tasks holding at most :data:`MAX_SCREENED_VALUES`
+    counted values (all of them when they fit; at least two tasks); sparse counts are made
+    dense for those tasks only.
 
     Examples
     --------
-    >>> counts = np.ones((5000, 2, 3))
+    >>> counts = Counts(np.ones((5000, 2), dtype=np.int64), np.ones((5000, 2, 3), dtype=np.int64))
     >>> _within_budget(counts, np.random.default_rng(0)).shape
     (2000, 2, 3)
     """
-    per_task = value_counts.reshape(value_counts.shape[0], -1).sum(axis=1)
+    if isinstance(counts, SparseCounts):
+        per_task = np.asarray(counts.cells.sum(axis=1)).ravel()
+    else:
+        per_task = counts.value_counts.reshape(counts.n_groups, -1).sum(axis=1)
     if per_task.sum() <= MAX_SCREENED_VALUES and per_task.size <= MAX_SCREENED_TASKS:
-        return value_counts
+        return counts.take(np.arange(per_task.size)).value_counts
     order = rng.permutation(per_task.size)[:MAX_SCREENED_TASKS]
     within = np.cumsum(per_task[order]) <= MAX_SCREENED_VALUES
     within[:2] = True
-    return value_counts[np.sort(order[within])]
+    return counts.take(np.sort(order[within])).value_counts
 
 
 def _above_draws(observed: np.ndarray, draw) -> np.ndarray:

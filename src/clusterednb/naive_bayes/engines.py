@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from clusterednb.data.guards import MAX_COUNT_BYTES, dense_count_bytes
 from clusterednb.exceptions import CNBError, check_choice, require_extra
 from clusterednb.inference.bhc.engine import fit_bhc, fit_bhc_randomized
 from clusterednb.inference.exact import fit_exact
@@ -240,14 +241,13 @@ def _run_relevance(
     if given.unlabelled_X.shape[0]:
         raise CNBError("relevance=True learns from labelled rows only: set semi_supervised=False")
     if isinstance(model, DirichletNB):
-        dense = counts.counts if isinstance(counts, SparseCounts) else counts
         schema = model.schema
         ordinal = np.array([name in schema.bin_edges for name in schema.feature_names])
-        held = held_shared(dense.value_counts, model.offsets, ordinal, side_stream(given.rng))
+        held = held_shared(counts, model.offsets, ordinal, side_stream(given.rng))
         if held.any():
-            sub_model, sub_counts = restricted(model, dense, ~held)
+            sub_model, sub_counts = restricted(model, counts, ~held)
             result = _run_judge(settings, sub_model, sub_counts, given)
-            return with_held_columns(result, model, dense, ~held)
+            return with_held_columns(result, model, counts, ~held)
     return _run_judge(settings, model, counts, given)
 
 
@@ -267,8 +267,15 @@ def _run_judge(
             VariationalSettings(n_jobs=settings.n_jobs),
             settings.relevance_prior,
         )
-    if isinstance(counts, SparseCounts):
-        counts = counts.counts
+    if isinstance(counts, SparseCounts):  # the sampler reads a dense table: checked first
+        n_bytes = dense_count_bytes(model.schema, counts.n_groups)
+        if n_bytes > MAX_COUNT_BYTES:
+            raise CNBError(
+                f"relevance=True with inference='gibbs' reads the {counts.n_groups} tasks' "
+                f"counts as a dense table of {n_bytes / 2**20:.0f} MiB, above the "
+                f"{MAX_COUNT_BYTES / 2**20:.0f} MiB limit: use inference='variational'"
+            )
+        counts = counts.dense()
     chain = RelevanceSettings(
         settings.n_sweeps,
         settings.burn_in,

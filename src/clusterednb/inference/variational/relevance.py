@@ -246,7 +246,7 @@ def fit_variational_relevance(
     ]
     best = max(fits, key=lambda fit: fit.elbo)
     if settings.refine_sweeps and n_tasks <= settings.sequential_start_tasks:
-        dense = counts.counts if isinstance(counts, SparseCounts) else counts
+        dense = counts.dense() if isinstance(counts, SparseCounts) else counts
         chain = RelevanceSettings(
             settings.refine_sweeps, settings.refine_sweeps // 4, prior=switches.prior
         )
