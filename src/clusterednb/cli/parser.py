@@ -174,9 +174,11 @@ def _fit(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="cnb-gibbs, cnb-variational, cnb-logistic, cnb-lgbm, cnb-blend, cnb-boost: each "
         "column either separates the users' clusters or is shared by every user (then it no "
-        "longer moves them); cnb-logistic also judges each column's relevance to the label "
-        "within clusters and leaves the irrelevant ones out of its regressions where held-out "
-        "rows say so; prints each column's relevance",
+        "longer moves them); cnb-gibbs and cnb-variational first hold shared the columns that "
+        "neither differ between users nor follow the label within them beyond chance; "
+        "cnb-logistic also judges each column's relevance to the label within clusters and "
+        "leaves the irrelevant ones out of its regressions where held-out rows say so; prints "
+        "each column's relevance and names what was held or left out",
     )
     add_output(fit, "model file to write")
     add_json(fit)
