@@ -42,20 +42,26 @@ def test_the_ordinal_statistic_is_the_sum_of_each_tasks_squared_correlation():
     np.testing.assert_allclose(found, expected, rtol=1e-10, atol=1e-12)
 
 
+def _recording(monkeypatch, name: str) -> list[np.ndarray]:
+    """The counts each call of the screen's statistic ``name`` scores, in call order (the
+    statistic itself still answers)."""
+    seen, original = [], getattr(screen, name)
+
+    def record(counts, widths, beta):
+        seen.append(counts.copy())
+        return original(counts, widths, beta)
+
+    monkeypatch.setattr(screen, name, record)
+    return seen
+
+
 def test_each_deal_keeps_every_tasks_count_and_every_columns_values(monkeypatch):
     rng = np.random.default_rng(4)
     task = np.repeat(np.arange(8), 6)
     codes = np.column_stack([rng.integers(0, 5, 48), rng.integers(0, 3, 48)])
     y = rng.integers(0, 2, 48)
     by_task = _counts(codes, y, task, 8).sum(axis=1)
-    seen = []
-    original = screen.group_split_evidence
-
-    def record(counts, widths, beta):
-        seen.append(counts.copy())
-        return original(counts, widths, beta)
-
-    monkeypatch.setattr(screen, "group_split_evidence", record)
+    seen = _recording(monkeypatch, "group_split_evidence")
     screen.heterogeneity(_counts(codes, y, task, 8), OFFSETS, np.random.default_rng(0))
     observed, *dealt = seen
     np.testing.assert_array_equal(observed, by_task)
@@ -75,14 +81,7 @@ def test_each_shuffle_keeps_every_tasks_values_and_classes(monkeypatch):
     codes = np.column_stack([rng.integers(0, 5, 48), rng.integers(0, 3, 48)])
     y = rng.integers(0, 2, 48)
     counts = _counts(codes, y, task, 8)
-    seen = []
-    original = screen.class_split_evidence
-
-    def record(shuffled, widths, beta):
-        seen.append(shuffled.copy())
-        return original(shuffled, widths, beta)
-
-    monkeypatch.setattr(screen, "class_split_evidence", record)
+    seen = _recording(monkeypatch, "class_split_evidence")
     screen.dependence(counts, OFFSETS, np.array([False, False]), np.random.default_rng(0))
     observed, *shuffled = seen
     np.testing.assert_array_equal(observed, counts)

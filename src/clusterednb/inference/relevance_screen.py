@@ -44,6 +44,7 @@ from clusterednb.stats.column_tests import (
     above_chance,
     class_split_evidence,
     group_split_evidence,
+    summed_squared_correlations,
 )
 from clusterednb.stats.counts import Counts
 from clusterednb.stats.sparse_counts import SparseCounts
@@ -317,13 +318,10 @@ def _ordinal_correlations(counts: np.ndarray, offsets: np.ndarray) -> np.ndarray
     def per_column(weights: np.ndarray) -> np.ndarray:
         return np.add.reduceat(weights, starts, axis=-1)  # (U, F)
 
-    n, positives = per_column(both), per_column(counts[:, 1])
-    sum_x, sum_xx = per_column(both * position), per_column(both * position**2)
-    sum_xy = per_column(counts[:, 1] * position)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        covariance = sum_xy - sum_x * positives / n
-        spread_x = sum_xx - sum_x**2 / n
-        spread_y = positives - positives**2 / n
-        squared = covariance**2 / (spread_x * spread_y)
-    usable = (n > 1) & (spread_x > 1e-12) & (spread_y > 1e-12)
-    return (n * np.where(usable, squared, 0.0)).sum(axis=0)
+    return summed_squared_correlations(
+        per_column(both),
+        per_column(both * position),
+        per_column(counts[:, 1]),
+        per_column(both * position**2),
+        per_column(counts[:, 1] * position),
+    )

@@ -132,13 +132,42 @@ def task_correlations(
     weight = valid.astype(np.float64)
     x = np.where(valid, numbers, 0.0)
     labels = weight * y[:, None]
-    count = by_task @ weight
+    return summed_squared_correlations(
+        by_task @ weight, by_task @ x, by_task @ labels, by_task @ (x * x), by_task @ (x * labels)
+    )
+
+
+def summed_squared_correlations(
+    count: np.ndarray,
+    sum_x: np.ndarray,
+    sum_y: np.ndarray,
+    sum_xx: np.ndarray,
+    sum_xy: np.ndarray,
+) -> np.ndarray:
+    """Each column's ``Σ_g n_g r_g²`` from each group's sums over its counted rows, labels
+    0/1 (so ``Σ y² = Σ y``); a group where the numbers or the labels are constant adds 0.
+
+    Parameters
+    ----------
+    count, sum_x, sum_y, sum_xx, sum_xy : ndarray of shape (n_groups, n_columns)
+        ``n``, ``Σ x``, ``Σ y``, ``Σ x²`` and ``Σ x y`` of each group and column.
+
+    Returns
+    -------
+    ndarray of shape (n_columns,)
+
+    Examples
+    --------
+    One group of four rows whose numbers follow the labels exactly: ``4 · 1``.
+
+    >>> sums = [np.array([[value]]) for value in (4.0, 2.0, 2.0, 2.0, 2.0)]
+    >>> summed_squared_correlations(*sums).tolist()
+    [4.0]
+    """
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean_x = (by_task @ x) / count
-        mean_y = (by_task @ labels) / count
-        covariance = by_task @ (x * labels) - count * mean_x * mean_y
-        spread_x = by_task @ (x * x) - count * mean_x**2
-        spread_y = by_task @ labels - count * mean_y**2  # y² = y for labels 0/1
+        covariance = sum_xy - sum_x * sum_y / count
+        spread_x = sum_xx - sum_x**2 / count
+        spread_y = sum_y - sum_y**2 / count
         squared = covariance**2 / (spread_x * spread_y)
     usable = (count > 1) & (spread_x > 1e-12 * np.maximum(count, 1)) & (spread_y > 1e-12)
     return (count * np.where(usable, squared, 0.0)).sum(axis=0)
