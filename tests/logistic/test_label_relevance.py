@@ -13,8 +13,10 @@ from scipy.stats import pearsonr
 import clusterednb
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.logistic.clustering.label_relevance import (
+    POOLED_Z,
     WITHIN_TASK_Z,
     label_relevance,
+    pooled_dependence,
     within_task_dependence,
 )
 from clusterednb.logistic.fit import JointData
@@ -307,3 +309,98 @@ def test_the_heterogeneity_test_reads_a_bounded_number_of_rows(monkeypatch):
     judged = module.judged_relevance(counts, codes, task, offsets, 1.0, 1.0, rng)
     assert seen == [300]  # 30 whole tasks of 10 rows
     assert judged[0] > 0.5 and judged[1] == 0.0, judged
+
+
+def test_the_pooled_test_sees_what_every_task_reads_alike_and_not_a_flipping_sign():
+    """A column that follows the label the same way in every task, with too few rows a task
+    for the within-task test, shows pooled; one whose sign alternates between tasks shows
+    within tasks and not pooled; a noise column shows in neither."""
+    rng = np.random.default_rng(3)
+    task = np.repeat(np.arange(80), 4)
+    y = rng.integers(0, 2, task.size)
+    alike = np.where(rng.random(task.size) < 0.75, y, 1 - y)
+    flipping = np.where(task % 2 == 0, y, 1 - y)
+    codes = np.column_stack([alike, flipping, rng.integers(0, 3, task.size)])
+    offsets = np.array([0, 2, 4, 7])
+    pooled = pooled_dependence(codes, y, offsets, np.random.default_rng(0))
+    within = within_task_dependence(codes, y, task, offsets, np.random.default_rng(0))
+    assert pooled[0] > POOLED_Z and pooled[1] < POOLED_Z and pooled[2] < POOLED_Z, pooled
+    assert within[1] > WITHIN_TASK_Z and within[2] < WITHIN_TASK_Z, within
+    # the same test as the within-task one with all rows one task, numbers included
+    numbers = rng.normal(size=(task.size, 1)) + y[:, None]
+    codes_with_number = np.column_stack([codes, np.digitize(numbers[:, 0], [-0.5, 0.5, 1.5])])
+    offsets_with_number = np.append(offsets, 11)
+    one_task = np.zeros(task.size, dtype=np.int64)
+    np.testing.assert_array_equal(
+        pooled_dependence(
+            codes_with_number,
+            y,
+            offsets_with_number,
+            np.random.default_rng(1),
+            numbers=numbers,
+            numbered=np.array([3]),
+        ),
+        within_task_dependence(
+            codes_with_number,
+            y,
+            one_task,
+            offsets_with_number,
+            np.random.default_rng(1),
+            numbers=numbers,
+            numbered=np.array([3]),
+        ),
+    )
+
+
+def test_a_round_of_silent_columns_needs_only_a_lower_log_loss():
+    from clusterednb.logistic.grid_walk import _clearly_best
+
+    rng = np.random.default_rng(0)
+    task = np.repeat(np.arange(20), 5)
+    y = rng.integers(0, 2, task.size)
+    every = _round(y, task, np.where(y == 1, 0.6, 0.4))
+    faintly = every.best.proba.copy()
+    faintly[:4] = np.where(y[:4] == 1, 0.62, 0.38)  # a gain on four rows of 100
+    slightly = _round(y, task, faintly)
+    worse = _round(y, task, np.where(y == 1, 0.58, 0.42))
+    assert _clearly_best([every, slightly]) == 0  # not clearly better
+    assert _clearly_best([every, slightly], lenient=(1,)) == 1
+    assert _clearly_best([every, worse], lenient=(1,)) == 0
+    # a lenient round ranks by its gain among the rounds taken
+    assert (
+        _clearly_best([every, slightly, _round(y, task, np.where(y == 1, 0.9, 0.1))], lenient=(1,))
+        == 2
+    )
+
+
+@pytest.mark.parametrize(("n_rows", "tried"), [(24, True), (8, False)])
+def test_silent_columns_are_tried_without_a_trial_only_where_tasks_have_rows(
+    monkeypatch, n_rows, tried
+):
+    """With ten rows a task to train on, the round that leaves out the columns every test
+    calls silent is scored and taken on any gain; with six, the within-task tests cannot hear a
+    slope, and no such round is tried."""
+    import clusterednb.logistic.grid_walk as grid_walk
+
+    rounds, original = [], grid_walk._clearly_best
+
+    def recording(candidates, lenient=()):
+        rounds.append(([c.data.label_columns for c in candidates], lenient))
+        return original(candidates, lenient)
+
+    monkeypatch.setattr(grid_walk, "_clearly_best", recording)
+    frame = _noisy_groups(seed=0, n_noise=3, n_tasks=60, n_rows=n_rows)
+    if n_rows == 8:
+        frame["train"] = frame.groupby("task").cumcount() < 6
+    features = [c for c in frame.columns if c not in ("task", "y", "train")]
+    train = frame[frame.train]
+    model = ClusteredLogisticRegression(relevance=True, random_state=0)
+    model.fit(train[features], train.y, train.task)
+    ((columns, lenient),) = rounds
+    if not tried:
+        assert lenient == ()
+        return
+    assert lenient == (1,)
+    silent = [name for name, kept in zip(features, columns[1], strict=True) if not kept]
+    assert silent and set(silent) <= {"noise0", "noise1", "noise2"}, silent
+    assert set(model.columns_left_out_) >= set(silent)  # taken here: the noise lowered nothing
