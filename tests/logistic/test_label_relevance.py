@@ -404,3 +404,34 @@ def test_silent_columns_are_tried_without_a_trial_only_where_tasks_have_rows(
     silent = [name for name, kept in zip(features, columns[1], strict=True) if not kept]
     assert silent and set(silent) <= {"noise0", "noise1", "noise2"}, silent
     assert set(model.columns_left_out_) >= set(silent)  # taken here: the noise lowered nothing
+
+
+def test_in_a_designed_table_no_column_is_silent():
+    """Every task rates the same full factorial of four two-valued attributes and follows the
+    first: the other three are exactly balanced within each label, more evenly than shuffled
+    labels leave them (below chance within tasks), and every column is spread over the tasks
+    far more evenly than random deals: designed, so none is called silent. The same three
+    columns drawn at random are."""
+    from clusterednb.logistic.clustering.feature_relevance import bounded_heterogeneity
+    from clusterednb.logistic.clustering.label_relevance import DESIGNED_Z, silent_columns
+
+    design = np.array(np.meshgrid(*[[0, 1]] * 4, indexing="ij")).reshape(4, -1).T  # (16, 4)
+    n_tasks = 120
+    task = np.repeat(np.arange(n_tasks), len(design))
+    offsets = np.arange(0, 9, 2)
+    irrelevant = np.array([0.9, 0.1, 0.1, 0.1])
+    rng = np.random.default_rng(1)
+    designed = np.tile(design, (n_tasks, 1))
+    y = designed[:, 0].copy()
+    sampled = np.column_stack([y, rng.integers(0, 2, (y.size, 3))])
+    found = {}
+    for name, codes in (("designed", designed), ("sampled", sampled)):
+        within = within_task_dependence(codes, y, task, offsets, np.random.default_rng(0))
+        pooled = pooled_dependence(codes, y, offsets, np.random.default_rng(0))
+        spread = bounded_heterogeneity(codes, task, n_tasks, offsets, np.random.default_rng(0))
+        found[name] = (within, spread, silent_columns(irrelevant, within, pooled, spread))
+    within, spread, silent = found["designed"]
+    assert within[0] > WITHIN_TASK_Z and (within[1:] < -WITHIN_TASK_Z).all(), within
+    assert (spread < -DESIGNED_Z).all() and not silent.any(), spread
+    within, spread, silent = found["sampled"]
+    assert (spread[1:] > -DESIGNED_Z).all() and silent.tolist() == [False, True, True, True]

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from clusterednb.logistic.clustering.feature_relevance import RELEVANT
+from clusterednb.logistic.clustering.feature_relevance import RELEVANT, bounded_heterogeneity
 from clusterednb.logistic.clustering.label_relevance import (
     WITHIN_TASK_Z,
     kept_columns,
@@ -340,9 +340,9 @@ def label_columns_chosen(
         *labelled, train.task[rows], train.offsets, tests_rng, **numbers
     )
     rounds = [(scores, _judged(scores), None)]
-    silent = silent_columns(
-        rounds[0][1], dependence, pooled_dependence(*labelled, train.offsets, tests_rng, **numbers)
-    )
+    pooled = pooled_dependence(*labelled, train.offsets, tests_rng, **numbers)
+    spread = bounded_heterogeneity(train.codes, train.task, train.n_tasks, train.offsets, tests_rng)
+    silent = silent_columns(rounds[0][1], dependence, pooled, spread)
     lenient = ()
     if silent.any() and not silent.all() and _within_tests_hear(train.task[rows]):
         quiet = _reading(scores, ~silent, at)

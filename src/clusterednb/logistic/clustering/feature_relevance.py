@@ -121,18 +121,41 @@ def judged_relevance(
     [0.0]
     """
     relevance = feature_relevance(value_counts, offsets, beta, gamma, rng)
-    test_rng = side_stream(rng)
-    n_tasks = value_counts.shape[0]
+    differ = bounded_heterogeneity(codes, task, value_counts.shape[0], offsets, side_stream(rng))
+    return np.where(differ > HETEROGENEOUS_Z, relevance, 0.0)
+
+
+def bounded_heterogeneity(
+    codes: np.ndarray,
+    task: np.ndarray,
+    n_tasks: int,
+    offsets: np.ndarray,
+    rng: np.random.Generator,
+    beta: float = 1.0,
+) -> np.ndarray:
+    """:func:`task_heterogeneity` of the rows of at most :data:`MAX_JUDGED_TASKS` tasks and
+    :data:`MAX_JUDGED_ROWS` rows (whole tasks drawn at random, at least two; all of them when
+    they fit), shape (n_features,).
+
+    Examples
+    --------
+    Twenty tasks, each with the same eight values (two of each of four): more alike than
+    random deals leave them:
+
+    >>> codes, task = np.tile(np.arange(4), 40)[:, None], np.repeat(np.arange(20), 8)
+    >>> z = bounded_heterogeneity(codes, task, 20, np.array([0, 4]), np.random.default_rng(0))
+    >>> bool(z[0] < -5)
+    True
+    """
     if n_tasks > MAX_JUDGED_TASKS or task.size > MAX_JUDGED_ROWS:
-        order = test_rng.permutation(n_tasks)[:MAX_JUDGED_TASKS]
+        order = rng.permutation(n_tasks)[:MAX_JUDGED_TASKS]
         within = np.cumsum(np.bincount(task, minlength=n_tasks)[order]) <= MAX_JUDGED_ROWS
         within[:2] = True  # at least two tasks, whatever their size
         chosen = np.zeros(n_tasks, dtype=bool)
         chosen[order[within]] = True
         codes, task = codes[chosen[task]], task[chosen[task]]
     task = np.unique(task, return_inverse=True)[1]
-    differ = task_heterogeneity(codes, task, offsets, test_rng, beta)
-    return np.where(differ > HETEROGENEOUS_Z, relevance, 0.0)
+    return task_heterogeneity(codes, task, offsets, rng, beta)
 
 
 def task_heterogeneity(

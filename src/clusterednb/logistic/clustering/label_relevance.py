@@ -40,9 +40,9 @@ each task (:func:`within_task_dependence`)."""
 POOLED_Z = 3.0
 """A column that depends on the label over all rows by this many standard deviations above
 shuffled labels (:func:`pooled_dependence`) is not silent (:func:`silent_columns`)."""
-BELOW_CHANCE_Z = 2.0
-"""No column is silent (:func:`silent_columns`) when the median column's dependence within
-tasks stands this many standard deviations below shuffled labels."""
+DESIGNED_Z = 5.0
+"""A column whose values spread over the tasks this many standard deviations more evenly
+than random deals is designed, not sampled, and never silent (:func:`silent_columns`)."""
 N_SHUFFLES = 30
 """Label shuffles that give the null mean and spread of :func:`within_task_dependence`."""
 
@@ -211,7 +211,7 @@ def pooled_dependence(
 
 
 def silent_columns(
-    relevance: np.ndarray, within_task: np.ndarray, pooled: np.ndarray
+    relevance: np.ndarray, within_task: np.ndarray, pooled: np.ndarray, spread: np.ndarray
 ) -> np.ndarray:
     """The columns that tell the label nothing by every test, bool of shape (n_features,):
     judged irrelevant in the clusters (``relevance`` below :data:`LABEL_RELEVANT`), and
@@ -219,30 +219,28 @@ def silent_columns(
     :func:`within_task_dependence`, at most :data:`WITHIN_TASK_Z`) nor over all rows
     (``pooled``, of :func:`pooled_dependence`, at most :data:`POOLED_Z`).
 
-    None when the median column stands more than :data:`BELOW_CHANCE_Z` standard deviations
-    *below* its shuffles within tasks: chance does not do that, so the shuffles do not
-    describe the table, and silence against them means nothing. A designed survey does it:
-    every person rated the same balanced set of computers, whose attributes are arranged to
-    be independent of each other, so a person's ratings, which follow a few of them, are
-    spread more evenly over the others than shuffled ratings are (computer-survey: 9 of 13
-    columns 2.3–4.8 below). There, columns silent by both tests still told the test rows
-    something (leaving them out lost 0.002–0.005 AUC at k = 8).
+    Only a column sampled, not designed: one whose values ``spread`` over the tasks no more
+    than :data:`DESIGNED_Z` standard deviations more evenly than random deals of them
+    (:func:`~clusterednb.logistic.clustering.feature_relevance.task_heterogeneity`). In a
+    designed survey every person rated the same balanced set of computers (computer-survey:
+    8–11 standard deviations more even than deals; noise columns stand within ±3.2), whose
+    attributes are arranged independent of each other, so ratings that follow a few of them
+    are spread more evenly over the others than shuffled ratings are, and silence against
+    the shuffles means nothing: there, columns silent by both label tests still told the
+    test rows something (leaving them out lost 0.002–0.005 AUC at k = 8).
 
     Examples
     --------
     >>> relevance = np.array([0.1, 0.1, 0.1, 0.9])
-    >>> silent_columns(relevance, np.array([0.5, 4.0, 0.5, 0.5]),
-    ...                np.array([1.0, 1.0, 9.0, 1.0])).tolist()
+    >>> sampled, designed = np.zeros(4), np.full(4, -9.0)
+    >>> within, pooled = np.array([0.5, 4.0, 0.5, 0.5]), np.array([1.0, 1.0, 9.0, 1.0])
+    >>> silent_columns(relevance, within, pooled, sampled).tolist()
     [True, False, False, False]
-    >>> silent_columns(relevance, np.array([-2.5, 4.0, -2.5, -3.5]),
-    ...                np.array([1.0, 1.0, 9.0, 1.0])).tolist()
+    >>> silent_columns(relevance, within, pooled, designed).tolist()
     [False, False, False, False]
     """
-    within_task, pooled = np.asarray(within_task), np.asarray(pooled)
-    if np.median(within_task) < -BELOW_CHANCE_Z:  # the shuffles do not describe the table
-        return np.zeros(within_task.shape, dtype=bool)
-    quiet = (within_task <= WITHIN_TASK_Z) & (pooled <= POOLED_Z)
-    return quiet & ~kept_columns(relevance)
+    quiet = (np.asarray(within_task) <= WITHIN_TASK_Z) & (np.asarray(pooled) <= POOLED_Z)
+    return quiet & (np.asarray(spread) >= -DESIGNED_Z) & ~kept_columns(relevance)
 
 
 def kept_columns(relevance: np.ndarray) -> np.ndarray:
