@@ -75,9 +75,8 @@ def main() -> None:
 
         seconds, reference = timed(numpy_counts)
         results["numpy (one process)"] = seconds
-        from distributed import Client, LocalCluster
-
         from clusterednb.distributed.dask import counts_from_parquet
+        from distributed import Client, LocalCluster
 
         for workers in (1, 2):
             try:
