@@ -172,3 +172,66 @@ def test_gibbs_relevance_refuses_a_dense_table_too_large(monkeypatch):
     monkeypatch.setattr(engines, "MAX_COUNT_BYTES", 1)
     with pytest.raises(CNBError, match="use inference='variational'"):
         ClusteredNB(relevance=True, random_state=0, progress=False).fit(X, y, task)
+
+
+def _designed_survey(seed: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """150 people who each rate the same sixteen products (a full factorial of four
+    two-valued attributes), in two groups that weigh the attributes differently, and one
+    column drawn at random for each rating."""
+    rng = np.random.default_rng(seed)
+    design = np.array(np.meshgrid(*[[0, 1]] * 4, indexing="ij")).reshape(4, -1).T  # (16, 4)
+    task = np.repeat(np.arange(150), len(design))
+    rows = np.tile(design, (150, 1))
+    weights = np.array([[3.0, -3.0, 1.0, 0.0], [-3.0, 3.0, 0.0, 1.0]])[task % 2]
+    y = (rng.random(task.size) < expit(((rows - 0.5) * weights).sum(axis=1))).astype(int)
+    X = pd.DataFrame({f"a{j}": rows[:, j].astype(str) for j in range(4)})
+    X["drawn"] = rng.integers(0, 3, task.size).astype(str)
+    return X, y, task
+
+
+@pytest.mark.parametrize("inference", ["gibbs", "variational"])
+def test_designed_columns_are_never_held_and_stay_relevant(inference):
+    """Every person holds the same balanced values of a designed column, so the deals put it
+    far below chance: the screen neither holds it nor lets the engine share it (its
+    relevance is 1); the column drawn at random is screened as before."""
+    X, y, task = _designed_survey(0)
+    counts = Counts.from_codes(
+        np.column_stack([X[c].astype(int) for c in X]),
+        y,
+        task,
+        n_tasks=150,
+        n_classes=2,
+        offsets=np.array([0, 2, 4, 6, 8, 11]),
+    )
+    held, designed = screen.screened(
+        counts, np.array([0, 2, 4, 6, 8, 11]), np.zeros(5, dtype=bool), np.random.default_rng(0)
+    )
+    assert designed.tolist() == [True, True, True, True, False]
+    assert not held[:4].any()
+    model = ClusteredNB(inference=inference, relevance=True, random_state=0, progress=False)
+    model.fit(X, y, task)
+    np.testing.assert_array_equal(model.feature_relevance_[:4], 1.0)
+    assert np.isfinite(model.result_.log_evidence)
+    proba = model.predict_proba(X, task)
+    assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_a_forced_feature_is_relevant_in_every_sample_and_the_rest_as_before():
+    """Forcing no feature leaves the sampler's numbers as they were; forcing one keeps it
+    relevant in every retained sample (its shared evidence impossible)."""
+    from clusterednb.examples import models as toy
+    from clusterednb.inference.relevance import RelevanceSettings, fit_relevance_gibbs
+
+    model, counts = toy.colour_model(), toy.three_task_counts()
+    settings = RelevanceSettings(n_sweeps=30, burn_in=10)
+    plain = fit_relevance_gibbs(model, counts, 1.0, settings, np.random.default_rng(0))
+    none = fit_relevance_gibbs(
+        model, counts, 1.0, settings, np.random.default_rng(0), np.array([False])
+    )
+    np.testing.assert_array_equal(
+        plain.extras["feature_relevance"], none.extras["feature_relevance"]
+    )
+    forced = fit_relevance_gibbs(
+        model, counts, 1.0, settings, np.random.default_rng(0), np.array([True])
+    )
+    np.testing.assert_array_equal(forced.extras["feature_relevance"], 1.0)

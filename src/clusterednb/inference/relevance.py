@@ -166,7 +166,9 @@ class _Chain:
     """The sampler's state: each task's cluster slot, the slots' counts, class totals and
     per-feature log evidence, and the switches a retained sample predicts with."""
 
-    def __init__(self, model: DirichletNB, counts: Counts, gamma: float) -> None:
+    def __init__(
+        self, model: DirichletNB, counts: Counts, gamma: float, forced: np.ndarray | None = None
+    ) -> None:
         self.model, self.gamma = model, gamma
         offsets = model.offsets
         task_counts = counts.value_counts.astype(np.float64)  # (U, C, V)
@@ -179,6 +181,8 @@ class _Chain:
         self.alone = model.log_marginal_each_feature(task_counts)  # (U, F)
         self.total = task_counts.sum(axis=0)
         self.log_shared, self.label_free_share = shared_evidence(model, self.total)  # (F,)
+        if forced is not None:  # kept relevant: shared is impossible
+            self.log_shared = np.where(forced, -np.inf, self.log_shared)
         # every task alone at first: a feature that separates tasks starts relevant, one
         # that does not starts shared, and the sweeps merge from there
         self.assignment = np.arange(n_tasks)
@@ -291,6 +295,7 @@ def fit_relevance_gibbs(
     gamma: float,
     settings: RelevanceSettings,
     rng: np.random.Generator,
+    forced: np.ndarray | None = None,
 ) -> ClusteringResult:
     """Engine ``"gibbs"`` with feature relevance: samples of ``(z, r)`` and their predictive.
 
@@ -303,7 +308,9 @@ def fit_relevance_gibbs(
 
     The result's ``extras["feature_relevance"]`` is ``P(r_f = 1 | D)`` averaged over the
     kept samples, shape (n_features,); ``log_evidence`` is the best sample's
-    ``log P(D, z, r)`` (a lower bound).
+    ``log P(D, z, r)`` (a lower bound). ``forced`` (bool, (n_features,)): features kept
+    relevant in every sample (their shared evidence taken as impossible; the screen's designed
+    columns, :func:`~clusterednb.inference.relevance_screen.screened`).
 
     Examples
     --------
@@ -323,7 +330,7 @@ def fit_relevance_gibbs(
     )
     alone = np.arange(counts.n_groups)
     starts = [(alone, 0), (alone, min(WARM_SWEEPS, half.n_sweeps))]
-    return relevance_chains(model, counts, gamma, starts, half, rng)
+    return relevance_chains(model, counts, gamma, starts, half, rng, forced)
 
 
 def relevance_chains(
@@ -333,6 +340,7 @@ def relevance_chains(
     starts: list[tuple[np.ndarray, int]],
     settings: RelevanceSettings,
     rng: np.random.Generator,
+    forced: np.ndarray | None = None,
 ) -> ClusteringResult:
     """A chain of the sampler from each ``(partition, warm_sweeps)`` of ``starts`` (a
     partition of shape (n_tasks,); sweeps with every feature relevant before its own), the one
@@ -341,7 +349,7 @@ def relevance_chains(
     reporter = progress(len(starts) * settings.n_sweeps, "Gibbs sweeps", settings.progress)
     chains = []
     for partition, warm_sweeps in starts:
-        chain = _Chain(model, counts, gamma)
+        chain = _Chain(model, counts, gamma, forced)
         chain.start_at(partition)
         chains.append(_sample(chain, settings, rng, reporter, warm_sweeps))
     reporter.close()

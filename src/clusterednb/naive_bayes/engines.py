@@ -25,7 +25,7 @@ from clusterednb.inference.relevance import (
     check_relevance_prior,
     fit_relevance_gibbs,
 )
-from clusterednb.inference.relevance_screen import held_shared, restricted, with_held_columns
+from clusterednb.inference.relevance_screen import restricted, screened, with_held_columns
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.variational.engine import VariationalSettings, fit_variational
 from clusterednb.inference.variational.relevance import fit_variational_relevance
@@ -243,11 +243,14 @@ def _run_relevance(
     if isinstance(model, DirichletNB):
         schema = model.schema
         ordinal = np.array([name in schema.bin_edges for name in schema.feature_names])
-        held = held_shared(counts, model.offsets, ordinal, side_stream(given.rng))
+        held, designed = screened(counts, model.offsets, ordinal, side_stream(given.rng))
+        forced = designed if designed.any() else None
         if held.any():
             sub_model, sub_counts = restricted(model, counts, ~held)
-            result = _run_judge(settings, sub_model, sub_counts, given)
+            forced = None if forced is None else forced[~held]
+            result = _run_judge(settings, sub_model, sub_counts, given, forced)
             return with_held_columns(result, model, counts, ~held)
+        return _run_judge(settings, model, counts, given, forced)
     return _run_judge(settings, model, counts, given)
 
 
@@ -256,8 +259,10 @@ def _run_judge(
     model: ObservationModel,
     counts: Counts | SparseCounts,
     given: EngineInput,
+    forced: np.ndarray | None = None,
 ) -> ClusteringResult:
-    """The Gibbs or variational relevance engine on these columns."""
+    """The Gibbs or variational relevance engine on these columns (``forced``, bool
+    (n_features,): the designed ones, kept relevant)."""
     if settings.inference == "variational":
         return fit_variational_relevance(
             model,
@@ -266,6 +271,7 @@ def _run_judge(
             given.rng,
             VariationalSettings(n_jobs=settings.n_jobs),
             settings.relevance_prior,
+            forced,
         )
     if isinstance(counts, SparseCounts):  # the sampler reads a dense table: checked first
         n_bytes = dense_count_bytes(model.schema, counts.n_groups)
@@ -283,7 +289,7 @@ def _run_judge(
         settings.relevance_prior,
         settings.progress,
     )
-    return fit_relevance_gibbs(model, counts, settings.gamma, chain, given.rng)
+    return fit_relevance_gibbs(model, counts, settings.gamma, chain, given.rng, forced)
 
 
 def _run_gibbs(

@@ -90,7 +90,7 @@ class _Switches:
     """What the switch updates read: each flat cell's feature, the shared evidence, the
     prior."""
 
-    def __init__(self, model: DirichletNB, problem: VariationalProblem, prior) -> None:
+    def __init__(self, model: DirichletNB, problem: VariationalProblem, prior, forced=None) -> None:
         self.model, self.problem = model, problem
         self.prior = check_relevance_prior(prior)
         n_classes, n_values = problem.shape
@@ -98,6 +98,8 @@ class _Switches:
         total = np.asarray(problem.task_counts.sum(axis=0)).reshape(n_classes, n_values)
         self.total = total
         self.log_shared, self.label_free = shared_evidence(model, total)  # (F,), (F,)
+        if forced is not None:  # kept relevant: shared is impossible
+            self.log_shared = np.where(forced, -np.inf, self.log_shared)
         self.n_features = self.log_shared.size
 
     def log_relevant(self, cluster_counts: np.ndarray) -> np.ndarray:
@@ -118,7 +120,9 @@ class _Switches:
         a0, b0 = self.prior
         a, b = self._pi(rho)
         e_log_pi, e_log_rest = digamma(a) - digamma(a + b), digamma(b) - digamma(a + b)
-        features = float(rho @ log_relevant + (1 - rho) @ self.log_shared)
+        # a forced feature's shared evidence is −∞ and its ρ exactly 1: its term is 0
+        shared = np.where(np.isfinite(self.log_shared), self.log_shared, 0.0)
+        features = float(rho @ log_relevant + (1 - rho) @ shared)
         switches = float(rho.sum() * e_log_pi + (1 - rho).sum() * e_log_rest)
         entropy = -float(_xlogx(rho).sum() + _xlogx(1 - rho).sum())
         kl = betaln(a0, b0) - betaln(a, b) + (a - a0) * e_log_pi + (b - b0) * e_log_rest
@@ -199,6 +203,7 @@ def fit_variational_relevance(
     rng: np.random.Generator,
     settings: VariationalSettings = DEFAULT_SETTINGS,
     prior: tuple[float, float] = (1.0, 1.0),
+    forced: np.ndarray | None = None,
 ) -> ClusteringResult:
     """Engine ``"variational"`` with ``relevance=True`` (see the module).
 
@@ -215,6 +220,8 @@ def fit_variational_relevance(
         ``spare_components``, ``sequential_start_tasks`` and ``refine_sweeps`` are read.
     prior : (a, b)
         The Beta prior of the share of relevant features.
+    forced : ndarray of shape (n_features,), optional
+        Bool: features kept relevant (the screen's designed columns).
 
     Returns
     -------
@@ -233,7 +240,7 @@ def fit_variational_relevance(
     """
     require_conjugate(model, "variational")
     problem = VariationalProblem(model, counts.flat_cells(), counts.label_counts)
-    switches = _Switches(model, problem, prior)
+    switches = _Switches(model, problem, prior, forced)
     n_tasks = problem.n_tasks
     n_components = max(1, min(settings.n_components, n_tasks))
     n_restarts = settings.n_init if n_tasks <= settings.max_restart_tasks else 1
@@ -252,7 +259,7 @@ def fit_variational_relevance(
         )
         alone = np.arange(n_tasks)  # as the sampler's second chain, and from the modes
         starts = [(alone, WARM_SWEEPS)] + [(mode, 0) for mode in _distinct_modes(fits)]
-        refined = relevance_chains(model, dense, gamma, starts, chain, rng)
+        refined = relevance_chains(model, dense, gamma, starts, chain, rng, forced)
         refined.log_evidence, refined.evidence_kind = best.elbo, "lower_bound"
         refined.extras.update(responsibilities=best.responsibilities, elbo_trace=best.trace)
         return refined

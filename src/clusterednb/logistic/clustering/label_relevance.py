@@ -25,6 +25,7 @@ import numpy as np
 from scipy.special import expit
 
 from clusterednb.stats.column_tests import (
+    DESIGNED_Z,
     above_chance,
     class_split_evidence,
     task_correlations,
@@ -40,9 +41,6 @@ each task (:func:`within_task_dependence`)."""
 POOLED_Z = 3.0
 """A column that depends on the label over all rows by this many standard deviations above
 shuffled labels (:func:`pooled_dependence`) is not silent (:func:`silent_columns`)."""
-DESIGNED_Z = 5.0
-"""A column whose values spread over the tasks this many standard deviations more evenly
-than random deals is designed, not sampled, and never silent (:func:`silent_columns`)."""
 N_SHUFFLES = 30
 """Label shuffles that give the null mean and spread of :func:`within_task_dependence`."""
 
