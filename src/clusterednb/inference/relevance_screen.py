@@ -24,6 +24,13 @@ is held shared by every task (:func:`held_shared`): the engine runs on the other
 (:func:`with_held_columns`). Columns screened alone cannot add up: one noise column shows
 nothing, and twenty that move together show twenty times nothing.
 
+A designed column is never held (:func:`screened`): one whose values are spread over the
+tasks more evenly than random deals leave them, by more than
+:data:`~clusterednb.stats.column_tests.DESIGNED_Z` standard deviations (every task holds the
+same balanced values, as in a survey where every person rated the same products). The
+engines keep it relevant: it cannot differ between tasks, its label tests against shuffles
+are not to be believed, and what differs between people is how they weigh it.
+
 The shuffles draw from the counts (a column's values are exchangeable within what is
 kept), so the screen needs no rows, and at most :data:`MAX_SCREENED_TASKS` tasks and
 :data:`MAX_SCREENED_VALUES` counted values: above that, the tasks screened are a random
