@@ -12,6 +12,7 @@ import pytest
 from scipy.special import expit
 from scipy.stats import pearsonr
 
+import clusterednb
 from clusterednb import ClusteredNB
 from clusterednb.inference import relevance_screen as screen
 from clusterednb.stats.counts import Counts
@@ -190,7 +191,7 @@ def _designed_survey(seed: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("inference", ["gibbs", "variational"])
-def test_designed_columns_are_never_held_and_stay_relevant(inference):
+def test_designed_columns_are_never_held_and_stay_relevant(inference, tmp_path):
     """Every person holds the same balanced values of a designed column, so the deals put it
     far below chance: the screen neither holds it nor lets the engine share it (its
     relevance is 1); the column drawn at random is screened as before."""
@@ -211,6 +212,11 @@ def test_designed_columns_are_never_held_and_stay_relevant(inference):
     model = ClusteredNB(inference=inference, relevance=True, random_state=0, progress=False)
     model.fit(X, y, task)
     np.testing.assert_array_equal(model.feature_relevance_[:4], 1.0)
+    assert model.result_.extras["designed"].tolist() == designed.tolist()
+    assert model.fit_summary()["columns_designed"] == ["a0", "a1", "a2", "a3"]
+    model.save(tmp_path / "model.cnb")
+    loaded = clusterednb.load(tmp_path / "model.cnb")
+    assert loaded.fit_summary()["columns_designed"] == ["a0", "a1", "a2", "a3"]
     assert np.isfinite(model.result_.log_evidence)
     proba = model.predict_proba(X, task)
     assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)

@@ -118,6 +118,10 @@ HELD_NOTE = (
     "held shared before the clusters were judged (they neither differ between tasks nor "
     "depend on the label within them beyond chance)"
 )
+DESIGNED_NOTE = (
+    "designed, kept relevant (every task holds the same balanced values: only how tasks "
+    "weigh them can differ)"
+)
 
 
 def judgement_report(title: str, relevance: dict[str, float], note: str, named: list[str]) -> str:
@@ -160,6 +164,8 @@ def judgement_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(judgement_report(CLUSTERS_TITLE, relevance, CLUSTERS_NOTE, irrelevant))
     if summary.get("columns_held_shared"):
         lines.append(f"{HELD_NOTE}: " + ", ".join(summary["columns_held_shared"]))
+    if summary.get("columns_designed"):
+        lines.append(f"{DESIGNED_NOTE}: " + ", ".join(summary["columns_designed"]))
     if "label_relevance" in summary:
         left_out = summary["columns_left_out"]
         lines.append(

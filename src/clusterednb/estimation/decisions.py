@@ -144,7 +144,8 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     estimator that also judged the columns' relevance to the label adds
     ``"label_relevance"`` alike and ``"columns_left_out"``, the columns its regressions do
     not read; one whose screen held columns shared before judging the rest
-    (:mod:`~clusterednb.inference.relevance_screen`) adds ``"columns_held_shared"``.
+    (:mod:`~clusterednb.inference.relevance_screen`) adds ``"columns_held_shared"``, and
+    ``"columns_designed"`` where it found columns every task holds alike (kept relevant).
 
     Examples
     --------
@@ -161,9 +162,10 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     if hasattr(estimator, "label_relevance_"):
         summary["label_relevance"] = _by_name(names, estimator.label_relevance_)
         summary["columns_left_out"] = [str(name) for name in estimator.columns_left_out_]
-    held = getattr(getattr(estimator, "result_", None), "extras", {}).get("held_shared")
-    if held is not None:
-        summary["columns_held_shared"] = [str(name) for name in names[np.asarray(held, bool)]]
+    extras = getattr(getattr(estimator, "result_", None), "extras", {})
+    for key, entry in (("held_shared", "columns_held_shared"), ("designed", "columns_designed")):
+        if extras.get(key) is not None:
+            summary[entry] = [str(name) for name in names[np.asarray(extras[key], bool)]]
     return summary
 
 

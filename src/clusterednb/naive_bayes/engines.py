@@ -9,7 +9,7 @@ previous assignment with a quarter of the sweeps.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -244,14 +244,22 @@ def _run_relevance(
         schema = model.schema
         ordinal = np.array([name in schema.bin_edges for name in schema.feature_names])
         held, designed = screened(counts, model.offsets, ordinal, side_stream(given.rng))
-        forced = designed if designed.any() else None
+        if not designed.any():
+            designed = None
         if held.any():
             sub_model, sub_counts = restricted(model, counts, ~held)
-            forced = None if forced is None else forced[~held]
+            forced = None if designed is None else designed[~held]
             result = _run_judge(settings, sub_model, sub_counts, given, forced)
-            return with_held_columns(result, model, counts, ~held)
-        return _run_judge(settings, model, counts, given, forced)
+            return _naming(with_held_columns(result, model, counts, ~held), designed)
+        return _naming(_run_judge(settings, model, counts, given, designed), designed)
     return _run_judge(settings, model, counts, given)
+
+
+def _naming(result: ClusteringResult, designed: np.ndarray | None) -> ClusteringResult:
+    """``result`` with ``extras["designed"]`` (bool, (n_features,)) where a column was."""
+    if designed is None:
+        return result
+    return replace(result, extras={**result.extras, "designed": designed})
 
 
 def _run_judge(
