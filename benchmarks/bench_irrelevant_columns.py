@@ -24,7 +24,7 @@ import pandas as pd
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
-from clusterednb import ClusteredLogisticRegression, ClusteredNB
+from clusterednb import ClusteredBoosting, ClusteredLogisticRegression, ClusteredNB
 
 COLOURS = np.array(list("rgbyk"))
 CUTS = [-1, -0.3, 0.3, 1]
@@ -101,6 +101,11 @@ MODELS = {
     "cnb-logistic": clustered(lambda s: ClusteredLogisticRegression(random_state=s)),
     "cnb-logistic+relevance": clustered(
         lambda s: ClusteredLogisticRegression(relevance=True, random_state=s)
+    ),
+    # LightGBM started from the regressions (the [trees] extra): the booster of issue 49
+    "cnb-boost": clustered(lambda s: ClusteredBoosting(random_state=s)),
+    "cnb-boost+relevance": clustered(
+        lambda s: ClusteredBoosting(clustering_params={"relevance": True}, random_state=s)
     ),
 }
 
