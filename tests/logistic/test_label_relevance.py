@@ -413,7 +413,8 @@ def test_in_a_designed_table_no_column_is_silent():
     far more evenly than random deals: designed, so none is called silent. The same three
     columns drawn at random are."""
     from clusterednb.logistic.clustering.feature_relevance import bounded_heterogeneity
-    from clusterednb.logistic.clustering.label_relevance import DESIGNED_Z, silent_columns
+    from clusterednb.logistic.clustering.label_relevance import silent_columns
+    from clusterednb.stats.column_tests import DESIGNED_Z
 
     design = np.array(np.meshgrid(*[[0, 1]] * 4, indexing="ij")).reshape(4, -1).T  # (16, 4)
     n_tasks = 120

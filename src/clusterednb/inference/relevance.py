@@ -14,8 +14,8 @@ A shared feature scores the same under every partition, so it cannot move one. A
 feature may also not depend on the label at all (a noise column): with probability
 ``LABEL_FREE_SHARE`` a priori its values follow one distribution for every class,
 ``ML_f(all) = q Π_y DM(n[y, f]; β[y, f]) + (1 − q) DM(Σ_y n[y, f]; β̄_f)``
-(:func:`shared_evidence`); such a feature then predicts nothing. The sum over
-``r`` is exact by a recursion over the number of relevant features (:func:`log_sum_relevance`).
+(:func:`shared_evidence`); such a feature then predicts nothing. The sum over ``r`` is exact
+by a recursion over the number of relevant features (:func:`log_sum_relevance`).
 
 - :func:`~clusterednb.inference.relevance_exact.enumerate_relevance` sums every partition
   of a few tasks (the exact reference).
@@ -71,7 +71,9 @@ LABEL_FREE_SHARE = 0.5
 """``1 − q``: the prior probability that a shared feature does not depend on the label."""
 
 
-def shared_evidence(model: DirichletNB, pooled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def shared_evidence(
+    model: DirichletNB, pooled: np.ndarray, forced: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Each feature's log evidence when shared by every task, and the probability that it
     then does not depend on the label.
 
@@ -80,6 +82,8 @@ def shared_evidence(model: DirichletNB, pooled: np.ndarray) -> tuple[np.ndarray,
     model : DirichletNB
     pooled : ndarray of shape (n_classes, n_values_total)
         Every task's counts summed.
+    forced : ndarray of shape (n_features,), optional
+        Bool: features kept relevant (shared evidence ``-inf``; the screen's designed ones).
 
     Returns
     -------
@@ -104,7 +108,8 @@ def shared_evidence(model: DirichletNB, pooled: np.ndarray) -> tuple[np.ndarray,
     )
     free = free + np.log(LABEL_FREE_SHARE)
     log_shared = np.logaddexp(np.log1p(-LABEL_FREE_SHARE) + dependent, free)
-    return log_shared, np.exp(free - log_shared)
+    impossible = np.zeros(log_shared.size, dtype=bool) if forced is None else forced
+    return np.where(impossible, -np.inf, log_shared), np.exp(free - log_shared)
 
 
 def log_sum_relevance(
@@ -180,9 +185,7 @@ class _Chain:
         self.beta_totals = segment_sum(model.beta, offsets)  # (C, F)
         self.alone = model.log_marginal_each_feature(task_counts)  # (U, F)
         self.total = task_counts.sum(axis=0)
-        self.log_shared, self.label_free_share = shared_evidence(model, self.total)  # (F,)
-        if forced is not None:  # kept relevant: shared is impossible
-            self.log_shared = np.where(forced, -np.inf, self.log_shared)
+        self.log_shared, self.label_free_share = shared_evidence(model, self.total, forced)
         # every task alone at first: a feature that separates tasks starts relevant, one
         # that does not starts shared, and the sweeps merge from there
         self.assignment = np.arange(n_tasks)
@@ -212,10 +215,9 @@ class _Chain:
     def sweep(
         self, rng: np.random.Generator, prior: tuple[float, float], every_feature_relevant=False
     ) -> None:
-        """Move every task once, in random order, to where the CRP and the evidence with
-        the switches summed out (:func:`log_sum_relevance`) say
-        (:func:`~clusterednb.inference.relevance_kernels.relevance_sweep`); with
-        ``every_feature_relevant``, as the model without relevance would."""
+        """Move every task once, in random order, to where the CRP and the evidence with the
+        switches summed out (:func:`log_sum_relevance`) say (:func:`~clusterednb.inference.
+        relevance_kernels.relevance_sweep`); ``every_feature_relevant``: as without relevance."""
         log_shared = np.full_like(self.log_shared, -np.inf)
         if not every_feature_relevant:
             log_shared = self.log_shared
@@ -306,11 +308,9 @@ def fit_relevance_gibbs(
     splits on it yet; the chain whose retained partitions score higher (``log P(z, D)`` with
     the switches summed out, averaged) is kept.
 
-    The result's ``extras["feature_relevance"]`` is ``P(r_f = 1 | D)`` averaged over the
-    kept samples, shape (n_features,); ``log_evidence`` is the best sample's
-    ``log P(D, z, r)`` (a lower bound). ``forced`` (bool, (n_features,)): features kept
-    relevant in every sample (their shared evidence taken as impossible; the screen's designed
-    columns, :func:`~clusterednb.inference.relevance_screen.screened`).
+    The result's ``extras["feature_relevance"]`` is ``P(r_f = 1 | D)`` averaged over the kept
+    samples, (n_features,); ``log_evidence`` the best sample's ``log P(D, z, r)`` (a lower
+    bound). ``forced``: as :func:`shared_evidence` reads it.
 
     Examples
     --------

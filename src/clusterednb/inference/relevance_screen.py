@@ -48,9 +48,9 @@ from clusterednb.inference.relevance import shared_evidence
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.models.observation import DirichletNB
 from clusterednb.stats.column_tests import (
-    DESIGNED_Z,
     above_chance,
     class_split_evidence,
+    designed,
     group_split_evidence,
     summed_squared_correlations,
 )
@@ -145,8 +145,8 @@ def screened(
     """
     counts = _within_budget(counts, rng)
     spread = heterogeneity(counts, offsets, rng, beta)
-    designed = spread < -DESIGNED_Z
-    held = (spread <= SCREEN_Z) & ~designed
+    is_designed = designed(spread)
+    held = (spread <= SCREEN_Z) & ~is_designed
     if held.any():  # only what does not differ between tasks needs the second test
         values = held[_feature_of(offsets)]
         widths = np.diff(offsets)[held]
@@ -158,7 +158,7 @@ def screened(
             beta,
         )
         held[held] = depend <= SCREEN_Z
-    return (np.zeros_like(held) if held.all() else held), designed
+    return (np.zeros_like(held) if held.all() else held), is_designed
 
 
 def heterogeneity(

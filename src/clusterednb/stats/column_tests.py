@@ -20,6 +20,19 @@ against shuffled labels do not describe such a column, and silence against them 
 nothing."""
 
 
+def designed(spread: np.ndarray) -> np.ndarray:
+    """Which columns are designed (bool, same shape as ``spread``): their values spread over
+    the tasks more evenly than random deals, ``spread`` (a heterogeneity test's z) below
+    ``-DESIGNED_Z``.
+
+    Examples
+    --------
+    >>> designed(np.array([-9.0, -3.2, 40.0])).tolist()
+    [True, False, False]
+    """
+    return np.asarray(spread) < -DESIGNED_Z
+
+
 def dirichlet_categorical_evidence(counts: np.ndarray, widths: np.ndarray, beta: float):
     """``log P(values)`` of each feature's count vectors under a symmetric Dirichlet(β)
     categorical, the features' values laid side by side.

@@ -97,9 +97,7 @@ class _Switches:
         self.cell_feature = np.tile(model.schema.value_feature, n_classes)  # (CV,)
         total = np.asarray(problem.task_counts.sum(axis=0)).reshape(n_classes, n_values)
         self.total = total
-        self.log_shared, self.label_free = shared_evidence(model, total)  # (F,), (F,)
-        if forced is not None:  # kept relevant: shared is impossible
-            self.log_shared = np.where(forced, -np.inf, self.log_shared)
+        self.log_shared, self.label_free = shared_evidence(model, total, forced)  # (F,), (F,)
         self.n_features = self.log_shared.size
 
     def log_relevant(self, cluster_counts: np.ndarray) -> np.ndarray:

@@ -25,9 +25,9 @@ import numpy as np
 from scipy.special import expit
 
 from clusterednb.stats.column_tests import (
-    DESIGNED_Z,
     above_chance,
     class_split_evidence,
+    designed,
     task_correlations,
 )
 from clusterednb.stats.counts import Counts
@@ -219,7 +219,8 @@ def silent_columns(
     (``pooled``, of :func:`pooled_dependence`, at most :data:`POOLED_Z`).
 
     Only a column sampled, not designed: one whose values ``spread`` over the tasks no more
-    than :data:`DESIGNED_Z` standard deviations more evenly than random deals of them
+    than :data:`~clusterednb.stats.column_tests.DESIGNED_Z` standard deviations more evenly
+    than random deals of them
     (:func:`~clusterednb.logistic.clustering.feature_relevance.task_heterogeneity`). In a
     designed survey every person rated the same balanced set of computers (computer-survey:
     8–11 standard deviations more even than deals; noise columns stand within ±3.2), whose
@@ -239,7 +240,7 @@ def silent_columns(
     [False, False, False, False]
     """
     quiet = (np.asarray(within_task) <= WITHIN_TASK_Z) & (np.asarray(pooled) <= POOLED_Z)
-    return quiet & (np.asarray(spread) >= -DESIGNED_Z) & ~kept_columns(relevance)
+    return quiet & ~designed(spread) & ~kept_columns(relevance)
 
 
 def kept_columns(relevance: np.ndarray) -> np.ndarray:
