@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 
@@ -34,3 +36,24 @@ def side_stream(rng: np.random.Generator) -> np.random.Generator:
         return rng.spawn(1)[0]
     except TypeError:  # a bit generator made without a seed sequence: draw a seed
         return np.random.default_rng(int(rng.integers(2**63)))
+
+
+def detached_stream(rng: np.random.Generator) -> np.random.Generator:
+    """A generator for a side computation that neither moves ``rng``'s stream nor spawns from
+    its seed sequence: a copy of its bit generator jumped far ahead (``jumped``; bit generators
+    without it: :func:`side_stream`). A computation that may or may not run (a gate) then
+    leaves every later draw and every later :func:`side_stream` of ``rng`` as they would have
+    been without it.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> _ = detached_stream(rng).random(5)
+    >>> later = side_stream(rng).random()
+    >>> bool(later == side_stream(np.random.default_rng(0)).random())
+    True
+    """
+    bits = rng.bit_generator
+    if not hasattr(bits, "jumped"):
+        return side_stream(rng)
+    return np.random.Generator(copy.deepcopy(bits).jumped())

@@ -15,6 +15,7 @@ import clusterednb
 from clusterednb import NoSharingNB
 from clusterednb.cli import output
 from clusterednb.data.synthetic import make_planted_population
+from clusterednb.estimation.decisions import AUTO_JUDGED, AUTO_NOT_JUDGED
 
 
 def cnb(*args: str) -> subprocess.CompletedProcess[str]:
@@ -98,7 +99,7 @@ def test_predictions_match_the_library(data_file, tmp_path):
     np.testing.assert_allclose(pd.read_csv(tmp_path / "o.csv")["p_1"], expected, atol=1e-12)
 
 
-CLI_CLUSTERING = {"gamma": 1.0, "beta": 1.0, "relevance": False}
+CLI_CLUSTERING = {"gamma": 1.0, "beta": 1.0}
 """The clustering's parameters that ``cnb fit`` passes by default."""
 
 
@@ -494,6 +495,26 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     assert lines[1].startswith("relevance to the clusters: colour "), lines
     label = [line for line in lines if line.startswith("relevance to the label within clusters:")]
     assert len(label) == 1 and "colour" in label[0], lines
+    # by default ("auto") the noise columns get the columns judged, and the line says so
+    default = cnb(*base, "--kind", "cnb-gibbs", "-o", str(tmp_path / "d"))
+    assert default.returncode == 0, default.stderr
+    assert default.stdout.splitlines()[1] == f"relevance {AUTO_JUDGED}", default.stdout
+    assert default.stdout.splitlines()[2:] == plain.stdout.splitlines()[1:]
+    never = cnb(*base, "--kind", "cnb-gibbs", "--no-relevance", "--json", "-o", str(tmp_path / "n"))
+    assert never.returncode == 0, never.stderr
+    assert "feature_relevance" not in json.loads(never.stdout)
+    assert "relevance" not in json.loads(never.stdout)
+    office = np.array(list("nesw"))[frame.user.str[1:].astype(int) % 4]
+    offices = frame[["user", "accepted"]].assign(office=office)
+    offices.to_csv(tmp_path / "offices.csv", index=False)  # a column that differs by user
+    clean = cnb(
+        "fit", str(tmp_path / "offices.csv"), "--task", "user", "--label", "accepted",
+        "--kind", "cnb-logistic", "-o", str(tmp_path / "c"),
+    )  # fmt: skip
+    assert clean.returncode == 0, clean.stderr
+    assert clean.stdout.splitlines()[1:] == [f"relevance {AUTO_NOT_JUDGED}"], clean.stdout
+    refused = cnb(*base, "--kind", "cnb-bhc", "--no-relevance", "-o", str(tmp_path / "r"))
+    assert refused.returncode == 1 and "--no-relevance needs" in refused.stderr, refused.stderr
 
 
 @pytest.mark.slow  # 17 s; cnb-lgbm and cnb-boost keep the LightGBM kinds in the default suite

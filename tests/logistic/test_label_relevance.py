@@ -178,7 +178,8 @@ def test_noise_columns_leave_the_regressions_and_the_model_keeps_its_clean_auc(t
     train, test = frame[frame.train], frame[~frame.train]
     clean = ClusteredLogisticRegression(relevance=True, random_state=0)
     clean.fit(train[["x0", "x1", "x2"]], train.y, train.task)
-    plain = ClusteredLogisticRegression(random_state=0).fit(train[features], train.y, train.task)
+    plain = ClusteredLogisticRegression(relevance=False, random_state=0)
+    plain = plain.fit(train[features], train.y, train.task)
     model = ClusteredLogisticRegression(relevance=True, random_state=0)
     model.fit(train[features], train.y, train.task)
     noise = [name for name in features if name.startswith("noise")]
@@ -218,7 +219,8 @@ def test_noise_columns_leave_the_regressions_and_the_model_keeps_its_clean_auc(t
 def test_without_relevance_nothing_is_judged_on_the_label():
     frame = _noisy_groups(seed=1, n_noise=2, n_tasks=12)
     features = [c for c in frame.columns if c not in ("task", "y", "train")]
-    model = ClusteredLogisticRegression(random_state=0).fit(frame[features], frame.y, frame.task)
+    model = ClusteredLogisticRegression(relevance=False, random_state=0)
+    model = model.fit(frame[features], frame.y, frame.task)
     assert not hasattr(model, "label_relevance_") and not hasattr(model, "columns_left_out_")
     assert "label_relevance" not in model.fit_summary()
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from clusterednb import ClusteredNB
+from clusterednb.estimation.decisions import AUTO_JUDGED, AUTO_NOT_JUDGED
 from clusterednb.exceptions import CNBError
 from model_helpers import assert_relevance_survives_a_model_file, relevance_population
 
@@ -34,7 +35,8 @@ def test_the_noise_columns_are_found_shared_and_reported_per_column(tmp_path):
 
 def test_the_noise_does_not_merge_the_two_groups():
     X, y, tasks = relevance_population(seed=1)
-    plain = ClusteredNB(random_state=0, progress=False, n_sweeps=200).fit(X, y, tasks)
+    plain = ClusteredNB(relevance=False, random_state=0, progress=False, n_sweeps=200)
+    plain = plain.fit(X, y, tasks)
     relevant = ClusteredNB(relevance=True, random_state=0, progress=False, n_sweeps=200).fit(
         X, y, tasks
     )
@@ -71,3 +73,59 @@ def test_partial_fit_keeps_reporting_relevance():
     model.fit(X.iloc[:60], y[:60], tasks[:60]).partial_fit(X.iloc[60:], y[60:], tasks[60:])
     assert model.feature_relevance_.shape == (X.shape[1],)
     assert model.task_ids_.size == 8
+
+
+def _answers(model, X, tasks):
+    """What a fit answers: its probabilities and its evidence."""
+    return model.predict_proba(X, tasks), model.log_evidence_
+
+
+@pytest.mark.parametrize("inference", ["gibbs", "variational"])
+def test_auto_judges_as_relevance_true_where_the_screen_holds_a_column(inference):
+    """The default ``relevance="auto"``: noise columns held by the screen, so the columns are
+    judged, to the last digit as with ``relevance=True``, and the summary says so."""
+    X, y, tasks = relevance_population(seed=1)
+    settings = {"inference": inference, "random_state": 0, "progress": False, "n_sweeps": 60}
+    auto = ClusteredNB(**settings).fit(X, y, tasks)
+    judged = ClusteredNB(**settings, relevance=True).fit(X, y, tasks)
+    assert auto.relevance == "auto"
+    for got, expected in zip(_answers(auto, X, tasks), _answers(judged, X, tasks), strict=True):
+        np.testing.assert_array_equal(got, expected)
+    summary = auto.fit_summary()
+    assert summary["relevance"] == AUTO_JUDGED
+    assert set(summary["columns_held_shared"]) >= {"noise_colour", "noise_number"}
+
+
+@pytest.mark.parametrize("inference", ["gibbs", "variational"])
+def test_auto_fits_as_relevance_false_where_every_column_follows_the_label(inference):
+    X, y, tasks = relevance_population(seed=1)
+    X = X[["a", "b"]]
+    settings = {"inference": inference, "random_state": 0, "progress": False, "n_sweeps": 60}
+    auto = ClusteredNB(**settings).fit(X, y, tasks)
+    plain = ClusteredNB(**settings, relevance=False).fit(X, y, tasks)
+    for got, expected in zip(_answers(auto, X, tasks), _answers(plain, X, tasks), strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert not hasattr(auto, "feature_relevance_")
+    assert auto.fit_summary()["relevance"] == AUTO_NOT_JUDGED
+
+
+@pytest.mark.parametrize("settings", [{"inference": "bhc"}, {"inference": "exact"}])
+def test_auto_with_an_engine_that_cannot_judge_fits_as_false(settings):
+    """Where ``relevance=True`` is refused by name, "auto" fits without judging."""
+    X, y, tasks = relevance_population(n_tasks=6)
+    auto = ClusteredNB(**settings, progress=False).fit(X, y, tasks)
+    plain = ClusteredNB(**settings, relevance=False, progress=False).fit(X, y, tasks)
+    np.testing.assert_array_equal(auto.predict_proba(X, tasks), plain.predict_proba(X, tasks))
+    assert auto.fit_summary()["relevance"] == AUTO_NOT_JUDGED
+
+
+def test_auto_with_unlabelled_rows_in_the_sampler_fits_as_false():
+    """The Gibbs sampler that completes unlabelled rows judges no column: "auto" leaves it so
+    (``relevance=True`` would refuse)."""
+    X, y, tasks = relevance_population(seed=2)
+    y = y.astype(float)
+    y[::5] = np.nan
+    settings = {"semi_supervised": "gibbs", "random_state": 0, "progress": False, "n_sweeps": 60}
+    auto = ClusteredNB(**settings).fit(X, y, tasks)
+    plain = ClusteredNB(**settings, relevance=False).fit(X, y, tasks)
+    np.testing.assert_array_equal(auto.predict_proba(X, tasks), plain.predict_proba(X, tasks))

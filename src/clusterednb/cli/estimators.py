@@ -43,9 +43,11 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
     for flag, value in (("--transductive", transductive), ("--calibration", calibration)):
         if value is not None and not name.startswith("cnb-"):
             raise CNBError(f"{flag} needs a clustered kind (cnb-...), got --kind {name}")
-    if getattr(args, "relevance", False) and name not in ("cnb-gibbs", "cnb-variational"):
+    relevance = getattr(args, "relevance", None)
+    if relevance is not None and name not in ("cnb-gibbs", "cnb-variational"):
+        flag = "--relevance" if relevance else "--no-relevance"
         raise CNBError(
-            "--relevance needs --kind cnb-gibbs, cnb-variational, cnb-logistic, cnb-lgbm, "
+            f"{flag} needs --kind cnb-gibbs, cnb-variational, cnb-logistic, cnb-lgbm, "
             "cnb-blend, cnb-boost or cnb-boost+auto (the models "
             f"that judge each column's relevance to the clusters), got --kind {name}"
         )
@@ -61,8 +63,8 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
         common["transductive_temperature"] = args.transductive_temperature
     if calibration is not None:
         common["calibration"] = calibration
-    if getattr(args, "relevance", False):
-        common["relevance"] = True
+    if relevance is not None:
+        common["relevance"] = relevance
     return ClusteredNB(inference=inference, gamma=args.gamma, **common)
 
 
@@ -132,11 +134,9 @@ def _clustered_logistic(args: argparse.Namespace, name: str = "cnb-logistic") ->
             f"{', '.join(given)}: not for --kind {name} (its probabilities come from its "
             "clusters' learners, and rows with an empty label always count in its clustering)"
         )
-    clustering = {
-        "gamma": args.gamma,
-        "beta": args.beta,
-        "relevance": bool(getattr(args, "relevance", False)),
-    }
+    clustering = {"gamma": args.gamma, "beta": args.beta}
+    if getattr(args, "relevance", None) is not None:
+        clustering["relevance"] = args.relevance
     if name in ("cnb-boost", "cnb-boost+auto"):
         start = "auto" if name == "cnb-boost+auto" else "regressions"
         return ClusteredBoosting(clustering_params=clustering, start=start, random_state=args.seed)

@@ -144,20 +144,23 @@ def judgement_report(title: str, relevance: dict[str, float], note: str, named: 
 
 
 def judgement_lines(summary: dict[str, Any]) -> list[str]:
-    """``cnb fit --relevance``'s lines after the fit's: the columns' relevance to the clusters
-    (naming those below :data:`IRRELEVANT`) and, where the model judged it, to the label
-    (naming the columns its regressions leave out); none without relevance.
+    """``cnb fit``'s lines after the fit's: whether ``relevance="auto"`` judged the columns,
+    the columns' relevance to the clusters (naming those below :data:`IRRELEVANT`) and,
+    where the model judged it, to the label (naming the columns its regressions leave out);
+    none without relevance.
 
     Examples
     --------
     >>> judgement_lines({"tasks": 3})
     []
+    >>> judgement_lines({"relevance": "auto: not judged (no column looked irrelevant)"})
+    ['relevance auto: not judged (no column looked irrelevant)']
     >>> for line in judgement_lines({"feature_relevance": {"a": 0.9, "b": 0.02}}):
     ...     print(line)
     relevance to the clusters: a 0.90, b 0.02
     irrelevant to the clusters (shared by every task, they do not move them): b
     """
-    lines = []
+    lines = [f"relevance {summary['relevance']}"] if "relevance" in summary else []
     if "feature_relevance" in summary:
         relevance = summary["feature_relevance"]
         irrelevant = [name for name, value in relevance.items() if value < IRRELEVANT]

@@ -171,14 +171,16 @@ def _fit(commands: argparse._SubParsersAction) -> None:
     )
     fit.add_argument(
         "--relevance",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="cnb-gibbs, cnb-variational, cnb-logistic, cnb-lgbm, cnb-blend, cnb-boost: each "
         "column either separates the users' clusters or is shared by every user (then it no "
         "longer moves them); cnb-gibbs and cnb-variational first hold shared the columns that "
         "neither differ between users nor follow the label within them beyond chance; "
         "cnb-logistic also judges each column's relevance to the label within clusters and "
         "leaves the irrelevant ones out of its regressions where held-out rows say so; prints "
-        "each column's relevance and names what was held or left out",
+        "each column's relevance and names what was held or left out. Default: judged only "
+        "where a column looks irrelevant (relevance='auto'); --no-relevance: never",
     )
     add_output(fit, "model file to write")
     add_json(fit)

@@ -138,6 +138,11 @@ def check_fitted(estimator: Any, attribute: str) -> None:
         raise NotFittedError(f"this {type(estimator).__name__} is not fitted yet; call fit first")
 
 
+AUTO_JUDGED = "auto: judged (a column looked irrelevant)"
+AUTO_NOT_JUDGED = "auto: not judged (no column looked irrelevant)"
+"""``fit_summary()["relevance"]`` of a fit with ``relevance="auto"``."""
+
+
 def relevance_summary(estimator: Any) -> dict[str, Any]:
     """``{"feature_relevance": {column: P(relevant to the clusters)}}`` of an estimator fitted
     with feature relevance, else ``{}``: what ``fit_summary`` adds for ``cnb fit``. An
@@ -146,6 +151,7 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     not read; one whose screen held columns shared before judging the rest
     (:mod:`~clusterednb.inference.relevance_screen`) adds ``"columns_held_shared"``, and
     ``"columns_designed"`` where it found columns every task holds alike (kept relevant).
+    With ``relevance="auto"``, ``"relevance"`` says whether the columns were judged.
 
     Examples
     --------
@@ -154,11 +160,19 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     ...     feature_names_in_, feature_relevance_ = np.array(["a", "b"]), np.array([0.9, 0.0])
     >>> relevance_summary(Fitted()), relevance_summary(object())
     ({'feature_relevance': {'a': 0.9, 'b': 0.0}}, {})
+    >>> class Quiet:
+    ...     relevance = "auto"
+    >>> relevance_summary(Quiet())
+    {'relevance': 'auto: not judged (no column looked irrelevant)'}
     """
-    if not hasattr(estimator, "feature_relevance_"):
-        return {}
+    judged = hasattr(estimator, "feature_relevance_")
+    summary = {}
+    if getattr(estimator, "relevance", None) == "auto":
+        summary["relevance"] = AUTO_JUDGED if judged else AUTO_NOT_JUDGED
+    if not judged:
+        return summary
     names = estimator.feature_names_in_
-    summary = {"feature_relevance": _by_name(names, estimator.feature_relevance_)}
+    summary["feature_relevance"] = _by_name(names, estimator.feature_relevance_)
     if hasattr(estimator, "label_relevance_"):
         summary["label_relevance"] = _by_name(names, estimator.label_relevance_)
         summary["columns_left_out"] = [str(name) for name in estimator.columns_left_out_]

@@ -49,6 +49,7 @@ from clusterednb.logistic.model_state import (
 )
 from clusterednb.logistic.online import partial_update
 from clusterednb.logistic.placement import rows_mixture
+from clusterednb.logistic.relevance_gate import resolved_relevance
 from clusterednb.logistic.settings import AUTO, FitSettings
 from clusterednb.logistic.tuning import choose_settings
 from clusterednb.persistence.saving import SavesAsPlainData
@@ -118,19 +119,18 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         label on each document's coordinates along the documents' 16 leading SVD directions
         (:mod:`clusterednb.logistic.documents`).
     random_state : int or numpy.random.Generator, optional
-    relevance : bool, default=False
-        Tables: each feature's relevance to the clusters is judged on its counts; those below
-        one half leave the joint score, so columns that do not separate tasks cannot merge
-        them (:mod:`clusterednb.logistic.clustering.feature_relevance`). Each column's
-        relevance to the label is judged in the clusters the tuning chose; those below one
-        half leave the regressions where the held-out rows are then clearly better
-        predicted, and the clusters ignore the features where that is clearly better still
-        (:mod:`clusterednb.logistic.clustering.label_relevance`).
+    relevance : bool or "auto", default="auto"
+        Tables: a column judged irrelevant to the clusters on its counts leaves the joint
+        score (:mod:`clusterednb.logistic.clustering.feature_relevance`); one irrelevant to
+        the label in the tuned clusters leaves the regressions where held-out rows are then
+        clearly better predicted, and the clusters ignore the features where that is clearer
+        still (:mod:`clusterednb.logistic.clustering.label_relevance`). "auto": judged only
+        where a column's values look alike in every task, else as False, to the last digit
+        (:mod:`clusterednb.logistic.relevance_gate`; documents: False).
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-    task_ids_ : ndarray of shape (n_tasks,)
+    classes_, task_ids_ : ndarray of shape (2,), (n_tasks,)
     partition_ : ndarray of shape (n_tasks,)
         The best partition found (clusters numbered by first appearance).
     coclustering_ : ndarray of shape (n_tasks, n_tasks), or None
@@ -144,14 +144,13 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         With "auto": the held-out log-loss of every setting the tuning's walk tried
         (:mod:`clusterednb.logistic.tuning`; empty otherwise).
     validation_rows_ : ndarray of shape (n_held,)
-        The rows of the last ``fit``'s ``X`` whose labels its tuning held out,
-        ``validation_proba_`` their ``P(classes_[1])`` under the chosen setting's clusters
-        and ``validation_log_loss_`` its mean log-loss: an honest score of the regressions
-        (empty and NaN without a tuning, or when it chose on a subset of the tasks).
+        The rows of the last ``fit``'s ``X`` whose labels its tuning held out; their
+        ``validation_proba_`` under the chosen clusters, ``validation_log_loss_`` its mean:
+        an honest score (empty and NaN without a tuning, or one on a subset of the tasks).
     numeric_ : NumericColumns
         The numeric columns' names, training means and scales.
     feature_relevance_, label_relevance_ : ndarray of shape (n_features,)
-        With ``relevance=True``: each column's relevance to the clusters and to the label
+        When judged: each column's relevance to the clusters and to the label
         within them, aligned with ``feature_names_in_``; ``columns_left_out_``, the names of
         the columns the regressions do not read.
 
@@ -190,7 +189,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         n_bins: int = 5,
         observation: str = "categorical",
         random_state: int | np.random.Generator | None = None,
-        relevance: bool = False,
+        relevance: bool | str = "auto",
     ) -> None:
         self.gamma = gamma
         self.effective_rows = effective_rows
@@ -242,12 +241,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         settings = self._settings()
         settings.check()
         check_choice("handle_unknown", self.handle_unknown, HANDLE_UNKNOWN)
-        if self.relevance and self.observation == "multinomial":
-            raise CNBError("relevance=True judges a table's columns; documents have none")
         X, tasks = split_tasks(X, tasks, self.task_column)
         settings_of_rows = (self.observation, self.classes, self.numeric, self.n_bins)
         rows = training_rows(X, y, tasks, *settings_of_rows, type(self).__name__, self.schema)
         rng = as_generator(self.random_state)
+        settings = resolved_relevance(settings, rows.data, rng)
         tuning = choose_settings(rows.data, settings, rng)
         chosen, self.tuning_ = tuning.settings, tuning.tried
         self.validation_rows_ = rows.source_rows[tuning.held_rows]
@@ -402,9 +400,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         )
         return pd.DataFrame(out, columns=list(self.schema_.feature_names))
 
-    def _settings_used(self) -> FitSettings:
+    def _settings_used(self) -> FitSettings:  # relevance judged: the clusters hold its answer
         chosen = self._settings().with_chosen(self.effective_rows_, self.floor_)
-        return replace(chosen, deviation_scale=self.deviation_scale_)
+        judged = self.clusters_.feature_relevance is not None
+        return replace(chosen, deviation_scale=self.deviation_scale_, relevance=judged)
 
     # ------------------------------------------------------------------ persistence
     def fit_summary(self) -> dict[str, Any]:
@@ -414,7 +413,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         Examples
         --------
         >>> from clusterednb.examples import naive_bayes as toy
-        >>> model = ClusteredLogisticRegression(effective_rows=10, floor=0.1, random_state=0)
+        >>> model = ClusteredLogisticRegression(effective_rows=10, floor=0.1, relevance=False,
+        ...                                     random_state=0)
         >>> model.fit(*toy.colour_rows()).fit_summary()
         {'tasks': 3, 'clusters': 2, 'effective_rows': 10.0, 'floor': 0.1, 'deviation_scale': 0.0}
         """

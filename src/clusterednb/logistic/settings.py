@@ -36,7 +36,7 @@ class FitSettings:
     burn_in: int = 10
     validation: str = "like-fewest"
     deviation_scale: float | str = 0.0
-    relevance: bool = False
+    relevance: bool | str = False
 
     def check(self) -> None:
         """Raise :class:`CNBError` naming the first setting outside its allowed values.
@@ -65,7 +65,7 @@ class FitSettings:
             raise CNBError(
                 f"effective_rows must be positive (inf: no tempering) or 'auto', got {rows!r}"
             )
-        check_choice("relevance", self.relevance, (False, True))
+        check_choice("relevance", self.relevance, (False, True, AUTO))
         scale = self.deviation_scale
         if scale != AUTO and (
             isinstance(scale, bool) or not (isinstance(scale, int | float) and 0 <= scale < np.inf)

@@ -109,14 +109,15 @@ class ClusteredNB(TaskNaiveBayes):
     calibration : {None, "sigmoid"}, default=None
         ``"sigmoid"`` (two classes): :meth:`fit` also learns ``σ(a z + b)`` of the model's
         log-odds ``z`` from out-of-fold predictions of the training rows (two more fits,
-        each on half of every task's labelled rows; :mod:`clusterednb.naive_bayes.calibration`), and
-        the predictive probabilities pass through it. It undoes naive Bayes' over-confidence
-        (decisions under unequal costs improve) and leaves each task's ranking unchanged.
-        ``partial_fit`` keeps the map of the last ``fit``.
-    relevance : bool, default=False
+        each on half of every task's labelled rows; :mod:`clusterednb.naive_bayes.calibration`),
+        and the probabilities pass through it: naive Bayes' over-confidence undone, each
+        task's ranking unchanged. ``partial_fit`` keeps the map of the last ``fit``.
+    relevance : bool or "auto", default="auto"
         Each feature differs between clusters or is shared by every task, as the Gibbs and
-        variational engines judge after a screen (:mod:`~clusterednb.inference.relevance`):
-        a column that does not separate tasks no longer moves the partition (others refuse).
+        variational engines judge after a screen (:mod:`~clusterednb.inference.relevance`;
+        others refuse): a column that does not separate tasks no longer moves the partition.
+        "auto": judged where the screen holds a column, else (other engines, unlabelled
+        rows, over 2 000 tasks) as False, to the last digit.
     relevance_prior : (a, b), default=(1.0, 1.0)
         Beta prior of the share of relevant features among those the screen leaves free.
     numeric, n_bins
@@ -145,12 +146,11 @@ class ClusteredNB(TaskNaiveBayes):
     unlabelled_proba_ : ndarray of shape (n_unlabelled, n_classes)
         Gibbs only: Rao-Blackwellised posterior label probabilities of the unlabelled
         training rows (the transductive predictive of thesis §3.1).
-    calibration_ : ndarray of shape (2,)
-        With ``calibration="sigmoid"``: ``(a, b)``.
-    transductive_temperature_ : float
-        With ``transductive_temperature="auto"``: the ``τ`` chosen.
+    calibration_, transductive_temperature_ : ndarray of shape (2,), float
+        With ``calibration="sigmoid"``: ``(a, b)``; with ``transductive_temperature="auto"``:
+        the ``τ`` chosen.
     feature_relevance_ : ndarray of shape (n_features,)
-        With ``relevance=True``: ``P(feature relevant | D)``, aligned with ``feature_names_in_``.
+        When judged: ``P(feature relevant | D)``, aligned with ``feature_names_in_``.
 
     Notes
     -----
@@ -216,7 +216,7 @@ class ClusteredNB(TaskNaiveBayes):
         calibration: str | None = None,
         numeric: Any = "auto",
         n_bins: int = 10,
-        relevance: bool = False,
+        relevance: bool | str = "auto",
         relevance_prior: tuple[float, float] = (1.0, 1.0),
     ) -> None:
         self.inference = inference
@@ -310,7 +310,7 @@ class ClusteredNB(TaskNaiveBayes):
         mode = super()._semi_supervised_mode()
         if self.transductive == "select":
             return None  # the clusters come from labelled rows; unlabelled ones only choose
-        if mode == "gibbs" and (self.inference != "gibbs" or self.relevance):
+        if mode == "gibbs" and (self.inference != "gibbs" or self.relevance is True):
             if self.semi_supervised == "auto":
                 return None
             raise CNBError(

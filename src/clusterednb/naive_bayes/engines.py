@@ -37,6 +37,10 @@ from clusterednb.stats.sparse_counts import SparseCounts
 INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search", "variational")
 SPARSE_ENGINES = ("gibbs", "variational")
 RELEVANCE_ENGINES = ("gibbs", "variational")
+AUTO = "auto"
+MAX_AUTO_TASKS = 2_000
+"""Most tasks for which ``relevance="auto"`` screens the columns (above: fitted as False;
+``relevance=True`` still judges them)."""
 """The engines that judge each feature's relevance (``relevance=True``)."""
 """The engines that read per-task counts kept sparse (:class:`SparseCounts`)."""
 
@@ -64,9 +68,10 @@ class EngineSettings:
         ``"local"`` or ``"dask"``.
     n_shards : int or None
         The Dask backend's shards.
-    relevance : bool
+    relevance : bool or "auto"
         Each feature is relevant to the clusters or shared by every task
         (:mod:`~clusterednb.inference.relevance`); the Gibbs engine samples the switches.
+        "auto": judged only where the screen holds a column (:func:`run_engine`).
     relevance_prior : tuple of float
         The Beta(a, b) prior of the share of relevant features.
 
@@ -89,7 +94,7 @@ class EngineSettings:
     n_jobs: int = 1
     backend: str = "local"
     n_shards: int | None = None
-    relevance: bool = False
+    relevance: bool | str = False
     relevance_prior: tuple[float, float] = (1.0, 1.0)
 
     @classmethod
@@ -130,9 +135,9 @@ def check_engine_settings(settings: EngineSettings) -> None:
         raise CNBError(
             f"burn_in ({settings.burn_in}) must be smaller than n_sweeps ({settings.n_sweeps})"
         )
-    check_choice("relevance", settings.relevance, (False, True))
+    check_choice("relevance", settings.relevance, (False, True, AUTO))
     check_relevance_prior(settings.relevance_prior)
-    if settings.relevance and (
+    if settings.relevance is True and (
         settings.inference not in RELEVANCE_ENGINES or settings.backend != "local"
     ):
         raise CNBError(
@@ -213,8 +218,12 @@ def run_engine(
             f"{SPARSE_ENGINES}, or refit with fewer tasks"
         )
     gamma, rng = settings.gamma, given.rng
-    if settings.relevance:
+    if settings.relevance is True:
         return _run_relevance(settings, model, counts, given)
+    if settings.relevance == AUTO and _may_judge(settings, model, counts, given):
+        screen = _screen(model, counts, given)
+        if screen[0].any():  # a column held: judged as relevance=True, to the last digit
+            return _run_relevance(settings, model, counts, given, screen)
     engines: dict[str, Callable[[], ClusteringResult]] = {
         "exact": lambda: fit_exact(model, counts, gamma),
         "gibbs": lambda: _run_gibbs(settings, model, counts, given),
@@ -228,22 +237,54 @@ def run_engine(
     return engines[settings.inference]()
 
 
+def _may_judge(
+    settings: EngineSettings,
+    model: ObservationModel,
+    counts: Counts | SparseCounts,
+    given: EngineInput,
+) -> bool:
+    """Whether ``relevance="auto"`` screens the columns: a table's categorical model, the
+    local Gibbs or variational engine, labelled rows only, at most :data:`MAX_AUTO_TASKS`
+    tasks, and a dense table the Gibbs engine may read (elsewhere: fitted as False)."""
+    if settings.inference not in RELEVANCE_ENGINES or settings.backend != "local":
+        return False
+    if not isinstance(model, DirichletNB) or given.unlabelled_X.shape[0]:
+        return False
+    if counts.n_groups > MAX_AUTO_TASKS:
+        return False
+    return (
+        settings.inference != "gibbs"
+        or not isinstance(counts, SparseCounts)
+        or (dense_count_bytes(model.schema, counts.n_groups) <= MAX_COUNT_BYTES)
+    )
+
+
+def _screen(
+    model: DirichletNB, counts: Counts | SparseCounts, given: EngineInput
+) -> tuple[np.ndarray, np.ndarray]:
+    """The screen's held and designed columns (:func:`~clusterednb.inference.
+    relevance_screen.screened`), from a generator spawned from the fit's own (so the fit's
+    own draws are those without it)."""
+    schema = model.schema
+    ordinal = np.array([name in schema.bin_edges for name in schema.feature_names])
+    return screened(counts, model.offsets, ordinal, side_stream(given.rng))
+
+
 def _run_relevance(
     settings: EngineSettings,
     model: ObservationModel,
     counts: Counts | SparseCounts,
     given: EngineInput,
+    screen: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> ClusteringResult:
     """The Gibbs or variational engine with feature relevance (a warm start fits from
     scratch), on the columns the screen leaves free
-    (:mod:`~clusterednb.inference.relevance_screen`; its draws from a generator spawned from
-    the fit's own, so where it holds nothing the fit's numbers are those without it)."""
+    (:mod:`~clusterednb.inference.relevance_screen`; ``screen``, its answer when already
+    screened). Where it holds nothing the fit's numbers are those without it."""
     if given.unlabelled_X.shape[0]:
         raise CNBError("relevance=True learns from labelled rows only: set semi_supervised=False")
     if isinstance(model, DirichletNB):
-        schema = model.schema
-        ordinal = np.array([name in schema.bin_edges for name in schema.feature_names])
-        held, designed = screened(counts, model.offsets, ordinal, side_stream(given.rng))
+        held, designed = screen if screen is not None else _screen(model, counts, given)
         if not designed.any():
             designed = None
         if held.any():

@@ -192,6 +192,7 @@ def _read_parts(path: Path) -> tuple[dict[str, Any], bytes]:
         OSError,
         EOFError,
         NotImplementedError,
+        RuntimeError,  # a header flagged encrypted
         json.JSONDecodeError,
         UnicodeDecodeError,
         RecursionError,
@@ -206,7 +207,16 @@ def _read_arrays(path: Path, raw_arrays: bytes) -> dict[str, np.ndarray]:
     try:
         with np.load(io.BytesIO(raw_arrays), allow_pickle=False) as npz:
             return {name: npz[name] for name in npz.files}
-    except (ValueError, OSError, zipfile.BadZipFile, zlib.error, EOFError, KeyError) as exc:
+    except (
+        ValueError,
+        OSError,
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+        KeyError,
+        NotImplementedError,
+        RuntimeError,  # a header flagged encrypted
+    ) as exc:
         reason = (
             "an array holds Python objects, which a model file never contains"
             if "pickle" in str(exc).lower()

@@ -169,7 +169,7 @@ def fit_predict(
         return cluster_weighted_logistic(train, test, features, seed, transductive=transductive)
     if name in ("cnb-logistic", "cnb-logistic+dev", "cnb-logistic+relevance"):
         scale = "auto" if name == "cnb-logistic+dev" else 0.0
-        relevance = name == "cnb-logistic+relevance"
+        relevance = True if name == "cnb-logistic+relevance" else "auto"
         return clustered_logistic(
             train, test, features, seed, transductive, n_bins or 5, scale, relevance
         )
@@ -246,12 +246,13 @@ def clustered_logistic(
     transductive: bool = False,
     n_bins: int = 5,
     deviation_scale: float | str = 0.0,
-    relevance: bool = False,
+    relevance: bool | str = "auto",
 ) -> np.ndarray:
     """:class:`~clusterednb.ClusteredLogisticRegression` (effective rows and floor chosen on the
     training tasks; ``cnb-logistic+dev`` chooses the tasks' deviation scale there too, with
-    ``deviation_scale="auto"``; by default there are none; ``cnb-logistic+relevance`` judges
-    each column's relevance to the clusters, ``relevance=True``); transductively the
+    ``deviation_scale="auto"``; by default there are none; each column's relevance judged
+    where a column looks irrelevant, the default ``relevance="auto"``, and always with
+    ``cnb-logistic+relevance``, ``relevance=True``); transductively the
     test rows join the fit unlabelled, so their features help choose their task's cluster. A
     discretised feature whose raw values are kept (:func:`raw_column`) is passed raw, as a
     numeric column that the model bins into ``n_bins`` training quantiles and its regressions

@@ -22,7 +22,7 @@ reference); :mod:`clusterednb.logistic.sharded.dask_fit` maps on Dask.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -178,8 +178,9 @@ def fit_sharded(
     (6, True)
     """
     say = progress or (lambda message: None)
-    if settings.relevance or settings.deviation_scale != 0.0:
+    if settings.relevance is True or settings.deviation_scale != 0.0:
         raise CNBError("a sharded fit has no relevance and no task deviations; leave them off")
+    settings = replace(settings, relevance=False)  # "auto": a sharded fit judges no column
     summaries = shards.collect(shard_summary)
     task_ids = task_numbering(summaries)
     shards = shards.apply(with_positions, task_ids)

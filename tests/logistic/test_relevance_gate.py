@@ -1,0 +1,119 @@
+"""``ClusteredLogisticRegression(relevance="auto")``, the default (issue 49): the columns are
+judged, as with ``relevance=True``, only where a column's values are alike in every task;
+elsewhere the fit is that of ``relevance=False``, to the last digit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import clusterednb
+from clusterednb import ClusteredBoosting, ClusteredLogisticRegression
+from clusterednb.estimation.decisions import AUTO_JUDGED, AUTO_NOT_JUDGED
+from clusterednb.logistic.fit import JointData
+from clusterednb.logistic.relevance_gate import columns_alike, resolved_relevance
+from clusterednb.logistic.settings import FitSettings
+from clusterednb.seeding import side_stream
+
+
+def _sites(seed: int, n_tasks: int = 16, n_rows: int = 30):
+    """Tasks at four sites: ``site`` and ``hour`` differ between tasks; the label follows
+    ``hour`` one way or the other by site."""
+    rng = np.random.default_rng(seed)
+    task = np.repeat(np.arange(n_tasks), n_rows)
+    site = task % 4
+    hour = rng.normal(8.0 + 3.0 * site, 1.0)
+    slope = np.where(site % 2, 1.5, -1.5)
+    y = (rng.random(task.size) < 1 / (1 + np.exp(-slope * (hour - 8.0 - 3.0 * site)))).astype(int)
+    X = pd.DataFrame({"site": np.array(list("nesw"))[site], "hour": hour})
+    return X, y, task
+
+
+def _noise_at(X: pd.DataFrame, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return X.assign(noise=rng.choice(list("pqrst"), len(X)), level=rng.normal(size=len(X)))
+
+
+def test_columns_alike_finds_what_every_task_draws_alike_and_no_designed_column():
+    rng = np.random.default_rng(0)
+    task = np.repeat(np.arange(24), 12)
+    differs = (task % 2) * 2 + rng.integers(0, 2, task.size)  # values 0–1 or 2–3 by task
+    alike = rng.integers(0, 3, task.size)
+    balanced = np.tile(np.arange(3), task.size // 3)  # every task holds each value 4 times
+    codes = np.column_stack([differs, alike, balanced])
+    data = JointData.from_codes(codes, rng.integers(0, 2, task.size), task, 24,
+                                np.array([0, 4, 7, 10]))  # fmt: skip
+    assert columns_alike(data, np.random.default_rng(1)).tolist() == [False, True, False]
+
+
+def test_the_gate_leaves_the_fits_draws_as_they_were():
+    """Deciding draws from a detached copy: the generator's next draws, and its next side
+    stream, are those it would have given without the decision."""
+    _, y, tasks = _sites(0)
+    rng = np.random.default_rng(3)
+    noise = np.random.default_rng(4).integers(0, 3, tasks.size)  # alike in every task
+    data = JointData.from_codes(
+        np.column_stack([tasks % 4, noise]), y, tasks, 16, np.array([0, 4, 7])
+    )
+    assert resolved_relevance(FitSettings(relevance="auto"), data, rng).relevance is True
+    untouched = np.random.default_rng(3)
+    assert side_stream(rng).random() == side_stream(untouched).random()
+    assert rng.random() == untouched.random()
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_a_given_relevance_is_kept(given):
+    data = JointData.from_codes(np.zeros((4, 1), int), np.array([0, 1, 0, 1]),
+                                np.array([0, 0, 1, 1]), 2, np.array([0, 1]))  # fmt: skip
+    settings = resolved_relevance(FitSettings(relevance=given), data, np.random.default_rng(0))
+    assert settings.relevance is given
+
+
+def test_auto_fits_as_relevance_false_where_every_column_differs_between_tasks(tmp_path):
+    X, y, tasks = _sites(1)
+    auto = ClusteredLogisticRegression(random_state=0).fit(X, y, tasks)
+    plain = ClusteredLogisticRegression(relevance=False, random_state=0).fit(X, y, tasks)
+    np.testing.assert_array_equal(auto.predict_proba(X, tasks), plain.predict_proba(X, tasks))
+    assert not hasattr(auto, "feature_relevance_")
+    assert auto.fit_summary()["relevance"] == AUTO_NOT_JUDGED
+    auto.save(tmp_path / "m.cnb")
+    loaded = clusterednb.load(tmp_path / "m.cnb")
+    assert loaded.relevance == "auto"
+    assert loaded.fit_summary()["relevance"] == AUTO_NOT_JUDGED
+
+
+def test_auto_judges_as_relevance_true_where_a_column_is_alike_in_every_task(tmp_path):
+    X, y, tasks = _sites(1)
+    X = _noise_at(X, 2)
+    auto = ClusteredLogisticRegression(random_state=0).fit(X, y, tasks)
+    judged = ClusteredLogisticRegression(relevance=True, random_state=0).fit(X, y, tasks)
+    np.testing.assert_array_equal(auto.predict_proba(X, tasks), judged.predict_proba(X, tasks))
+    np.testing.assert_array_equal(auto.feature_relevance_, judged.feature_relevance_)
+    summary = auto.fit_summary()
+    assert summary["relevance"] == AUTO_JUDGED and "label_relevance" in summary
+    auto.save(tmp_path / "m.cnb")
+    loaded = clusterednb.load(tmp_path / "m.cnb")
+    assert loaded.fit_summary()["relevance"] == AUTO_JUDGED
+    more = _noise_at(_sites(2)[0], 3).iloc[:40]
+    more_y, more_tasks = _sites(2)[1][:40], _sites(2)[2][:40]
+    updated = loaded.partial_fit(more, more_y, more_tasks)  # judged as fitted: still judged
+    again = judged.partial_fit(more, more_y, more_tasks)
+    np.testing.assert_array_equal(updated.predict_proba(X, tasks), again.predict_proba(X, tasks))
+
+
+def test_documents_are_fitted_without_judging():
+    rng = np.random.default_rng(0)
+    words = pd.DataFrame(rng.poisson(1.0, size=(60, 8)), columns=[f"w{i}" for i in range(8)])
+    tasks, y = np.repeat(np.arange(6), 10), rng.integers(0, 2, 60)
+    model = ClusteredLogisticRegression(observation="multinomial", random_state=0)
+    model.fit(words, y, tasks)
+    assert not hasattr(model, "feature_relevance_")
+
+
+def test_the_booster_clusters_with_the_default():
+    pytest.importorskip("lightgbm")
+    X, y, tasks = _sites(1)
+    X = _noise_at(X, 2)
+    model = ClusteredBoosting({"n_estimators": 5}, random_state=0).fit(X, y, tasks)
+    assert model.fit_summary()["relevance"] == AUTO_JUDGED
