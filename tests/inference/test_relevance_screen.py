@@ -15,6 +15,7 @@ from scipy.stats import pearsonr
 import clusterednb
 from clusterednb import ClusteredNB
 from clusterednb.inference import relevance_screen as screen
+from clusterednb.stats.column_tests import above_chance
 from clusterednb.stats.counts import Counts
 
 OFFSETS = np.array([0, 5, 8])
@@ -66,7 +67,7 @@ def test_each_deal_keeps_every_tasks_count_and_every_columns_values(monkeypatch)
     screen.heterogeneity(_counts(codes, y, task, 8), OFFSETS, np.random.default_rng(0))
     observed, *dealt = seen
     np.testing.assert_array_equal(observed, by_task)
-    assert len(dealt) in (screen.EARLY_DRAWS, screen.N_DRAWS)
+    assert len(dealt) in (*(draws for draws, _ in screen.EARLY_STOPS), screen.N_DRAWS)
     assert any(not np.array_equal(d, by_task) for d in dealt)  # the deals move values
     for d in dealt:
         np.testing.assert_array_equal(d.sum(axis=0), by_task.sum(axis=0))  # each value's count
@@ -241,3 +242,25 @@ def test_a_forced_feature_is_relevant_in_every_sample_and_the_rest_as_before():
         model, counts, 1.0, settings, np.random.default_rng(0), np.array([True])
     )
     np.testing.assert_array_equal(forced.extras["feature_relevance"], 1.0)
+
+
+def test_a_test_stops_early_only_when_every_column_stands_clear_and_else_reads_every_draw():
+    """Stops after 5 draws when every column stands 20 s.d. above them, after 10 at 10 s.d.;
+    otherwise the answer is that against all N_DRAWS draws of the same stream."""
+
+    def counted(observed):
+        rng, calls = np.random.default_rng(0), []
+
+        def draw():
+            calls.append(1)
+            return rng.normal(size=observed.size)
+
+        return screen._above_draws(observed, draw), len(calls)
+
+    far, near = np.array([500.0, 400.0]), np.array([500.0, 2.0])
+    assert counted(far)[1] == 5
+    z, calls = counted(near)
+    assert calls == screen.N_DRAWS
+    rng = np.random.default_rng(0)
+    every = np.array([rng.normal(size=2) for _ in range(screen.N_DRAWS)])
+    np.testing.assert_array_equal(z, above_chance(near, every))

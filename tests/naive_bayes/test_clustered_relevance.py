@@ -129,3 +129,18 @@ def test_auto_with_unlabelled_rows_in_the_sampler_fits_as_false():
     auto = ClusteredNB(**settings).fit(X, y, tasks)
     plain = ClusteredNB(**settings, relevance=False).fit(X, y, tasks)
     np.testing.assert_array_equal(auto.predict_proba(X, tasks), plain.predict_proba(X, tasks))
+
+
+def test_auto_above_its_tasks_fits_as_false(monkeypatch):
+    """Above ``MAX_AUTO_TASKS`` the relevance engines cost many plain fits: "auto" leaves
+    the columns unjudged there (``relevance=True`` still judges them)."""
+    from clusterednb.naive_bayes import engines
+
+    monkeypatch.setattr(engines, "MAX_AUTO_TASKS", 20)
+    X, y, tasks = relevance_population(seed=1)  # 24 tasks, noise the screen holds
+    settings = {"random_state": 0, "progress": False, "n_sweeps": 60}
+    auto = ClusteredNB(**settings).fit(X, y, tasks)
+    plain = ClusteredNB(**settings, relevance=False).fit(X, y, tasks)
+    np.testing.assert_array_equal(auto.predict_proba(X, tasks), plain.predict_proba(X, tasks))
+    assert auto.fit_summary()["relevance"] == AUTO_NOT_JUDGED
+    assert hasattr(ClusteredNB(**settings, relevance=True).fit(X, y, tasks), "feature_relevance_")

@@ -62,11 +62,11 @@ SCREEN_Z = 3.0
 on the label within them, for the relevance engines to judge it."""
 N_DRAWS = 30
 """Random deals (and label shuffles) that give the null mean and spread of each statistic."""
-EARLY_DRAWS = 10
-"""Draws after which a statistic stops when every column stands :data:`CLEAR_Z` above
-chance."""
-CLEAR_Z = 10.0
-"""Standard deviations above the first :data:`EARLY_DRAWS` draws that end a test early."""
+EARLY_STOPS = ((5, 20.0), (10, 10.0))
+"""``(draws, z)``: after that many draws a statistic stops when every column stands ``z``
+standard deviations above them (the fewer the draws, the higher the bar: a spread from five
+draws can be a third of the true one, from ten rarely half). Later draws continue the same
+stream, so a test that does not stop early gives what it gave without the stops."""
 MAX_SCREENED_VALUES = 2_000_000
 """Most counted values (rows × columns) the screen reads."""
 MAX_SCREENED_TASKS = 2_000
@@ -307,14 +307,16 @@ def _within_budget(counts: Counts | SparseCounts, rng: np.random.Generator) -> n
 
 def _above_draws(observed: np.ndarray, draw) -> np.ndarray:
     """:func:`~clusterednb.stats.column_tests.above_chance` of ``observed`` (F,) against
-    :data:`N_DRAWS` calls of ``draw()``, or against the first :data:`EARLY_DRAWS` when every
-    column already stands :data:`CLEAR_Z` above them (on landmine the columns stand 30–700
+    :data:`N_DRAWS` calls of ``draw()``, or against fewer at one of :data:`EARLY_STOPS` when
+    every column already stands clear above them (on landmine the columns stand 30–700
     standard deviations apart between tasks: the other draws would change no decision)."""
-    null = [draw() for _ in range(EARLY_DRAWS)]
-    early = above_chance(observed, np.array(null))
-    if (early > CLEAR_Z).all():
-        return early
-    null += [draw() for _ in range(N_DRAWS - EARLY_DRAWS)]
+    null: list[np.ndarray] = []
+    for draws, clear in EARLY_STOPS:
+        null += [draw() for _ in range(draws - len(null))]
+        early = above_chance(observed, np.array(null))
+        if (early > clear).all():
+            return early
+    null += [draw() for _ in range(N_DRAWS - len(null))]
     return above_chance(observed, np.array(null))
 
 

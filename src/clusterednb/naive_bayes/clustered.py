@@ -117,7 +117,7 @@ class ClusteredNB(TaskNaiveBayes):
         variational engines judge after a screen (:mod:`~clusterednb.inference.relevance`;
         others refuse): a column that does not separate tasks no longer moves the partition.
         "auto": judged where the screen holds a column, else (other engines, unlabelled
-        rows, over 2 000 tasks) as False, to the last digit.
+        rows, over 300 tasks) as False, to the last digit.
     relevance_prior : (a, b), default=(1.0, 1.0)
         Beta prior of the share of relevant features among those the screen leaves free.
     numeric, n_bins

@@ -38,9 +38,12 @@ INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search", "varia
 SPARSE_ENGINES = ("gibbs", "variational")
 RELEVANCE_ENGINES = ("gibbs", "variational")
 AUTO = "auto"
-MAX_AUTO_TASKS = 2_000
+MAX_AUTO_TASKS = 300
 """Most tasks for which ``relevance="auto"`` screens the columns (above: fitted as False;
-``relevance=True`` still judges them)."""
+``relevance=True`` still judges them). The relevance engines' cost grows faster with the
+tasks than the plain ones': 0.7–2.7 times a plain fit at 120 tasks, 2.5–2.7 at 300, 18–65
+on MovieLens' 943 users (BENCHMARKS.md, "Relevance by default where a column looks
+irrelevant")."""
 """The engines that judge each feature's relevance (``relevance=True``)."""
 """The engines that read per-task counts kept sparse (:class:`SparseCounts`)."""
 
