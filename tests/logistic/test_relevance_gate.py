@@ -117,3 +117,27 @@ def test_the_booster_clusters_with_the_default():
     X = _noise_at(X, 2)
     model = ClusteredBoosting({"n_estimators": 5}, random_state=0).fit(X, y, tasks)
     assert model.fit_summary()["relevance"] == AUTO_JUDGED
+
+
+def test_above_its_tasks_the_gate_counts_a_drawn_subset_of_them(monkeypatch):
+    """Above MAX_SCREENED_TASKS only the drawn tasks' rows are counted (no table of every
+    task): a noise column is still found alike, a column that differs by task still not."""
+    from clusterednb.logistic import relevance_gate
+
+    monkeypatch.setattr(relevance_gate, "MAX_SCREENED_TASKS", 12)
+    rng = np.random.default_rng(0)
+    task = np.repeat(np.arange(40), 10)
+    differs = (task % 2) * 2 + rng.integers(0, 2, task.size)
+    codes = np.column_stack([differs, rng.integers(0, 3, task.size)])
+    data = JointData.from_codes(codes, rng.integers(0, 2, task.size), task, 40,
+                                np.array([0, 4, 7]))  # fmt: skip
+    seen = []
+    original = relevance_gate.heterogeneity
+
+    def recording(value_counts, *args, **kwargs):
+        seen.append(value_counts.shape)
+        return original(value_counts, *args, **kwargs)
+
+    monkeypatch.setattr(relevance_gate, "heterogeneity", recording)
+    assert columns_alike(data, np.random.default_rng(1)).tolist() == [False, True]
+    assert seen == [(12, 1, 7)]

@@ -26,6 +26,7 @@ import numpy as np
 
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.relevance_screen import MAX_SCREENED_TASKS, SCREEN_Z, heterogeneity
+from clusterednb.logistic.documents import task_value_counts
 from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.settings import AUTO, FitSettings
 from clusterednb.seeding import detached_stream
@@ -56,9 +57,13 @@ def columns_alike(data: JointData, rng: np.random.Generator, beta: float = 1.0) 
     alike = np.zeros(data.offsets.size - 1, dtype=bool)
     if data.documents or data.n_tasks < 2:
         return alike
-    by_task = data.value_counts
-    if data.n_tasks > MAX_SCREENED_TASKS:
-        by_task = by_task[np.sort(rng.choice(data.n_tasks, MAX_SCREENED_TASKS, replace=False))]
+    if data.n_tasks <= MAX_SCREENED_TASKS:
+        by_task = data.value_counts
+    else:  # only the drawn tasks' rows are counted: no table of every task
+        tasks = np.sort(rng.choice(data.n_tasks, MAX_SCREENED_TASKS, replace=False))
+        rows = np.isin(data.task, tasks)
+        position = np.searchsorted(tasks, data.task[rows])
+        by_task = task_value_counts(data.codes[rows], position, tasks.size, data.offsets)
     spread = heterogeneity(np.asarray(by_task)[:, None, :], data.offsets, rng, beta)
     return (spread <= SCREEN_Z) & ~designed(spread)
 
