@@ -36,7 +36,9 @@ from clusterednb.stats.sparse_counts import SparseCounts
 
 INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search", "variational")
 SPARSE_ENGINES = ("gibbs", "variational")
+"""The engines that read per-task counts kept sparse (:class:`SparseCounts`)."""
 RELEVANCE_ENGINES = ("gibbs", "variational")
+"""The engines that judge each feature's relevance (``relevance=True``)."""
 AUTO = "auto"
 MAX_AUTO_TASKS = 300
 """Most tasks for which ``relevance="auto"`` screens the columns (above: fitted as False;
@@ -44,8 +46,6 @@ MAX_AUTO_TASKS = 300
 tasks than the plain ones': 0.7–2.7 times a plain fit at 120 tasks, 2.5–2.7 at 300, 18–65
 on MovieLens' 943 users (BENCHMARKS.md, "Relevance by default where a column looks
 irrelevant")."""
-"""The engines that judge each feature's relevance (``relevance=True``)."""
-"""The engines that read per-task counts kept sparse (:class:`SparseCounts`)."""
 
 
 @dataclass(frozen=True)
