@@ -21,6 +21,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+class PortTaken(RuntimeError):
+    """The server could not bind its port: another process took it first."""
+
+
 class Server:
     """``cnb serve`` in a subprocess; stops by itself when the test ends."""
 
@@ -31,7 +35,21 @@ class Server:
         self.process: subprocess.Popen | None = None
         self.log = store.with_suffix(".log")
 
-    def start(self, timeout: float = 60.0) -> Server:
+    def start(self, timeout: float = 60.0, attempts: int = 3) -> Server:
+        """Start and wait for ``/healthz``. A port taken between :func:`free_port` and the
+        server's bind (another process's ephemeral port) is replaced by a fresh one, at most
+        ``attempts`` times in all."""
+        for attempt in range(attempts):
+            try:
+                return self._start_once(timeout)
+            except PortTaken:
+                if attempt == attempts - 1:
+                    raise
+                self.port = free_port()
+                self.url = f"http://127.0.0.1:{self.port}"
+        raise AssertionError("unreachable")
+
+    def _start_once(self, timeout: float) -> Server:
         command = [
             sys.executable,
             "-m",
@@ -52,7 +70,11 @@ class Server:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log.read_text()[-2000:]}")
+                said = self.log.read_text()[-2000:]
+                self.process = None
+                if "address already in use" in said:
+                    raise PortTaken(said)
+                raise RuntimeError(f"server exited: {said}")
             try:
                 if call(self, "GET", "/healthz")[0] == 200:
                     return self

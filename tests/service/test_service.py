@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import socket
 import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -359,3 +360,17 @@ def test_a_store_of_schema_1_is_migrated(tmp_path):
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     with pytest.raises(Exception, match="newer version"):
         ServiceStore(path)
+
+
+def test_a_port_taken_before_the_server_binds_it_is_replaced(tmp_path):
+    """The test servers' port is free when chosen, not always when bound (another process's
+    ephemeral port): the helper starts again on a fresh one instead of failing the test."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        server = Server(tmp_path / "service.db")
+        server.port = taken.getsockname()[1]
+        server.url = f"http://127.0.0.1:{server.port}"
+        with server:
+            assert server.port != taken.getsockname()[1]
+            assert call(server, "GET", "/healthz")[0] == 200
