@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -14,8 +15,34 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+CHOSEN_PORTS = (20_000, 32_000)
+"""Where :func:`free_port` looks: below the kernel's ephemeral range (32768–60999 on Linux),
+from which outgoing connections take their source ports. A port the kernel hands out as
+ephemeral can be taken by any client before the test's server binds it (it happened: "address
+already in use"); one below the range only by another server."""
+_PICK = random.Random(os.getpid())  # the two pytest workers look in different orders
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768
+
 
 def free_port() -> int:
+    """A port of 127.0.0.1 that nothing holds now, below the ephemeral range (the kernel's
+    own choice where that range starts lower than :data:`CHOSEN_PORTS` ends)."""
+    low, high = CHOSEN_PORTS
+    if _ephemeral_low() > high:
+        for _ in range(200):
+            port = _PICK.randrange(low, high)
+            with socket.socket() as sock:
+                try:
+                    sock.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
