@@ -140,9 +140,7 @@ def check_engine_settings(settings: EngineSettings) -> None:
         )
     check_choice("relevance", settings.relevance, (False, True, AUTO))
     check_relevance_prior(settings.relevance_prior)
-    if settings.relevance is True and (
-        settings.inference not in RELEVANCE_ENGINES or settings.backend != "local"
-    ):
+    if settings.relevance is True and not _judging_engine(settings):
         raise CNBError(
             "relevance=True is run by the local Gibbs and variational engines (inference="
             f"'gibbs' or 'variational'); the {settings.inference!r} engine does not sum over "
@@ -240,6 +238,11 @@ def run_engine(
     return engines[settings.inference]()
 
 
+def _judging_engine(settings: EngineSettings) -> bool:
+    """Whether the engine judges the columns' relevance: local Gibbs or variational."""
+    return settings.inference in RELEVANCE_ENGINES and settings.backend == "local"
+
+
 def _may_judge(
     settings: EngineSettings,
     model: ObservationModel,
@@ -249,7 +252,7 @@ def _may_judge(
     """Whether ``relevance="auto"`` screens the columns: a table's categorical model, the
     local Gibbs or variational engine, labelled rows only, at most :data:`MAX_AUTO_TASKS`
     tasks, and a dense table the Gibbs engine may read (elsewhere: fitted as False)."""
-    if settings.inference not in RELEVANCE_ENGINES or settings.backend != "local":
+    if not _judging_engine(settings):
         return False
     if not isinstance(model, DirichletNB) or given.unlabelled_X.shape[0]:
         return False
