@@ -15,9 +15,11 @@ from clusterednb.inference.relevance import (
     LABEL_FREE_SHARE,
     RelevanceSettings,
     fit_relevance_gibbs,
+    log_prior_count,
     log_sum_relevance,
 )
 from clusterednb.inference.relevance_exact import enumerate_relevance, relevance_probability
+from clusterednb.inference.relevance_kernels import _log_sum_switches
 from clusterednb.models.partition_prior import set_partitions
 from model_helpers import relevance_toy
 
@@ -115,6 +117,33 @@ def test_the_recursion_equals_the_sum_over_every_switch_vector():
     np.testing.assert_allclose(log_sum_relevance(relevant, shared, (a, b)), expected, atol=1e-12)
     probability = relevance_probability(relevant, shared, (a, b))
     assert ((probability > 0) & (probability < 1)).all()
+
+
+def test_the_compiled_sum_equals_the_sum_over_every_switch_vector_at_any_scale():
+    """The sweep's sum over the switches (computed in plain arithmetic after dividing out each
+    feature's larger factor) against the brute force, with evidence of thousands of nats
+    either way (as the whole partition's is) and a feature forced relevant."""
+    rng = np.random.default_rng(7)
+    a, b, n_features = 1.0, 5.0, 5
+    log_counts = log_prior_count((a, b), n_features)
+    work = np.empty(n_features + 1)
+    for scale in (1.0, 1e3, 1e5):
+        relevant, shared = scale * rng.normal(size=(2, n_features))
+        shared[2] = -np.inf if scale == 1e3 else shared[2]
+        expected = logsumexp(
+            [
+                betaln(a + sum(r), b + n_features - sum(r))
+                - betaln(a, b)
+                + np.where(np.array(r) == 1, relevant, shared).sum()
+                for r in itertools.product((0, 1), repeat=n_features)
+            ]
+        )
+        got = _log_sum_switches(relevant, shared, log_counts, work)
+        np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-9)
+    everything_impossible = np.full(n_features, -np.inf)
+    assert _log_sum_switches(everything_impossible, everything_impossible, log_counts, work) == (
+        -np.inf
+    )
 
 
 def test_a_shared_feature_cannot_move_the_partition():

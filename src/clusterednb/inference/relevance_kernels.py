@@ -37,21 +37,37 @@ def _gain(task, slot, nz_ptr, nz_class, nz_value, nz_count, task_totals, slot_co
 
 @njit(cache=True, nogil=True)
 def _log_sum_switches(log_relevant, log_shared, log_prior_count, work):
-    """``log Σ_r P(r) Π_f e^{r_f relevant_f + (1 − r_f) shared_f}`` (one candidate)."""
+    """``log Σ_r P(r) Π_f e^{r_f relevant_f + (1 − r_f) shared_f}`` (one candidate).
+
+    ``work[j]`` sums, over the ways of making ``j`` of the features seen so far relevant,
+    the product of each feature's factor divided by the larger of its two (so every factor
+    is at most 1 and one of each pair is 1: no overflow, and the way that picks each
+    feature's larger factor keeps its ``work[j]`` at least 1). The recursion is then plain
+    arithmetic, with the features' larger factors added back in logs at the end.
+    """
     n_features = log_relevant.shape[0]
-    work[:] = -np.inf
-    work[0] = 0.0
+    work[:] = 0.0
+    work[0] = 1.0
+    scale = 0.0
     for f in range(n_features):
+        larger = max(log_relevant[f], log_shared[f])
+        if larger == -np.inf:
+            return -np.inf
+        scale += larger
+        relevant = math.exp(log_relevant[f] - larger)
+        shared = math.exp(log_shared[f] - larger)
         for j in range(f + 1, 0, -1):
-            work[j] = np.logaddexp(work[j] + log_shared[f], work[j - 1] + log_relevant[f])
-        work[0] = work[0] + log_shared[f]
+            work[j] = work[j] * shared + work[j - 1] * relevant
+        work[0] = work[0] * shared
     top = -np.inf
     for j in range(n_features + 1):
-        top = max(top, work[j] + log_prior_count[j])
+        if work[j] > 0.0:
+            top = max(top, log_prior_count[j])
     total = 0.0
     for j in range(n_features + 1):
-        total += math.exp(work[j] + log_prior_count[j] - top)
-    return top + math.log(total)
+        if work[j] > 0.0:
+            total += work[j] * math.exp(log_prior_count[j] - top)
+    return scale + top + math.log(total)
 
 
 @njit(cache=True, nogil=True)
@@ -67,6 +83,10 @@ def relevance_sweep(order, uniforms, nz_ptr, nz_class, nz_value, nz_count, task_
     rest = np.empty(n_features)
     candidate = np.empty(n_features)
     work = np.empty(n_features + 1)
+    # the candidates of a move, in increasing slot order: the occupied slots and the lowest
+    # empty one (each move reads only these, not every slot: the sweeps after the first few
+    # hold a few clusters among as many slots as tasks)
+    slots = np.empty(n_slots + 1, dtype=np.int64)
     for step in range(order.shape[0]):
         task = order[step]
         old = assignment[task]
@@ -82,37 +102,36 @@ def relevance_sweep(order, uniforms, nz_ptr, nz_class, nz_value, nz_count, task_
             _gain(task, old, nz_ptr, nz_class, nz_value, nz_count, task_totals, slot_counts,
                   slot_totals, beta, beta_totals, value_feature, gains[old])  # fmt: skip
             slot_log_ml[old] -= gains[old]
+        n_candidates, empty = _candidates(sizes, slots)
         rest[:] = 0.0
-        for s in range(n_slots):
-            if sizes[s] > 0:
-                rest += slot_log_ml[s]
-        empty = -1
+        for c in range(n_candidates):
+            if slots[c] != empty:
+                rest += slot_log_ml[slots[c]]
         top = -np.inf
-        for s in range(n_slots):
-            if sizes[s] == 0:
-                scores[s] = -np.inf
-                if empty < 0:
-                    empty = s
-                continue
-            _gain(task, s, nz_ptr, nz_class, nz_value, nz_count, task_totals, slot_counts,
-                  slot_totals, beta, beta_totals, value_feature, gains[s])  # fmt: skip
-            candidate[:] = rest + gains[s]
-            scores[s] = math.log(sizes[s]) + _log_sum_switches(
-                candidate, log_shared, log_prior_count, work
-            )
+        for c in range(n_candidates):
+            s = slots[c]
+            if s == empty:
+                gains[s] = alone[task]
+                candidate[:] = rest + alone[task]
+                scores[s] = log_gamma + _log_sum_switches(
+                    candidate, log_shared, log_prior_count, work
+                )
+            else:
+                _gain(task, s, nz_ptr, nz_class, nz_value, nz_count, task_totals, slot_counts,
+                      slot_totals, beta, beta_totals, value_feature, gains[s])  # fmt: skip
+                candidate[:] = rest + gains[s]
+                scores[s] = math.log(sizes[s]) + _log_sum_switches(
+                    candidate, log_shared, log_prior_count, work
+                )
             top = max(top, scores[s])
-        gains[empty] = alone[task]
-        candidate[:] = rest + alone[task]
-        scores[empty] = log_gamma + _log_sum_switches(candidate, log_shared, log_prior_count, work)
-        top = max(top, scores[empty])
         total = 0.0
-        for s in range(n_slots):
-            total += math.exp(scores[s] - top)
+        for c in range(n_candidates):
+            total += math.exp(scores[slots[c]] - top)
         threshold, chosen, running = uniforms[step] * total, empty, 0.0
-        for s in range(n_slots):
-            running += math.exp(scores[s] - top)
-            if running >= threshold and scores[s] > -np.inf:
-                chosen = s
+        for c in range(n_candidates):
+            running += math.exp(scores[slots[c]] - top)
+            if running >= threshold and scores[slots[c]] > -np.inf:
+                chosen = slots[c]
                 break
         assignment[task] = chosen
         for i in range(nz_ptr[task], nz_ptr[task + 1]):
@@ -120,6 +139,23 @@ def relevance_sweep(order, uniforms, nz_ptr, nz_class, nz_value, nz_count, task_
         slot_totals[chosen] += task_totals[task]
         sizes[chosen] += 1
         slot_log_ml[chosen] += gains[chosen]
+
+
+@njit(cache=True, nogil=True)
+def _candidates(sizes, slots):
+    """Write the occupied slots and the lowest empty one, in increasing order, to ``slots``;
+    return their number and the empty slot."""
+    n = 0
+    empty = -1
+    for s in range(sizes.shape[0]):
+        if sizes[s] > 0:
+            slots[n] = s
+            n += 1
+        elif empty < 0:
+            empty = s
+            slots[n] = s
+            n += 1
+    return n, empty
 
 
 @njit(cache=True, nogil=True)

@@ -55,6 +55,7 @@ from clusterednb.stats.column_tests import (
     summed_squared_correlations,
 )
 from clusterednb.stats.counts import Counts
+from clusterednb.stats.kernels import shuffle_within_groups
 from clusterednb.stats.sparse_counts import SparseCounts
 
 SCREEN_Z = 3.0
@@ -176,8 +177,8 @@ def heterogeneity(
     shape, widths = by_task.shape, np.diff(offsets)
 
     def dealt() -> np.ndarray:
-        within = _shuffled_within(feature, rng)  # values shuffled per column
-        return group_split_evidence(_count(task, value[within], shape), widths, beta)
+        dealt_values = _shuffled_within(value, feature, rng)  # values shuffled per column
+        return group_split_evidence(_count(task, dealt_values, shape), widths, beta)
 
     return _above_draws(group_split_evidence(by_task, widths, beta), dealt)
 
@@ -215,7 +216,7 @@ def dependence(
         return values
 
     return _above_draws(
-        statistic(label), lambda: statistic(label[_shuffled_within(block, rng)])
+        statistic(label), lambda: statistic(_shuffled_within(label, block, rng))
     )  # labels shuffled per block
 
 
@@ -320,18 +321,20 @@ def _above_draws(observed: np.ndarray, draw) -> np.ndarray:
     return above_chance(observed, np.array(null))
 
 
-def _shuffled_within(group: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A permutation of entries sorted by ``group`` (non-negative integers, non-decreasing)
-    that shuffles each group's entries among themselves: one sort of ``group + U(0, 1)``
-    (eight times faster than a sort on two keys).
+def _shuffled_within(values: np.ndarray, group: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``values`` (n,) with each group's entries shuffled among themselves (``group``
+    non-decreasing, (n,)), from ``n`` uniforms of ``rng``
+    (:func:`~clusterednb.stats.kernels.shuffle_within_groups`: one pass, where a sort of
+    ``group + U(0, 1)`` cost three times as much on MovieLens' 2 million entries).
 
     Examples
     --------
-    >>> order = _shuffled_within(np.array([0, 0, 0, 1, 1]), np.random.default_rng(0))
-    >>> sorted(order[:3].tolist()), sorted(order[3:].tolist())
+    >>> dealt = _shuffled_within(np.arange(5), np.array([0, 0, 0, 1, 1]),
+    ...                          np.random.default_rng(0))
+    >>> sorted(dealt[:3].tolist()), sorted(dealt[3:].tolist())
     ([0, 1, 2], [3, 4])
     """
-    return np.argsort(group + rng.random(group.size))
+    return shuffle_within_groups(values.astype(np.int64), group, rng.random(group.size))
 
 
 def _entries(by_task: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

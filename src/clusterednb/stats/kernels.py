@@ -285,3 +285,38 @@ def count_rows_sparse(X, y, task_index, offsets, n_tasks, n_classes):  # pragma:
                 at += 1
         indptr[t + 1] = at
     return indptr, indices, data
+
+
+@njit(cache=True, nogil=True)
+def shuffle_within_groups(values, group, uniforms):  # pragma: no cover
+    """``values`` with each run of equal ``group`` values shuffled among itself (Fisher–Yates
+    along each run, ``uniforms[i]`` choosing the place that place ``i`` swaps with): ``O(n)``,
+    against ``O(n log n)`` for a sort.
+
+    Parameters
+    ----------
+    values : int64 array of shape (n,)
+    group : int array of shape (n,), non-decreasing
+    uniforms : float64 array of shape (n,), each in [0, 1)
+
+    Returns
+    -------
+    int64 array of shape (n,): a new array
+
+    Examples
+    --------
+    >>> values, group = np.array([5, 6, 7, 8, 9]), np.array([0, 0, 0, 1, 1])
+    >>> dealt = shuffle_within_groups(values, group, np.random.default_rng(0).random(5))
+    >>> sorted(dealt[:3].tolist()), sorted(dealt[3:].tolist())
+    ([5, 6, 7], [8, 9])
+    """
+    n = group.shape[0]
+    out = values.copy()
+    start = 0
+    for i in range(n):
+        if i > 0 and group[i] != group[i - 1]:
+            start = i
+        # place i swaps with a uniform choice among start … i of the run so far
+        j = start + min(int(uniforms[i] * (i - start + 1)), i - start)
+        out[i], out[j] = out[j], out[i]
+    return out
