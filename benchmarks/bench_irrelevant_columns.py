@@ -8,7 +8,8 @@ then over seeds. Variants: more tasks, fewer rows, and correlated noise (the noi
 share one latent factor). Prints a Markdown table with each model's mean AUC (± s.e. over
 seeds) and mean fit time.
 
-Run: ``python benchmarks/bench_irrelevant_columns.py [--seeds 3] [--variants base,...]``
+Run: ``python benchmarks/bench_irrelevant_columns.py [--seeds 3] [--variants base,...]
+[--same-rows]``
 """
 
 from __future__ import annotations
@@ -38,9 +39,17 @@ VARIANTS = {
 
 
 def population(
-    rng: np.random.Generator, n_tasks: int, n_train: int, n_noise: int, correlated: bool
+    rng: np.random.Generator,
+    n_tasks: int,
+    n_train: int,
+    n_noise: int,
+    correlated: bool,
+    noise_rng: np.random.Generator | None = None,
 ) -> pd.DataFrame:
-    """Rows of every task, with columns x0..x3, the noise columns, task, y and split."""
+    """Rows of every task, with columns x0..x3, the noise columns, task, y and split.
+    ``noise_rng`` (default ``rng``) draws the noise columns' own values: given, the other
+    columns and the labels are the same rows whatever the number of noise columns."""
+    noise_rng = rng if noise_rng is None else noise_rng
     n_rows = n_train + 30
     frames = []
     for task in range(n_tasks):
@@ -49,7 +58,7 @@ def population(
         frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(4)])
         latent = rng.normal(size=n_rows)
         for j in range(n_noise):
-            values = rng.normal(size=n_rows)
+            values = noise_rng.normal(size=n_rows)
             if correlated:
                 values = 0.8 * latent + 0.6 * values
             if j % 2:
@@ -115,6 +124,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument(
+        "--same-rows",
+        action="store_true",
+        help="draw the noise columns from their own stream, so that every number of noise "
+        "columns is added to the same rows and labels (without it, as in the issue, the noise "
+        "draws shift every later task's rows: each column of the table is another population)",
+    )
     args = parser.parse_args()
     print(f"{platform.node()} · {platform.processor() or platform.machine()} · {date.today()}")
     print("| variant | model | 0 | 1 | 5 | 20 | fit s (20) |")
@@ -126,7 +142,13 @@ def main() -> None:
             for n_noise in (0, 1, 5, 20):
                 scores = []
                 for seed in range(args.seeds):
-                    frame = population(np.random.default_rng(seed), n_noise=n_noise, **settings)
+                    noise_rng = np.random.default_rng([seed, 49]) if args.same_rows else None
+                    frame = population(
+                        np.random.default_rng(seed),
+                        n_noise=n_noise,
+                        noise_rng=noise_rng,
+                        **settings,
+                    )
                     features = [c for c in frame.columns if c not in ("task", "y", "split")]
                     train = frame[frame.split == "train"]
                     test = frame[frame.split == "test"]

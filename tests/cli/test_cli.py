@@ -15,7 +15,7 @@ import clusterednb
 from clusterednb import NoSharingNB
 from clusterednb.cli import output
 from clusterednb.data.synthetic import make_planted_population
-from clusterednb.estimation.decisions import AUTO_JUDGED, AUTO_NOT_JUDGED
+from clusterednb.estimation.decisions import AUTO_HELD, AUTO_JUDGED, AUTO_NOT_JUDGED
 
 
 def cnb(*args: str) -> subprocess.CompletedProcess[str]:
@@ -495,11 +495,18 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     assert lines[1].startswith("relevance to the clusters: colour "), lines
     label = [line for line in lines if line.startswith("relevance to the label within clusters:")]
     assert len(label) == 1 and "colour" in label[0], lines
-    # by default ("auto") the noise columns get the columns judged, and the line says so
+    # by default ("auto") naive Bayes holds the screened noise columns shared and clusters on
+    # colour, and the lines say so; the regression judges the columns
     default = cnb(*base, "--kind", "cnb-gibbs", "-o", str(tmp_path / "d"))
     assert default.returncode == 0, default.stderr
-    assert default.stdout.splitlines()[1] == f"relevance {AUTO_JUDGED}", default.stdout
-    assert default.stdout.splitlines()[2:] == plain.stdout.splitlines()[1:]
+    assert default.stdout.splitlines()[1:] == [
+        f"relevance {AUTO_HELD}",
+        "relevance to the clusters: colour 1.00, weather 0.00, score 0.00",
+        f"{output.CLUSTERS_NOTE}: weather, score",
+        f"{output.HELD_NOTE}: weather, score",
+    ], default.stdout
+    judged = cnb(*base, "--kind", "cnb-logistic", "-o", str(tmp_path / "dl"))
+    assert judged.stdout.splitlines()[1] == f"relevance {AUTO_JUDGED}", judged.stdout
     never = cnb(*base, "--kind", "cnb-gibbs", "--no-relevance", "--json", "-o", str(tmp_path / "n"))
     assert never.returncode == 0, never.stderr
     assert "feature_relevance" not in json.loads(never.stdout)

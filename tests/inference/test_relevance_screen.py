@@ -15,7 +15,6 @@ from scipy.stats import pearsonr
 import clusterednb
 from clusterednb import ClusteredNB
 from clusterednb.inference import relevance_screen as screen
-from clusterednb.stats.column_tests import above_chance
 from clusterednb.stats.counts import Counts
 
 OFFSETS = np.array([0, 5, 8])
@@ -244,23 +243,27 @@ def test_a_forced_feature_is_relevant_in_every_sample_and_the_rest_as_before():
     np.testing.assert_array_equal(forced.extras["feature_relevance"], 1.0)
 
 
-def test_a_test_stops_early_only_when_every_column_stands_clear_and_else_reads_every_draw():
-    """Stops after 5 draws when every column stands 20 s.d. above them, after 10 at 10 s.d.;
-    otherwise the answer is that against all N_DRAWS draws of the same stream."""
+def test_each_columns_test_stops_early_when_it_stands_clear_and_else_reads_every_draw():
+    """A column 20 s.d. above its first 5 draws is decided there, one 10 s.d. above its first
+    10 there; later draws shuffle only the undecided columns, and each column's answer is
+    that against its own draws (each column's draws here: -2, -1, 0, 1, 2 over and over, of
+    spread √2)."""
+    pattern = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
 
     def counted(observed):
-        rng, calls = np.random.default_rng(0), []
+        asked, seen = [], np.zeros(observed.size, dtype=int)
 
-        def draw():
-            calls.append(1)
-            return rng.normal(size=observed.size)
+        def draw(columns):
+            asked.append(columns.tolist())
+            values = pattern[seen[columns] % 5]
+            seen[columns] += 1
+            return values
 
-        return screen._above_draws(observed, draw), len(calls)
+        return screen._above_draws(observed, draw), asked
 
-    far, near = np.array([500.0, 400.0]), np.array([500.0, 2.0])
-    assert counted(far)[1] == 5
-    z, calls = counted(near)
-    assert calls == screen.N_DRAWS
-    rng = np.random.default_rng(0)
-    every = np.array([rng.normal(size=2) for _ in range(screen.N_DRAWS)])
-    np.testing.assert_array_equal(z, above_chance(near, every))
+    z, asked = counted(np.array([500.0, 400.0]))
+    assert asked == [[0, 1]] * 5
+    np.testing.assert_allclose(z, np.array([500.0, 400.0]) / np.sqrt(2))
+    z, asked = counted(np.array([500.0, 2.0, 20.0]))  # 354, 1.4 and 14 s.d.
+    assert asked == [[0, 1, 2]] * 5 + [[1, 2]] * 5 + [[1]] * (screen.N_DRAWS - 10), asked
+    np.testing.assert_allclose(z, np.array([500.0, 2.0, 20.0]) / np.sqrt(2))

@@ -7,9 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from clusterednb import ClusteredNB
-from clusterednb.estimation.decisions import AUTO_JUDGED, AUTO_NOT_JUDGED
+from clusterednb import ClusteredNB, Counts
+from clusterednb.estimation.decisions import AUTO_HELD, AUTO_NOT_JUDGED
 from clusterednb.exceptions import CNBError
+from clusterednb.inference.relevance import shared_evidence
+from clusterednb.models.observation import DirichletNB
 from model_helpers import assert_relevance_survives_a_model_file, relevance_population
 
 
@@ -81,19 +83,42 @@ def _answers(model, X, tasks):
 
 
 @pytest.mark.parametrize("inference", ["gibbs", "variational"])
-def test_auto_judges_as_relevance_true_where_the_screen_holds_a_column(inference):
-    """The default ``relevance="auto"``: noise columns held by the screen, so the columns are
-    judged, to the last digit as with ``relevance=True``, and the summary says so."""
+def test_auto_holds_the_screened_columns_shared_and_clusters_on_the_others(inference):
+    """The default ``relevance="auto"`` where the screen holds the noise columns: the plain
+    engine on the other columns, with the draws of a plain fit on a table without the held
+    ones (the same partition and co-clustering); the evidence adds the held columns'
+    evidence when shared by every task; held columns that do not follow the label leave every
+    prediction as the plain fit gives it; the relevance is the screen's verdict, and the
+    summary says so."""
     X, y, tasks = relevance_population(seed=1)
     settings = {"inference": inference, "random_state": 0, "progress": False, "n_sweeps": 60}
     auto = ClusteredNB(**settings).fit(X, y, tasks)
-    judged = ClusteredNB(**settings, relevance=True).fit(X, y, tasks)
-    assert auto.relevance == "auto"
-    for got, expected in zip(_answers(auto, X, tasks), _answers(judged, X, tasks), strict=True):
-        np.testing.assert_array_equal(got, expected)
+    held = ["noise_colour", "noise_number", "noise_flag"]
     summary = auto.fit_summary()
-    assert summary["relevance"] == AUTO_JUDGED
-    assert set(summary["columns_held_shared"]) >= {"noise_colour", "noise_number"}
+    assert auto.relevance == "auto" and summary["relevance"] == AUTO_HELD
+    assert summary["columns_held_shared"] == held
+    assert auto.feature_relevance_.tolist() == [1.0, 1.0, 0.0, 0.0, 0.0]
+
+    free = X[["a", "b"]]
+    plain = ClusteredNB(**settings, relevance=False).fit(free, y, tasks)
+    np.testing.assert_array_equal(auto.partition_, plain.partition_)
+    np.testing.assert_array_equal(auto.coclustering_, plain.coclustering_)
+    schema = auto.schema_
+    codes = schema.encode_features(X)
+    one_task = np.zeros(y.size, dtype=int)
+    pooled = Counts.from_codes(codes, y, one_task, n_tasks=1, n_classes=2, offsets=schema.offsets)
+    model = DirichletNB(schema, beta=1.0)
+    log_shared, label_free = shared_evidence(model, pooled.value_counts[0].astype(float))
+    is_held = np.isin(auto.feature_names_in_, held)
+    np.testing.assert_allclose(
+        auto.log_evidence_, plain.log_evidence_ + log_shared[is_held].sum(), rtol=1e-12
+    )
+    assert (label_free[is_held] >= 0.5).all()  # so the predictions are the plain ones
+    np.testing.assert_allclose(
+        auto.predict_proba(X, tasks), plain.predict_proba(free, tasks), rtol=1e-10
+    )
+    judged = ClusteredNB(**settings, relevance=True).fit(X, y, tasks)  # True still samples
+    assert 0.0 < judged.feature_relevance_[:2].min() and summary != judged.fit_summary()
 
 
 @pytest.mark.parametrize("inference", ["gibbs", "variational"])

@@ -139,8 +139,10 @@ def check_fitted(estimator: Any, attribute: str) -> None:
 
 
 AUTO_JUDGED = "auto: judged (a column looked irrelevant)"
+AUTO_HELD = "auto: the columns that looked irrelevant held shared, the others kept"
 AUTO_NOT_JUDGED = "auto: not judged (no column looked irrelevant)"
-"""``fit_summary()["relevance"]`` of a fit with ``relevance="auto"``."""
+"""``fit_summary()["relevance"]`` of a fit with ``relevance="auto"``: judged (the
+regression), held shared (naive Bayes: the screen's verdict, 1 or 0 a column) or neither."""
 
 
 def relevance_summary(estimator: Any) -> dict[str, Any]:
@@ -151,7 +153,8 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     not read; one whose screen held columns shared before judging the rest
     (:mod:`~clusterednb.inference.relevance_screen`) adds ``"columns_held_shared"``, and
     ``"columns_designed"`` where it found columns every task holds alike (kept relevant).
-    With ``relevance="auto"``, ``"relevance"`` says whether the columns were judged.
+    With ``relevance="auto"``, ``"relevance"`` says whether the columns were judged, or (naive
+    Bayes) the screen's irrelevant columns held shared.
 
     Examples
     --------
@@ -167,8 +170,10 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     """
     judged = hasattr(estimator, "feature_relevance_")
     summary = {}
+    extras = getattr(getattr(estimator, "result_", None), "extras", {})
     if getattr(estimator, "relevance", None) == "auto":
-        summary["relevance"] = AUTO_JUDGED if judged else AUTO_NOT_JUDGED
+        said = AUTO_HELD if extras.get("screen_only") else AUTO_JUDGED
+        summary["relevance"] = said if judged else AUTO_NOT_JUDGED
     if not judged:
         return summary
     names = estimator.feature_names_in_
@@ -176,7 +181,6 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     if hasattr(estimator, "label_relevance_"):
         summary["label_relevance"] = _by_name(names, estimator.label_relevance_)
         summary["columns_left_out"] = [str(name) for name in estimator.columns_left_out_]
-    extras = getattr(getattr(estimator, "result_", None), "extras", {})
     for key, entry in (("held_shared", "columns_held_shared"), ("designed", "columns_designed")):
         if extras.get(key) is not None:
             summary[entry] = [str(name) for name in names[np.asarray(extras[key], bool)]]

@@ -42,10 +42,7 @@ RELEVANCE_ENGINES = ("gibbs", "variational")
 AUTO = "auto"
 MAX_AUTO_TASKS = 300
 """Most tasks for which ``relevance="auto"`` screens the columns (above: fitted as False;
-``relevance=True`` still judges them). The relevance engines' cost grows faster with the
-tasks than the plain ones': 0.7–2.7 times a plain fit at 120 tasks, 2.5–2.7 at 300, 18–65
-on MovieLens' 943 users (BENCHMARKS.md, "Relevance by default where a column looks
-irrelevant")."""
+``relevance=True`` still judges them)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +71,8 @@ class EngineSettings:
     relevance : bool or "auto"
         Each feature is relevant to the clusters or shared by every task
         (:mod:`~clusterednb.inference.relevance`); the Gibbs engine samples the switches.
-        "auto": judged only where the screen holds a column (:func:`run_engine`).
+        "auto": where the screen holds a column, the held columns are shared by every task
+        and the plain engine reads the others (:func:`run_engine`).
     relevance_prior : tuple of float
         The Beta(a, b) prior of the share of relevant features.
 
@@ -218,13 +216,23 @@ def run_engine(
             f"dense table), which inference={settings.inference!r} cannot read: use one of "
             f"{SPARSE_ENGINES}, or refit with fewer tasks"
         )
-    gamma, rng = settings.gamma, given.rng
     if settings.relevance is True:
         return _run_relevance(settings, model, counts, given)
     if settings.relevance == AUTO and _may_judge(settings, model, counts, given):
-        screen = _screen(model, counts, given)
-        if screen[0].any():  # a column held: judged as relevance=True, to the last digit
-            return _run_relevance(settings, model, counts, given, screen)
+        held, _ = _screen(model, counts, given)
+        if held.any():  # the held columns shared, the others read by the plain engine
+            return _held_shared(settings, model, counts, given, held)
+    return _plain_engine(settings, model, counts, given)
+
+
+def _plain_engine(
+    settings: EngineSettings,
+    model: ObservationModel,
+    counts: Counts | SparseCounts,
+    given: EngineInput,
+) -> ClusteringResult:
+    """``settings.inference`` without feature relevance: every column relevant."""
+    gamma, rng = settings.gamma, given.rng
     engines: dict[str, Callable[[], ClusteringResult]] = {
         "exact": lambda: fit_exact(model, counts, gamma),
         "gibbs": lambda: _run_gibbs(settings, model, counts, given),
@@ -236,6 +244,26 @@ def run_engine(
         ),
     }
     return engines[settings.inference]()
+
+
+def _held_shared(
+    settings: EngineSettings,
+    model: DirichletNB,
+    counts: Counts | SparseCounts,
+    given: EngineInput,
+    held: np.ndarray,
+) -> ClusteringResult:
+    """``relevance="auto"`` where the screen holds columns (``held``, bool (n_features,)):
+    the plain engine on the other columns, every one of them relevant, and the held ones
+    shared by every task (:func:`~clusterednb.inference.relevance_screen.with_held_columns`).
+    The relevance is the screen's verdict, 1 or 0; its fit's draws are those of the plain
+    engine on a table without the held columns."""
+    sub_model, sub_counts = restricted(model, counts, ~held)
+    result = _plain_engine(settings, sub_model, sub_counts, given)
+    verdict = np.ones(int((~held).sum()))
+    result = replace(result, extras={**result.extras, "feature_relevance": verdict})
+    result = with_held_columns(result, model, counts, ~held)
+    return replace(result, extras={**result.extras, "screen_only": True})
 
 
 def _judging_engine(settings: EngineSettings) -> bool:
