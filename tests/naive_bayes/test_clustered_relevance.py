@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import clusterednb
 from clusterednb import ClusteredNB, Counts
 from clusterednb.estimation.decisions import AUTO_HELD, AUTO_NOT_JUDGED
 from clusterednb.exceptions import CNBError
@@ -83,7 +84,7 @@ def _answers(model, X, tasks):
 
 
 @pytest.mark.parametrize("inference", ["gibbs", "variational"])
-def test_auto_holds_the_screened_columns_shared_and_clusters_on_the_others(inference):
+def test_auto_holds_the_screened_columns_shared_and_clusters_on_the_others(inference, tmp_path):
     """The default ``relevance="auto"`` where the screen holds the noise columns: the plain
     engine on the other columns, with the draws of a plain fit on a table without the held
     ones (the same partition and co-clustering); the evidence adds the held columns'
@@ -119,6 +120,8 @@ def test_auto_holds_the_screened_columns_shared_and_clusters_on_the_others(infer
     )
     judged = ClusteredNB(**settings, relevance=True).fit(X, y, tasks)  # True still samples
     assert 0.0 < judged.feature_relevance_[:2].min() and summary != judged.fit_summary()
+    assert_relevance_survives_a_model_file(auto, X, tasks, tmp_path / "auto.cnb", 20)
+    assert clusterednb.load(tmp_path / "auto.cnb").fit_summary() == summary
 
 
 @pytest.mark.parametrize("inference", ["gibbs", "variational"])
