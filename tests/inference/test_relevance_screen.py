@@ -95,6 +95,26 @@ def test_each_shuffle_keeps_every_tasks_values_and_classes(monkeypatch):
             )
 
 
+def test_a_columns_verdict_does_not_depend_on_the_other_columns():
+    """Noise columns added to a table leave the other columns' statistics exactly as they
+    were (up to the sums' rounding): each column's shuffles come from its own stream
+    (:class:`ColumnStreams`)."""
+    rng = np.random.default_rng(6)
+    task, y = np.repeat(np.arange(12), 10), rng.integers(0, 2, 120)
+    signal = (y + rng.integers(0, 2, 120)) % 3  # follows the label, alike in every task
+    noise = rng.integers(0, 4, (120, 3))
+    small = _counts(signal[:, None], y, task, 12, np.array([0, 3]))
+    wide_offsets = np.array([0, 3, 7, 11, 15])
+    wide = _counts(np.column_stack([signal, noise]), y, task, 12, wide_offsets)
+    for test in (
+        screen.heterogeneity,
+        lambda *a: screen.dependence(a[0], a[1], [False] * (a[1].size - 1), a[2]),
+    ):
+        alone = test(small, np.array([0, 3]), np.random.default_rng(0))
+        among = test(wide, wide_offsets, np.random.default_rng(0))
+        np.testing.assert_allclose(alone[0], among[0], rtol=1e-10)  # the same draws
+
+
 def _population(seed: int, n_noise: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """Sixty tasks of ten rows in three groups that differ only in how the label follows two
     numbers (drawn alike in every group), and ``n_noise`` numbers sharing one latent factor

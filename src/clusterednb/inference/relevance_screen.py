@@ -175,10 +175,12 @@ def heterogeneity(
     task, value, feature = task[order], value[order], feature[order]
     shape, widths = by_task.shape, np.diff(offsets)
     bounds = np.searchsorted(feature, np.arange(widths.size + 1))
+    streams = ColumnStreams(rng, widths.size)
 
     def dealt(columns: np.ndarray) -> np.ndarray:
         at = _entries_of(bounds, columns)
-        dealt_values = _shuffled_within(value[at], feature[at], rng)  # shuffled per column
+        uniforms = streams.uniforms(columns, bounds)
+        dealt_values = shuffle_within_groups(value[at], feature[at], uniforms)  # per column
         return group_split_evidence(_count(task[at], dealt_values, shape), widths, beta)[columns]
 
     return _above_draws(group_split_evidence(by_task, widths, beta), dealt)
@@ -208,6 +210,7 @@ def dependence(
     bounds = np.searchsorted(block, np.arange(offsets.size) * n_tasks)
     ordinal = np.asarray(ordinal, dtype=bool) & (n_classes == 2)
     widths = np.diff(offsets)
+    streams = ColumnStreams(rng, widths.size)
 
     def statistic(at: np.ndarray | slice, labels: np.ndarray) -> np.ndarray:
         cells = (task[at] * n_classes + labels) * n_values + value[at]
@@ -219,7 +222,8 @@ def dependence(
 
     def shuffled(columns: np.ndarray) -> np.ndarray:  # labels shuffled per (column, task)
         at = _entries_of(bounds, columns)
-        return statistic(at, _shuffled_within(label[at], block[at], rng))[columns]
+        uniforms = streams.uniforms(columns, bounds)
+        return statistic(at, shuffle_within_groups(label[at], block[at], uniforms))[columns]
 
     return _above_draws(statistic(slice(None), label), shuffled)
 
@@ -351,20 +355,35 @@ def _entries_of(bounds: np.ndarray, columns: np.ndarray) -> np.ndarray:
     return np.arange(lengths.sum()) + offsets
 
 
-def _shuffled_within(values: np.ndarray, group: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``values`` (n,) with each group's entries shuffled among themselves (``group``
-    non-decreasing, (n,)), from ``n`` uniforms of ``rng``
-    (:func:`~clusterednb.stats.kernels.shuffle_within_groups`: one pass, where a sort of
-    ``group + U(0, 1)`` cost three times as much on MovieLens' 2 million entries).
+class ColumnStreams:
+    """One generator per column for the shuffles of the screen's tests, each seeded from one
+    draw of ``rng`` and the column's position: a column's shuffles, and so its verdict, do not
+    depend on how many other columns the table holds (adding noise columns to a table leaves
+    the other columns' verdicts as they were).
 
     Examples
     --------
-    >>> dealt = _shuffled_within(np.arange(5), np.array([0, 0, 0, 1, 1]),
-    ...                          np.random.default_rng(0))
-    >>> sorted(dealt[:3].tolist()), sorted(dealt[3:].tolist())
-    ([0, 1, 2], [3, 4])
+    >>> alone = ColumnStreams(np.random.default_rng(0), 1)
+    >>> among_three = ColumnStreams(np.random.default_rng(0), 3)
+    >>> first, bounds = np.array([0]), np.array([0, 2, 5, 9])
+    >>> alone.uniforms(first, bounds).tolist() == among_three.uniforms(first, bounds).tolist()
+    True
     """
-    return shuffle_within_groups(values.astype(np.int64), group, rng.random(group.size))
+
+    def __init__(self, rng: np.random.Generator, n_columns: int) -> None:
+        seed = int(rng.integers(2**63))  # one draw, whatever the number of columns
+        self.streams = [np.random.default_rng([seed, column]) for column in range(n_columns)]
+
+    def uniforms(self, columns: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+        """Uniforms for ``columns``' entries (column ``c``'s are ``bounds[c]`` to
+        ``bounds[c + 1]`` among entries sorted by column), in their order, (n_entries,)."""
+        lengths = bounds[columns + 1] - bounds[columns]
+        return np.concatenate(
+            [
+                self.streams[c].random(n)
+                for c, n in zip(columns.tolist(), lengths.tolist(), strict=True)
+            ]
+        )
 
 
 def _entries(by_task: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
