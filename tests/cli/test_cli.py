@@ -501,9 +501,7 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     assert default.returncode == 0, default.stderr
     assert default.stdout.splitlines()[1:] == [
         f"relevance {AUTO_HELD}",
-        "relevance to the clusters: colour 1.00, weather 0.00, score 0.00",
-        f"{output.CLUSTERS_NOTE}: weather, score",
-        f"{output.HELD_NOTE}: weather, score",
+        f"{output.HELD_AUTO_NOTE}: weather, score",
     ], default.stdout
     judged = cnb(*base, "--kind", "cnb-logistic", "-o", str(tmp_path / "dl"))
     assert judged.stdout.splitlines()[1] == f"relevance {AUTO_JUDGED}", judged.stdout

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from clusterednb.estimation.decisions import AUTO_HELD
+
 
 def to_stdout(path: Path | None) -> bool:
     """Whether ``-o`` named standard output.
@@ -118,6 +120,10 @@ HELD_NOTE = (
     "held shared before the clusters were judged (they neither differ between tasks nor "
     "depend on the label within them beyond chance)"
 )
+HELD_AUTO_NOTE = (
+    "held shared by every task (they neither differ between tasks nor depend on the label "
+    "within them beyond chance)"
+)
 DESIGNED_NOTE = (
     "designed, kept relevant (every task holds the same balanced values: only how tasks "
     "weigh them can differ)"
@@ -159,8 +165,15 @@ def judgement_lines(summary: dict[str, Any]) -> list[str]:
     ...     print(line)
     relevance to the clusters: a 0.90, b 0.02
     irrelevant to the clusters (shared by every task, they do not move them): b
+    >>> held = judgement_lines({"relevance": AUTO_HELD, "feature_relevance": {"a": 1.0, "b": 0},
+    ...                         "columns_held_shared": ["b"]})
+    >>> len(held), held[1] == f"{HELD_AUTO_NOTE}: b"
+    (2, True)
     """
     lines = [f"relevance {summary['relevance']}"] if "relevance" in summary else []
+    if summary.get("relevance") == AUTO_HELD:  # the screen's verdict: the held columns named
+        lines.append(f"{HELD_AUTO_NOTE}: " + ", ".join(summary["columns_held_shared"]))
+        return lines
     if "feature_relevance" in summary:
         relevance = summary["feature_relevance"]
         irrelevant = [name for name, value in relevance.items() if value < IRRELEVANT]
