@@ -62,7 +62,11 @@ def _sign_in(browser, server, login: str) -> str:
     assert browser.current_url.startswith("http://localhost:")  # the provider's site
     browser.find_element(By.NAME, "login").send_keys(login)
     browser.find_element(By.NAME, "password").send_keys("any password")
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    sign_in = browser.find_element(By.CSS_SELECTOR, "button[type=submit]")
+    sign_in.click()
+    # the login page must be gone first: its own button would otherwise pass for the
+    # consent page's, and the consent would go unclicked (a CI run timed out so)
+    wait.until(shown.staleness_of(sign_in))
     wait.until(shown.presence_of_element_located((By.CSS_SELECTOR, "button[type=submit]")))
     if "Authorize" in browser.title or "consent" in browser.page_source:
         browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
