@@ -115,9 +115,9 @@ class ClusteredNB(TaskNaiveBayes):
     relevance : bool or "auto", default="auto"
         Each feature differs between clusters or is shared by every task, as the Gibbs and
         variational engines judge after a screen (:mod:`~clusterednb.inference.relevance`;
-        others refuse): a column that does not separate tasks no longer moves the partition.
-        "auto": judged where the screen holds a column, else (other engines, unlabelled
-        rows, over 300 tasks) as False, to the last digit.
+        others refuse). "auto": the columns the screen holds are shared, the others read as
+        relevant; where it holds none (or: other engines, unlabelled rows, over 300 tasks)
+        as False, to the last digit.
     relevance_prior : (a, b), default=(1.0, 1.0)
         Beta prior of the share of relevant features among those the screen leaves free.
     numeric, n_bins
@@ -150,7 +150,7 @@ class ClusteredNB(TaskNaiveBayes):
         With ``calibration="sigmoid"``: ``(a, b)``; with ``transductive_temperature="auto"``:
         the ``τ`` chosen.
     feature_relevance_ : ndarray of shape (n_features,)
-        When judged: ``P(feature relevant | D)``, aligned with ``feature_names_in_``.
+        When judged: ``P(feature relevant | D)`` ("auto": the screen's 1 or 0).
 
     Notes
     -----
