@@ -261,10 +261,9 @@ def _held_shared(
     engine on a table without the held columns."""
     sub_model, sub_counts = restricted(model, counts, ~held)
     result = _plain_engine(settings, sub_model, sub_counts, given)
-    verdict = np.ones(int((~held).sum()))
-    result = replace(result, extras={**result.extras, "feature_relevance": verdict})
-    result = with_held_columns(result, model, counts, ~held)
-    return replace(result, extras={**result.extras, "screen_only": True})
+    verdict = np.ones(int((~held).sum()))  # with_held_columns keeps the other extras
+    extras = {**result.extras, "feature_relevance": verdict, "screen_only": True}
+    return with_held_columns(replace(result, extras=extras), model, counts, ~held)
 
 
 def _judging_engine(settings: EngineSettings) -> bool:
@@ -310,16 +309,15 @@ def _run_relevance(
     model: ObservationModel,
     counts: Counts | SparseCounts,
     given: EngineInput,
-    screen: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> ClusteringResult:
     """The Gibbs or variational engine with feature relevance (a warm start fits from
     scratch), on the columns the screen leaves free
-    (:mod:`~clusterednb.inference.relevance_screen`; ``screen``, its answer when already
-    screened). Where it holds nothing the fit's numbers are those without it."""
+    (:mod:`~clusterednb.inference.relevance_screen`). Where it holds nothing the fit's
+    numbers are those without it."""
     if given.unlabelled_X.shape[0]:
         raise CNBError("relevance=True learns from labelled rows only: set semi_supervised=False")
     if isinstance(model, DirichletNB):
-        held, designed = screen if screen is not None else _screen(model, counts, given)
+        held, designed = _screen(model, counts, given)
         if not designed.any():
             designed = None
         if held.any():
