@@ -113,6 +113,10 @@ MODELS = {
     "cnb-variational+relevance": clustered(
         lambda s: ClusteredNB(inference="variational", relevance=True, random_state=s)
     ),
+    "cnb-bhc": clustered(lambda s: ClusteredNB(inference="bhc", random_state=s)),
+    "cnb-bhc-plain": clustered(
+        lambda s: ClusteredNB(inference="bhc", relevance=False, random_state=s)
+    ),
     "cnb-logistic": clustered(lambda s: ClusteredLogisticRegression(random_state=s)),
     "cnb-logistic-plain": clustered(
         lambda s: ClusteredLogisticRegression(relevance=False, random_state=s)

@@ -518,7 +518,13 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     )  # fmt: skip
     assert clean.returncode == 0, clean.stderr
     assert clean.stdout.splitlines()[1:] == [f"relevance {AUTO_NOT_JUDGED}"], clean.stdout
-    refused = cnb(*base, "--kind", "cnb-bhc", "--no-relevance", "-o", str(tmp_path / "r"))
+    # BHC holds the screened columns by default too, and --no-relevance turns that off
+    bhc = cnb(*base, "--kind", "cnb-bhc", "-o", str(tmp_path / "b"))
+    assert bhc.returncode == 0, bhc.stderr
+    assert bhc.stdout.splitlines()[1:] == default.stdout.splitlines()[1:], bhc.stdout
+    plain_bhc = cnb(*base, "--kind", "cnb-bhc", "--no-relevance", "-o", str(tmp_path / "pb"))
+    assert plain_bhc.returncode == 0 and len(plain_bhc.stdout.splitlines()) == 1, plain_bhc.stdout
+    refused = cnb(*base, "--kind", "cs", "--no-relevance", "-o", str(tmp_path / "r"))
     assert refused.returncode == 1 and "--no-relevance needs" in refused.stderr, refused.stderr
 
 

@@ -83,15 +83,27 @@ def _answers(model, X, tasks):
     return model.predict_proba(X, tasks), model.log_evidence_
 
 
-@pytest.mark.parametrize("inference", ["gibbs", "variational"])
-def test_auto_holds_the_screened_columns_shared_and_clusters_on_the_others(inference, tmp_path):
-    """The default ``relevance="auto"`` where the screen holds the noise columns: the plain
-    engine on the other columns, with the draws of a plain fit on a table without the held
-    ones (the same partition and co-clustering); the evidence adds the held columns'
-    evidence when shared by every task; held columns that do not follow the label leave every
-    prediction as the plain fit gives it; the relevance is the screen's verdict, and the
-    summary says so."""
-    X, y, tasks = relevance_population(seed=1)
+ENGINE_POPULATIONS = [
+    ("gibbs", {}),
+    ("variational", {}),
+    ("bhc", {}),
+    ("bhc-randomized", {}),
+    ("search", {}),
+    ("exact", {"n_tasks": 8, "n_rows": 20}),  # at most 10 tasks; the noise held, label-free
+]
+
+
+@pytest.mark.parametrize(("inference", "population"), ENGINE_POPULATIONS)
+def test_auto_holds_the_screened_columns_shared_and_clusters_on_the_others(
+    inference, population, tmp_path
+):
+    """The default ``relevance="auto"`` where the screen holds the noise columns, with every
+    engine: the plain engine on the other columns, with the draws of a plain fit on a table
+    without the held ones (the same partition and co-clustering); the evidence adds the held
+    columns' evidence when shared by every task (exact: the exact evidence of that model);
+    held columns that do not follow the label leave every prediction as the plain fit gives
+    it; the relevance is the screen's verdict, and the summary says so."""
+    X, y, tasks = relevance_population(seed=1, **population)
     settings = {"inference": inference, "random_state": 0, "progress": False, "n_sweeps": 60}
     auto = ClusteredNB(**settings).fit(X, y, tasks)
     held = ["noise_colour", "noise_number", "noise_flag"]
@@ -118,15 +130,16 @@ def test_auto_holds_the_screened_columns_shared_and_clusters_on_the_others(infer
     np.testing.assert_allclose(
         auto.predict_proba(X, tasks), plain.predict_proba(free, tasks), rtol=1e-10
     )
-    judged = ClusteredNB(**settings, relevance=True).fit(X, y, tasks)  # True still samples
-    assert 0.0 < judged.feature_relevance_[:2].min() and summary != judged.fit_summary()
+    if inference in ("gibbs", "variational"):  # True still samples (elsewhere: refused)
+        judged = ClusteredNB(**settings, relevance=True).fit(X, y, tasks)
+        assert 0.0 < judged.feature_relevance_[:2].min() and summary != judged.fit_summary()
     assert_relevance_survives_a_model_file(auto, X, tasks, tmp_path / "auto.cnb", 20)
     assert clusterednb.load(tmp_path / "auto.cnb").fit_summary() == summary
 
 
-@pytest.mark.parametrize("inference", ["gibbs", "variational"])
-def test_auto_fits_as_relevance_false_where_every_column_follows_the_label(inference):
-    X, y, tasks = relevance_population(seed=1)
+@pytest.mark.parametrize(("inference", "population"), ENGINE_POPULATIONS)
+def test_auto_fits_as_relevance_false_where_every_column_follows_the_label(inference, population):
+    X, y, tasks = relevance_population(seed=1, **population)
     X = X[["a", "b"]]
     settings = {"inference": inference, "random_state": 0, "progress": False, "n_sweeps": 60}
     auto = ClusteredNB(**settings).fit(X, y, tasks)
@@ -137,12 +150,19 @@ def test_auto_fits_as_relevance_false_where_every_column_follows_the_label(infer
     assert auto.fit_summary()["relevance"] == AUTO_NOT_JUDGED
 
 
-@pytest.mark.parametrize("settings", [{"inference": "bhc"}, {"inference": "exact"}])
-def test_auto_with_an_engine_that_cannot_judge_fits_as_false(settings):
-    """Where ``relevance=True`` is refused by name, "auto" fits without judging."""
-    X, y, tasks = relevance_population(n_tasks=6)
-    auto = ClusteredNB(**settings, progress=False).fit(X, y, tasks)
-    plain = ClusteredNB(**settings, relevance=False, progress=False).fit(X, y, tasks)
+def test_auto_on_the_dask_backend_fits_as_false():
+    """The Dask backend's shards are not screened: "auto" fits there as False."""
+    pytest.importorskip("dask")
+    X, y, tasks = relevance_population(seed=1)
+    settings = {
+        "backend": "dask",
+        "random_state": 0,
+        "progress": False,
+        "n_sweeps": 40,
+        "burn_in": 10,
+    }
+    auto = ClusteredNB(**settings).fit(X, y, tasks)
+    plain = ClusteredNB(**settings, relevance=False).fit(X, y, tasks)
     np.testing.assert_array_equal(auto.predict_proba(X, tasks), plain.predict_proba(X, tasks))
     assert auto.fit_summary()["relevance"] == AUTO_NOT_JUDGED
 

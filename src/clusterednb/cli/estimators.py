@@ -44,13 +44,7 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
         if value is not None and not name.startswith("cnb-"):
             raise CNBError(f"{flag} needs a clustered kind (cnb-...), got --kind {name}")
     relevance = getattr(args, "relevance", None)
-    if relevance is not None and name not in ("cnb-gibbs", "cnb-variational"):
-        flag = "--relevance" if relevance else "--no-relevance"
-        raise CNBError(
-            f"{flag} needs --kind cnb-gibbs, cnb-variational, cnb-logistic, cnb-lgbm, "
-            "cnb-blend, cnb-boost or cnb-boost+auto (the models "
-            f"that judge each column's relevance to the clusters), got --kind {name}"
-        )
+    _check_relevance_kind(name, relevance)
     if name == "ns":
         return NoSharingNB(**common)
     if name == "cs":
@@ -66,6 +60,24 @@ def make_model(name: str, args: argparse.Namespace) -> TaskNaiveBayes | Any:
     if relevance is not None:
         common["relevance"] = relevance
     return ClusteredNB(inference=inference, gamma=args.gamma, **common)
+
+
+def _check_relevance_kind(name: str, relevance: bool | None) -> None:
+    """``--relevance`` needs a model that judges the columns; ``--no-relevance`` any clustered
+    naive Bayes kind too (their default screens the columns)."""
+    judging = ("cnb-gibbs", "cnb-variational")
+    if relevance is None or name in judging or (not relevance and name.startswith("cnb-")):
+        return
+    if relevance:
+        raise CNBError(
+            "--relevance needs --kind cnb-gibbs, cnb-variational, cnb-logistic, cnb-lgbm, "
+            "cnb-blend, cnb-boost or cnb-boost+auto (the models that judge each column's "
+            f"relevance to the clusters), got --kind {name}"
+        )
+    raise CNBError(
+        f"--no-relevance needs a clustered kind (cnb-...), got --kind {name}, which reads "
+        "every column for every task alike"
+    )
 
 
 def with_bins(model: Any, kind: str, X: pd.DataFrame, y: np.ndarray, n_bins: int) -> None:

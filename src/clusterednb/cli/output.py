@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from clusterednb.estimation.decisions import AUTO_HELD
+from clusterednb.estimation.decisions import AUTO_HELD, AUTO_RELEASED
 
 
 def to_stdout(path: Path | None) -> bool:
@@ -124,6 +124,10 @@ HELD_AUTO_NOTE = (
     "held shared by every task (they neither differ between tasks nor depend on the label "
     "within them beyond chance)"
 )
+RELEASED_NOTE = (
+    "looked irrelevant but released (their evidence on the clusters the other columns find "
+    "beats their evidence when shared)"
+)
 DESIGNED_NOTE = (
     "designed, kept relevant (every task holds the same balanced values: only how tasks "
     "weigh them can differ)"
@@ -173,6 +177,9 @@ def judgement_lines(summary: dict[str, Any]) -> list[str]:
     lines = [f"relevance {summary['relevance']}"] if "relevance" in summary else []
     if summary.get("relevance") == AUTO_HELD:  # the screen's verdict: the held columns named
         lines.append(f"{HELD_AUTO_NOTE}: " + ", ".join(summary["columns_held_shared"]))
+    if summary.get("columns_released"):
+        lines.append(f"{RELEASED_NOTE}: " + ", ".join(summary["columns_released"]))
+    if summary.get("relevance") in (AUTO_HELD, AUTO_RELEASED):
         return lines
     if "feature_relevance" in summary:
         relevance = summary["feature_relevance"]

@@ -141,8 +141,10 @@ def check_fitted(estimator: Any, attribute: str) -> None:
 AUTO_JUDGED = "auto: judged (a column looked irrelevant)"
 AUTO_HELD = "auto: the columns that looked irrelevant held shared, the others kept"
 AUTO_NOT_JUDGED = "auto: not judged (no column looked irrelevant)"
+AUTO_RELEASED = "auto: none held (the columns that looked irrelevant separate the clusters)"
 """``fit_summary()["relevance"]`` of a fit with ``relevance="auto"``: judged (the
-regression), held shared (naive Bayes: the screen's verdict, 1 or 0 a column) or neither."""
+regression), held shared (naive Bayes: the screen's verdict, 1 or 0 a column), every column
+the screen held released by its evidence on the clusters (naive Bayes), or neither."""
 
 
 def relevance_summary(estimator: Any) -> dict[str, Any]:
@@ -151,7 +153,8 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     estimator that also judged the columns' relevance to the label adds
     ``"label_relevance"`` alike and ``"columns_left_out"``, the columns its regressions do
     not read; one whose screen held columns shared before judging the rest
-    (:mod:`~clusterednb.inference.relevance_screen`) adds ``"columns_held_shared"``, and
+    (:mod:`~clusterednb.inference.relevance_screen`) adds ``"columns_held_shared"`` (and
+    ``"columns_released"``, those it held that the clusters' evidence then released), and
     ``"columns_designed"`` where it found columns every task holds alike (kept relevant).
     With ``relevance="auto"``, ``"relevance"`` says whether the columns were judged, or (naive
     Bayes) the screen's irrelevant columns held shared.
@@ -171,9 +174,14 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     judged = hasattr(estimator, "feature_relevance_")
     summary = {}
     extras = getattr(getattr(estimator, "result_", None), "extras", {})
+    released = extras.get("released")
     if getattr(estimator, "relevance", None) == "auto":
         said = AUTO_HELD if extras.get("screen_only") else AUTO_JUDGED
-        summary["relevance"] = said if judged else AUTO_NOT_JUDGED
+        quiet = AUTO_RELEASED if released is not None else AUTO_NOT_JUDGED
+        summary["relevance"] = said if judged else quiet
+    if released is not None:
+        names = np.asarray(estimator.feature_names_in_)
+        summary["columns_released"] = [str(name) for name in names[np.asarray(released, bool)]]
     if not judged:
         return summary
     names = estimator.feature_names_in_

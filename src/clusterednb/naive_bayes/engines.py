@@ -8,6 +8,7 @@ previous assignment with a quarter of the sweeps.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -27,6 +28,7 @@ from clusterednb.inference.relevance import (
 )
 from clusterednb.inference.relevance_screen import restricted, screened, with_held_columns
 from clusterednb.inference.result import ClusteringResult
+from clusterednb.inference.screen_release import released_columns
 from clusterednb.inference.variational.engine import VariationalSettings, fit_variational
 from clusterednb.inference.variational.relevance import fit_variational_relevance
 from clusterednb.models.observation import DirichletNB, ObservationModel
@@ -219,7 +221,7 @@ def run_engine(
         )
     if settings.relevance is True:
         return _run_relevance(settings, model, counts, given)
-    if settings.relevance == AUTO and _may_judge(settings, model, counts, given):
+    if settings.relevance == AUTO and _may_screen(settings, model, counts, given):
         held, _ = _screen(model, counts, given)
         if held.any():  # the held columns shared, the others read by the plain engine
             return _held_shared(settings, model, counts, given, held)
@@ -257,8 +259,34 @@ def _held_shared(
     """``relevance="auto"`` where the screen holds columns (``held``, bool (n_features,)):
     the plain engine on the other columns, every one of them relevant, and the held ones
     shared by every task (:func:`~clusterednb.inference.relevance_screen.with_held_columns`).
-    The relevance is the screen's verdict, 1 or 0; its fit's draws are those of the plain
-    engine on a table without the held columns."""
+    A held column whose evidence on that fit's clusters beats its shared evidence is released
+    (:func:`~clusterednb.inference.screen_release.released_columns`) and the engine runs again
+    from the same draws on the columns then kept (all of them: the plain fit). The relevance
+    is the screen's verdict, 1 or 0; the fit's draws are those of the plain engine on a table
+    without the columns held."""
+    fresh = copy.deepcopy(given.rng)  # a second fit draws as a first one would
+    result = _fit_without(settings, model, counts, given, held)
+    released = released_columns(model, counts, held, result.partition)
+    if not released.any():
+        return result
+    held = held & ~released
+    again = replace(given, rng=fresh)
+    if held.any():
+        result = _fit_without(settings, model, counts, again, held)
+    else:
+        result = _plain_engine(settings, model, counts, again)
+    return replace(result, extras={**result.extras, "released": released})
+
+
+def _fit_without(
+    settings: EngineSettings,
+    model: DirichletNB,
+    counts: Counts | SparseCounts,
+    given: EngineInput,
+    held: np.ndarray,
+) -> ClusteringResult:
+    """The plain engine on the columns not ``held`` (bool (n_features,)), the held ones
+    shared by every task; the relevance 1 or 0 (:func:`_held_shared`)."""
     sub_model, sub_counts = restricted(model, counts, ~held)
     result = _plain_engine(settings, sub_model, sub_counts, given)
     verdict = np.ones(int((~held).sum()))  # with_held_columns keeps the other extras
@@ -271,16 +299,17 @@ def _judging_engine(settings: EngineSettings) -> bool:
     return settings.inference in RELEVANCE_ENGINES and settings.backend == "local"
 
 
-def _may_judge(
+def _may_screen(
     settings: EngineSettings,
     model: ObservationModel,
     counts: Counts | SparseCounts,
     given: EngineInput,
 ) -> bool:
-    """Whether ``relevance="auto"`` screens the columns: a table's categorical model, the
-    local Gibbs or variational engine, labelled rows only, at most :data:`MAX_AUTO_TASKS`
-    tasks, and a dense table the Gibbs engine may read (elsewhere: fitted as False)."""
-    if not _judging_engine(settings):
+    """Whether ``relevance="auto"`` screens the columns: a table's categorical model, any
+    local engine (the held columns are shared whichever engine clusters the others), labelled
+    rows only, at most :data:`MAX_AUTO_TASKS` tasks, and a dense table the Gibbs engine may
+    read (elsewhere: fitted as False)."""
+    if settings.backend != "local":
         return False
     if not isinstance(model, DirichletNB) or given.unlabelled_X.shape[0]:
         return False
