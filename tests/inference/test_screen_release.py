@@ -12,7 +12,7 @@ from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.synthetic import make_planted_population
 from clusterednb.estimation.decisions import AUTO_HELD, AUTO_RELEASED
 from clusterednb.inference.relevance import LABEL_FREE_SHARE
-from clusterednb.inference.screen_release import released_columns
+from clusterednb.inference.screen_release import evidence_gap, released_columns
 from clusterednb.models.observation import DirichletNB
 
 
@@ -62,6 +62,7 @@ def test_a_held_column_is_released_where_its_evidence_on_the_clusters_beats_shar
     counts = Counts.from_codes(codes, y, task, n_tasks=n_tasks, n_classes=2, offsets=schema.offsets)
     for partition in (np.arange(n_tasks) % 2, np.zeros(n_tasks, int), rng.integers(0, 3, 6)):
         gap = _written_out(model, counts, partition)
+        np.testing.assert_allclose(evidence_gap(model, counts, partition), gap, rtol=1e-10)
         held = np.array([True, True, False])
         got = released_columns(model, counts, held, partition)
         assert got.tolist() == (held & (gap > 0)).tolist(), gap

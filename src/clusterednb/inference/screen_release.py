@@ -66,9 +66,17 @@ def released_columns(
     >>> released_columns(model, counts, np.array([True]), np.array([0, 0])).tolist()
     [False]
     """
+    return held & (evidence_gap(model, counts, partition) > 0)
+
+
+def evidence_gap(
+    model: DirichletNB, counts: Counts | SparseCounts, partition: np.ndarray
+) -> np.ndarray:
+    """Each column's log evidence with one class-conditional distribution per cluster of
+    ``partition`` (n_tasks,) minus its log evidence when shared by every task, shape
+    (n_features,)."""
     n_clusters = int(partition.max()) + 1
     by_cluster = counts.group_by(partition, n_clusters).value_counts.astype(np.float64)
     relevant = model.log_marginal_each_feature(by_cluster).sum(axis=0)  # (F,)
-    pooled = by_cluster.sum(axis=0)
-    shared, _ = shared_evidence(model, pooled)
-    return held & (relevant > shared)
+    shared, _ = shared_evidence(model, by_cluster.sum(axis=0))
+    return relevant - shared
