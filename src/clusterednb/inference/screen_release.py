@@ -4,7 +4,8 @@ The screen (:mod:`~clusterednb.inference.relevance_screen`) holds a column share
 values neither differ between tasks nor follow the label within them by more than chance
 allows. With few rows a test of that kind cannot tell "alike" from "too few rows to tell": on
 planted populations of 7–10 tasks with 5 training rows each it held one or two of four
-signal columns, and the fits lost 0.016–0.031 AUC against the plain model. So once the
+signal columns, and the fits lost 0.015–0.028 AUC against the plain model
+(``benchmarks/bench_planted_screen.py``). So once the
 engine has clustered the tasks on the columns it kept, each held column is weighed by its own
 evidence on those clusters: it is released (read as relevant, and the tasks clustered again
 with it) when its log evidence with a class-conditional distribution per cluster of the
