@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 
+import clusterednb
 from clusterednb import ClusteredNB, Counts
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.data.synthetic import make_planted_population
@@ -78,7 +79,7 @@ def _planted(seed: int):
 
 
 @pytest.mark.parametrize("inference", ["exact", "gibbs"])
-def test_where_every_held_column_is_released_the_fit_is_the_plain_one(inference):
+def test_where_every_held_column_is_released_the_fit_is_the_plain_one(inference, tmp_path):
     """Seven planted tasks of ten rows: the screen holds one signal column (the last) that the
     clusters of the others release; the fit is then the plain fit, to the last digit (its
     draws those of a first fit), and the summary says what happened."""
@@ -92,6 +93,10 @@ def test_where_every_held_column_is_released_the_fit_is_the_plain_one(inference)
     assert summary["relevance"] == AUTO_RELEASED
     assert summary["columns_released"] == [X.columns[3]]
     assert not hasattr(auto, "feature_relevance_")
+    auto.save(tmp_path / "auto.cnb")
+    loaded = clusterednb.load(tmp_path / "auto.cnb")
+    assert loaded.fit_summary() == summary
+    np.testing.assert_array_equal(loaded.predict_proba(X, tasks), auto.predict_proba(X, tasks))
 
 
 def test_a_column_released_beside_one_still_held_is_clustered_with_the_kept_ones():
