@@ -287,3 +287,18 @@ def test_each_columns_test_stops_early_when_it_stands_clear_and_else_reads_every
     z, asked = counted(np.array([500.0, 2.0, 20.0]))  # 354, 1.4 and 14 s.d.
     assert asked == [[0, 1, 2]] * 5 + [[1, 2]] * 5 + [[1]] * (screen.N_DRAWS - 10), asked
     np.testing.assert_allclose(z, np.array([500.0, 2.0, 20.0]) / np.sqrt(2))
+
+
+def test_a_table_too_large_to_screen_holds_nothing_and_allocates_nothing(monkeypatch):
+    """Where even the two smallest tasks hold more counted values than the screen reads (a
+    Bernoulli table of a vocabulary), nothing is held and no entry is built."""
+    X, y, task = _population(0, 6)
+    codes = np.column_stack([np.digitize(X[c], [-1, 0, 1]) for c in X])
+    offsets = np.arange(codes.shape[1] + 1) * 4
+    counts = Counts.from_codes(codes, y, task, n_tasks=60, n_classes=2, offsets=offsets)
+    monkeypatch.setattr(screen, "MAX_SCREENED_VALUES", 10)
+    monkeypatch.setattr(screen, "_entries", lambda *_: pytest.fail("entries were built"))
+    held, designed = screen.screened(
+        counts, offsets, np.ones(codes.shape[1], bool), np.random.default_rng(0)
+    )
+    assert not held.any() and not designed.any()

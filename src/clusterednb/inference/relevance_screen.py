@@ -144,6 +144,9 @@ def screened(
     ([True, False], [False, True])
     """
     counts = _within_budget(counts, rng)
+    if counts is None:  # too large to screen: nothing held, nothing designed
+        nothing = np.zeros(offsets.size - 1, dtype=bool)
+        return nothing, nothing.copy()
     spread = heterogeneity(counts, offsets, rng, beta)
     is_designed = designed(spread)
     held = (spread <= SCREEN_Z) & ~is_designed
@@ -290,17 +293,22 @@ def with_held_columns(
     )
 
 
-def _within_budget(counts: Counts | SparseCounts, rng: np.random.Generator) -> np.ndarray:
+def _within_budget(counts: Counts | SparseCounts, rng: np.random.Generator) -> np.ndarray | None:
     """The value counts, shape (n_screened, n_classes, n_values_total), of a random subset of
     at most :data:`MAX_SCREENED_TASKS` tasks holding at most :data:`MAX_SCREENED_VALUES`
-    counted values (all of them when they fit; at least two tasks); sparse counts are made
-    dense for those tasks only.
+    counted values (all of them when they fit; at least two tasks, the two smallest when
+    the subset drawn holds fewer); sparse counts are made dense for those tasks only. None
+    where even the two smallest tasks hold more (a Bernoulli table of a vocabulary: every
+    document counts a value of every word), checked before anything is allocated.
 
     Examples
     --------
     >>> counts = Counts(np.ones((5000, 2), dtype=np.int64), np.ones((5000, 2, 3), dtype=np.int64))
     >>> _within_budget(counts, np.random.default_rng(0)).shape
     (2000, 2, 3)
+    >>> huge = Counts(np.ones((3, 2), dtype=np.int64), np.full((3, 2, 2), 10**6, dtype=np.int64))
+    >>> _within_budget(huge, np.random.default_rng(0)) is None
+    True
     """
     if isinstance(counts, SparseCounts):
         per_task = np.asarray(counts.cells.sum(axis=1)).ravel()
@@ -310,8 +318,12 @@ def _within_budget(counts: Counts | SparseCounts, rng: np.random.Generator) -> n
         return counts.take(np.arange(per_task.size)).value_counts
     order = rng.permutation(per_task.size)[:MAX_SCREENED_TASKS]
     within = np.cumsum(per_task[order]) <= MAX_SCREENED_VALUES
-    within[:2] = True
-    return counts.take(np.sort(order[within])).value_counts
+    if within.sum() >= 2:
+        return counts.take(np.sort(order[within])).value_counts
+    smallest = np.argsort(per_task, kind="stable")[:2]
+    if per_task[smallest].sum() > MAX_SCREENED_VALUES:
+        return None
+    return counts.take(np.sort(smallest)).value_counts
 
 
 def _above_draws(observed: np.ndarray, draw) -> np.ndarray:

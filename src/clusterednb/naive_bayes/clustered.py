@@ -117,7 +117,7 @@ class ClusteredNB(TaskNaiveBayes):
         variational engines judge after a screen (:mod:`~clusterednb.inference.relevance`;
         others refuse). "auto", any local engine: the columns the screen holds (and the
         clusters do not release) are shared, the others relevant; where none is held (or:
-        Dask, unlabelled rows, over 300 tasks) as False, to the last digit.
+        Dask, unlabelled rows, documents, over 300 tasks) as False, to the last digit.
     relevance_prior : (a, b), default=(1.0, 1.0)
         Beta prior of the share of relevant features among those the screen leaves free.
     numeric, n_bins

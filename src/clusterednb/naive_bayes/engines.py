@@ -78,6 +78,8 @@ class EngineSettings:
         and the plain engine reads the others (:func:`run_engine`).
     relevance_prior : tuple of float
         The Beta(a, b) prior of the share of relevant features.
+    observation : str
+        ``"categorical"`` columns are screened by "auto"; ``"bernoulli"`` documents are not.
 
     Examples
     --------
@@ -100,6 +102,7 @@ class EngineSettings:
     n_shards: int | None = None
     relevance: bool | str = False
     relevance_prior: tuple[float, float] = (1.0, 1.0)
+    observation: str = "categorical"
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> EngineSettings:
@@ -305,11 +308,12 @@ def _may_screen(
     counts: Counts | SparseCounts,
     given: EngineInput,
 ) -> bool:
-    """Whether ``relevance="auto"`` screens the columns: a table's categorical model, any
-    local engine (the held columns are shared whichever engine clusters the others), labelled
-    rows only, at most :data:`MAX_AUTO_TASKS` tasks, and a dense table the Gibbs engine may
-    read (elsewhere: fitted as False)."""
-    if settings.backend != "local":
+    """Whether ``relevance="auto"`` screens the columns: a table's categorical model (not a
+    Bernoulli model of documents, whose columns are the words), any local engine (the held
+    columns are shared whichever engine clusters the others), labelled rows only, at most
+    :data:`MAX_AUTO_TASKS` tasks, and a dense table the Gibbs engine may read (elsewhere:
+    fitted as False)."""
+    if settings.backend != "local" or settings.observation != "categorical":
         return False
     if not isinstance(model, DirichletNB) or given.unlabelled_X.shape[0]:
         return False
