@@ -297,7 +297,7 @@ def test_a_table_too_large_to_screen_holds_nothing_and_allocates_nothing(monkeyp
     offsets = np.arange(codes.shape[1] + 1) * 4
     counts = Counts.from_codes(codes, y, task, n_tasks=60, n_classes=2, offsets=offsets)
     monkeypatch.setattr(screen, "MAX_SCREENED_VALUES", 10)
-    monkeypatch.setattr(screen, "_entries", lambda *_: pytest.fail("entries were built"))
+    monkeypatch.setattr(screen, "_entries_by_column", lambda *_: pytest.fail("entries built"))
     held, designed = screen.screened(
         counts, offsets, np.ones(codes.shape[1], bool), np.random.default_rng(0)
     )

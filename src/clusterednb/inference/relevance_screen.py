@@ -55,7 +55,7 @@ from clusterednb.stats.column_tests import (
     summed_squared_correlations,
 )
 from clusterednb.stats.counts import Counts
-from clusterednb.stats.kernels import shuffle_within_groups
+from clusterednb.stats.kernels import dealt_counts, shuffle_within_groups
 from clusterednb.stats.sparse_counts import SparseCounts
 
 SCREEN_Z = 3.0
@@ -172,19 +172,19 @@ def heterogeneity(
     against one shared, against :data:`N_DRAWS` deals of the column's values to the tasks
     (each task's count of the column's values kept)."""
     by_task = value_counts.sum(axis=1)  # (U, V)
-    task, value = _entries(by_task)
+    task, value = _entries_by_column(by_task, offsets)  # the tasks' places fixed
     feature = _feature_of(offsets)[value]
-    order = np.lexsort((task, feature))  # by column, then task: the tasks' places fixed
-    task, value, feature = task[order], value[order], feature[order]
     shape, widths = by_task.shape, np.diff(offsets)
     bounds = np.searchsorted(feature, np.arange(widths.size + 1))
     streams = ColumnStreams(rng, widths.size)
 
+    scratch = np.empty(value.size, dtype=np.int64)
+
     def dealt(columns: np.ndarray) -> np.ndarray:
-        at = _entries_of(bounds, columns)
+        at = _entries_of(bounds, columns, widths.size)
         uniforms = streams.uniforms(columns, bounds)
-        dealt_values = shuffle_within_groups(value[at], feature[at], uniforms)  # per column
-        return group_split_evidence(_count(task[at], dealt_values, shape), widths, beta)[columns]
+        counts = dealt_counts(value[at], feature[at], uniforms, task[at], scratch, *shape)
+        return group_split_evidence(counts, widths, beta)[columns]  # values dealt per column
 
     return _above_draws(group_split_evidence(by_task, widths, beta), dealt)
 
@@ -224,7 +224,7 @@ def dependence(
         return values
 
     def shuffled(columns: np.ndarray) -> np.ndarray:  # labels shuffled per (column, task)
-        at = _entries_of(bounds, columns)
+        at = _entries_of(bounds, columns, widths.size)
         uniforms = streams.uniforms(columns, bounds)
         return statistic(at, shuffle_within_groups(label[at], block[at], uniforms))[columns]
 
@@ -352,15 +352,23 @@ def _above_draws(observed: np.ndarray, draw) -> np.ndarray:
     return z
 
 
-def _entries_of(bounds: np.ndarray, columns: np.ndarray) -> np.ndarray:
+def _entries_of(
+    bounds: np.ndarray, columns: np.ndarray, n_columns: int | None = None
+) -> np.ndarray | slice:
     """The positions of ``columns``' entries among entries sorted by column (column ``c``'s
-    are ``bounds[c]`` to ``bounds[c + 1]``), in order.
+    are ``bounds[c]`` to ``bounds[c + 1]``), in order; every entry (a slice: no copies of
+    the entries, each a fresh allocation as large as the table) when ``columns`` are all
+    ``n_columns`` of them.
 
     Examples
     --------
     >>> _entries_of(np.array([0, 2, 5, 6]), np.array([0, 2])).tolist()
     [0, 1, 5]
+    >>> _entries_of(np.array([0, 2, 5, 6]), np.array([0, 1, 2]), 3)
+    slice(None, None, None)
     """
+    if n_columns is not None and columns.size == n_columns:
+        return slice(None)
     starts, stops = bounds[columns], bounds[columns + 1]
     lengths = stops - starts
     offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
@@ -385,28 +393,41 @@ class ColumnStreams:
     def __init__(self, rng: np.random.Generator, n_columns: int) -> None:
         seed = int(rng.integers(2**63))  # one draw, whatever the number of columns
         self.streams = [np.random.default_rng([seed, column]) for column in range(n_columns)]
+        self.buffer: np.ndarray | None = None
 
     def uniforms(self, columns: np.ndarray, bounds: np.ndarray) -> np.ndarray:
         """Uniforms for ``columns``' entries (column ``c``'s are ``bounds[c]`` to
-        ``bounds[c + 1]`` among entries sorted by column), in their order, (n_entries,)."""
-        lengths = bounds[columns + 1] - bounds[columns]
-        return np.concatenate(
-            [
-                self.streams[c].random(n)
-                for c, n in zip(columns.tolist(), lengths.tolist(), strict=True)
-            ]
-        )
+        ``bounds[c + 1]`` among entries sorted by column), in their order, (n_entries,):
+        written into one buffer kept from call to call (a fresh array as large as the table
+        at every deal cost as much as the deal)."""
+        if self.buffer is None:
+            self.buffer = np.empty(int(bounds[-1]))
+        at = 0
+        for column in columns.tolist():
+            length = int(bounds[column + 1] - bounds[column])
+            self.streams[column].random(out=self.buffer[at : at + length])
+            at += length
+        return self.buffer[:at]
 
 
-def _entries(by_task: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One ``(task, value)`` entry per counted value of ``by_task`` (U, V)."""
-    task, value = np.nonzero(by_task)
-    repeats = by_task[task, value].astype(np.int64)
-    return np.repeat(task, repeats), np.repeat(value, repeats)
+def _entries_by_column(by_task: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One ``(task, value)`` entry per counted value of ``by_task`` (U, V), by column, then
+    task, then value (no sort: the cells are listed in that order).
 
-
-def _count(task: np.ndarray, value: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    return np.bincount(task * shape[1] + value, minlength=shape[0] * shape[1]).reshape(shape)
+    Examples
+    --------
+    >>> task, value = _entries_by_column(np.array([[1, 0, 2], [0, 1, 1]]), np.array([0, 2, 3]))
+    >>> task.tolist(), value.tolist()
+    ([0, 1, 0, 0, 1], [0, 1, 2, 2, 2])
+    """
+    n_tasks = by_task.shape[0]
+    cell_task, cell_value = [], []
+    for start, stop in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
+        cell_task.append(np.repeat(np.arange(n_tasks), stop - start))
+        cell_value.append(np.tile(np.arange(start, stop), n_tasks))
+    cell_task, cell_value = np.concatenate(cell_task), np.concatenate(cell_value)
+    repeats = by_task[cell_task, cell_value].astype(np.int64)
+    return np.repeat(cell_task, repeats), np.repeat(cell_value, repeats)
 
 
 def _feature_of(offsets: np.ndarray) -> np.ndarray:

@@ -320,3 +320,52 @@ def shuffle_within_groups(values, group, uniforms):  # pragma: no cover
         j = start + min(int(uniforms[i] * (i - start + 1)), i - start)
         out[i], out[j] = out[j], out[i]
     return out
+
+
+@njit(cache=True, nogil=True)
+def dealt_counts(values, group, uniforms, rows, scratch, n_rows, n_values):  # pragma: no cover
+    """The counts ``(row, value)`` after :func:`shuffle_within_groups` of ``values`` (the
+    same shuffle, the same uniforms), without the shuffled array or the flat keys of a
+    ``bincount``: each is a fresh allocation as large as the table, which the screen's deals
+    paid at every deal.
+
+    Parameters
+    ----------
+    values : int64 array of shape (n,)
+        Each entry's value, in ``[0, n_values)``.
+    group : int array of shape (n,), non-decreasing
+    uniforms : float64 array of shape (n,), each in [0, 1)
+    rows : int array of shape (n,)
+        Each entry's place (a task), in ``[0, n_rows)``; it stays while the values move.
+    scratch : int64 array of shape (n,) or longer
+        Overwritten.
+    n_rows, n_values : int
+
+    Returns
+    -------
+    int64 array of shape (n_rows, n_values)
+
+    Examples
+    --------
+    >>> values, group = np.array([0, 1, 2, 0, 1]), np.array([0, 0, 0, 1, 1])
+    >>> uniforms = np.random.default_rng(0).random(5)
+    >>> rows = np.array([0, 1, 1, 0, 1])
+    >>> counts = dealt_counts(values, group, uniforms, rows, np.empty(5, np.int64), 2, 3)
+    >>> expected = np.zeros((2, 3), np.int64)
+    >>> np.add.at(expected, (rows, shuffle_within_groups(values, group, uniforms)), 1)
+    >>> bool((counts == expected).all())
+    True
+    """
+    n = group.shape[0]
+    for i in range(n):
+        scratch[i] = values[i]
+    start = 0
+    for i in range(n):
+        if i > 0 and group[i] != group[i - 1]:
+            start = i
+        j = start + min(int(uniforms[i] * (i - start + 1)), i - start)
+        scratch[i], scratch[j] = scratch[j], scratch[i]
+    counts = np.zeros((n_rows, n_values), np.int64)
+    for i in range(n):
+        counts[rows[i], scratch[i]] += 1
+    return counts
