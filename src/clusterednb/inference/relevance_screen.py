@@ -55,7 +55,7 @@ from clusterednb.stats.column_tests import (
     summed_squared_correlations,
 )
 from clusterednb.stats.counts import Counts
-from clusterednb.stats.kernels import dealt_counts, shuffle_within_groups
+from clusterednb.stats.kernels import dealt_counts
 from clusterednb.stats.sparse_counts import SparseCounts
 
 SCREEN_Z = 3.0
@@ -215,18 +215,28 @@ def dependence(
     widths = np.diff(offsets)
     streams = ColumnStreams(rng, widths.size)
 
-    def statistic(at: np.ndarray | slice, labels: np.ndarray) -> np.ndarray:
-        cells = (task[at] * n_classes + labels) * n_values + value[at]
-        counts = np.bincount(cells, minlength=value_counts.size).reshape(value_counts.shape)
+    def from_counts(counts: np.ndarray) -> np.ndarray:  # (U, C, V) → (F,)
         values = class_split_evidence(counts, widths, beta)
         if ordinal.any():
             values[ordinal] = _ordinal_correlations(counts, offsets)[ordinal]
         return values
 
+    def statistic(at: np.ndarray | slice, labels: np.ndarray) -> np.ndarray:
+        cells = (task[at] * n_classes + labels) * n_values + value[at]
+        counts = np.bincount(cells, minlength=value_counts.size).reshape(value_counts.shape)
+        return from_counts(counts)
+
+    place = task * n_values + value  # an entry's (task, value) stays; its label moves
+    scratch = np.empty(label.size, dtype=np.int64)
+
     def shuffled(columns: np.ndarray) -> np.ndarray:  # labels shuffled per (column, task)
         at = _entries_of(bounds, columns, widths.size)
         uniforms = streams.uniforms(columns, bounds)
-        return statistic(at, shuffle_within_groups(label[at], block[at], uniforms))[columns]
+        by_place = dealt_counts(
+            label[at], block[at], uniforms, place[at], scratch, n_tasks * n_values, n_classes
+        )  # (U·V, C)
+        counts = by_place.reshape(n_tasks, n_values, n_classes).transpose(0, 2, 1)
+        return from_counts(np.ascontiguousarray(counts))[columns]
 
     return _above_draws(statistic(slice(None), label), shuffled)
 

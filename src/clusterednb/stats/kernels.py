@@ -310,16 +310,22 @@ def shuffle_within_groups(values, group, uniforms):  # pragma: no cover
     >>> sorted(dealt[:3].tolist()), sorted(dealt[3:].tolist())
     ([5, 6, 7], [8, 9])
     """
-    n = group.shape[0]
     out = values.copy()
+    _shuffle_runs(out, group, uniforms)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _shuffle_runs(out, group, uniforms):  # pragma: no cover
+    """Fisher–Yates of ``out`` in place along each run of equal ``group`` (the first
+    ``group.shape[0]`` entries): place ``i`` swaps with a uniform choice, ``uniforms[i]``,
+    among the places of its run so far."""
     start = 0
-    for i in range(n):
+    for i in range(group.shape[0]):
         if i > 0 and group[i] != group[i - 1]:
             start = i
-        # place i swaps with a uniform choice among start … i of the run so far
         j = start + min(int(uniforms[i] * (i - start + 1)), i - start)
         out[i], out[j] = out[j], out[i]
-    return out
 
 
 @njit(cache=True, nogil=True)
@@ -359,12 +365,7 @@ def dealt_counts(values, group, uniforms, rows, scratch, n_rows, n_values):  # p
     n = group.shape[0]
     for i in range(n):
         scratch[i] = values[i]
-    start = 0
-    for i in range(n):
-        if i > 0 and group[i] != group[i - 1]:
-            start = i
-        j = start + min(int(uniforms[i] * (i - start + 1)), i - start)
-        scratch[i], scratch[j] = scratch[j], scratch[i]
+    _shuffle_runs(scratch, group, uniforms)
     counts = np.zeros((n_rows, n_values), np.int64)
     for i in range(n):
         counts[rows[i], scratch[i]] += 1
