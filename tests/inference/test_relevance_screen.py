@@ -15,6 +15,7 @@ from scipy.stats import pearsonr
 import clusterednb
 from clusterednb import ClusteredNB
 from clusterednb.inference import relevance_screen as screen
+from clusterednb.inference import screen_draws as draws
 from clusterednb.stats.counts import Counts
 
 OFFSETS = np.array([0, 5, 8])
@@ -66,7 +67,7 @@ def test_each_deal_keeps_every_tasks_count_and_every_columns_values(monkeypatch)
     screen.heterogeneity(_counts(codes, y, task, 8), OFFSETS, np.random.default_rng(0))
     observed, *dealt = seen
     np.testing.assert_array_equal(observed, by_task)
-    assert len(dealt) in (*(draws for draws, _ in screen.EARLY_STOPS), screen.N_DRAWS)
+    assert len(dealt) in (*(draws for draws, _ in draws.EARLY_STOPS), draws.N_DRAWS)
     assert any(not np.array_equal(d, by_task) for d in dealt)  # the deals move values
     for d in dealt:
         np.testing.assert_array_equal(d.sum(axis=0), by_task.sum(axis=0))  # each value's count
@@ -279,13 +280,13 @@ def test_each_columns_test_stops_early_when_it_stands_clear_and_else_reads_every
             seen[columns] += 1
             return values
 
-        return screen._above_draws(observed, draw), asked
+        return draws.above_draws(observed, draw), asked
 
     z, asked = counted(np.array([500.0, 400.0]))
     assert asked == [[0, 1]] * 5
     np.testing.assert_allclose(z, np.array([500.0, 400.0]) / np.sqrt(2))
     z, asked = counted(np.array([500.0, 2.0, 20.0]))  # 354, 1.4 and 14 s.d.
-    assert asked == [[0, 1, 2]] * 5 + [[1, 2]] * 5 + [[1]] * (screen.N_DRAWS - 10), asked
+    assert asked == [[0, 1, 2]] * 5 + [[1, 2]] * 5 + [[1]] * (draws.N_DRAWS - 10), asked
     np.testing.assert_allclose(z, np.array([500.0, 2.0, 20.0]) / np.sqrt(2))
 
 
@@ -297,7 +298,7 @@ def test_a_table_too_large_to_screen_holds_nothing_and_allocates_nothing(monkeyp
     offsets = np.arange(codes.shape[1] + 1) * 4
     counts = Counts.from_codes(codes, y, task, n_tasks=60, n_classes=2, offsets=offsets)
     monkeypatch.setattr(screen, "MAX_SCREENED_VALUES", 10)
-    monkeypatch.setattr(screen, "_entries_by_column", lambda *_: pytest.fail("entries built"))
+    monkeypatch.setattr(screen, "entries_by_column", lambda *_: pytest.fail("entries built"))
     held, designed = screen.screened(
         counts, offsets, np.ones(codes.shape[1], bool), np.random.default_rng(0)
     )

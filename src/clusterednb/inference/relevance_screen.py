@@ -7,13 +7,14 @@ factor row by row then shift together from task to task by chance, and read as t
 independent columns they look like clusters (issue 49's population with correlated noise:
 AUC 0.695 against 0.805 clean). Each column is therefore screened alone first. A column
 relevant to the clusters has its class-conditional values differ between clusters, so it
-must show at least one of two things beyond chance:
+must show at least one of two things beyond chance (``N_DRAWS`` and the early stops:
+:mod:`~clusterednb.inference.screen_draws`):
 
 - its values differ between tasks (:func:`heterogeneity`: a categorical per task against one
-  shared, against :data:`N_DRAWS` random deals of its values to the tasks, each task's count
+  shared, against ``N_DRAWS`` random deals of its values to the tasks, each task's count
   of them kept), or
 - it depends on the label within tasks (:func:`dependence`: a categorical per (task, class)
-  against one per task, against :data:`N_DRAWS` shuffles of the labels within each task; a
+  against one per task, against ``N_DRAWS`` shuffles of the labels within each task; a
   column binned from numbers is scored instead by ``Σ_u n_u r_u²``, ``r_u`` the correlation
   of its bin with the label in task ``u``, which sees a slope of 1.5 at ten rows a task where
   the categorical does not).
@@ -46,9 +47,14 @@ import numpy as np
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.inference.relevance import shared_evidence
 from clusterednb.inference.result import ClusteringResult
+from clusterednb.inference.screen_draws import (
+    ColumnStreams,
+    above_draws,
+    entries_by_column,
+    entries_of,
+)
 from clusterednb.models.observation import DirichletNB
 from clusterednb.stats.column_tests import (
-    above_chance,
     class_split_evidence,
     designed,
     group_split_evidence,
@@ -61,12 +67,6 @@ from clusterednb.stats.sparse_counts import SparseCounts
 SCREEN_Z = 3.0
 """Standard deviations above chance by which a column must differ between tasks, or depend
 on the label within them, for the relevance engines to judge it."""
-N_DRAWS = 30
-"""Random deals (and label shuffles) that give the null mean and spread of each statistic."""
-EARLY_STOPS = ((5, 20.0), (10, 10.0))
-"""``(draws, z)``: after that many draws a column's test stops when it stands ``z`` standard
-deviations above them (the fewer the draws, the higher the bar: a spread from five draws can
-be a third of the true one, from ten rarely half); the others read more draws."""
 MAX_SCREENED_VALUES = 2_000_000
 """Most counted values (rows × columns) the screen reads."""
 MAX_SCREENED_TASKS = 2_000
@@ -169,10 +169,10 @@ def heterogeneity(
 ) -> np.ndarray:
     """How far each column's values differ between tasks beyond chance, in standard
     deviations, shape (n_features,): the log Bayes factor of a Dirichlet–categorical per task
-    against one shared, against :data:`N_DRAWS` deals of the column's values to the tasks
+    against one shared, against ``N_DRAWS`` deals of the column's values to the tasks
     (each task's count of the column's values kept)."""
     by_task = value_counts.sum(axis=1)  # (U, V)
-    task, value = _entries_by_column(by_task, offsets)  # the tasks' places fixed
+    task, value = entries_by_column(by_task, offsets)  # the tasks' places fixed
     feature = _feature_of(offsets)[value]
     shape, widths = by_task.shape, np.diff(offsets)
     bounds = np.searchsorted(feature, np.arange(widths.size + 1))
@@ -181,12 +181,12 @@ def heterogeneity(
     scratch = np.empty(value.size, dtype=np.int64)
 
     def dealt(columns: np.ndarray) -> np.ndarray:
-        at = _entries_of(bounds, columns, widths.size)
+        at = entries_of(bounds, columns, widths.size)
         uniforms = streams.uniforms(columns, bounds)
         counts = dealt_counts(value[at], feature[at], uniforms, task[at], scratch, *shape)
         return group_split_evidence(counts, widths, beta)[columns]  # values dealt per column
 
-    return _above_draws(group_split_evidence(by_task, widths, beta), dealt)
+    return above_draws(group_split_evidence(by_task, widths, beta), dealt)
 
 
 def dependence(
@@ -200,7 +200,7 @@ def dependence(
     deviations, shape (n_features,): the log Bayes factor of a Dirichlet–categorical per
     (task, class) against one per task, or for an ``ordinal`` column with two classes
     ``Σ_u n_u r_u²`` (``r_u`` the correlation of the bin's position with the label over task
-    ``u``'s counted values), against :data:`N_DRAWS` shuffles of the labels among each task's
+    ``u``'s counted values), against ``N_DRAWS`` shuffles of the labels among each task's
     values of each column."""
     n_tasks, n_classes, n_values = value_counts.shape
     task, label, value = np.nonzero(value_counts)
@@ -230,7 +230,7 @@ def dependence(
     scratch = np.empty(label.size, dtype=np.int64)
 
     def shuffled(columns: np.ndarray) -> np.ndarray:  # labels shuffled per (column, task)
-        at = _entries_of(bounds, columns, widths.size)
+        at = entries_of(bounds, columns, widths.size)
         uniforms = streams.uniforms(columns, bounds)
         by_place = dealt_counts(
             label[at], block[at], uniforms, place[at], scratch, n_tasks * n_values, n_classes
@@ -238,7 +238,7 @@ def dependence(
         counts = by_place.reshape(n_tasks, n_values, n_classes).transpose(0, 2, 1)
         return from_counts(np.ascontiguousarray(counts))[columns]
 
-    return _above_draws(statistic(slice(None), label), shuffled)
+    return above_draws(statistic(slice(None), label), shuffled)
 
 
 def restricted(
@@ -334,110 +334,6 @@ def _within_budget(counts: Counts | SparseCounts, rng: np.random.Generator) -> n
     if per_task[smallest].sum() > MAX_SCREENED_VALUES:
         return None
     return counts.take(np.sort(smallest)).value_counts
-
-
-def _above_draws(observed: np.ndarray, draw) -> np.ndarray:
-    """:func:`~clusterednb.stats.column_tests.above_chance` of each column of ``observed``
-    (F,) against :data:`N_DRAWS` of its values under ``draw(columns)`` (the statistic of the
-    given columns under one shuffle, (len(columns),)), or against fewer: at each of
-    :data:`EARLY_STOPS` the columns that already stand clear above their draws are decided,
-    and later draws shuffle only the others (on landmine the columns stand 30–700 standard
-    deviations apart between tasks; on MovieLens 18 of 21 columns are decided after five
-    draws, and the other 25 draws shuffle three columns' values)."""
-    z = np.empty(observed.size)
-    null = np.empty((N_DRAWS, observed.size))
-    undecided, done = np.arange(observed.size), 0
-    for draws, clear in EARLY_STOPS:
-        for row in range(done, draws):
-            null[row, undecided] = draw(undecided)
-        done = draws
-        early = above_chance(observed[undecided], null[:draws, undecided])
-        z[undecided] = early
-        undecided = undecided[early <= clear]
-        if undecided.size == 0:
-            return z
-    for row in range(done, N_DRAWS):
-        null[row, undecided] = draw(undecided)
-    z[undecided] = above_chance(observed[undecided], null[:, undecided])
-    return z
-
-
-def _entries_of(
-    bounds: np.ndarray, columns: np.ndarray, n_columns: int | None = None
-) -> np.ndarray | slice:
-    """The positions of ``columns``' entries among entries sorted by column (column ``c``'s
-    are ``bounds[c]`` to ``bounds[c + 1]``), in order; every entry (a slice: no copies of
-    the entries, each a fresh allocation as large as the table) when ``columns`` are all
-    ``n_columns`` of them.
-
-    Examples
-    --------
-    >>> _entries_of(np.array([0, 2, 5, 6]), np.array([0, 2])).tolist()
-    [0, 1, 5]
-    >>> _entries_of(np.array([0, 2, 5, 6]), np.array([0, 1, 2]), 3)
-    slice(None, None, None)
-    """
-    if n_columns is not None and columns.size == n_columns:
-        return slice(None)
-    starts, stops = bounds[columns], bounds[columns + 1]
-    lengths = stops - starts
-    offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
-    return np.arange(lengths.sum()) + offsets
-
-
-class ColumnStreams:
-    """One generator per column for the shuffles of the screen's tests, each seeded from one
-    draw of ``rng`` and the column's position: a column's shuffles, and so its verdict, do not
-    depend on how many other columns the table holds (adding noise columns to a table leaves
-    the other columns' verdicts as they were).
-
-    Examples
-    --------
-    >>> alone = ColumnStreams(np.random.default_rng(0), 1)
-    >>> among_three = ColumnStreams(np.random.default_rng(0), 3)
-    >>> first, bounds = np.array([0]), np.array([0, 2, 5, 9])
-    >>> alone.uniforms(first, bounds).tolist() == among_three.uniforms(first, bounds).tolist()
-    True
-    """
-
-    def __init__(self, rng: np.random.Generator, n_columns: int) -> None:
-        seed = int(rng.integers(2**63))  # one draw, whatever the number of columns
-        self.streams = [np.random.default_rng([seed, column]) for column in range(n_columns)]
-        self.buffer: np.ndarray | None = None
-
-    def uniforms(self, columns: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-        """Uniforms for ``columns``' entries (column ``c``'s are ``bounds[c]`` to
-        ``bounds[c + 1]`` among entries sorted by column), in their order, (n_entries,):
-        written into one buffer kept from call to call (a fresh array as large as the table
-        at every deal cost as much as the deal)."""
-        if self.buffer is None:
-            self.buffer = np.empty(int(bounds[-1]))
-        at = 0
-        for column in columns.tolist():
-            length = int(bounds[column + 1] - bounds[column])
-            self.streams[column].random(out=self.buffer[at : at + length])
-            at += length
-        return self.buffer[:at]
-
-
-def _entries_by_column(by_task: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One ``(task, value)`` entry per counted value of ``by_task`` (U, V), by column, then
-    task, then value (no sort: the cells are listed in that order).
-
-    Examples
-    --------
-    >>> task, value = _entries_by_column(np.array([[1, 0, 2], [0, 1, 1]]), np.array([0, 2, 3]))
-    >>> task.tolist(), value.tolist()
-    ([0, 1, 0, 0, 1], [0, 1, 2, 2, 2])
-    """
-    n_tasks = by_task.shape[0]
-    cell_task, cell_value = [], []
-    for start, stop in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
-        cell_task.append(np.repeat(np.arange(n_tasks), stop - start))
-        cell_value.append(np.tile(np.arange(start, stop), n_tasks))
-    cell_task, cell_value = np.concatenate(cell_task), np.concatenate(cell_value)
-    repeats = by_task[cell_task, cell_value].astype(np.int64)
-    return np.repeat(cell_task, repeats), np.repeat(cell_value, repeats)
 
 
 def _feature_of(offsets: np.ndarray) -> np.ndarray:
