@@ -67,7 +67,7 @@ def test_each_deal_keeps_every_tasks_count_and_every_columns_values(monkeypatch)
     screen.heterogeneity(_counts(codes, y, task, 8), OFFSETS, np.random.default_rng(0))
     observed, *dealt = seen
     np.testing.assert_array_equal(observed, by_task)
-    assert len(dealt) in (*(n for n, _ in draws.EARLY_STOPS), draws.N_DRAWS)
+    assert len(dealt) in (*(draws for draws, _ in draws.EARLY_STOPS), draws.N_DRAWS)
     assert any(not np.array_equal(d, by_task) for d in dealt)  # the deals move values
     for d in dealt:
         np.testing.assert_array_equal(d.sum(axis=0), by_task.sum(axis=0))  # each value's count
@@ -265,11 +265,10 @@ def test_a_forced_feature_is_relevant_in_every_sample_and_the_rest_as_before():
 
 
 def test_each_columns_test_stops_early_when_it_stands_clear_and_else_reads_every_draw():
-    """A column 60 s.d. above its first 3 draws is decided there, one 20 s.d. above its first
-    5 there, one 10 s.d. above its first 10 there; later draws shuffle only the undecided
-    columns, and each column's answer is that against its own draws (each column's draws
-    here: -2, -1, 0, 1, 2 over and over: mean -1 and spread √(2/3) over the first three,
-    mean 0 and spread √2 over five)."""
+    """A column 20 s.d. above its first 5 draws is decided there, one 10 s.d. above its first
+    10 there; later draws shuffle only the undecided columns, and each column's answer is
+    that against its own draws (each column's draws here: -2, -1, 0, 1, 2 over and over, of
+    spread √2)."""
     pattern = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
 
     def counted(observed):
@@ -283,14 +282,12 @@ def test_each_columns_test_stops_early_when_it_stands_clear_and_else_reads_every
 
         return draws.above_draws(observed, draw), asked
 
-    z, asked = counted(np.array([500.0, 400.0]))  # 614 and 491 s.d. over three draws
-    assert asked == [[0, 1]] * 3
-    np.testing.assert_allclose(z, (np.array([500.0, 400.0]) + 1.0) / np.sqrt(2 / 3))
-    z, asked = counted(np.array([500.0, 40.0, 2.0, 20.0]))  # then 28, 1.4 and 14 s.d. over 5
-    expected = [[0, 1, 2, 3]] * 3 + [[1, 2, 3]] * 2 + [[2, 3]] * 5 + [[2]] * (draws.N_DRAWS - 10)
-    assert asked == expected, asked
-    np.testing.assert_allclose(z[0], 501.0 / np.sqrt(2 / 3))
-    np.testing.assert_allclose(z[1:], np.array([40.0, 2.0, 20.0]) / np.sqrt(2))
+    z, asked = counted(np.array([500.0, 400.0]))
+    assert asked == [[0, 1]] * 5
+    np.testing.assert_allclose(z, np.array([500.0, 400.0]) / np.sqrt(2))
+    z, asked = counted(np.array([500.0, 2.0, 20.0]))  # 354, 1.4 and 14 s.d.
+    assert asked == [[0, 1, 2]] * 5 + [[1, 2]] * 5 + [[1]] * (draws.N_DRAWS - 10), asked
+    np.testing.assert_allclose(z, np.array([500.0, 2.0, 20.0]) / np.sqrt(2))
 
 
 def test_a_table_too_large_to_screen_holds_nothing_and_allocates_nothing(monkeypatch):

@@ -16,14 +16,10 @@ from clusterednb.stats.column_tests import above_chance
 
 N_DRAWS = 30
 """Random deals (and label shuffles) that give the null mean and spread of each statistic."""
-EARLY_STOPS = ((3, 60.0), (5, 20.0), (10, 10.0))
+EARLY_STOPS = ((5, 20.0), (10, 10.0))
 """``(draws, z)``: after that many draws a column's test stops when it stands ``z`` standard
-deviations above them; the others read more draws. The fewer the draws, the higher the bar:
-a spread from three draws can be a tenth of the true one, from five a third, from ten rarely
-half. A column drawn at random stands 60 s.d. above three draws with a chance of 2e-4
-(``√(4/3)`` times Student's t with 2 degrees of freedom), 20 above five with 3e-5, against
-the 3e-3 with which it passes :data:`~clusterednb.inference.relevance_screen.SCREEN_Z` on 30;
-landmine's fields stand 25–608 s.d. apart, and eight of nine stop after three deals."""
+deviations above them (the fewer the draws, the higher the bar: a spread from five draws can
+be a third of the true one, from ten rarely half); the others read more draws."""
 
 
 def above_draws(observed: np.ndarray, draw) -> np.ndarray:
