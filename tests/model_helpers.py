@@ -5,10 +5,22 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.special import gammaln
 
 import clusterednb
 from clusterednb import Counts, FeatureSchema
 from clusterednb.models.observation import DirichletNB
+
+
+def log_dm(counts: np.ndarray, beta: np.ndarray) -> float:
+    """``log DM(counts; beta)`` of one Dirichlet–multinomial, written out (the reference
+    the relevance engines' evidences are tested against)."""
+    return float(
+        gammaln(beta + counts).sum()
+        - gammaln((beta + counts).sum())
+        - gammaln(beta).sum()
+        + gammaln(beta.sum())
+    )
 
 
 def assert_relevance_survives_a_model_file(model, X, tasks, path, n_rows: int) -> None:

@@ -21,17 +21,7 @@ from clusterednb.inference.relevance import (
 from clusterednb.inference.relevance_exact import enumerate_relevance, relevance_probability
 from clusterednb.inference.relevance_kernels import _log_sum_switches
 from clusterednb.models.partition_prior import set_partitions
-from model_helpers import relevance_toy
-
-
-def _log_dm(counts: np.ndarray, beta: np.ndarray) -> float:
-    """``log DM(counts; beta)`` of one Dirichlet–multinomial, written out."""
-    return float(
-        gammaln(beta + counts).sum()
-        - gammaln((beta + counts).sum())
-        - gammaln(beta).sum()
-        + gammaln(beta.sum())
-    )
+from model_helpers import log_dm, relevance_toy
 
 
 def _brute_force(model, counts, gamma, prior):
@@ -44,12 +34,12 @@ def _brute_force(model, counts, gamma, prior):
     def feature_ml(tasks, f):  # label-dependent: one Dirichlet per class
         n = counts.value_counts[list(tasks)].sum(axis=0)
         cut = slice(offsets[f], offsets[f + 1])
-        return sum(_log_dm(n[y, cut], beta[y, cut]) for y in range(schema.n_classes))
+        return sum(log_dm(n[y, cut], beta[y, cut]) for y in range(schema.n_classes))
 
     def label_free_ml(f):
         n = counts.value_counts.sum(axis=(0, 1))
         cut = slice(offsets[f], offsets[f + 1])
-        return _log_dm(n[cut], beta[:, cut].mean(axis=0))
+        return log_dm(n[cut], beta[:, cut].mean(axis=0))
 
     everyone = range(n_tasks)
     shared = [
@@ -79,7 +69,7 @@ def _brute_force(model, counts, gamma, prior):
             )
             joint[i, j] = log_crp + log_r + features
     total = logsumexp(joint)
-    labels = sum(_log_dm(counts.label_counts[t], model.alpha) for t in range(n_tasks))
+    labels = sum(log_dm(counts.label_counts[t], model.alpha) for t in range(n_tasks))
     switches = np.array(list(itertools.product((0, 1), repeat=n_features)))
     relevance = np.exp(logsumexp(joint, axis=0) - total) @ switches
     weights = np.exp(logsumexp(joint, axis=1) - total)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.special import gammaln
 
 import clusterednb
 from clusterednb import ClusteredNB, Counts
@@ -15,15 +14,7 @@ from clusterednb.estimation.decisions import AUTO_HELD, AUTO_RELEASED
 from clusterednb.inference.relevance import LABEL_FREE_SHARE
 from clusterednb.inference.screen_release import evidence_gap, released_columns
 from clusterednb.models.observation import DirichletNB
-
-
-def _log_dm(counts: np.ndarray, beta: np.ndarray) -> float:
-    return float(
-        gammaln(beta + counts).sum()
-        - gammaln((beta + counts).sum())
-        - gammaln(beta).sum()
-        + gammaln(beta.sum())
-    )
+from model_helpers import log_dm
 
 
 def _written_out(model: DirichletNB, counts: Counts, partition: np.ndarray) -> np.ndarray:
@@ -34,13 +25,13 @@ def _written_out(model: DirichletNB, counts: Counts, partition: np.ndarray) -> n
     for f in range(gap.size):
         cut = slice(offsets[f], offsets[f + 1])
         relevant = sum(
-            _log_dm(counts.value_counts[partition == k].sum(axis=0)[y, cut], beta[y, cut])
+            log_dm(counts.value_counts[partition == k].sum(axis=0)[y, cut], beta[y, cut])
             for k in np.unique(partition)
             for y in range(beta.shape[0])
         )
         pooled = counts.value_counts.sum(axis=0)
-        dependent = sum(_log_dm(pooled[y, cut], beta[y, cut]) for y in range(beta.shape[0]))
-        free = _log_dm(pooled[:, cut].sum(axis=0), beta[:, cut].mean(axis=0))
+        dependent = sum(log_dm(pooled[y, cut], beta[y, cut]) for y in range(beta.shape[0]))
+        free = log_dm(pooled[:, cut].sum(axis=0), beta[:, cut].mean(axis=0))
         shared = np.logaddexp(
             np.log1p(-LABEL_FREE_SHARE) + dependent, np.log(LABEL_FREE_SHARE) + free
         )
