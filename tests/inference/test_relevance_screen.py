@@ -264,30 +264,52 @@ def test_a_forced_feature_is_relevant_in_every_sample_and_the_rest_as_before():
     np.testing.assert_array_equal(forced.extras["feature_relevance"], 1.0)
 
 
+def _counted(observed, pattern):
+    """:func:`draws.above_draws` of ``observed`` against draws that cycle through
+    ``pattern`` (n_draws, F) row by row, column by column; with the columns asked each time."""
+    asked, seen = [], np.zeros(observed.size, dtype=int)
+
+    def draw(columns):
+        asked.append(columns.tolist())
+        values = pattern[seen[columns], columns]
+        seen[columns] += 1
+        return values
+
+    return draws.above_draws(observed, draw), asked
+
+
 def test_each_columns_test_stops_early_when_it_stands_clear_and_else_reads_every_draw():
-    """A column 20 s.d. above its first 5 draws is decided there, one 10 s.d. above its first
-    10 there; later draws shuffle only the undecided columns, and each column's answer is
-    that against its own draws (each column's draws here: -2, -1, 0, 1, 2 over and over, of
-    spread √2)."""
-    pattern = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    """A column 60 s.d. above its first 3 distinct draws is decided there, one 20 s.d. above
+    its first 5 there, one 10 s.d. above its first 10 there; later draws shuffle only the
+    undecided columns, and each column's answer is that against its own draws."""
+    assert draws.EARLY_STOPS == ((3, 60.0), (5, 20.0), (10, 10.0))
+    pattern = np.random.default_rng(0).normal(size=(draws.N_DRAWS, 4))
+    # over 3 / 5 / 10 draws: 1398 / 614 / 647, 1.2 / 1.5 / 0.7, 49.5 / 43.7 / 48.6 and
+    # 23.3 / 14.9 / 13.4 s.d.
+    observed = np.array([500.0, 0.5, 40.0, 10.0])
+    z, asked = _counted(observed, pattern)
+    expected = [[0, 1, 2, 3]] * 3 + [[1, 2, 3]] * 2 + [[1, 3]] * 5 + [[1]] * (draws.N_DRAWS - 10)
+    assert asked == expected, asked
+    for column, n_draws in enumerate((3, draws.N_DRAWS, 5, 10)):
+        null = pattern[:n_draws, column]
+        assert z[column] == pytest.approx((observed[column] - null.mean()) / null.std())
 
-    def counted(observed):
-        asked, seen = [], np.zeros(observed.size, dtype=int)
 
-        def draw(columns):
-            asked.append(columns.tolist())
-            values = pattern[seen[columns] % 5]
-            seen[columns] += 1
-            return values
-
-        return draws.above_draws(observed, draw), asked
-
-    z, asked = counted(np.array([500.0, 400.0]))
-    assert asked == [[0, 1]] * 5
-    np.testing.assert_allclose(z, np.array([500.0, 400.0]) / np.sqrt(2))
-    z, asked = counted(np.array([500.0, 2.0, 20.0]))  # 354, 1.4 and 14 s.d.
-    assert asked == [[0, 1, 2]] * 5 + [[1, 2]] * 5 + [[1]] * (draws.N_DRAWS - 10), asked
-    np.testing.assert_allclose(z, np.array([500.0, 2.0, 20.0]) / np.sqrt(2))
+def test_draws_that_repeat_a_value_stop_nothing_early():
+    """On a tiny table the statistic takes few values, and a few draws can agree by chance:
+    then their spread says nothing, and the column reads every draw. Draws equal up to the
+    last bits (the same table summed in another order: on 4 tasks of 3 rows, three deals gave
+    -1.1666056598219736, the same and -1.1666056598219772) count as one value."""
+    pattern = np.random.default_rng(1).normal(size=(draws.N_DRAWS, 2))
+    pattern[2, 0] = pattern[1, 0] * (1 + 3e-15)  # column 0: a value repeated among the first 3
+    z, asked = _counted(np.array([500.0, 500.0]), pattern)
+    assert asked == [[0, 1]] * 3 + [[0]] * (draws.N_DRAWS - 3), asked
+    null = pattern[:, 0]
+    assert z[0] == pytest.approx((500.0 - null.mean()) / null.std())
+    agreeing = np.full((draws.N_DRAWS, 1), -1.1666056598219736)
+    agreeing[::2] = -1.1666056598219772  # every draw one value: no spread, nothing above chance
+    z, asked = _counted(np.array([9.0]), agreeing)
+    assert len(asked) == draws.N_DRAWS and z.tolist() == [0.0]
 
 
 def test_a_table_too_large_to_screen_holds_nothing_and_allocates_nothing(monkeypatch):

@@ -12,21 +12,32 @@ from __future__ import annotations
 
 import numpy as np
 
-from clusterednb.stats.column_tests import above_chance
+from clusterednb.stats.column_tests import above_chance, all_distinct
 
 N_DRAWS = 30
 """Random deals (and label shuffles) that give the null mean and spread of each statistic."""
-EARLY_STOPS = ((5, 20.0), (10, 10.0))
+EARLY_STOPS = ((3, 60.0), (5, 20.0), (10, 10.0))
 """``(draws, z)``: after that many draws a column's test stops when it stands ``z`` standard
-deviations above them (the fewer the draws, the higher the bar: a spread from five draws can
-be a third of the true one, from ten rarely half); the others read more draws."""
+deviations above them and no two of them are one value; the others read more draws.
+
+- The fewer the draws, the higher the bar: a spread from three draws can be a tenth of the
+  true one, from five a third, from ten rarely half. A column drawn at random stands 60 s.d.
+  above three draws with a chance of 2e-4 (``√(4/3)`` times Student's t with 2 degrees of
+  freedom), 20 above five with 3e-5, against the 3e-3 with which it passes
+  :data:`~clusterednb.inference.relevance_screen.SCREEN_Z` on 30. Landmine's fields stand
+  25–608 s.d. apart, and eight of nine stop after three deals.
+- Those chances hold for a statistic of continuous values. On a table of a few rows the
+  statistic takes few values, a few draws can agree by chance and show no spread at all
+  (:func:`~clusterednb.stats.column_tests.all_distinct`): a column whose draws repeat a
+  value does not stop early.
+"""
 
 
 def above_draws(observed: np.ndarray, draw) -> np.ndarray:
     """:func:`~clusterednb.stats.column_tests.above_chance` of each column of ``observed``
     (F,) against :data:`N_DRAWS` of its values under ``draw(columns)`` (the statistic of the
     given columns under one shuffle, (len(columns),)), or against fewer: at each of
-    :data:`EARLY_STOPS` the columns that already stand clear above their draws are decided,
+    :data:`EARLY_STOPS` the columns that already stand clear above distinct draws are decided,
     and later draws shuffle only the others (on landmine the columns stand 30–700 standard
     deviations apart between tasks; on MovieLens 18 of 21 columns are decided after five
     draws, and the other 25 draws shuffle three columns' values)."""
@@ -39,7 +50,8 @@ def above_draws(observed: np.ndarray, draw) -> np.ndarray:
         done = draws
         early = above_chance(observed[undecided], null[:draws, undecided])
         z[undecided] = early
-        undecided = undecided[early <= clear]
+        stands_clear = (early > clear) & all_distinct(null[:draws, undecided])
+        undecided = undecided[~stands_clear]
         if undecided.size == 0:
             return z
     for row in range(done, N_DRAWS):

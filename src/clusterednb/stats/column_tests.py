@@ -194,14 +194,45 @@ def summed_squared_correlations(
     return (count * np.where(usable, squared, 0.0)).sum(axis=0)
 
 
+ROUNDING = 1e-9
+"""Draws of a statistic closer than this, relative to its size, are one value: shuffles that
+give the same table up to an order of the tasks give the same statistic summed in another
+order, apart in the last bits."""
+
+
+def rounding_level(null: np.ndarray) -> np.ndarray:
+    """The gap below which draws of each column of ``null`` (n_draws, n_features) are one
+    value, shape (n_features,): :data:`ROUNDING` times their largest size (at least 1)."""
+    return ROUNDING * np.maximum(np.abs(null).max(axis=0), 1.0)
+
+
 def above_chance(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
     """How many standard deviations of ``null`` (n_draws, n_features), the statistic under
-    shuffles, each ``observed`` (n_features,) stands above its mean (0 spread: 0).
+    shuffles, each ``observed`` (n_features,) stands above its mean (a spread at the rounding
+    level, :func:`rounding_level`, counts as none: 0).
 
     Examples
     --------
     >>> above_chance(np.array([3.0, 1.0]), np.array([[0.0, 1.0], [2.0, 1.0]])).tolist()
     [2.0, 0.0]
+    >>> above_chance(np.array([5.0]), np.array([[1.0], [1.0 + 1e-15]])).tolist()  # one value
+    [0.0]
     """
     spread = null.std(axis=0)
-    return (observed - null.mean(axis=0)) / np.where(spread > 0, spread, np.inf)
+    sampled = spread > rounding_level(null)
+    return (observed - null.mean(axis=0)) / np.where(sampled, spread, np.inf)
+
+
+def all_distinct(null: np.ndarray) -> np.ndarray:
+    """Whether no two draws of each column of ``null`` (n_draws, n_features) are one value
+    (closer than :func:`rounding_level`), shape (n_features,): a spread read from few draws
+    of a statistic that takes few values (a table of a few rows) can be near zero by chance,
+    and draws that repeat a value are the sign of it.
+
+    Examples
+    --------
+    >>> all_distinct(np.array([[0.0, 1.0], [2.0, 1.0 + 1e-14], [1.0, 3.0]])).tolist()
+    [True, False]
+    """
+    gaps = np.diff(np.sort(null, axis=0), axis=0)
+    return np.all(gaps > rounding_level(null), axis=0)
