@@ -235,9 +235,9 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
     ) -> None:
         """Encode the labelled rows and add them to those kept (``rows_``)."""
         rows = clustering._prediction_rows(X, tasks)
-        labels = pd.Series(np.asarray(y, dtype=object))
-        labelled = np.flatnonzero(labels.notna().to_numpy())
-        positive = (labels.iloc[labelled] == clustering.classes_[1]).to_numpy(dtype=np.int8)
+        codes = clustering.schema_.encode_labels(y)  # as the clustering read them; -1 missing
+        labelled = np.flatnonzero(codes >= 0)
+        positive = (codes[labelled] == 1).astype(np.int8)
         matrix = encoded_matrix(
             rows.codes[labelled],
             rows_of(rows.frame, labelled),
