@@ -325,3 +325,29 @@ def test_a_table_too_large_to_screen_holds_nothing_and_allocates_nothing(monkeyp
         counts, offsets, np.ones(codes.shape[1], bool), np.random.default_rng(0)
     )
     assert not held.any() and not designed.any()
+
+
+def test_without_a_generator_each_columns_verdict_is_a_function_of_its_own_counts():
+    """``rng`` None (naive Bayes's engines): each column's deals and shuffles are seeded by its
+    own counts, so its z is the same run after run, beside any other columns (up to the order
+    of summing), and changes when its counts change."""
+    rng = np.random.default_rng(5)
+    task = np.repeat(np.arange(12), 8)
+    y = rng.integers(0, 2, task.size)
+    codes = np.column_stack([rng.integers(0, 5, task.size), rng.integers(0, 3, task.size)])
+    both = _counts(codes, y, task, 12)
+    first_alone = _counts(codes[:, :1], y, task, 12, offsets=OFFSETS[:2])
+    ordinal = np.array([True, False])
+    for test in (
+        lambda counts, offsets: screen.heterogeneity(counts, offsets, None),
+        lambda counts, offsets: screen.dependence(
+            counts, offsets, ordinal[: offsets.size - 1], None
+        ),
+    ):
+        z = test(both, OFFSETS)
+        np.testing.assert_array_equal(test(both.copy(), OFFSETS), z)
+        assert test(first_alone, OFFSETS[:2])[0] == pytest.approx(z[0], rel=1e-12)  # summed apart
+        moved = codes.copy()
+        moved[:4, 0] = (moved[:4, 0] + 1) % 5  # four values of column 0 changed
+        z_moved = test(_counts(moved, y, task, 12), OFFSETS)
+        assert z_moved[0] != z[0] and z_moved[1] == z[1]

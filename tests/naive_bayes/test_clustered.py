@@ -171,14 +171,14 @@ def test_gibbs_missing_label_marginal_matches_enumeration():
     hidden = [1, 6]
     y.iloc[hidden] = np.nan
     schema = quiet(inference="exact").fit(X, y, tasks).schema_
-    # Exact: sum over both labellings of the hidden rows × all partitions.
+    # Exact: sum over both labellings of the hidden rows × all partitions, of the model the
+    # sampler fits with unlabelled rows (every column in it: relevance=False).
     log_evidence = {}
     for labels in itertools.product((0, 1), repeat=2):
         filled = y.copy()
         filled.iloc[hidden] = labels
-        log_evidence[labels] = (
-            quiet(inference="exact", schema=schema).fit(X, filled, tasks).log_evidence_
-        )
+        exact = quiet(inference="exact", schema=schema, relevance=False)
+        log_evidence[labels] = exact.fit(X, filled, tasks).log_evidence_
     total = logsumexp(list(log_evidence.values()))
     exact_p1 = [
         sum(np.exp(v - total) for k, v in log_evidence.items() if k[i] == 1) for i in range(2)

@@ -54,6 +54,7 @@ from clusterednb.inference.screen_draws import (
     entries_of,
 )
 from clusterednb.models.observation import DirichletNB
+from clusterednb.seeding import data_stream
 from clusterednb.stats.column_tests import (
     class_split_evidence,
     designed,
@@ -71,13 +72,16 @@ MAX_SCREENED_VALUES = 2_000_000
 """Most counted values (rows × columns) the screen reads."""
 MAX_SCREENED_TASKS = 2_000
 """Most tasks the screen reads (its tables hold tasks × classes × values)."""
+HETEROGENEITY_SALT, DEPENDENCE_SALT, SUBSET_SALT = 1, 2, 3
+"""What each test adds to the seed drawn from its data (``rng`` None): the two tests of one
+column, and the subset of tasks, draw from streams of their own."""
 
 
 def held_shared(
     counts: Counts | SparseCounts,
     offsets: np.ndarray,
     ordinal: np.ndarray,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None,
     beta: float = 1.0,
 ) -> np.ndarray:
     """The columns the screen holds shared: neither differing between tasks nor depending on
@@ -91,7 +95,10 @@ def held_shared(
     offsets : ndarray of shape (n_features + 1,)
     ordinal : ndarray of shape (n_features,)
         Bool: the columns whose values are ordered bins of a number.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or None
+        The shuffles' source; None: each column's shuffles are seeded by its own counts
+        (and a subset of tasks by the tasks' totals), so the verdicts are a function of the
+        table (what naive Bayes's engines use: an exact or BHC fit stays deterministic).
     beta : float, default=1.0
         Dirichlet pseudo-count of the screen's categoricals.
 
@@ -118,7 +125,7 @@ def screened(
     counts: Counts | SparseCounts,
     offsets: np.ndarray,
     ordinal: np.ndarray,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None,
     beta: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`held_shared`'s columns, and the designed ones (bool, each (n_features,)):
@@ -164,19 +171,33 @@ def screened(
     return (np.zeros_like(held) if held.all() else held), is_designed
 
 
+def _streams(
+    rng: np.random.Generator | None, value_counts: np.ndarray, offsets: np.ndarray, salt: int
+) -> ColumnStreams:
+    """Each column's stream of a test: from ``rng``, or seeded by the column's counts."""
+    if rng is None:
+        return ColumnStreams.of_columns(value_counts, offsets, salt)
+    return ColumnStreams(rng, offsets.size - 1)
+
+
 def heterogeneity(
-    value_counts: np.ndarray, offsets: np.ndarray, rng: np.random.Generator, beta: float = 1.0
+    value_counts: np.ndarray,
+    offsets: np.ndarray,
+    rng: np.random.Generator | None,
+    beta: float = 1.0,
 ) -> np.ndarray:
     """How far each column's values differ between tasks beyond chance, in standard
     deviations, shape (n_features,): the log Bayes factor of a Dirichlet–categorical per task
     against one shared, against ``N_DRAWS`` deals of the column's values to the tasks
-    (each task's count of the column's values kept)."""
+    (each task's count of the column's values kept). ``rng`` None: each column's deals are
+    seeded by its own counts (:meth:`~clusterednb.inference.screen_draws.ColumnStreams.
+    of_columns`)."""
     by_task = value_counts.sum(axis=1)  # (U, V)
     task, value = entries_by_column(by_task, offsets)  # the tasks' places fixed
     feature = _feature_of(offsets)[value]
     shape, widths = by_task.shape, np.diff(offsets)
     bounds = np.searchsorted(feature, np.arange(widths.size + 1))
-    streams = ColumnStreams(rng, widths.size)
+    streams = _streams(rng, value_counts, offsets, HETEROGENEITY_SALT)
 
     scratch = np.empty(value.size, dtype=np.int64)
 
@@ -193,7 +214,7 @@ def dependence(
     value_counts: np.ndarray,
     offsets: np.ndarray,
     ordinal: np.ndarray,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None,
     beta: float = 1.0,
 ) -> np.ndarray:
     """How far each column depends on the label within tasks beyond chance, in standard
@@ -201,7 +222,7 @@ def dependence(
     (task, class) against one per task, or for an ``ordinal`` column with two classes
     ``Σ_u n_u r_u²`` (``r_u`` the correlation of the bin's position with the label over task
     ``u``'s counted values), against ``N_DRAWS`` shuffles of the labels among each task's
-    values of each column."""
+    values of each column (``rng`` None: seeded by each column's counts)."""
     n_tasks, n_classes, n_values = value_counts.shape
     task, label, value = np.nonzero(value_counts)
     repeats = value_counts[task, label, value].astype(np.int64)
@@ -213,7 +234,7 @@ def dependence(
     bounds = np.searchsorted(block, np.arange(offsets.size) * n_tasks)
     ordinal = np.asarray(ordinal, dtype=bool) & (n_classes == 2)
     widths = np.diff(offsets)
-    streams = ColumnStreams(rng, widths.size)
+    streams = _streams(rng, value_counts, offsets, DEPENDENCE_SALT)
 
     def from_counts(counts: np.ndarray) -> np.ndarray:  # (U, C, V) → (F,)
         values = class_split_evidence(counts, widths, beta)
@@ -303,7 +324,9 @@ def with_held_columns(
     )
 
 
-def _within_budget(counts: Counts | SparseCounts, rng: np.random.Generator) -> np.ndarray | None:
+def _within_budget(
+    counts: Counts | SparseCounts, rng: np.random.Generator | None
+) -> np.ndarray | None:
     """The value counts, shape (n_screened, n_classes, n_values_total), of a random subset of
     at most :data:`MAX_SCREENED_TASKS` tasks holding at most :data:`MAX_SCREENED_VALUES`
     counted values (all of them when they fit; at least two tasks, the two smallest when
@@ -326,6 +349,8 @@ def _within_budget(counts: Counts | SparseCounts, rng: np.random.Generator) -> n
         per_task = counts.value_counts.reshape(counts.n_groups, -1).sum(axis=1)
     if per_task.sum() <= MAX_SCREENED_VALUES and per_task.size <= MAX_SCREENED_TASKS:
         return counts.take(np.arange(per_task.size)).value_counts
+    if rng is None:  # the subset a function of the table
+        rng = data_stream(SUBSET_SALT, per_task)
     order = rng.permutation(per_task.size)[:MAX_SCREENED_TASKS]
     within = np.cumsum(per_task[order]) <= MAX_SCREENED_VALUES
     if within.sum() >= 2:

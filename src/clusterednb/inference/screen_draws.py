@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from clusterednb.seeding import data_stream
 from clusterednb.stats.column_tests import above_chance, all_distinct
 
 N_DRAWS = 30
@@ -85,9 +86,10 @@ def entries_of(
 
 class ColumnStreams:
     """One generator per column for the shuffles of the screen's tests, each seeded from one
-    draw of ``rng`` and the column's position: a column's shuffles, and so its verdict, do not
-    depend on how many other columns the table holds (adding noise columns to a table leaves
-    the other columns' verdicts as they were).
+    draw of ``rng`` and the column's position, or (:meth:`of_columns`) from the column's own
+    counts: a column's shuffles, and so its verdict, do not depend on how many other columns
+    the table holds (adding noise columns to a table leaves the other columns' verdicts as
+    they were).
 
     Examples
     --------
@@ -102,6 +104,32 @@ class ColumnStreams:
         seed = int(rng.integers(2**63))  # one draw, whatever the number of columns
         self.streams = [np.random.default_rng([seed, column]) for column in range(n_columns)]
         self.buffer: np.ndarray | None = None
+
+    @classmethod
+    def of_columns(cls, value_counts: np.ndarray, offsets: np.ndarray, salt: int):
+        """Streams each seeded by its column's own counts (``value_counts[..., start:stop]``
+        of shape (U, C, V_f); :func:`~clusterednb.seeding.data_stream`) and ``salt`` (one per
+        test): a column's verdict is then a function of its counts alone, whatever seed the
+        fit was given and whatever else the table holds.
+
+        Examples
+        --------
+        Two tasks, one class; column 0 alone, then beside another column:
+
+        >>> counts = np.array([[[2, 0, 1, 1]], [[0, 2, 1, 1]]])
+        >>> alone = ColumnStreams.of_columns(counts[..., :2], np.array([0, 2]), salt=1)
+        >>> beside = ColumnStreams.of_columns(counts, np.array([0, 2, 4]), salt=1)
+        >>> first, bounds = np.array([0]), np.array([0, 4, 8])
+        >>> alone.uniforms(first, bounds).tolist() == beside.uniforms(first, bounds).tolist()
+        True
+        """
+        streams = cls.__new__(cls)
+        streams.streams = [
+            data_stream(salt, value_counts[..., start:stop])
+            for start, stop in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)
+        ]
+        streams.buffer = None
+        return streams
 
     def uniforms(self, columns: np.ndarray, bounds: np.ndarray) -> np.ndarray:
         """Uniforms for ``columns``' entries (column ``c``'s are ``bounds[c]`` to

@@ -32,7 +32,6 @@ from clusterednb.inference.screen_release import released_columns
 from clusterednb.inference.variational.engine import VariationalSettings, fit_variational
 from clusterednb.inference.variational.relevance import fit_variational_relevance
 from clusterednb.models.observation import DirichletNB, ObservationModel
-from clusterednb.seeding import side_stream
 from clusterednb.stats.counts import Counts
 from clusterednb.stats.sparse_counts import SparseCounts
 
@@ -225,7 +224,7 @@ def run_engine(
     if settings.relevance is True:
         return _run_relevance(settings, model, counts, given)
     if settings.relevance == AUTO and _may_screen(settings, model, counts, given):
-        held, _ = _screen(model, counts, given)
+        held, _ = _screen(model, counts)
         if held.any():  # the held columns shared, the others read by the plain engine
             return _held_shared(settings, model, counts, given, held)
     return _plain_engine(settings, model, counts, given)
@@ -326,15 +325,14 @@ def _may_screen(
     )
 
 
-def _screen(
-    model: DirichletNB, counts: Counts | SparseCounts, given: EngineInput
-) -> tuple[np.ndarray, np.ndarray]:
+def _screen(model: DirichletNB, counts: Counts | SparseCounts) -> tuple[np.ndarray, np.ndarray]:
     """The screen's held and designed columns (:func:`~clusterednb.inference.
-    relevance_screen.screened`), from a generator spawned from the fit's own (so the fit's
-    own draws are those without it)."""
+    relevance_screen.screened`), each column's shuffles seeded by its own counts: the
+    verdicts are a function of the table, whatever ``random_state`` (an exact or BHC fit
+    stays deterministic), and the fit's own draws are those without the screen."""
     schema = model.schema
     ordinal = np.array([name in schema.bin_edges for name in schema.feature_names])
-    return screened(counts, model.offsets, ordinal, side_stream(given.rng))
+    return screened(counts, model.offsets, ordinal, None)
 
 
 def _run_relevance(
@@ -350,7 +348,7 @@ def _run_relevance(
     if given.unlabelled_X.shape[0]:
         raise CNBError("relevance=True learns from labelled rows only: set semi_supervised=False")
     if isinstance(model, DirichletNB):
-        held, designed = _screen(model, counts, given)
+        held, designed = _screen(model, counts)
         if not designed.any():
             designed = None
         if held.any():
