@@ -88,7 +88,8 @@ class ClusteredNB(TaskNaiveBayes):
         into ``n_jobs`` shards that run in parallel threads (the same approximation as
         ``backend="dask"``; 1 is the exact sequential sampler).
     random_state, progress : int, numpy.random.Generator or None; bool, default=True
-        Seed of the only source of randomness; a progress bar when stderr is a terminal.
+        Seed of the engines' draws (the screen's are seeded by the table: an exact or BHC
+        fit is deterministic); a progress bar when stderr is a terminal.
     schema, classes, handle_unknown, task_column, observation
         As in :class:`~clusterednb.NoSharingNB` (every engine works with the document
         observation models, whose counts add like the categorical ones).
@@ -147,8 +148,7 @@ class ClusteredNB(TaskNaiveBayes):
         Gibbs only: Rao-Blackwellised posterior label probabilities of the unlabelled
         training rows (the transductive predictive of thesis §3.1).
     calibration_, transductive_temperature_ : ndarray of shape (2,), float
-        With ``calibration="sigmoid"``: ``(a, b)``; with ``transductive_temperature="auto"``:
-        the ``τ`` chosen.
+        ``(a, b)`` with ``calibration="sigmoid"``; ``τ`` with ``transductive_temperature="auto"``.
     feature_relevance_ : ndarray of shape (n_features,)
         When judged: ``P(feature relevant | D)`` ("auto": the screen's 1 or 0).
 
