@@ -351,3 +351,18 @@ def test_without_a_generator_each_columns_verdict_is_a_function_of_its_own_count
         moved[:4, 0] = (moved[:4, 0] + 1) % 5  # four values of column 0 changed
         z_moved = test(_counts(moved, y, task, 12), OFFSETS)
         assert z_moved[0] != z[0] and z_moved[1] == z[1]
+
+
+def test_a_subset_of_tasks_drawn_without_a_generator_is_a_function_of_the_table(monkeypatch):
+    """Above the screen's budget a subset of tasks is screened; without a generator (naive
+    Bayes's engines) it is seeded by the tasks' totals: the same subset every time, and
+    another for another table."""
+    monkeypatch.setattr(screen, "MAX_SCREENED_VALUES", 40)
+    rng = np.random.default_rng(6)
+    by_task = rng.integers(0, 3, size=(30, 2, 4))
+    counts = Counts(by_task.sum(axis=2), by_task)
+    first, again = screen._within_budget(counts, None), screen._within_budget(counts, None)
+    assert first.sum() <= 40 and first.shape[0] < 30
+    np.testing.assert_array_equal(first, again)
+    other = Counts(by_task[::-1].sum(axis=2), by_task[::-1].copy())
+    assert not np.array_equal(screen._within_budget(other, None), first)
