@@ -177,7 +177,7 @@ def _streams(
     """Each column's stream of a test: from ``rng``, or seeded by the column's counts."""
     if rng is None:
         return ColumnStreams.of_columns(value_counts, offsets, salt)
-    return ColumnStreams(rng, offsets.size - 1)
+    return ColumnStreams.from_rng(rng, offsets.size - 1)
 
 
 def heterogeneity(

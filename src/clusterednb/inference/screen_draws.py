@@ -93,20 +93,25 @@ class ColumnStreams:
 
     Examples
     --------
-    >>> alone = ColumnStreams(np.random.default_rng(0), 1)
-    >>> among_three = ColumnStreams(np.random.default_rng(0), 3)
+    >>> alone = ColumnStreams.from_rng(np.random.default_rng(0), 1)
+    >>> among_three = ColumnStreams.from_rng(np.random.default_rng(0), 3)
     >>> first, bounds = np.array([0]), np.array([0, 2, 5, 9])
     >>> alone.uniforms(first, bounds).tolist() == among_three.uniforms(first, bounds).tolist()
     True
     """
 
-    def __init__(self, rng: np.random.Generator, n_columns: int) -> None:
-        seed = int(rng.integers(2**63))  # one draw, whatever the number of columns
-        self.streams = [np.random.default_rng([seed, column]) for column in range(n_columns)]
+    def __init__(self, streams: list[np.random.Generator]) -> None:
+        self.streams = streams
         self.buffer: np.ndarray | None = None
 
     @classmethod
-    def of_columns(cls, value_counts: np.ndarray, offsets: np.ndarray, salt: int):
+    def from_rng(cls, rng: np.random.Generator, n_columns: int) -> ColumnStreams:
+        """Streams each seeded from one draw of ``rng`` and the column's position."""
+        seed = int(rng.integers(2**63))  # one draw, whatever the number of columns
+        return cls([np.random.default_rng([seed, column]) for column in range(n_columns)])
+
+    @classmethod
+    def of_columns(cls, value_counts: np.ndarray, offsets: np.ndarray, salt: int) -> ColumnStreams:
         """Streams each seeded by its column's own counts (``value_counts[..., start:stop]``
         of shape (U, C, V_f); :func:`~clusterednb.seeding.data_stream`) and ``salt`` (one per
         test): a column's verdict is then a function of its counts alone, whatever seed the
@@ -123,13 +128,12 @@ class ColumnStreams:
         >>> alone.uniforms(first, bounds).tolist() == beside.uniforms(first, bounds).tolist()
         True
         """
-        streams = cls.__new__(cls)
-        streams.streams = [
-            data_stream(salt, value_counts[..., start:stop])
-            for start, stop in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)
-        ]
-        streams.buffer = None
-        return streams
+        return cls(
+            [
+                data_stream(salt, value_counts[..., start:stop])
+                for start, stop in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)
+            ]
+        )
 
     def uniforms(self, columns: np.ndarray, bounds: np.ndarray) -> np.ndarray:
         """Uniforms for ``columns``' entries (column ``c``'s are ``bounds[c]`` to
