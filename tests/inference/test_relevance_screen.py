@@ -366,3 +366,54 @@ def test_a_subset_of_tasks_drawn_without_a_generator_is_a_function_of_the_table(
     np.testing.assert_array_equal(first, again)
     other = Counts(by_task[::-1].sum(axis=2), by_task[::-1].copy())
     assert not np.array_equal(screen._within_budget(other, None), first)
+
+
+def _apart_and_alike(seed: int) -> np.ndarray:
+    """Counts of 20 tasks × 40 rows: column 0's values set by the task's parity (they differ
+    between tasks far beyond chance), column 1 drawn alike everywhere."""
+    rng = np.random.default_rng(seed)
+    task = np.repeat(np.arange(20), 40)
+    apart = (task % 2) * 3 + rng.integers(0, 2, task.size)
+    codes = np.column_stack([apart, rng.integers(0, 3, task.size)])
+    return _counts(codes, rng.integers(0, 2, task.size), task, 20)
+
+
+def test_a_column_far_above_its_exact_moments_is_decided_without_a_deal(monkeypatch):
+    """Column 0 stands more than ``MOMENTS_CLEAR_Z`` s.d. above the exact mean of its X² over
+    deals: its z is that one, and only column 1 is dealt (the deals see one column), its z
+    the same as when every column is dealt."""
+    counts = _apart_and_alike(0)
+    by_task = counts.sum(axis=1)
+    exact = screen.pearson_z(by_task, OFFSETS)
+    assert exact[0] > screen.MOMENTS_CLEAR_Z and exact[1] < screen.MOMENTS_CLEAR_Z
+    dealt_widths = []
+    original = screen.group_split_evidence
+
+    def record(table, widths, beta):
+        dealt_widths.append(widths.tolist())
+        return original(table, widths, beta)
+
+    monkeypatch.setattr(screen, "group_split_evidence", record)
+    z = screen.heterogeneity(counts, OFFSETS, None)
+    assert z[0] == exact[0]
+    assert dealt_widths and all(widths == [3] for widths in dealt_widths)  # column 1 alone
+    monkeypatch.setattr(screen, "group_split_evidence", original)
+    every_column = screen._dealt_heterogeneity(
+        by_task, OFFSETS, screen._streams(None, counts, OFFSETS, screen.HETEROGENEITY_SALT), 1.0
+    )
+    assert z[1] == pytest.approx(every_column[1], rel=1e-12)  # the same deals, summed apart
+    assert every_column[0] > screen.SCREEN_Z  # the deals would have kept it too
+
+
+def test_a_table_whose_every_column_stands_clear_deals_nothing_and_draws_its_one_seed(
+    monkeypatch,
+):
+    """Where the exact moments decide every column no entry is built, and a generator passed
+    is drawn once all the same (what is drawn after it does not depend on the verdicts)."""
+    counts = _apart_and_alike(1)[:, :, :5]  # column 0 only
+    monkeypatch.setattr(screen, "entries_by_column", lambda *_: pytest.fail("entries built"))
+    rng, twin = np.random.default_rng(3), np.random.default_rng(3)
+    z = screen.heterogeneity(counts, OFFSETS[:2], rng)
+    assert z[0] > screen.MOMENTS_CLEAR_Z
+    twin.integers(2**63)
+    assert rng.integers(2**63) == twin.integers(2**63)

@@ -25,8 +25,10 @@ deviations above them and no two of them are one value; the others read more dra
   true one, from five a third, from ten rarely half. A column drawn at random stands 60 s.d.
   above three draws with a chance of 2e-4 (``√(4/3)`` times Student's t with 2 degrees of
   freedom), 20 above five with 3e-5, against the 3e-3 with which it passes
-  :data:`~clusterednb.inference.relevance_screen.SCREEN_Z` on 30. Landmine's fields stand
-  25–608 s.d. apart, and eight of nine stop after three deals.
+  :data:`~clusterednb.inference.relevance_screen.SCREEN_Z` on 30. (The heterogeneity test
+  deals only the columns its exact moments leave undecided:
+  :data:`~clusterednb.inference.relevance_screen.MOMENTS_CLEAR_Z`; landmine's fields stand
+  28–1 382 s.d. above deals, and every one of them clears without one.)
 - Those chances hold for a statistic of continuous values. On a table of a few rows the
   statistic takes few values, a few draws can agree by chance and show no spread at all
   (:func:`~clusterednb.stats.column_tests.all_distinct`): a column whose draws repeat a
@@ -39,9 +41,8 @@ def above_draws(observed: np.ndarray, draw) -> np.ndarray:
     (F,) against :data:`N_DRAWS` of its values under ``draw(columns)`` (the statistic of the
     given columns under one shuffle, (len(columns),)), or against fewer: at each of
     :data:`EARLY_STOPS` the columns that already stand clear above distinct draws are decided,
-    and later draws shuffle only the others (on landmine the columns stand 30–700 standard
-    deviations apart between tasks; on MovieLens 18 of 21 columns are decided after five
-    draws, and the other 25 draws shuffle three columns' values)."""
+    and later draws shuffle only the others (on MovieLens 18 of 21 columns were decided after
+    five deals, and the other 25 deals dealt three columns' values)."""
     z = np.empty(observed.size)
     null = np.empty((N_DRAWS, observed.size))
     undecided, done = np.arange(observed.size), 0
@@ -85,16 +86,16 @@ def entries_of(
 
 
 class ColumnStreams:
-    """One generator per column for the shuffles of the screen's tests, each seeded from one
-    draw of ``rng`` and the column's position, or (:meth:`of_columns`) from the column's own
-    counts: a column's shuffles, and so its verdict, do not depend on how many other columns
-    the table holds (adding noise columns to a table leaves the other columns' verdicts as
-    they were).
+    """One generator per column for the shuffles of the screen's tests (``streams[k]``: the
+    ``k``-th column drawn), each seeded from one draw of ``rng`` and the column's position
+    (:meth:`from_rng`), or from the column's own counts (:meth:`of_columns`): a column's
+    shuffles, and so its verdict, do not depend on how many other columns the table holds
+    (adding noise columns to a table leaves the other columns' verdicts as they were).
 
     Examples
     --------
-    >>> alone = ColumnStreams.from_rng(np.random.default_rng(0), 1)
-    >>> among_three = ColumnStreams.from_rng(np.random.default_rng(0), 3)
+    >>> alone = ColumnStreams.from_rng(np.random.default_rng(0), np.arange(1))
+    >>> among_three = ColumnStreams.from_rng(np.random.default_rng(0), np.arange(3))
     >>> first, bounds = np.array([0]), np.array([0, 2, 5, 9])
     >>> alone.uniforms(first, bounds).tolist() == among_three.uniforms(first, bounds).tolist()
     True
@@ -105,33 +106,38 @@ class ColumnStreams:
         self.buffer: np.ndarray | None = None
 
     @classmethod
-    def from_rng(cls, rng: np.random.Generator, n_columns: int) -> ColumnStreams:
-        """Streams each seeded from one draw of ``rng`` and the column's position."""
+    def from_rng(cls, rng: np.random.Generator, columns: np.ndarray) -> ColumnStreams:
+        """Streams of ``columns`` (positions in the table), each seeded from one draw of
+        ``rng`` (drawn whatever the columns, none included) and the column's position."""
         seed = int(rng.integers(2**63))  # one draw, whatever the number of columns
-        return cls([np.random.default_rng([seed, column]) for column in range(n_columns)])
+        return cls([np.random.default_rng([seed, column]) for column in columns.tolist()])
 
     @classmethod
-    def of_columns(cls, value_counts: np.ndarray, offsets: np.ndarray, salt: int) -> ColumnStreams:
-        """Streams each seeded by its column's own counts (``value_counts[..., start:stop]``
-        of shape (U, C, V_f); :func:`~clusterednb.seeding.data_stream`) and ``salt`` (one per
-        test): a column's verdict is then a function of its counts alone, whatever seed the
-        fit was given and whatever else the table holds.
+    def of_columns(
+        cls, value_counts: np.ndarray, offsets: np.ndarray, salt: int, columns: np.ndarray
+    ) -> ColumnStreams:
+        """Streams of ``columns`` (positions in the table), each seeded by its column's own
+        counts (``value_counts[..., start:stop]`` of shape (U, C, V_f);
+        :func:`~clusterednb.seeding.data_stream`) and ``salt`` (one per test): a column's
+        verdict is then a function of its counts alone, whatever seed the fit was given and
+        whatever else the table holds.
 
         Examples
         --------
         Two tasks, one class; column 0 alone, then beside another column:
 
         >>> counts = np.array([[[2, 0, 1, 1]], [[0, 2, 1, 1]]])
-        >>> alone = ColumnStreams.of_columns(counts[..., :2], np.array([0, 2]), salt=1)
-        >>> beside = ColumnStreams.of_columns(counts, np.array([0, 2, 4]), salt=1)
-        >>> first, bounds = np.array([0]), np.array([0, 4, 8])
+        >>> first = np.array([0])
+        >>> alone = ColumnStreams.of_columns(counts[..., :2], np.array([0, 2]), 1, first)
+        >>> beside = ColumnStreams.of_columns(counts, np.array([0, 2, 4]), 1, first)
+        >>> bounds = np.array([0, 4])
         >>> alone.uniforms(first, bounds).tolist() == beside.uniforms(first, bounds).tolist()
         True
         """
         return cls(
             [
-                data_stream(salt, value_counts[..., start:stop])
-                for start, stop in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)
+                data_stream(salt, value_counts[..., offsets[column] : offsets[column + 1]])
+                for column in columns.tolist()
             ]
         )
 
