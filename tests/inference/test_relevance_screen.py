@@ -417,3 +417,39 @@ def test_a_table_whose_every_column_stands_clear_deals_nothing_and_draws_its_one
     assert z[0] > screen.MOMENTS_CLEAR_Z
     twin.integers(2**63)
     assert rng.integers(2**63) == twin.integers(2**63)
+
+
+def _leaning_table(seed: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """30 tasks × 12 rows: ``kept`` means the label one way in half the tasks and the other way
+    in the rest; ``strong`` follows the label alike everywhere; twenty noise colours."""
+    rng = np.random.default_rng(seed)
+    task = np.repeat(np.arange(30), 12)
+    y = rng.integers(0, 2, task.size)
+    kept = np.where(task % 2 == 0, y, 1 - y) * 2 + rng.integers(0, 2, task.size)
+    columns = {"kept": kept, "strong": np.where(rng.random(task.size) < 0.8, y, 1 - y)}
+    columns |= {f"noise{j}": rng.integers(0, 4, task.size) for j in range(20)}
+    return pd.DataFrame(columns).astype(str), y, task
+
+
+def test_held_columns_are_predicted_class_by_class_only_when_judged_so_together(monkeypatch):
+    """The screen made to hold ``strong`` and the noise: a held column is predicted from the
+    pooled counts, class by class only where the held columns judged together are likelier
+    dependent on the label. ``strong`` (a factor beyond 10⁶) is; no noise column is, not even
+    one whose own factor passes 1 (on this table, one of twenty)."""
+    X, y, task = _leaning_table(2)
+    engines = clusterednb.naive_bayes.engines
+    held = np.array([False] + [True] * 21)
+    monkeypatch.setattr(engines, "screened", lambda *_: (held, np.zeros_like(held)))
+    model = ClusteredNB(random_state=0, progress=False).fit(X, y, task)
+    pooled = model.counts_.total().value_counts[0].astype(np.float64)
+    share = clusterednb.inference.relevance.shared_evidence(model.observation_, pooled)[1]
+    assert share[1] < 1e-6 and (share[2:] < 0.5).any()  # alone, a noise column would lean
+
+    def moved_by(column: str) -> bool:
+        rows = X.iloc[:4].copy()
+        base = model.predict_proba(rows, task[:4])
+        rows[column] = np.where(rows[column] == "0", "1", "0")
+        return not np.allclose(model.predict_proba(rows, task[:4]), base, atol=1e-12)
+
+    assert moved_by("kept") and moved_by("strong")
+    assert not any(moved_by(f"noise{j}") for j in range(20))

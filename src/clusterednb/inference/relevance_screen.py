@@ -53,6 +53,7 @@ from clusterednb.inference.screen_draws import (
     entries_by_column,
     entries_of,
 )
+from clusterednb.inference.screen_release import most_probable_switches
 from clusterednb.models.observation import DirichletNB
 from clusterednb.seeding import data_stream
 from clusterednb.stats.column_tests import (
@@ -330,20 +331,31 @@ def restricted(
 
 
 def with_held_columns(
-    result: ClusteringResult, model: DirichletNB, counts: Counts | SparseCounts, free: np.ndarray
+    result: ClusteringResult,
+    model: DirichletNB,
+    counts: Counts | SparseCounts,
+    free: np.ndarray,
+    prior: tuple[float, float] = (1.0, 1.0),
 ) -> ClusteringResult:
     """An engine's ``result`` on the ``free`` columns, completed over every column: each
     component predicts a held column from the counts pooled over every task, as a shared
-    column is predicted, and the same for every class where the column is likelier not to
-    depend on the label at all (:func:`~clusterednb.inference.relevance.shared_evidence`:
-    twenty noise columns' chance differences between the classes, multiplied together, would
-    otherwise blur every prediction). The held columns' relevance is 0, and the log evidence
-    adds their evidence when shared (the model in which they are known to be shared)."""
+    column is predicted, and the same for every class unless the held columns whose
+    dependence on the label the pooled rows favour (:func:`~clusterednb.inference.relevance.
+    shared_evidence`) are, judged together, likelier dependent
+    (:func:`~clusterednb.inference.screen_release.most_probable_switches` under ``prior``, the
+    Beta prior of the share: twenty noise columns' chance differences between the classes,
+    multiplied together, would otherwise blur every prediction, and one in twenty has a
+    factor above 1). The held columns' relevance is 0, and the log evidence adds their
+    evidence when shared (the model in which they are known to be shared)."""
     value_feature = model.schema.value_feature
     values = free[value_feature]
     pooled = counts.total().value_counts[0].astype(np.float64)  # (C, V)
     log_shared, label_free_share = shared_evidence(model, pooled)
-    label_free = (label_free_share >= 0.5)[value_feature]
+    with np.errstate(divide="ignore"):  # a share of 0 or 1: a factor of ±inf
+        log_factor = np.log1p(-label_free_share) - np.log(label_free_share)
+    dependent = np.zeros(free.size, dtype=bool)
+    dependent[~free] = most_probable_switches(log_factor[~free], prior)
+    label_free = ~dependent[value_feature]
     pooled[:, label_free] = pooled[:, label_free].sum(axis=0)
     posterior = result.posterior
     sub_counts = posterior.component_counts

@@ -117,10 +117,10 @@ class ClusteredNB(TaskNaiveBayes):
         Each feature differs between clusters or is shared by every task, as the Gibbs and
         variational engines judge after a screen (:mod:`~clusterednb.inference.relevance`;
         others refuse). "auto", any local engine: the columns the screen holds (and the
-        clusters do not release) are shared, the others relevant; where none is held (or:
-        Dask, unlabelled rows, documents, over 300 tasks) as False, to the last digit.
+        clusters do not release) shared, the others relevant; none held (or Dask, unlabelled
+        rows, documents, over 300 tasks): as False, to the last digit.
     relevance_prior : (a, b), default=(1.0, 1.0)
-        Beta prior of the share of relevant features among those the screen leaves free.
+        Beta prior of the share of relevant features, free or held by the screen.
     numeric, n_bins
         Columns read as numbers ("auto": columns of numbers that are not all whole, and
         columns of whole numbers with more than 20 distinct values), cut into ``n_bins``

@@ -261,14 +261,14 @@ def _held_shared(
     """``relevance="auto"`` where the screen holds columns (``held``, bool (n_features,)):
     the plain engine on the other columns, every one of them relevant, and the held ones
     shared by every task (:func:`~clusterednb.inference.relevance_screen.with_held_columns`).
-    A held column whose evidence on that fit's clusters beats its shared evidence is released
-    (:func:`~clusterednb.inference.screen_release.released_columns`) and the engine runs again
-    from the same draws on the columns then kept (all of them: the plain fit). The relevance
-    is the screen's verdict, 1 or 0; the fit's draws are those of the plain engine on a table
-    without the columns held."""
+    Held columns whose evidence on that fit's clusters beats their shared evidence, judged
+    together, are released (:func:`~clusterednb.inference.screen_release.released_columns`)
+    and the engine runs again from the same draws on the columns then kept (all of them: the
+    plain fit). The relevance is the screen's verdict, 1 or 0; the fit's draws are those of
+    the plain engine on a table without the columns held."""
     fresh = copy.deepcopy(given.rng)  # a second fit draws as a first one would
     result = _fit_without(settings, model, counts, given, held)
-    released = released_columns(model, counts, held, result.partition)
+    released = released_columns(model, counts, held, result.partition, settings.relevance_prior)
     if not released.any():
         return result
     held = held & ~released
@@ -293,7 +293,8 @@ def _fit_without(
     result = _plain_engine(settings, sub_model, sub_counts, given)
     verdict = np.ones(int((~held).sum()))  # with_held_columns keeps the other extras
     extras = {**result.extras, "feature_relevance": verdict, "screen_only": True}
-    return with_held_columns(replace(result, extras=extras), model, counts, ~held)
+    restricted_result = replace(result, extras=extras)
+    return with_held_columns(restricted_result, model, counts, ~held, settings.relevance_prior)
 
 
 def _judging_engine(settings: EngineSettings) -> bool:
@@ -355,7 +356,8 @@ def _run_relevance(
             sub_model, sub_counts = restricted(model, counts, ~held)
             forced = None if designed is None else designed[~held]
             result = _run_judge(settings, sub_model, sub_counts, given, forced)
-            return _naming(with_held_columns(result, model, counts, ~held), designed)
+            completed = with_held_columns(result, model, counts, ~held, settings.relevance_prior)
+            return _naming(completed, designed)
         return _naming(_run_judge(settings, model, counts, given, designed), designed)
     return _run_judge(settings, model, counts, given)
 
