@@ -24,7 +24,7 @@ deviations above them and no two of them are one value; the others read more dra
 - The fewer the draws, the higher the bar: a spread from three draws can be a tenth of the
   true one, from five a third, from ten rarely half. A column drawn at random stands 60 s.d.
   above three draws with a chance of 2e-4 (``√(4/3)`` times Student's t with 2 degrees of
-  freedom), 20 above five with 3e-5, against the 3e-3 with which it passes
+  freedom), 20 above five with 3e-5, against the 2.4e-4 with which it passes
   :data:`~clusterednb.inference.relevance_screen.SCREEN_Z` on 30. (The heterogeneity test
   deals only the columns its exact moments leave undecided:
   :data:`~clusterednb.inference.relevance_screen.MOMENTS_CLEAR_Z`; landmine's fields stand

@@ -25,21 +25,27 @@ from dataclasses import replace
 import numpy as np
 
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.relevance_screen import MAX_SCREENED_TASKS, SCREEN_Z, heterogeneity
+from clusterednb.inference.relevance_screen import MAX_SCREENED_TASKS, heterogeneity
 from clusterednb.logistic.documents import task_value_counts
 from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.settings import AUTO, FitSettings
 from clusterednb.seeding import detached_stream
 from clusterednb.stats.column_tests import designed
 
+ALIKE_Z = 3.0
+"""Standard deviations above random deals at or below which a column's values are alike in
+every task, so that ``"auto"`` judges every column. Naive Bayes's screen holds a column below
+4 (:data:`~clusterednb.inference.relevance_screen.SCREEN_Z`), since a column it passes is read
+as relevant; a column that passes here is still judged with the others."""
+
 
 def columns_alike(data: JointData, rng: np.random.Generator, beta: float = 1.0) -> np.ndarray:
     """The columns whose values do not differ between ``data``'s tasks beyond chance and are
     not designed (:func:`~clusterednb.inference.relevance_screen.heterogeneity` at most
-    :data:`~clusterednb.inference.relevance_screen.SCREEN_Z` standard deviations above random
-    deals, :func:`~clusterednb.stats.column_tests.designed` not), bool of shape
-    (n_features,): read by the clusters' feature side, such a column can only blur the
-    partition. Every row counts (the clusters read the unlabelled ones too); at most
+    :data:`ALIKE_Z` standard deviations above random deals,
+    :func:`~clusterednb.stats.column_tests.designed` not), bool of shape (n_features,): read
+    by the clusters' feature side, such a column can only blur the partition. Every row
+    counts (the clusters read the unlabelled ones too); at most
     :data:`~clusterednb.inference.relevance_screen.MAX_SCREENED_TASKS` tasks, drawn from
     ``rng`` when there are more. None for documents or fewer than two tasks.
 
@@ -65,7 +71,7 @@ def columns_alike(data: JointData, rng: np.random.Generator, beta: float = 1.0) 
         position = np.searchsorted(tasks, data.task[rows])
         by_task = task_value_counts(data.codes[rows], position, tasks.size, data.offsets)
     spread = heterogeneity(np.asarray(by_task)[:, None, :], data.offsets, rng, beta)
-    return (spread <= SCREEN_Z) & ~designed(spread)
+    return (spread <= ALIKE_Z) & ~designed(spread)
 
 
 def resolved_relevance(
