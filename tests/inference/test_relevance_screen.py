@@ -16,6 +16,7 @@ import clusterednb
 from clusterednb import ClusteredNB
 from clusterednb.inference import relevance_screen as screen
 from clusterednb.inference import screen_draws as draws
+from clusterednb.stats.column_tests import ordinal_correlations
 from clusterednb.stats.counts import Counts
 
 OFFSETS = np.array([0, 5, 8])
@@ -40,7 +41,7 @@ def test_the_ordinal_statistic_is_the_sum_of_each_tasks_squared_correlation():
             x, labels = codes[rows, column], y[rows]
             if rows.sum() > 1 and np.ptp(x) > 0 and np.ptp(labels) > 0:
                 expected[column] += rows.sum() * pearsonr(x, labels)[0] ** 2
-    found = screen._ordinal_correlations(_counts(codes, y, task, 6), OFFSETS)
+    found = ordinal_correlations(_counts(codes, y, task, 6), OFFSETS)
     np.testing.assert_allclose(found, expected, rtol=1e-10, atol=1e-12)
 
 
@@ -453,3 +454,30 @@ def test_held_columns_are_predicted_class_by_class_only_when_judged_so_together(
 
     assert moved_by("kept") and moved_by("strong")
     assert not any(moved_by(f"noise{j}") for j in range(20))
+
+
+def test_a_column_every_task_holds_alike_is_designed_by_its_tables_chance_without_a_deal(
+    monkeypatch,
+):
+    """Every person of the survey rates the same sixteen products: each attribute's table of
+    people × values is exactly what its margins expect (X² = 0), a table whose chance under
+    deals is its own (here below 1e-100). Those columns are designed with that chance as
+    their z (a normal quantile), and only the column drawn at random is dealt."""
+    X, y, task = _designed_survey(0)
+    codes = np.column_stack([X[c].astype(int) for c in X])
+    offsets = np.array([0, 2, 4, 6, 8, 11])
+    counts = _counts(codes, y, task, 150, offsets)
+    dealt_widths = []
+    original = screen.group_split_evidence
+
+    def record(table, widths, beta):
+        dealt_widths.append(widths.tolist())
+        return original(table, widths, beta)
+
+    monkeypatch.setattr(screen, "group_split_evidence", record)
+    z = screen.heterogeneity(counts, offsets, None)
+    chance = screen.log_table_chance(counts.sum(axis=1), offsets)[:4]
+    assert (chance < np.log(1e-100)).all()
+    np.testing.assert_allclose(z[:4], screen.ndtri_exp(chance))
+    assert screen.designed(z).tolist() == [True] * 4 + [False]
+    assert dealt_widths and all(widths == [3] for widths in dealt_widths)  # the drawn column

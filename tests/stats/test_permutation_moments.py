@@ -10,7 +10,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from clusterednb.stats.permutation_moments import pearson_moments, pearson_z
+from clusterednb.stats.permutation_moments import (
+    log_table_chance,
+    pearson_moments,
+    pearson_z,
+    proportional,
+)
 
 
 def _table(groups: np.ndarray, values: np.ndarray, n_groups: int, n_values: int) -> np.ndarray:
@@ -136,3 +141,28 @@ def test_a_table_dealt_at_random_rarely_stands_far_above_by_the_bound():
     assert abs(z.mean()) < 0.1 and abs(z.std() - 1.0) < 0.1  # standardised exactly
     for bar in (1.0, 2.0, 3.0):
         assert (z >= bar).mean() <= 1.0 / (1.0 + bar * bar)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_tables_chance_is_its_share_of_every_deal(seed):
+    rng = np.random.default_rng(20 + seed)
+    n = int(rng.integers(4, 8))
+    groups, values = rng.integers(0, 3, n), rng.integers(0, 3, n)
+    table = _table(groups, values, 3, 3)
+    dealt = [
+        _table(groups, np.array(order), 3, 3) for order in itertools.permutations(values.tolist())
+    ]
+    share = np.mean([np.array_equal(d, table) for d in dealt])
+    chance = np.exp(log_table_chance(table, np.array([0, 3]))[0])
+    assert chance == pytest.approx(share, rel=1e-12)
+    distinct = {d.tobytes(): d for d in dealt}.values()
+    total = sum(np.exp(log_table_chance(d, np.array([0, 3]))[0]) for d in distinct)
+    assert total == pytest.approx(1.0, rel=1e-12)  # every table a deal gives, once
+
+
+def test_only_the_table_its_margins_expect_is_proportional():
+    even = np.array([[2.0, 4.0], [1.0, 2.0]])
+    assert proportional(even, np.array([0, 2])).tolist() == [True]
+    assert _pearson(even) == pytest.approx(0.0, abs=1e-12)
+    assert proportional(np.array([[2.0, 4.0], [2.0, 1.0]]), np.array([0, 2])).tolist() == [False]
+    assert proportional(np.zeros((2, 2)), np.array([0, 2])).tolist() == [False]  # counts nothing

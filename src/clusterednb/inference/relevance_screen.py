@@ -43,6 +43,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from scipy.special import ndtri_exp
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.inference.relevance import shared_evidence
@@ -57,14 +58,15 @@ from clusterednb.inference.screen_release import most_probable_switches
 from clusterednb.models.observation import DirichletNB
 from clusterednb.seeding import data_stream
 from clusterednb.stats.column_tests import (
+    DESIGNED_Z,
     class_split_evidence,
     designed,
     group_split_evidence,
-    summed_squared_correlations,
+    ordinal_correlations,
 )
 from clusterednb.stats.counts import Counts
 from clusterednb.stats.kernels import dealt_counts
-from clusterednb.stats.permutation_moments import pearson_z
+from clusterednb.stats.permutation_moments import log_table_chance, pearson_z, proportional
 from clusterednb.stats.sparse_counts import SparseCounts
 
 SCREEN_Z = 4.0
@@ -215,7 +217,13 @@ def heterogeneity(
     (:func:`~clusterednb.stats.permutation_moments.pearson_z`) is decided by them, with no
     deal, and that z is its answer: by Cantelli's inequality a column dealt at random stands
     so far above with a chance of at most 1 / (1 + z²), 1.1e-3, whatever the law's shape
-    (landmine's nine fields, 35–570 s.d.). Every other column is scored by the log
+    (landmine's nine fields, 35–570 s.d.). A column whose every task holds its values in the
+    same proportions (X² = 0, the one such table: :func:`~clusterednb.stats.
+    permutation_moments.proportional`) is decided by that table's own chance under the deals
+    (:func:`~clusterednb.stats.permutation_moments.log_table_chance`) where it is rarer than
+    :data:`~clusterednb.stats.column_tests.DESIGNED_Z` s.d. of a normal law below; its z is
+    that normal quantile, so the column is designed (the survey's every column: 1e-50 and
+    rarer). Every other column is scored by the log
     Bayes factor of a Dirichlet–categorical per task against one shared, against ``N_DRAWS``
     deals of the column's values to the tasks (each task's count of the column's values
     kept; fewer where it stands clear early: :func:`~clusterednb.inference.screen_draws.
@@ -224,6 +232,10 @@ def heterogeneity(
     by_task = value_counts.sum(axis=1)  # (U, V)
     exact = pearson_z(by_task, offsets)
     z = np.where(exact > MOMENTS_CLEAR_Z, exact, np.nan)  # NaN compares False
+    even = proportional(by_task, offsets)  # X² = 0: its chance is the table's own
+    rarely = ndtri_exp(log_table_chance(by_task, offsets))  # as rare as z s.d. of a normal
+    balanced = even & (rarely < -DESIGNED_Z)
+    z[balanced] = rarely[balanced]
     drawn = np.flatnonzero(np.isnan(z))
     streams = _streams(rng, value_counts, offsets, HETEROGENEITY_SALT, drawn)
     if drawn.size:
@@ -284,7 +296,7 @@ def dependence(
     def from_counts(counts: np.ndarray) -> np.ndarray:  # (U, C, V) → (F,)
         values = class_split_evidence(counts, widths, beta)
         if ordinal.any():
-            values[ordinal] = _ordinal_correlations(counts, offsets)[ordinal]
+            values[ordinal] = ordinal_correlations(counts, offsets)[ordinal]
         return values
 
     def statistic(at: np.ndarray | slice, labels: np.ndarray) -> np.ndarray:
@@ -420,24 +432,3 @@ def _within_budget(
 def _feature_of(offsets: np.ndarray) -> np.ndarray:
     """The column of each flat value, shape (n_values_total,)."""
     return np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
-
-
-def _ordinal_correlations(counts: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Each column's ``Σ_u n_u r_u²`` from two classes' counts (U, 2, V): ``r_u`` the
-    correlation of the value's position within its column with the label (0 where either is
-    constant), (F,)."""
-    starts = offsets[:-1]
-    position = np.arange(offsets[-1]) - np.repeat(starts, np.diff(offsets))
-    counts = counts.astype(np.float64)
-    both = counts.sum(axis=1)  # (U, V)
-
-    def per_column(weights: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(weights, starts, axis=-1)  # (U, F)
-
-    return summed_squared_correlations(
-        per_column(both),
-        per_column(both * position),
-        per_column(counts[:, 1]),
-        per_column(both * position**2),
-        per_column(counts[:, 1] * position),
-    )

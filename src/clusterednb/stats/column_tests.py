@@ -194,6 +194,37 @@ def summed_squared_correlations(
     return (count * np.where(usable, squared, 0.0)).sum(axis=0)
 
 
+def ordinal_correlations(counts: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Each column's ``Σ_u n_u r_u²`` from two classes' counts (U, 2, V): ``r_u`` the
+    correlation of the value's position within its column with the label over group ``u``'s
+    counted values (0 where either is constant), (F,) (:func:`summed_squared_correlations`).
+
+    Examples
+    --------
+    One group whose two classes sit at opposite ends of a column of three bins: ``r² = 1``
+    over its 4 values.
+
+    >>> counts = np.array([[[2.0, 0.0, 0.0], [0.0, 0.0, 2.0]]])
+    >>> ordinal_correlations(counts, np.array([0, 3])).round(12).tolist()
+    [4.0]
+    """
+    starts = offsets[:-1]
+    position = np.arange(offsets[-1]) - np.repeat(starts, np.diff(offsets))
+    counts = counts.astype(np.float64)
+    both = counts.sum(axis=1)  # (U, V)
+
+    def per_column(weights: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(weights, starts, axis=-1)  # (U, F)
+
+    return summed_squared_correlations(
+        per_column(both),
+        per_column(both * position),
+        per_column(counts[:, 1]),
+        per_column(both * position**2),
+        per_column(counts[:, 1] * position),
+    )
+
+
 ROUNDING = 1e-9
 """Draws of a statistic closer than this, relative to its size, are one value: shuffles that
 give the same table up to an order of the tasks give the same statistic summed in another

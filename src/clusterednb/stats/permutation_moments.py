@@ -20,11 +20,19 @@ small tables).
 Cantelli's inequality turns the two into a bound with no assumption on the law's shape: a
 table dealt at random stands ``z`` standard deviations above the mean with probability at most
 ``1 / (1 + z²)``.
+
+The other tail has an exact answer where it matters. A table whose every cell is what the
+margins expect (``n_ij = r_i c_j / N``: every group holds the values in the same
+proportions, as in a survey where every person rated the same products) has X² = 0, and no
+other table has: so its chance under the deals is that of the table itself, the
+multivariate hypergeometric ``Π_i r_i! Π_j c_j! / (N! Π_ij n_ij!)``
+(:func:`log_table_chance`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import gammaln
 
 FOURTH_POWER = ((1, 1.0), (2, 7.0), (3, 6.0), (4, 1.0))
 """``n⁴ = Σ_m S(4, m) (n)_(m)``: each order ``m`` with its Stirling number of the second kind."""
@@ -151,3 +159,54 @@ def pearson_moments(
     spread = np.maximum(total * total * (second - mean_s * mean_s), 0.0)
     variance = np.where(defined, spread, np.nan)
     return statistic, mean, variance
+
+
+def log_table_chance(by_group: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Each column's log chance of its own groups × values table among the deals that keep
+    both margins, ``log Π_i r_i! Π_j c_j! − log N! − Σ_ij log n_ij!``, shape (n_features,).
+
+    Parameters
+    ----------
+    by_group : ndarray of shape (n_groups, n_values_total)
+    offsets : ndarray of shape (n_features + 1,)
+
+    Examples
+    --------
+    Two groups of two, two values of two each: of the three tables the deals give, the one
+    that splits both values evenly has chance C(2, 1) C(2, 1) / C(4, 2) = 4/6.
+
+    >>> round(float(np.exp(log_table_chance(np.array([[1.0, 1.0], [1.0, 1.0]]),
+    ...                                      np.array([0, 2]))[0])), 6)
+    0.666667
+    """
+    counts = np.asarray(by_group, dtype=np.float64)
+    starts = np.asarray(offsets)[:-1]
+    rows = np.add.reduceat(counts, starts, axis=1)  # (G, F)
+    values = counts.sum(axis=0)  # (V,)
+    total = rows.sum(axis=0)
+    cells = np.add.reduceat(gammaln(counts + 1.0), starts, axis=1).sum(axis=0)
+    margins = gammaln(rows + 1.0).sum(axis=0) + np.add.reduceat(gammaln(values + 1.0), starts)
+    return margins - gammaln(total + 1.0) - cells
+
+
+def proportional(by_group: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Whether each column's table is exactly what its margins expect, every cell
+    ``r_i c_j / N`` (X² = 0, the one such table), bool of shape (n_features,); a column that
+    counts nothing is not.
+
+    Examples
+    --------
+    >>> proportional(np.array([[2.0, 2.0, 3.0, 1.0], [1.0, 1.0, 1.0, 1.0]]),
+    ...              np.array([0, 2, 4])).tolist()
+    [True, False]
+    """
+    counts = np.asarray(by_group, dtype=np.float64)
+    starts = np.asarray(offsets)[:-1]
+    widths = np.diff(offsets)
+    rows = np.add.reduceat(counts, starts, axis=1)  # (G, F)
+    values = counts.sum(axis=0)
+    total = rows.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = np.repeat(rows / total, widths, axis=1) * values  # (G, V)
+    apart = np.abs(counts - expected) > 1e-9 * np.maximum(expected, 1.0)
+    return (np.add.reduceat(apart, starts, axis=1).sum(axis=0) == 0) & (total > 0)
