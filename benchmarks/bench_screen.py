@@ -7,8 +7,12 @@ Fits alternate (auto, plain) in one interpreter after one untimed fit of each; t
 and their ratio are printed. Run the script with ``PYTHONPATH=<worktree>/src`` to time
 another commit.
 
+``--dataset`` may also be a CSV file with ``--task`` and ``--label`` (the simulated
+organisation: ``cnb meeting simulate -o DIR``, then ``--dataset DIR/requests.csv --task user
+--label accepted``); its columns are read as the estimator reads them.
+
 Usage: python benchmarks/bench_screen.py [--dataset landmine] [--inference bhc]
-       [--repeats 15] [--data-dir ../shared/data]
+       [--repeats 15] [--data-dir ../shared/data] [--task user --label accepted]
 """
 
 from __future__ import annotations
@@ -26,7 +30,11 @@ def main() -> None:
     parser.add_argument("--inference", default="bhc")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--data-dir", default="../shared/data")
+    parser.add_argument("--task", default="user", help="a CSV's task column")
+    parser.add_argument("--label", default="accepted", help="a CSV's label column")
     args = parser.parse_args()
+
+    import pandas as pd
 
     from clusterednb import ClusteredNB
     from clusterednb.evaluation.datasets import load_dataset
@@ -34,10 +42,16 @@ def main() -> None:
     from clusterednb.inference import relevance_screen
     from clusterednb.naive_bayes import engines
 
-    dataset = load_dataset(args.dataset, args.data_dir)
-    frame = dataset.frame[dataset.frame["label"].notna()]
-    train, _ = discretised(dataset, frame, frame.iloc[:1])
-    X, y, tasks = train[dataset.features], train["label"], train["task"]
+    if args.dataset.endswith(".csv"):
+        table = pd.read_csv(args.dataset)
+        train = table[table[args.label].notna()]
+        X = train.drop(columns=[args.task, args.label])
+        y, tasks = train[args.label], train[args.task]
+    else:
+        dataset = load_dataset(args.dataset, args.data_dir)
+        frame = dataset.frame[dataset.frame["label"].notna()]
+        train, _ = discretised(dataset, frame, frame.iloc[:1])
+        X, y, tasks = train[dataset.features], train["label"], train["task"]
 
     screen_seconds: list[float] = []
     screened = engines.screened
