@@ -212,30 +212,16 @@ def heterogeneity(
     """How far each column's values differ between tasks beyond chance, in standard
     deviations, shape (n_features,).
 
-    A column whose Pearson X² of tasks × values stands more than :data:`MOMENTS_CLEAR_Z`
-    standard deviations above its exact mean over the deals that keep both margins
-    (:func:`~clusterednb.stats.permutation_moments.pearson_z`) is decided by them, with no
-    deal, and that z is its answer: by Cantelli's inequality a column dealt at random stands
-    so far above with a chance of at most 1 / (1 + z²), 1.1e-3, whatever the law's shape
-    (landmine's nine fields, 35–570 s.d.). A column whose every task holds its values in the
-    same proportions (X² = 0, the one such table: :func:`~clusterednb.stats.
-    permutation_moments.proportional`) is decided by that table's own chance under the deals
-    (:func:`~clusterednb.stats.permutation_moments.log_table_chance`) where it is rarer than
-    :data:`~clusterednb.stats.column_tests.DESIGNED_Z` s.d. of a normal law below; its z is
-    that normal quantile, so the column is designed (the survey's every column: 1e-50 and
-    rarer). Every other column is scored by the log
-    Bayes factor of a Dirichlet–categorical per task against one shared, against ``N_DRAWS``
-    deals of the column's values to the tasks (each task's count of the column's values
-    kept; fewer where it stands clear early: :func:`~clusterednb.inference.screen_draws.
-    above_draws`). ``rng`` None: each column's deals are seeded by its own counts
+    Where the exact law of the deals decides a column (:func:`_decided_exactly`: landmine's
+    nine fields, the survey's thirteen), that z is its answer. Every other column is scored
+    by the log Bayes factor of a Dirichlet–categorical per task against one shared, against
+    ``N_DRAWS`` deals of the column's values to the tasks (each task's count of the column's
+    values kept; fewer where it stands clear early:
+    :func:`~clusterednb.inference.screen_draws.above_draws`). ``rng`` None: each column's
+    deals are seeded by its own counts
     (:meth:`~clusterednb.inference.screen_draws.ColumnStreams.of_columns`)."""
     by_task = value_counts.sum(axis=1)  # (U, V)
-    exact = pearson_z(by_task, offsets)
-    z = np.where(exact > MOMENTS_CLEAR_Z, exact, np.nan)  # NaN compares False
-    even = proportional(by_task, offsets)  # X² = 0: its chance is the table's own
-    rarely = ndtri_exp(log_table_chance(by_task, offsets))  # as rare as z s.d. of a normal
-    balanced = even & (rarely < -DESIGNED_Z)
-    z[balanced] = rarely[balanced]
+    z = _decided_exactly(by_task, offsets)
     drawn = np.flatnonzero(np.isnan(z))
     streams = _streams(rng, value_counts, offsets, HETEROGENEITY_SALT, drawn)
     if drawn.size:
@@ -244,6 +230,28 @@ def heterogeneity(
         z[drawn] = _dealt_heterogeneity(
             by_task[:, kept], np.concatenate([[0], np.cumsum(widths)]), streams, beta
         )
+    return z
+
+
+def _decided_exactly(by_task: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The z of the columns of ``by_task`` (U, V) that the exact law of the deals decides,
+    NaN for the others, shape (n_features,):
+
+    - Pearson's X² more than :data:`MOMENTS_CLEAR_Z` standard deviations above its exact mean
+      (:func:`~clusterednb.stats.permutation_moments.pearson_z`): that z. Dealt at random a
+      column stands so far above with a chance of at most 1 / (1 + z²) whatever the law
+      (Cantelli; landmine's fields stand 35–570 s.d. above).
+    - a table in its margins' exact proportions (X² = 0, the one such table:
+      :func:`~clusterednb.stats.permutation_moments.proportional`) whose own chance under the
+      deals (:func:`~clusterednb.stats.permutation_moments.log_table_chance`) is rarer than
+      :data:`~clusterednb.stats.column_tests.DESIGNED_Z` s.d. of a normal law below: that
+      normal quantile, so the column is designed (the survey's columns: chances of 1e-134).
+    """
+    exact = pearson_z(by_task, offsets)
+    z = np.where(exact > MOMENTS_CLEAR_Z, exact, np.nan)  # NaN compares False
+    rarely = ndtri_exp(log_table_chance(by_task, offsets))  # as rare as z s.d. of a normal
+    balanced = proportional(by_task, offsets) & (rarely < -DESIGNED_Z)
+    z[balanced] = rarely[balanced]
     return z
 
 
