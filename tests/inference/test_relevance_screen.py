@@ -432,6 +432,14 @@ def _leaning_table(seed: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     return pd.DataFrame(columns).astype(str), y, task
 
 
+def _moves(model: ClusteredNB, X: pd.DataFrame, task: np.ndarray, column: str) -> bool:
+    """Whether flipping ``column`` between "0" and "1" in four rows moves their prediction."""
+    rows = X.iloc[:4].copy()
+    base = model.predict_proba(rows, task[:4])
+    rows[column] = np.where(rows[column] == "0", "1", "0")
+    return not np.allclose(model.predict_proba(rows, task[:4]), base, atol=1e-12)
+
+
 def test_held_columns_are_predicted_class_by_class_only_when_judged_so_together(monkeypatch):
     """The screen made to hold ``strong`` and the noise: a held column is predicted from the
     pooled counts, class by class only where the held columns judged together are likelier
@@ -446,14 +454,8 @@ def test_held_columns_are_predicted_class_by_class_only_when_judged_so_together(
     share = clusterednb.inference.relevance.shared_evidence(model.observation_, pooled)[1]
     assert share[1] < 1e-6 and (share[2:] < 0.5).any()  # alone, a noise column would lean
 
-    def moved_by(column: str) -> bool:
-        rows = X.iloc[:4].copy()
-        base = model.predict_proba(rows, task[:4])
-        rows[column] = np.where(rows[column] == "0", "1", "0")
-        return not np.allclose(model.predict_proba(rows, task[:4]), base, atol=1e-12)
-
-    assert moved_by("kept") and moved_by("strong")
-    assert not any(moved_by(f"noise{j}") for j in range(20))
+    assert _moves(model, X, task, "kept") and _moves(model, X, task, "strong")
+    assert not any(_moves(model, X, task, f"noise{j}") for j in range(20))
 
 
 def test_a_column_every_task_holds_alike_is_designed_by_its_tables_chance_without_a_deal(
@@ -481,3 +483,19 @@ def test_a_column_every_task_holds_alike_is_designed_by_its_tables_chance_withou
     np.testing.assert_allclose(z[:4], screen.ndtri_exp(chance))
     assert screen.designed(z).tolist() == [True] * 4 + [False]
     assert dealt_widths and all(widths == [3] for widths in dealt_widths)  # the drawn column
+
+
+def test_the_prior_of_the_share_of_relevant_columns_decides_for_the_held_ones(monkeypatch):
+    """``relevance_prior`` reaches the held columns' judgement: a prior that expects most
+    columns to matter (Beta(50, 1)) lets the noise columns whose own factor passes 1 predict
+    class by class, where the default holds them all alike."""
+    X, y, task = _leaning_table(2)
+    engines = clusterednb.naive_bayes.engines
+    held = np.array([False] + [True] * 21)
+    monkeypatch.setattr(engines, "screened", lambda *_: (held, np.zeros_like(held)))
+    model = ClusteredNB(relevance_prior=(50.0, 1.0), random_state=0, progress=False)
+    model.fit(X, y, task)
+    pooled = model.counts_.total().value_counts[0].astype(np.float64)
+    share = clusterednb.inference.relevance.shared_evidence(model.observation_, pooled)[1]
+    leaning = [f"noise{j}" for j in range(20) if share[2 + j] < 0.5]
+    assert leaning and all(_moves(model, X, task, column) for column in leaning)
