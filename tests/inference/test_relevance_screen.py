@@ -387,17 +387,11 @@ def test_a_column_far_above_its_exact_moments_is_decided_without_a_deal(monkeypa
     by_task = counts.sum(axis=1)
     exact = screen.pearson_z(by_task, OFFSETS)
     assert exact[0] > screen.MOMENTS_CLEAR_Z and exact[1] < screen.MOMENTS_CLEAR_Z
-    dealt_widths = []
     original = screen.group_split_evidence
-
-    def record(table, widths, beta):
-        dealt_widths.append(widths.tolist())
-        return original(table, widths, beta)
-
-    monkeypatch.setattr(screen, "group_split_evidence", record)
+    scored = _recording(monkeypatch, "group_split_evidence")
     z = screen.heterogeneity(counts, OFFSETS, None)
     assert z[0] == exact[0]
-    assert dealt_widths and all(widths == [3] for widths in dealt_widths)  # column 1 alone
+    assert scored and all(table.shape[1] == 3 for table in scored)  # column 1's values alone
     monkeypatch.setattr(screen, "group_split_evidence", original)
     every_column = screen._dealt_heterogeneity(
         by_task, OFFSETS, screen._streams(None, counts, OFFSETS, screen.HETEROGENEITY_SALT), 1.0
@@ -469,20 +463,13 @@ def test_a_column_every_task_holds_alike_is_designed_by_its_tables_chance_withou
     codes = np.column_stack([X[c].astype(int) for c in X])
     offsets = np.array([0, 2, 4, 6, 8, 11])
     counts = _counts(codes, y, task, 150, offsets)
-    dealt_widths = []
-    original = screen.group_split_evidence
-
-    def record(table, widths, beta):
-        dealt_widths.append(widths.tolist())
-        return original(table, widths, beta)
-
-    monkeypatch.setattr(screen, "group_split_evidence", record)
+    scored = _recording(monkeypatch, "group_split_evidence")
     z = screen.heterogeneity(counts, offsets, None)
     chance = screen.log_table_chance(counts.sum(axis=1), offsets)[:4]
     assert (chance < np.log(1e-100)).all()
     np.testing.assert_allclose(z[:4], screen.ndtri_exp(chance))
     assert screen.designed(z).tolist() == [True] * 4 + [False]
-    assert dealt_widths and all(widths == [3] for widths in dealt_widths)  # the drawn column
+    assert scored and all(table.shape[1] == 3 for table in scored)  # the drawn column's values
 
 
 def test_the_prior_of_the_share_of_relevant_columns_decides_for_the_held_ones(monkeypatch):

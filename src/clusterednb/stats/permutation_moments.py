@@ -31,6 +31,8 @@ multivariate hypergeometric ``Π_i r_i! Π_j c_j! / (N! Π_ij n_ij!)``
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy.special import gammaln
 
@@ -38,6 +40,32 @@ FOURTH_POWER = ((1, 1.0), (2, 7.0), (3, 6.0), (4, 1.0))
 """``n⁴ = Σ_m S(4, m) (n)_(m)``: each order ``m`` with its Stirling number of the second kind."""
 MIN_COUNTED = 4
 """Values a column must count for its fourth moments to be defined (``(N)_(4) > 0``)."""
+
+
+class Margins(NamedTuple):
+    """A groups × values table's counts and margins, column by column."""
+
+    counts: np.ndarray  # (G, V), float
+    starts: np.ndarray  # (F,): where each column's values start
+    rows: np.ndarray  # (G, F): each group's count of the column's values, r_i
+    values: np.ndarray  # (V,): each value's count, c_j
+    total: np.ndarray  # (F,): the values each column counts, N
+
+
+def margins(by_group: np.ndarray, offsets: np.ndarray) -> Margins:
+    """The :class:`Margins` of ``by_group`` (G, V), its columns' values starting at
+    ``offsets[:-1]``.
+
+    Examples
+    --------
+    >>> m = margins(np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 1.0]]), np.array([0, 2, 3]))
+    >>> m.rows.tolist(), m.total.tolist()
+    ([[3.0, 3.0], [1.0, 1.0]], [4.0, 4.0])
+    """
+    counts = np.asarray(by_group, dtype=np.float64)
+    starts = np.asarray(offsets)[:-1]
+    rows = np.add.reduceat(counts, starts, axis=1)
+    return Margins(counts, starts, rows, counts.sum(axis=0), rows.sum(axis=0))
 
 
 def falling(x: np.ndarray, order: int) -> np.ndarray:
@@ -103,27 +131,21 @@ def pearson_moments(
     >>> [round(float(v[0]), 10) for v in (x2, mean, variance)]
     [4.0, 1.3333333333, 3.5555555556]
     """
-    counts = np.asarray(by_group, dtype=np.float64)
-    starts = np.asarray(offsets)[:-1]
-    rows = np.add.reduceat(counts, starts, axis=1)  # r_i of each column, (G, F)
-    values = counts.sum(axis=0)  # c_j, (V,)
+    counts, starts, rows, values, total = margins(by_group, offsets)
     with np.errstate(divide="ignore"):
         row_weight = np.where(rows > 0, 1.0 / rows, 0.0)  # ρ_i
         value_weight = np.where(values > 0, 1.0 / values, 0.0)  # κ_j
-    total = rows.sum(axis=0)  # N, (F,)
     by_row = np.add.reduceat(counts * counts * value_weight, starts, axis=1)  # Σ_j n²κ, (G, F)
     statistic = total * ((row_weight * by_row).sum(axis=0) - 1.0)
 
-    def group_sum(weights: np.ndarray, margin: np.ndarray, order: int, squared: bool):
-        """Σ ρ^(1 or 2) (x)_(order) over groups (margin ``rows``) or values (reduceat)."""
-        terms = (weights * weights if squared else weights) * falling(margin, order)
-        if margin.ndim == 2:
-            return terms.sum(axis=0)
-        return np.add.reduceat(terms, starts)
+    def per_column(terms: np.ndarray) -> np.ndarray:
+        """Terms of the groups (G, F) or of the values (V,) summed for each column, (F,)."""
+        return terms.sum(axis=0) if terms.ndim == 2 else np.add.reduceat(terms, starts)
 
     def sides(weights: np.ndarray, margin: np.ndarray) -> tuple[dict, dict]:
-        single = {a: group_sum(weights, margin, a, False) for a in (1, 2)}
-        squared = {m: group_sum(weights, margin, m, True) for m in (1, 2, 3, 4)}
+        """Σ ρ (x)_(a), a = 1, 2, and Σ ρ² (x)_(m), m = 1 … 4, over groups or values."""
+        single = {a: per_column(weights * falling(margin, a)) for a in (1, 2)}
+        squared = {m: per_column(weights**2 * falling(margin, m)) for m in (1, 2, 3, 4)}
         return single, squared
 
     def pairs(single: dict, squared: dict, weights: np.ndarray, margin: np.ndarray) -> dict:
@@ -132,8 +154,7 @@ def pearson_moments(
         out = {}
         for a in (1, 2):
             for b in (1, 2):
-                cross = weights * weights * falling(margin, a) * falling(margin, b)
-                cross = cross.sum(axis=0) if margin.ndim == 2 else np.add.reduceat(cross, starts)
+                cross = per_column(weights**2 * falling(margin, a) * falling(margin, b))
                 out[a, b] = single[a] * single[b] - cross + squared[a + b]
         return out
 
@@ -179,14 +200,10 @@ def log_table_chance(by_group: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     ...                                      np.array([0, 2]))[0])), 6)
     0.666667
     """
-    counts = np.asarray(by_group, dtype=np.float64)
-    starts = np.asarray(offsets)[:-1]
-    rows = np.add.reduceat(counts, starts, axis=1)  # (G, F)
-    values = counts.sum(axis=0)  # (V,)
-    total = rows.sum(axis=0)
+    counts, starts, rows, values, total = margins(by_group, offsets)
     cells = np.add.reduceat(gammaln(counts + 1.0), starts, axis=1).sum(axis=0)
-    margins = gammaln(rows + 1.0).sum(axis=0) + np.add.reduceat(gammaln(values + 1.0), starts)
-    return margins - gammaln(total + 1.0) - cells
+    by_margin = gammaln(rows + 1.0).sum(axis=0) + np.add.reduceat(gammaln(values + 1.0), starts)
+    return by_margin - gammaln(total + 1.0) - cells
 
 
 def proportional(by_group: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -200,12 +217,8 @@ def proportional(by_group: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     ...              np.array([0, 2, 4])).tolist()
     [True, False]
     """
-    counts = np.asarray(by_group, dtype=np.float64)
-    starts = np.asarray(offsets)[:-1]
+    counts, starts, rows, values, total = margins(by_group, offsets)
     widths = np.diff(offsets)
-    rows = np.add.reduceat(counts, starts, axis=1)  # (G, F)
-    values = counts.sum(axis=0)
-    total = rows.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         expected = np.repeat(rows / total, widths, axis=1) * values  # (G, V)
     apart = np.abs(counts - expected) > 1e-9 * np.maximum(expected, 1.0)
