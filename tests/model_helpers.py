@@ -1,15 +1,19 @@
 """Checks that any fitted estimator of the package owes a model file, and the feature-relevance
-problems that the engines judging columns are tested on."""
+problems that the engines judging columns are tested on, with their brute-force answer."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
-from scipy.special import gammaln
+from scipy.special import betaln, gammaln, logsumexp
 
 import clusterednb
 from clusterednb import Counts, FeatureSchema
+from clusterednb.inference.relevance import LABEL_FREE_SHARE
 from clusterednb.models.observation import DirichletNB
+from clusterednb.models.partition_prior import set_partitions
 
 
 def log_dm(counts: np.ndarray, beta: np.ndarray) -> float:
@@ -86,3 +90,55 @@ def relevance_population(seed: int = 0, n_tasks: int = 24, n_rows: int = 12) -> 
         )
     frame = pd.concat(frames, ignore_index=True)
     return frame.drop(columns=["task", "y"]), frame.y.to_numpy(), frame.task.to_numpy()
+
+
+def brute_force_relevance(model, counts, gamma, prior):
+    """``log P(D)``, ``P(z | D)`` and ``P(r_f = 1 | D)`` by summing every (z, r, label-freedom)."""
+    schema, beta = model.schema, model.beta
+    n_tasks, n_features = counts.n_groups, schema.n_features
+    offsets = schema.offsets
+    a, b = prior
+
+    def feature_ml(tasks, f):  # label-dependent: one Dirichlet per class
+        n = counts.value_counts[list(tasks)].sum(axis=0)
+        cut = slice(offsets[f], offsets[f + 1])
+        return sum(log_dm(n[y, cut], beta[y, cut]) for y in range(schema.n_classes))
+
+    def label_free_ml(f):
+        n = counts.value_counts.sum(axis=(0, 1))
+        cut = slice(offsets[f], offsets[f + 1])
+        return log_dm(n[cut], beta[:, cut].mean(axis=0))
+
+    everyone = range(n_tasks)
+    shared = [
+        np.logaddexp(
+            np.log1p(-LABEL_FREE_SHARE) + feature_ml(everyone, f),
+            np.log(LABEL_FREE_SHARE) + label_free_ml(f),
+        )
+        for f in range(n_features)
+    ]
+    partitions = [np.array(z) for z in set_partitions(n_tasks)]
+    joint = np.full((len(partitions), 2**n_features), -np.inf)
+    for i, z in enumerate(partitions):
+        blocks = [np.flatnonzero(z == k) for k in range(z.max() + 1)]
+        sizes = np.array([len(block) for block in blocks])
+        log_crp = (
+            len(blocks) * np.log(gamma)
+            + gammaln(sizes).sum()
+            + gammaln(gamma)
+            - gammaln(gamma + n_tasks)
+        )
+        for j, r in enumerate(itertools.product((0, 1), repeat=n_features)):
+            k = sum(r)
+            log_r = betaln(a + k, b + n_features - k) - betaln(a, b)
+            features = sum(
+                sum(feature_ml(block, f) for block in blocks) if r[f] else shared[f]
+                for f in range(n_features)
+            )
+            joint[i, j] = log_crp + log_r + features
+    total = logsumexp(joint)
+    labels = sum(log_dm(counts.label_counts[t], model.alpha) for t in range(n_tasks))
+    switches = np.array(list(itertools.product((0, 1), repeat=n_features)))
+    relevance = np.exp(logsumexp(joint, axis=0) - total) @ switches
+    weights = np.exp(logsumexp(joint, axis=1) - total)
+    return total + labels, np.array(partitions), weights, relevance

@@ -65,6 +65,9 @@ ESTIMATORS = {
     ),
     "cnb-bhc": lambda: ClusteredNB(inference="bhc", handle_unknown="ignore"),
     "cnb-exact": lambda: ClusteredNB(inference="exact", handle_unknown="ignore"),
+    "cnb-exact+relevance": lambda: ClusteredNB(
+        inference="exact", relevance=True, handle_unknown="ignore"
+    ),
     "cnb-gibbs": lambda: ClusteredNB(
         inference="gibbs",
         n_sweeps=3,
@@ -106,6 +109,8 @@ FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthChe
 FUZZ_LONG = settings(
     max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+"""Every estimator but the exact relevance engine (300 examples take it 40 s: 10 000 would
+add 20 minutes; it ran 300 without a crash when added, and runs the short fuzz)."""
 
 
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
@@ -116,7 +121,7 @@ def test_fit_predict_never_crashes(name, data, query):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize("name", sorted(set(ESTIMATORS) - {"cnb-exact+relevance"}))
 @FUZZ_LONG
 @given(data=frames(), query=frames(max_rows=6))
 def test_fit_predict_never_crashes_long(name, data, query):

@@ -8,11 +8,10 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy.special import betaln, gammaln, logsumexp
+from scipy.special import betaln, logsumexp
 
 from clusterednb import Counts
 from clusterednb.inference.relevance import (
-    LABEL_FREE_SHARE,
     RelevanceSettings,
     fit_relevance_gibbs,
     log_prior_count,
@@ -20,67 +19,14 @@ from clusterednb.inference.relevance import (
 )
 from clusterednb.inference.relevance_exact import enumerate_relevance, relevance_probability
 from clusterednb.inference.relevance_kernels import _log_sum_switches
-from clusterednb.models.partition_prior import set_partitions
-from model_helpers import log_dm, relevance_toy
-
-
-def _brute_force(model, counts, gamma, prior):
-    """``log P(D)``, ``P(z | D)`` and ``P(r_f = 1 | D)`` by summing every (z, r, label-freedom)."""
-    schema, beta = model.schema, model.beta
-    n_tasks, n_features = counts.n_groups, schema.n_features
-    offsets = schema.offsets
-    a, b = prior
-
-    def feature_ml(tasks, f):  # label-dependent: one Dirichlet per class
-        n = counts.value_counts[list(tasks)].sum(axis=0)
-        cut = slice(offsets[f], offsets[f + 1])
-        return sum(log_dm(n[y, cut], beta[y, cut]) for y in range(schema.n_classes))
-
-    def label_free_ml(f):
-        n = counts.value_counts.sum(axis=(0, 1))
-        cut = slice(offsets[f], offsets[f + 1])
-        return log_dm(n[cut], beta[:, cut].mean(axis=0))
-
-    everyone = range(n_tasks)
-    shared = [
-        np.logaddexp(
-            np.log1p(-LABEL_FREE_SHARE) + feature_ml(everyone, f),
-            np.log(LABEL_FREE_SHARE) + label_free_ml(f),
-        )
-        for f in range(n_features)
-    ]
-    partitions = [np.array(z) for z in set_partitions(n_tasks)]
-    joint = np.full((len(partitions), 2**n_features), -np.inf)
-    for i, z in enumerate(partitions):
-        blocks = [np.flatnonzero(z == k) for k in range(z.max() + 1)]
-        sizes = np.array([len(block) for block in blocks])
-        log_crp = (
-            len(blocks) * np.log(gamma)
-            + gammaln(sizes).sum()
-            + gammaln(gamma)
-            - gammaln(gamma + n_tasks)
-        )
-        for j, r in enumerate(itertools.product((0, 1), repeat=n_features)):
-            k = sum(r)
-            log_r = betaln(a + k, b + n_features - k) - betaln(a, b)
-            features = sum(
-                sum(feature_ml(block, f) for block in blocks) if r[f] else shared[f]
-                for f in range(n_features)
-            )
-            joint[i, j] = log_crp + log_r + features
-    total = logsumexp(joint)
-    labels = sum(log_dm(counts.label_counts[t], model.alpha) for t in range(n_tasks))
-    switches = np.array(list(itertools.product((0, 1), repeat=n_features)))
-    relevance = np.exp(logsumexp(joint, axis=0) - total) @ switches
-    weights = np.exp(logsumexp(joint, axis=1) - total)
-    return total + labels, np.array(partitions), weights, relevance
+from model_helpers import brute_force_relevance, relevance_toy
 
 
 @pytest.mark.parametrize(("n_tasks", "prior"), [(3, (1.0, 1.0)), (5, (2.0, 0.5)), (6, (1.0, 3.0))])
 def test_exact_enumeration_sums_the_switches_as_brute_force_does(n_tasks, prior):
     model, counts = relevance_toy(n_tasks, seed=n_tasks)
     exact = enumerate_relevance(model, counts, 0.8, prior)
-    log_evidence, partitions, weights, relevance = _brute_force(model, counts, 0.8, prior)
+    log_evidence, partitions, weights, relevance = brute_force_relevance(model, counts, 0.8, prior)
     assert exact.log_evidence == pytest.approx(log_evidence, abs=1e-9)
     assert (exact.partitions == partitions).all()
     np.testing.assert_allclose(exact.partition_weights, weights, atol=1e-9)

@@ -54,8 +54,11 @@ def test_the_noise_does_not_merge_the_two_groups():
     ("settings", "says"),
     [
         ({"inference": "bhc"}, "the 'bhc' engine does not sum over the features' switches"),
-        ({"inference": "exact"}, "the 'exact' engine does not sum over the features' switches"),
-        ({"inference": "gibbs", "backend": "dask"}, "run by the local Gibbs and variational"),
+        ({"inference": "search"}, "the 'search' engine does not sum over the features' switches"),
+        (
+            {"inference": "gibbs", "backend": "dask"},
+            "run by the local exact, Gibbs and variational",
+        ),
         ({"relevance_prior": (0, 1)}, "relevance_prior must be two positive numbers"),
         ({"relevance": "yes"}, "relevance must be one of"),
         ({"semi_supervised": True}, "needs inference='gibbs' without relevance"),
@@ -68,6 +71,23 @@ def test_what_no_engine_samples_is_refused_by_name(settings, says):
     model = ClusteredNB(progress=False, **{"relevance": True, **settings})
     with pytest.raises(CNBError, match=says):
         model.fit(X, y, tasks)
+
+
+def test_the_exact_engine_judges_the_columns_and_keeps_them_in_the_model_file(tmp_path):
+    """``inference="exact"`` sums the switches and partitions out (its predictive is tested
+    against the brute force in tests/inference): the noise columns found shared, the groups
+    kept apart, deterministic, and the same after a save and load."""
+    X, y, tasks = relevance_population(n_tasks=6, n_rows=12)
+    model = ClusteredNB(inference="exact", relevance=True, progress=False).fit(X, y, tasks)
+    relevance = dict(zip(model.feature_names_in_, model.feature_relevance_, strict=True))
+    assert relevance["a"] > 0.5 and relevance["b"] > 0.5, relevance
+    assert max(relevance["noise_colour"], relevance["noise_number"]) < 0.1, relevance
+    assert model.evidence_kind_ == "exact"
+    group = np.arange(6) % 2
+    assert model.coclustering_[group[:, None] != group[None, :]].max() < 0.5
+    again = ClusteredNB(inference="exact", relevance=True, progress=False).fit(X, y, tasks)
+    np.testing.assert_array_equal(again.predict_proba(X, tasks), model.predict_proba(X, tasks))
+    assert_relevance_survives_a_model_file(model, X, tasks, tmp_path / "model.cnb", 20)
 
 
 def test_partial_fit_keeps_reporting_relevance():

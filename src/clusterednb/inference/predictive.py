@@ -33,6 +33,10 @@ class PosteriorTables(Protocol):
 
 
 ROW_CHUNK = 65_536  # rows (times mixture entries) evaluated at once
+ENTRY_VALUES = 2**24
+"""Most numbers a chunk of known tasks' rows holds at once: each (row, mixture entry) pair
+holds its row's codes and joint, and its component's table when the tables are not computed
+once (an exact posterior of 8 tasks mixes thousands of entries a task)."""
 
 
 def mixture_log_proba(
@@ -67,8 +71,12 @@ def mixture_log_proba(
     [[0.8333, 0.1667]]
     """
     out = np.empty((X.shape[0], model.schema.n_classes))
-    for start in range(0, X.shape[0], ROW_CHUNK):
-        rows = slice(start, start + ROW_CHUNK)
+    n_classes, n_values = posterior.component_counts.shape[1:]
+    per_entry = X.shape[1] + n_classes if tables is not None else n_classes * (n_values + 1)
+    longest = int(np.diff(indptr).max())
+    chunk = max(1, min(ROW_CHUNK, ENTRY_VALUES // (longest * per_entry)))
+    for start in range(0, X.shape[0], chunk):
+        rows = slice(start, start + chunk)
         first = indptr[task[rows]]
         lengths = indptr[task[rows] + 1] - first
         if np.all(lengths == 1):  # one component a task (no sharing, complete sharing)

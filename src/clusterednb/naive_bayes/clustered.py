@@ -114,8 +114,8 @@ class ClusteredNB(TaskNaiveBayes):
         and the probabilities pass through it: naive Bayes' over-confidence undone, each
         task's ranking unchanged. ``partial_fit`` keeps the map of the last ``fit``.
     relevance : bool or "auto", default="auto"
-        Each feature differs between clusters or is shared by every task, as the Gibbs and
-        variational engines judge after a screen (:mod:`~clusterednb.inference.relevance`;
+        Each feature differs between clusters or is shared by every task, as the exact, Gibbs
+        and variational engines judge after a screen (:mod:`~clusterednb.inference.relevance`;
         others refuse). "auto", any local engine: the columns the screen holds (and the
         clusters do not release) shared, the others relevant; none held (or Dask, unlabelled
         rows, documents, over 300 tasks): as False, to the last digit.

@@ -26,6 +26,7 @@ from clusterednb.inference.relevance import (
     check_relevance_prior,
     fit_relevance_gibbs,
 )
+from clusterednb.inference.relevance_exact import fit_exact_relevance
 from clusterednb.inference.relevance_screen import restricted, screened, with_held_columns
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.screen_release import released_columns
@@ -38,7 +39,7 @@ from clusterednb.stats.sparse_counts import SparseCounts
 INFERENCE_ENGINES = ("gibbs", "bhc", "bhc-randomized", "exact", "search", "variational")
 SPARSE_ENGINES = ("gibbs", "variational")
 """The engines that read per-task counts kept sparse (:class:`SparseCounts`)."""
-RELEVANCE_ENGINES = ("gibbs", "variational")
+RELEVANCE_ENGINES = ("exact", "gibbs", "variational")
 """The engines that judge each feature's relevance (``relevance=True``)."""
 AUTO = "auto"
 MAX_AUTO_TASKS = 300
@@ -71,10 +72,9 @@ class EngineSettings:
     n_shards : int or None
         The Dask backend's shards.
     relevance : bool or "auto"
-        Each feature is relevant to the clusters or shared by every task
-        (:mod:`~clusterednb.inference.relevance`); the Gibbs engine samples the switches.
-        "auto": where the screen holds a column, the held columns are shared by every task
-        and the plain engine reads the others (:func:`run_engine`).
+        Each feature is relevant to the clusters or shared by every task (True: the switches
+        summed out exactly, sampled or approximated, :data:`RELEVANCE_ENGINES`). "auto": the
+        columns the screen holds shared, the others read by the plain engine (:func:`run_engine`).
     relevance_prior : tuple of float
         The Beta(a, b) prior of the share of relevant features.
     observation : str
@@ -145,9 +145,9 @@ def check_engine_settings(settings: EngineSettings) -> None:
     check_relevance_prior(settings.relevance_prior)
     if settings.relevance is True and not _judging_engine(settings):
         raise CNBError(
-            "relevance=True is run by the local Gibbs and variational engines (inference="
-            f"'gibbs' or 'variational'); the {settings.inference!r} engine does not sum over "
-            'the features\' switches (docs/engines.md, "Columns that do not separate users")'
+            "relevance=True is run by the local exact, Gibbs and variational engines; the "
+            f"{settings.inference!r} engine does not sum over the features' switches "
+            '(docs/engines.md, "Columns that do not separate users")'
         )
 
 
@@ -298,7 +298,7 @@ def _fit_without(
 
 
 def _judging_engine(settings: EngineSettings) -> bool:
-    """Whether the engine judges the columns' relevance: local Gibbs or variational."""
+    """Whether the engine judges the columns' relevance: local exact, Gibbs or variational."""
     return settings.inference in RELEVANCE_ENGINES and settings.backend == "local"
 
 
@@ -350,8 +350,7 @@ def _run_relevance(
         raise CNBError("relevance=True learns from labelled rows only: set semi_supervised=False")
     if isinstance(model, DirichletNB):
         held, designed = _screen(model, counts)
-        if not designed.any():
-            designed = None
+        designed = designed if designed.any() else None
         if held.any():
             sub_model, sub_counts = restricted(model, counts, ~held)
             forced = None if designed is None else designed[~held]
@@ -364,9 +363,8 @@ def _run_relevance(
 
 def _naming(result: ClusteringResult, designed: np.ndarray | None) -> ClusteringResult:
     """``result`` with ``extras["designed"]`` (bool, (n_features,)) where a column was."""
-    if designed is None:
-        return result
-    return replace(result, extras={**result.extras, "designed": designed})
+    extras = result.extras if designed is None else {**result.extras, "designed": designed}
+    return replace(result, extras=extras)
 
 
 def _run_judge(
@@ -376,8 +374,10 @@ def _run_judge(
     given: EngineInput,
     forced: np.ndarray | None = None,
 ) -> ClusteringResult:
-    """The Gibbs or variational relevance engine on these columns (``forced``, bool
+    """The exact, Gibbs or variational relevance engine on these columns (``forced``, bool
     (n_features,): the designed ones, kept relevant)."""
+    if settings.inference == "exact":
+        return fit_exact_relevance(model, counts, settings.gamma, settings.relevance_prior, forced)
     if settings.inference == "variational":
         return fit_variational_relevance(
             model,

@@ -50,6 +50,9 @@ GENERATIVE: dict[str, Callable[[int], TaskNaiveBayes]] = {
         n_samples=60, burn_in=20, random_state=seed, handle_unknown="ignore"
     ),
     "cnb-exact": lambda seed: ClusteredNB(inference="exact", handle_unknown="ignore"),
+    "cnb-exact+relevance": lambda seed: ClusteredNB(
+        inference="exact", relevance=True, handle_unknown="ignore"
+    ),
     "cnb-variational": lambda seed: ClusteredNB(
         inference="variational", random_state=seed, handle_unknown="ignore"
     ),
