@@ -35,8 +35,9 @@ class PosteriorTables(Protocol):
 ROW_CHUNK = 65_536  # rows (times mixture entries) evaluated at once
 ENTRY_VALUES = 2**24
 """Most numbers a chunk of known tasks' rows holds at once: each (row, mixture entry) pair
-holds its row's codes and joint, and its component's table when the tables are not computed
-once (an exact posterior of 8 tasks mixes thousands of entries a task)."""
+holds its row's codes and joint (an exact posterior of 8 tasks mixes thousands of entries a
+task). The components' tables, when not computed once, are those the chunk uses: at most
+the posterior's own size."""
 
 
 def mixture_log_proba(
@@ -71,10 +72,8 @@ def mixture_log_proba(
     [[0.8333, 0.1667]]
     """
     out = np.empty((X.shape[0], model.schema.n_classes))
-    n_classes, n_values = posterior.component_counts.shape[1:]
-    per_entry = X.shape[1] + n_classes if tables is not None else n_classes * (n_values + 1)
-    longest = int(np.diff(indptr).max())
-    chunk = max(1, min(ROW_CHUNK, ENTRY_VALUES // (longest * per_entry)))
+    per_entry = X.shape[1] + model.schema.n_classes
+    chunk = max(1, min(ROW_CHUNK, ENTRY_VALUES // (int(np.diff(indptr).max()) * per_entry)))
     for start in range(0, X.shape[0], chunk):
         rows = slice(start, start + chunk)
         first = indptr[task[rows]]
