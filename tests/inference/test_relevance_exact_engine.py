@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import sparse
 from scipy.special import betaln
 
 from clusterednb import Counts, FeatureSchema
@@ -125,3 +126,28 @@ def test_rows_are_predicted_in_chunks_of_bounded_entries(monkeypatch):
     # 104 entries a task, each holding 3 codes and 2 joints: 6 rows a chunk
     monkeypatch.setattr(predictive, "ENTRY_VALUES", 104 * 5 * 6)
     np.testing.assert_allclose(posterior.predict_log_proba(model, rows, tasks), whole, rtol=1e-14)
+
+
+def test_the_multinomial_documents_are_refused_and_the_bernoulli_ones_are_exact():
+    """A multinomial document's predictive is a Dirichlet-multinomial of its word counts, no
+    product of value probabilities that pseudo-counts could mix: refused by name. The
+    Bernoulli model is the categorical one over (absent, present): its documents' predictive
+    equals the categorical rows'."""
+    from clusterednb.models.document_events import BernoulliDirichletNB, MultinomialDirichletNB
+
+    counts = relevance_toy(4, seed=3)[1]
+    tokens = MultinomialDirichletNB(FeatureSchema(("tokens",), (("a", "b", "c"),), (0, 1)))
+    with pytest.raises(CNBError, match="MultinomialDirichletNB predicts a row otherwise"):
+        fit_exact_relevance(tokens, Counts(counts.label_counts, counts.value_counts[..., :3]), 1.0)
+    words = FeatureSchema(("w0", "w1", "w2"), ((0, 1),) * 3, (0, 1))
+    binary = Counts(counts.label_counts, counts.value_counts[..., 1:7])  # 3 two-valued columns
+    categorical = fit_exact_relevance(DirichletNB(words), binary, 1.0)
+    bernoulli = fit_exact_relevance(BernoulliDirichletNB(words), binary, 1.0)
+    rows = np.array([[0, 1, 1], [1, 0, 0]])
+    documents = sparse.csr_matrix(rows)  # present words as counts
+    task = np.array([0, 3])
+    np.testing.assert_allclose(
+        bernoulli.posterior.predict_log_proba(BernoulliDirichletNB(words), documents, task),
+        categorical.posterior.predict_log_proba(DirichletNB(words), rows, task),
+        atol=1e-12,
+    )

@@ -185,10 +185,11 @@ def fit_exact_relevance(
     >>> result.evidence_kind, len(result.partitions), result.extras["feature_relevance"].shape
     ('exact', 5, (1,))
     """
-    if not isinstance(model, DirichletNB):
-        raise CNBError(
-            "relevance=True with inference='exact' needs the categorical observation model; "
-            f"{type(model).__name__} has no per-feature evidence: use inference='gibbs'"
+    if type(model).log_feature_table is not DirichletNB.log_feature_table:
+        raise CNBError(  # the multinomial documents' predictive is no table of probabilities
+            "relevance=True with inference='exact' needs a model whose predictive is a table of "
+            f"value probabilities (categorical or Bernoulli); {type(model).__name__} predicts a "
+            "row otherwise: use inference='gibbs'"
         )
     n_tasks = _checked_tasks(counts)
     prior = check_relevance_prior(prior)
