@@ -1,5 +1,8 @@
 """Feature relevance summed out exactly over every partition of a few tasks: the reference
-the relevance sampler (:mod:`~clusterednb.inference.relevance`) is tested against."""
+the relevance sampler (:mod:`~clusterednb.inference.relevance`) is tested against
+(:func:`enumerate_relevance`, the switches summed by their count), and the exact engine with
+relevance (:func:`fit_exact_relevance`, the share of relevant features integrated by
+Gauss–Jacobi quadrature, which also gives its predictive)."""
 
 from __future__ import annotations
 
