@@ -17,7 +17,11 @@ from clusterednb.inference.relevance import (
     log_prior_count,
     log_sum_relevance,
 )
-from clusterednb.inference.relevance_exact import enumerate_relevance, relevance_probability
+from clusterednb.inference.relevance_exact import (
+    enumerate_relevance,
+    fit_exact_relevance,
+    relevance_probability,
+)
 from clusterednb.inference.relevance_kernels import _log_sum_switches
 from model_helpers import brute_force_relevance, relevance_toy
 
@@ -111,6 +115,15 @@ def test_the_sampler_finds_the_exact_posterior():
     )
     np.testing.assert_allclose(sampled.coclustering(), exact.coclustering(), atol=0.05)
     assert sampled.log_evidence <= exact.log_evidence + 1e-9  # a lower bound
+    rows = np.array([[a, b, c] for a in range(3) for b in range(2) for c in range(2)])
+    exact_posterior = fit_exact_relevance(model, counts, 1.0).posterior
+    for task in (0, 3, -1):  # known tasks of both groups, and a new one
+        index = np.full(len(rows), task)
+        np.testing.assert_allclose(
+            np.exp(sampled.posterior.predict_log_proba(model, rows, index)),
+            np.exp(exact_posterior.predict_log_proba(model, rows, index)),
+            atol=0.015,  # each sample's P(y | x) averaged instead: 0.019 apart
+        )
 
 
 def test_the_compiled_sweep_keeps_each_clusters_evidence_as_its_counts_say():

@@ -132,6 +132,20 @@ def test_gibbs_partition_frequencies_match_exact_posterior(split_merge, n_sweeps
         assert gibbs.result_.extras["split_merge_accepted"] > 0
 
 
+def test_gibbs_predictive_matches_the_exact_predictive():
+    """The sampler's samples mix their joints, so its ``P(y | x)`` tends to the exact
+    engine's ratio of evidences, for known tasks and a new one (an average of each sample's
+    ``P(y | x)`` would stay apart: the row's own ``x`` also weighs the partitions)."""
+    X, y, tasks = small_population(1)
+    exact = quiet(inference="exact").fit(X, y, tasks)
+    gibbs = quiet(inference="gibbs", n_sweeps=8_000, burn_in=500).fit(X, y, tasks)
+    assert gibbs.posterior_.mix_joint
+    known = gibbs.predict_proba(X, tasks)  # each sample's P(y | x) averaged: 0.024 apart
+    np.testing.assert_allclose(known, exact.predict_proba(X, tasks), atol=0.01)
+    new = ["someone new"] * len(X)
+    np.testing.assert_allclose(gibbs.predict_proba(X, new), exact.predict_proba(X, new), atol=0.01)
+
+
 def _split_merge_only_distance(n_moves: int, seed: int) -> float:
     X, y, tasks = small_population(1)
     exact = quiet(inference="exact").fit(X, y, tasks)

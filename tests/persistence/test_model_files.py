@@ -7,6 +7,7 @@ import io
 import json
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -172,11 +173,18 @@ def test_a_file_saved_before_the_second_step_loads_and_predicts_the_same(name):
 
 @pytest.mark.parametrize("name", V3_MODELS)
 def test_fitting_today_gives_the_numbers_of_commit_2510d9c(name):
-    """The same rows and seed fitted by today's code give what 2510d9c's fit gave."""
+    """The same rows and seed fitted by today's code give what 2510d9c's fit gave. The
+    samplers (Gibbs, and the variational engine's collapsed finish) mix their samples' joints
+    since 2026-11-28, where 2510d9c averaged each sample's ``P(y | x)``: read as then, their
+    fit is the same to the last digits, and read as now it moves (by 5e-4 here)."""
     train = EXPECTED_V3["train"]
     frame = pd.DataFrame({"colour": train["colour"], "hour": train["hour"]})
     model = _v3_model(name).fit(frame, train["y"], train["tasks"])
     expected = EXPECTED_V3["expected"][name]
+    if name in ("clustered-gibbs", "clustered-variational"):
+        joint = model.predict_proba(pd.DataFrame(EXPECTED_V3["X"]), EXPECTED_V3["tasks"])
+        assert not np.allclose(joint, expected["proba"], rtol=1e-6)
+        model.posterior_ = replace(model.posterior_, mix_joint=False)
     proba = model.predict_proba(pd.DataFrame(EXPECTED_V3["X"]), EXPECTED_V3["tasks"])
     np.testing.assert_allclose(proba, expected["proba"], rtol=1e-9, atol=1e-12)
 

@@ -48,7 +48,7 @@ class Posterior:
         unlabelled rows' labels differ between samples).
     mix_joint : bool
         False: the predictive is the weighted average of each component's normalised
-        ``P(y | x)`` (Rao-Blackwellised sampler average, BHC path average). True: it is the
+        ``P(y | x)`` (BHC's path average, the variational clusters). True: it is the
         weighted average of the joints ``P(x, y)``, normalised over ``y`` at the end: the exact
         ratio of evidences, with weights ``P(component | D)``.
 

@@ -17,8 +17,7 @@ feature may also not depend on the label at all (a noise column): with probabili
 (:func:`shared_evidence`); such a feature then predicts nothing. The sum over ``r`` is exact
 by a recursion over the number of relevant features (:func:`log_sum_relevance`).
 
-- :func:`~clusterednb.inference.relevance_exact.enumerate_relevance` sums every partition
-  of a few tasks (the exact reference).
+- :mod:`~clusterednb.inference.relevance_exact` sums every partition of a few tasks.
 - :func:`fit_relevance_gibbs` samples partitions with the switches and ``π`` summed out (a
   collapsed Gibbs sweep over tasks); ``P(r_f = 1 | z, D)`` is averaged over the samples
   (Rao-Blackwellised), and each retained partition draws switches given itself to predict
@@ -426,7 +425,7 @@ def _sample_posterior(
     label_counts: np.ndarray,
     gamma: float,
 ) -> Posterior:
-    """The equal-weight mixture of the samples' predictives: a known task predicts with its
+    """The equal-weight mixture of the samples' joints: a known task predicts with its
     cluster in each sample; a new task joins a sample's cluster in proportion to its size, or
     that sample's new cluster in proportion to ``γ``."""
     n_samples, n_tasks = len(samples), label_counts.shape[0]
@@ -447,4 +446,5 @@ def _sample_posterior(
         cold_label_counts=np.zeros(label_counts.shape[1], dtype=np.int64),
         cold_components=np.array(cold_components),
         cold_log_weights=np.array(cold_weights),
+        mix_joint=True,  # the samples' joints, as the plain sampler and the exact engine
     )
