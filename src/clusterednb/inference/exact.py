@@ -59,6 +59,24 @@ def enumerate_partitions(n_tasks: int) -> np.ndarray:
     return np.array(list(set_partitions(n_tasks)), dtype=np.int64).reshape(-1, n_tasks)
 
 
+def partition_blocks(n_tasks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every partition (:func:`enumerate_partitions`, shape (P, U)), the bit mask of each of
+    its blocks (P, U; block ``k`` of partition ``p`` at ``[p, k]``, 0 where it is empty) and
+    each block's size (P, U).
+
+    Examples
+    --------
+    >>> partitions, masks, sizes = partition_blocks(2)  # {0, 1}; {0}, {1}
+    >>> masks.tolist(), sizes.tolist()
+    ([[3, 0], [1, 2]], [[2, 0], [1, 1]])
+    """
+    partitions = enumerate_partitions(n_tasks)
+    bits = np.left_shift(1, np.arange(n_tasks))
+    block_masks = np.stack([(partitions == b) @ bits for b in range(n_tasks)], axis=1)
+    block_sizes = np.stack([(partitions == b).sum(axis=1) for b in range(n_tasks)], axis=1)
+    return partitions, block_masks, block_sizes
+
+
 def fit_exact(model: ConjugateModel, counts: Counts, gamma: float) -> ClusteringResult:
     """Engine ``"exact"``: the posterior over every partition, the exact evidence and the
     exact predictive.
@@ -87,10 +105,7 @@ def fit_exact(model: ConjugateModel, counts: Counts, gamma: float) -> Clustering
     subsets = subset_value_counts(counts.value_counts)
     log_block = model.log_marginal_features(subsets)
     log_block[0] = 0.0
-    partitions = enumerate_partitions(n_tasks)
-    bits = np.left_shift(1, np.arange(n_tasks))
-    block_masks = np.stack([(partitions == b) @ bits for b in range(n_tasks)], axis=1)
-    block_sizes = np.stack([(partitions == b).sum(axis=1) for b in range(n_tasks)], axis=1)
+    partitions, block_masks, block_sizes = partition_blocks(n_tasks)
     n_blocks = (block_sizes > 0).sum(axis=1)
     log_prior = (
         n_blocks * np.log(gamma)

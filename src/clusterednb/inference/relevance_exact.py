@@ -12,7 +12,7 @@ import numpy as np
 from scipy.special import logsumexp, roots_jacobi
 
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.exact import MAX_EXACT_TASKS, enumerate_partitions, subset_value_counts
+from clusterednb.inference.exact import MAX_EXACT_TASKS, partition_blocks, subset_value_counts
 from clusterednb.inference.posterior import Posterior
 from clusterednb.inference.relevance import (
     check_relevance_prior,
@@ -199,9 +199,8 @@ def fit_exact_relevance(
     n_features = model.schema.n_features
     n_nodes = n_features // 2 + 1
     tables = _PartitionTables.of(model, counts, gamma)
-    n_slots = int(
-        (tables.partitions.max(axis=1) + 2).sum()
-    )  # each partition's blocks and a new one
+    # a component table per partition, block or new one, and node
+    n_slots = int((tables.partitions.max(axis=1) + 2).sum())
     table_bytes = n_slots * n_nodes * int(np.prod(counts.value_counts.shape[1:])) * 8
     if table_bytes > MAX_RELEVANCE_TABLE_BYTES:
         raise CNBError(
@@ -219,8 +218,7 @@ def fit_exact_relevance(
     log_total = logsumexp(log_joint)
     log_post = log_joint - log_total  # (P, J): P(z, π_j | D)
     shared_proba = _shared_proba(model, tables.subsets[-1], label_free)
-    posterior = _mixture(model, tables, switched, log_post, shared_proba, gamma)
-    posterior.task_label_counts = counts.label_counts  # the tasks' own label priors
+    posterior = _mixture(model, tables, switched, log_post, shared_proba, counts, gamma)
     weights = np.exp(logsumexp(log_post, axis=1))
     partitions = tables.partitions
     log_labels = float(model.log_marginal_labels(counts.label_counts).sum())
@@ -241,27 +239,25 @@ def fit_exact_relevance(
 @dataclass
 class _PartitionTables:
     """Every partition of the tasks (restricted-growth strings, (P, U)), each block's bit
-    mask (P, U; 0 where empty), the CRP log prior (P,), each subset's counts (2^U, C, V) and
-    each partition's per-feature evidence with every feature relevant (P, F)."""
+    mask and size (P, U; 0 where empty), the CRP log prior (P,), each subset's counts
+    (2^U, C, V) and each partition's per-feature evidence with every feature relevant (P, F)."""
 
     partitions: np.ndarray
     block_masks: np.ndarray
+    block_sizes: np.ndarray
     log_prior: np.ndarray
     subsets: np.ndarray
     log_relevant: np.ndarray
 
     @classmethod
     def of(cls, model: DirichletNB, counts: Counts, gamma: float) -> _PartitionTables:
-        n_tasks = counts.n_groups
         subsets = subset_value_counts(counts.value_counts)
         log_block = model.log_marginal_each_feature(subsets)  # (2^U, F)
         log_block[0] = 0.0
-        partitions = enumerate_partitions(n_tasks)
-        bits = np.left_shift(1, np.arange(n_tasks))
-        block_masks = np.stack([(partitions == k) @ bits for k in range(n_tasks)], axis=1)
+        partitions, block_masks, block_sizes = partition_blocks(counts.n_groups)
         log_prior = np.array([crp_log_prior(z, gamma) for z in partitions])
         log_relevant = log_block[block_masks].sum(axis=1)  # empty blocks add 0
-        return cls(partitions, block_masks, log_prior, subsets, log_relevant)
+        return cls(partitions, block_masks, block_sizes, log_prior, subsets, log_relevant)
 
 
 def _mixture(
@@ -270,12 +266,13 @@ def _mixture(
     switched: np.ndarray,
     log_post: np.ndarray,
     shared_proba: np.ndarray,
+    counts: Counts,
     gamma: float,
 ) -> Posterior:
-    """The exact predictive of :func:`fit_exact_relevance` (its task label counts left empty):
-    a component per partition, slot (each block, then a new one) and node, its features'
-    predictives mixed by ``switched`` (P, J, F) between the slot's and ``shared_proba``
-    (C, V)."""
+    """The exact predictive of :func:`fit_exact_relevance`: a component per partition, slot
+    (each block, then a new one) and node, its features' predictives mixed by ``switched``
+    (P, J, F) between the slot's and ``shared_proba`` (C, V); each task's label prior from its
+    own label counts (``counts``)."""
     partitions = tables.partitions
     n_partitions, n_tasks = partitions.shape
     n_nodes = log_post.shape[1]
@@ -286,21 +283,20 @@ def _mixture(
     occupied = slot_block < n_blocks[slot_partition]
     block = np.minimum(slot_block, n_tasks - 1)
     slot_mask = np.where(occupied, tables.block_masks[slot_partition, block], 0)
-    block_sizes = np.stack([(partitions == k).sum(axis=1) for k in range(n_tasks)], axis=1)
-    slot_size = np.where(occupied, block_sizes[slot_partition, block], gamma)
+    slot_size = np.where(occupied, tables.block_sizes[slot_partition, block], gamma)
     proba = np.exp(model.log_feature_table(tables.subsets)[..., :-1])  # (2^U, C, V)
     rho = switched[slot_partition][..., model.schema.value_feature][:, :, None, :]
     mixed = rho * proba[slot_mask][:, None] + (1.0 - rho) * shared_proba  # (S, J, C, V)
-    counts = mixed_pseudo_counts(mixed, model.beta, model.offsets)
+    pseudo_counts = mixed_pseudo_counts(mixed, model.beta, model.offsets)
     own_slot = first_slot[:, None] + partitions  # (P, U)
     cold = log_post[slot_partition] + np.log(slot_size)[:, None] - np.log(n_tasks + gamma)
     return Posterior(
-        component_counts=counts.reshape(-1, *counts.shape[2:]),
-        task_label_counts=np.zeros((n_tasks, counts.shape[2])),
+        component_counts=pseudo_counts.reshape(-1, *pseudo_counts.shape[2:]),
+        task_label_counts=counts.label_counts,
         indptr=np.arange(n_tasks + 1, dtype=np.int64) * n_partitions * n_nodes,
         components=(own_slot.T[:, :, None] * n_nodes + np.arange(n_nodes)).ravel(),
         log_weights=np.tile(log_post.ravel(), n_tasks),
-        cold_label_counts=np.zeros(counts.shape[2], dtype=np.int64),
+        cold_label_counts=np.zeros(counts.label_counts.shape[1], dtype=np.int64),
         cold_components=np.arange(slot_partition.size * n_nodes),
         cold_log_weights=cold.ravel(),
         mix_joint=True,
