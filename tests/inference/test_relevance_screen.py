@@ -296,6 +296,30 @@ def test_each_columns_test_stops_early_when_it_stands_clear_and_else_reads_every
         assert z[column] == pytest.approx((observed[column] - null.mean()) / null.std())
 
 
+def test_a_test_given_up_at_a_stop_leaves_its_decided_columns_as_they_were():
+    """``give_up`` is asked at each early stop with the undecided columns; True ends the
+    draws there: the columns decided keep their z, the undecided read NaN."""
+    pattern = np.random.default_rng(0).normal(size=(draws.N_DRAWS, 4))
+    observed = np.array([500.0, 0.5, 40.0, 10.0])  # as in the test above
+    whole, _ = _counted(observed, pattern)
+    offered, seen = [], np.zeros(4, dtype=int)
+
+    def draw(columns):
+        values = pattern[seen[columns], columns]
+        seen[columns] += 1
+        return values
+
+    def give_up(undecided):
+        offered.append(undecided.tolist())
+        return len(offered) == 2  # at the second stop (5 draws)
+
+    z = draws.above_draws(observed, draw, give_up)
+    assert offered == [[1, 2, 3], [1, 3]]
+    assert seen.tolist() == [3, 5, 5, 5]  # no draw after the stop
+    assert z[[0, 2]].tolist() == whole[[0, 2]].tolist()
+    assert np.isnan(z[[1, 3]]).all()
+
+
 def test_draws_that_repeat_a_value_stop_nothing_early():
     """On a tiny table the statistic takes few values, and a few draws can agree by chance:
     then their spread says nothing, and the column reads every draw. Draws equal up to the

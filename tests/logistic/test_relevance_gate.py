@@ -12,7 +12,12 @@ import clusterednb
 from clusterednb import ClusteredBoosting, ClusteredLogisticRegression
 from clusterednb.estimation.decisions import AUTO_JUDGED, AUTO_NOT_JUDGED
 from clusterednb.logistic.fit import JointData
-from clusterednb.logistic.relevance_gate import columns_alike, resolved_relevance
+from clusterednb.logistic.relevance_gate import (
+    ALIKE_SHARE,
+    columns_alike,
+    likelihood_shares,
+    resolved_relevance,
+)
 from clusterednb.logistic.settings import FitSettings
 from clusterednb.seeding import side_stream
 
@@ -45,6 +50,76 @@ def test_columns_alike_finds_what_every_task_draws_alike_and_no_designed_column(
     data = JointData.from_codes(codes, rng.integers(0, 2, task.size), task, 24,
                                 np.array([0, 4, 7, 10]))  # fmt: skip
     assert columns_alike(data, np.random.default_rng(1)).tolist() == [False, True, False]
+
+
+def test_likelihood_shares_weigh_each_column_by_its_counts_times_their_entropy():
+    """``n_f H_f`` (scipy's entropy of the column's frequencies, in nats) over its sum."""
+    from scipy.stats import entropy
+
+    by_task = np.array([[1, 2, 2, 2, 0, 5], [0, 1, 2, 1, 1, 0]])  # 3 columns of 2 values
+    offsets = np.array([0, 2, 4, 6])
+    counts = by_task.sum(axis=0).reshape(3, 2)
+    information = counts.sum(axis=1) * entropy(counts, axis=1)
+    np.testing.assert_allclose(
+        likelihood_shares(by_task, offsets), information / information.sum(), rtol=1e-13
+    )
+    one_value = np.array([[3, 0], [2, 0]])
+    assert likelihood_shares(one_value, np.array([0, 2])).tolist() == [0.0]
+
+
+def _flags_beside_differing_columns(seed: int, rate: float):
+    """Rows of 40 tasks: two columns whose values differ by task, and a flag set on a share
+    ``rate`` of every task's rows alike (MovieLens' rare genres)."""
+    rng = np.random.default_rng(seed)
+    task = np.repeat(np.arange(40), 30)
+    first = (task % 4) * 2 + rng.integers(0, 2, task.size)  # values 0–1, 2–3, … by task
+    second = (task % 3) * 3 + rng.integers(0, 3, task.size)
+    flag = (rng.random(task.size) < rate).astype(int)
+    codes = np.column_stack([first, second, flag])
+    y = rng.integers(0, 2, task.size)
+    return JointData.from_codes(codes, y, task, 40, np.array([0, 8, 17, 19]))
+
+
+def test_alike_columns_that_hold_too_little_of_the_features_are_not_judged():
+    """A flag set on 1 % of every task's rows is alike in every task, but beside columns
+    that differ by task it holds about 1 % of the features' likelihood: "auto" does not
+    judge. Set on half the rows it holds a fifth: judged."""
+    rare = _flags_beside_differing_columns(0, 0.01)
+    assert columns_alike(rare, np.random.default_rng(1)).tolist() == [False, False, True]
+    shares = likelihood_shares(rare.value_counts, rare.offsets)
+    assert shares[2] < ALIKE_SHARE
+    assert not columns_alike(rare, np.random.default_rng(1), min_share=ALIKE_SHARE).any()
+    assert resolved_relevance(FitSettings(relevance="auto"), rare, np.random.default_rng(0))\
+        .relevance is False  # fmt: skip
+    even = _flags_beside_differing_columns(0, 0.5)
+    assert likelihood_shares(even.value_counts, even.offsets)[2] > ALIKE_SHARE
+    assert resolved_relevance(FitSettings(relevance="auto"), even, np.random.default_rng(0))\
+        .relevance is True  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_giving_up_on_the_deals_early_gives_the_answer_of_every_deal(seed):
+    """The deals stop once the columns they have not told apart hold less than the share
+    asked; the columns found alike are those of every deal, or none when they hold less."""
+    rng = np.random.default_rng(seed)
+    rate = rng.choice([0.005, 0.02, 0.1, 0.5])
+    data = _flags_beside_differing_columns(seed, rate)
+    shares = likelihood_shares(data.value_counts, data.offsets)
+    for min_share in (0.01, ALIKE_SHARE, 0.2):
+        every = columns_alike(data, np.random.default_rng(seed))
+        expected = every if shares[every].sum() >= min_share else np.zeros_like(every)
+        early = columns_alike(data, np.random.default_rng(seed), min_share=min_share)
+        assert early.tolist() == expected.tolist(), (rate, min_share)
+
+
+def test_auto_fits_as_relevance_false_where_the_alike_columns_hold_too_little():
+    X, y, tasks = _sites(1)
+    flag = np.random.default_rng(5).random(len(X)) < 0.01
+    X = X.assign(flag=np.where(flag, "set", "unset"))
+    auto = ClusteredLogisticRegression(random_state=0).fit(X, y, tasks)
+    plain = ClusteredLogisticRegression(relevance=False, random_state=0).fit(X, y, tasks)
+    np.testing.assert_array_equal(auto.predict_proba(X, tasks), plain.predict_proba(X, tasks))
+    assert auto.fit_summary()["relevance"] == AUTO_NOT_JUDGED
 
 
 def test_the_gate_leaves_the_fits_draws_as_they_were():

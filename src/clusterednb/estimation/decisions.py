@@ -140,7 +140,7 @@ def check_fitted(estimator: Any, attribute: str) -> None:
 
 AUTO_JUDGED = "auto: judged (a column looked irrelevant)"
 AUTO_HELD = "auto: the columns that looked irrelevant held shared, the others kept"
-AUTO_NOT_JUDGED = "auto: not judged (no column looked irrelevant)"
+AUTO_NOT_JUDGED = "auto: not judged (no column that could move the clusters looked irrelevant)"
 AUTO_RELEASED = "auto: none held (the columns that looked irrelevant separate the clusters)"
 """``fit_summary()["relevance"]`` of a fit with ``relevance="auto"``: judged (the
 regression), held shared (naive Bayes: the screen's verdict, 1 or 0 a column), every column
@@ -168,8 +168,8 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     ({'feature_relevance': {'a': 0.9, 'b': 0.0}}, {})
     >>> class Quiet:
     ...     relevance = "auto"
-    >>> relevance_summary(Quiet())
-    {'relevance': 'auto: not judged (no column looked irrelevant)'}
+    >>> relevance_summary(Quiet()) == {"relevance": AUTO_NOT_JUDGED}
+    True
     """
     judged = hasattr(estimator, "feature_relevance_")
     summary = {}

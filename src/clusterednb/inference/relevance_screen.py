@@ -50,6 +50,7 @@ from clusterednb.inference.relevance import shared_evidence
 from clusterednb.inference.result import ClusteringResult
 from clusterednb.inference.screen_draws import (
     ColumnStreams,
+    GiveUp,
     above_draws,
     entries_by_column,
     entries_of,
@@ -208,6 +209,7 @@ def heterogeneity(
     offsets: np.ndarray,
     rng: np.random.Generator | None,
     beta: float = 1.0,
+    give_up: GiveUp = None,
 ) -> np.ndarray:
     """How far each column's values differ between tasks beyond chance, in standard
     deviations, shape (n_features,).
@@ -219,7 +221,8 @@ def heterogeneity(
     values kept; fewer where it stands clear early:
     :func:`~clusterednb.inference.screen_draws.above_draws`). ``rng`` None: each column's
     deals are seeded by its own counts
-    (:meth:`~clusterednb.inference.screen_draws.ColumnStreams.of_columns`)."""
+    (:meth:`~clusterednb.inference.screen_draws.ColumnStreams.of_columns`). ``give_up``: as
+    in :func:`~clusterednb.inference.screen_draws.above_draws`, of the table's positions."""
     by_task = value_counts.sum(axis=1)  # (U, V)
     z = _decided_exactly(by_task, offsets)
     drawn = np.flatnonzero(np.isnan(z))
@@ -227,8 +230,9 @@ def heterogeneity(
     if drawn.size:
         kept = np.isin(_feature_of(offsets), drawn)
         widths = np.diff(offsets)[drawn]
+        of_table = None if give_up is None else lambda undecided: give_up(drawn[undecided])
         z[drawn] = _dealt_heterogeneity(
-            by_task[:, kept], np.concatenate([[0], np.cumsum(widths)]), streams, beta
+            by_task[:, kept], np.concatenate([[0], np.cumsum(widths)]), streams, beta, of_table
         )
     return z
 
@@ -256,7 +260,11 @@ def _decided_exactly(by_task: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def _dealt_heterogeneity(
-    by_task: np.ndarray, offsets: np.ndarray, streams: ColumnStreams, beta: float
+    by_task: np.ndarray,
+    offsets: np.ndarray,
+    streams: ColumnStreams,
+    beta: float,
+    give_up: GiveUp = None,
 ) -> np.ndarray:
     """:func:`heterogeneity` of every column of ``by_task`` (U, V) by its deals (``streams``:
     one per column), shape (n_features,)."""
@@ -272,7 +280,7 @@ def _dealt_heterogeneity(
         counts = dealt_counts(value[at], feature[at], uniforms, task[at], scratch, *shape)
         return group_split_evidence(counts, widths, beta)[columns]  # values dealt per column
 
-    return above_draws(group_split_evidence(by_task, widths, beta), dealt)
+    return above_draws(group_split_evidence(by_task, widths, beta), dealt, give_up)
 
 
 def dependence(

@@ -10,6 +10,8 @@ nothing as large as the table: the kernels write into buffers kept from deal to 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from clusterednb.seeding import data_stream
@@ -36,13 +38,33 @@ deviations above them and no two of them are one value; the others read more dra
 """
 
 
-def above_draws(observed: np.ndarray, draw) -> np.ndarray:
+GiveUp = Callable[[np.ndarray], bool] | None
+"""A test's early end: called with the columns still undecided at a stop, True ends it."""
+
+
+def above_draws(observed: np.ndarray, draw, give_up: GiveUp = None) -> np.ndarray:
     """:func:`~clusterednb.stats.column_tests.above_chance` of each column of ``observed``
     (F,) against :data:`N_DRAWS` of its values under ``draw(columns)`` (the statistic of the
     given columns under one shuffle, (len(columns),)), or against fewer: at each of
     :data:`EARLY_STOPS` the columns that already stand clear above distinct draws are decided,
     and later draws shuffle only the others (on MovieLens 18 of 21 columns were decided after
-    five deals, and the other 25 deals dealt three columns' values)."""
+    five deals, and the other 25 deals dealt three columns' values).
+
+    ``give_up(undecided)`` (the positions of the columns still undecided at a stop) True ends
+    the test there: those columns' z is NaN. A caller that only needs to know whether the
+    undecided columns together could matter passes it
+    (:func:`~clusterednb.logistic.relevance_gate.columns_alike`).
+
+    Examples
+    --------
+    >>> observed = np.array([100.0, 0.0])  # column 0 far above its draws, column 1 not
+    >>> rng = np.random.default_rng(0)
+    >>> def draw(columns):
+    ...     return rng.normal(size=columns.size)
+    >>> z = above_draws(observed, draw, give_up=lambda undecided: True)
+    >>> bool(z[0] > 20), bool(np.isnan(z[1]))
+    (True, True)
+    """
     z = np.empty(observed.size)
     null = np.empty((N_DRAWS, observed.size))
     undecided, done = np.arange(observed.size), 0
@@ -55,6 +77,9 @@ def above_draws(observed: np.ndarray, draw) -> np.ndarray:
         stands_clear = (early > clear) & all_distinct(null[:draws, undecided])
         undecided = undecided[~stands_clear]
         if undecided.size == 0:
+            return z
+        if give_up is not None and give_up(undecided):
+            z[undecided] = np.nan
             return z
     for row in range(done, N_DRAWS):
         null[row, undecided] = draw(undecided)

@@ -125,8 +125,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         the label in the tuned clusters leaves the regressions where held-out rows are then
         clearly better predicted, and the clusters ignore the features where that is clearer
         still (:mod:`clusterednb.logistic.clustering.label_relevance`). "auto": judged only
-        where a column's values look alike in every task, else as False, to the last digit
-        (:mod:`clusterednb.logistic.relevance_gate`; documents: False).
+        where columns alike in every task hold 5 % of the features' likelihood, else as
+        False, to the last digit (:mod:`clusterednb.logistic.relevance_gate`; documents: False).
 
     Attributes
     ----------
