@@ -250,3 +250,32 @@ def test_minimize_lbfgs_runs_blas_on_one_thread_and_restores_the_callers_limit()
         after = blas_threads()
     assert seen and all(threads == {1} for threads in seen)
     assert after == before
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_design_is_each_rows_one_hots_task_and_numbers(seed):
+    """``sparse_design`` built as CSR arrays directly: each row's one-hot features (a missing
+    code sets none), its task's column (an unseen task, none) and its numbers (a zero stored
+    as no entry, a NaN kept), in canonical form, against the dense rows built by hand."""
+    rng = np.random.default_rng(seed)
+    n_rows, widths, n_tasks = int(rng.integers(0, 40)), rng.integers(1, 4, 3), 4
+    offsets = np.concatenate([[0], np.cumsum(widths)])
+    codes = np.column_stack([rng.integers(-1, w, n_rows) for w in widths])
+    task = rng.integers(-1, n_tasks, n_rows)
+    numeric = np.where(rng.random((n_rows, 2)) < 0.3, 0.0, rng.normal(size=(n_rows, 2)))
+    if n_rows:
+        numeric[0, 1] = np.nan
+    expected = np.zeros((n_rows, int(offsets[-1]) + n_tasks + 2))
+    for row in range(n_rows):
+        for feature, code in enumerate(codes[row]):
+            if code >= 0:
+                expected[row, offsets[feature] + code] = 1.0
+        if task[row] >= 0:
+            expected[row, offsets[-1] + task[row]] = 1.0
+        expected[row, -2:] = numeric[row]
+    design = sparse_design(codes, offsets, task, n_tasks, numeric)
+    assert design.has_canonical_format
+    np.testing.assert_array_equal(design.toarray(), expected)
+    assert design.nnz == int(np.count_nonzero(expected))  # NaN counts as nonzero
+    plain = sparse_design(codes, offsets, task, n_tasks)
+    np.testing.assert_array_equal(plain.toarray(), expected[:, :-2])

@@ -55,17 +55,20 @@ def sparse_design(
     >>> design.toarray().tolist()
     [[1.0, 0.0, 0.0, 1.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0, 0.0, 0.0]]
     """
-    n_rows = codes.shape[0]
-    columns = np.column_stack([codes + offsets[:-1], int(offsets[-1]) + task])
-    present = np.column_stack([codes >= 0, task >= 0])
-    rows = np.broadcast_to(np.arange(n_rows)[:, None], columns.shape)
-    one_hot = sparse.csr_matrix(
-        (np.ones(int(present.sum())), (rows[present], columns[present])),
-        shape=(n_rows, int(offsets[-1]) + n_tasks),
+    n_rows, n_one_hot = codes.shape[0], int(offsets[-1]) + n_tasks
+    numeric = np.zeros((n_rows, 0)) if numeric is None else np.asarray(numeric, np.float64)
+    n_numeric = numeric.shape[1]
+    numbered = n_one_hot + np.arange(n_numeric)
+    columns = np.column_stack(
+        [codes + offsets[:-1], int(offsets[-1]) + task, np.broadcast_to(numbered, numeric.shape)]
     )
-    if numeric is None or numeric.shape[1] == 0:
-        return one_hot
-    return sparse.hstack([one_hot, sparse.csr_matrix(numeric)]).tocsr()
+    present = np.column_stack([codes >= 0, task >= 0, numeric != 0])  # as CSR keeps numbers
+    values = np.column_stack([np.ones((n_rows, codes.shape[1] + 1)), numeric])
+    # row by row, each row's columns in increasing order: the CSR arrays as they stand
+    indptr = np.concatenate([[0], np.cumsum(present.sum(axis=1))])
+    return sparse.csr_matrix(
+        (values[present], columns[present], indptr), shape=(n_rows, n_one_hot + n_numeric)
+    )
 
 
 def one_hot_tasks(task: np.ndarray, n_tasks: int) -> sparse.csr_matrix:
