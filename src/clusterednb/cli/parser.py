@@ -181,7 +181,8 @@ def _fit(commands: argparse._SubParsersAction) -> None:
         "cnb-logistic also judges each column's relevance to the label within clusters and "
         "leaves the irrelevant ones out of its regressions where held-out rows say so; prints "
         "each column's relevance and names what was held or left out. Default: judged only "
-        "where a column looks irrelevant (relevance='auto'); --no-relevance: never",
+        "where a column looks irrelevant (relevance='auto'; cnb-logistic and the boosters: "
+        "where such columns hold 5 %% of the features' likelihood); --no-relevance: never",
     )
     add_output(fit, "model file to write")
     add_json(fit)
