@@ -17,10 +17,10 @@ from clusterednb.logistic.fit import FitSettings, JointData
 @pytest.fixture
 def small_core(monkeypatch):
     monkeypatch.setattr(core_and_place, "MAX_SAMPLED_TASKS", 12)
-    import clusterednb.logistic.clusters as clusters
+    import clusterednb.logistic.partition as partition
     import clusterednb.logistic.tuning as tuning
 
-    monkeypatch.setattr(clusters, "MAX_SAMPLED_TASKS", 12)
+    monkeypatch.setattr(partition, "MAX_SAMPLED_TASKS", 12)
     monkeypatch.setattr(tuning, "MAX_TUNING_TASKS", 12)
 
 

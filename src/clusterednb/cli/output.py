@@ -116,6 +116,10 @@ CLUSTERS_TITLE = "relevance to the clusters"
 CLUSTERS_NOTE = "irrelevant to the clusters (shared by every task, they do not move them)"
 LABEL_TITLE = "relevance to the label within clusters"
 LABEL_NOTE = "left out of the regressions (no relation to the label within clusters)"
+SHARED_WEIGHTS_NOTE = (
+    "label weights shared by every cluster (the partition's score holds them alike: they "
+    "neither split nor merge the clusters)"
+)
 HELD_NOTE = (
     "held shared before the clusters were judged (they neither differ between tasks nor "
     "depend on the label within them beyond chance)"
@@ -173,6 +177,10 @@ def judgement_lines(summary: dict[str, Any]) -> list[str]:
     ...                         "columns_held_shared": ["b"]})
     >>> len(held), held[1] == f"{HELD_AUTO_NOTE}: b"
     (2, True)
+    >>> shared = judgement_lines({"label_relevance": {"a": 0.9}, "columns_left_out": [],
+    ...                           "label_weights_shared": ["a"]})
+    >>> shared[-1] == f"{SHARED_WEIGHTS_NOTE}: a"
+    True
     """
     lines = [f"relevance {summary['relevance']}"] if "relevance" in summary else []
     if summary.get("relevance") == AUTO_HELD:  # the screen's verdict: the held columns named
@@ -194,4 +202,6 @@ def judgement_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(
             judgement_report(LABEL_TITLE, summary["label_relevance"], LABEL_NOTE, left_out)
         )
+    if summary.get("label_weights_shared"):
+        lines.append(f"{SHARED_WEIGHTS_NOTE}: " + ", ".join(summary["label_weights_shared"]))
     return lines

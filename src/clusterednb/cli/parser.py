@@ -179,7 +179,9 @@ def _fit(commands: argparse._SubParsersAction) -> None:
         "neither differ between users nor follow the label within them beyond chance (the "
         "default of cnb-bhc and cnb-search too, which take --no-relevance but not --relevance); "
         "cnb-logistic also judges each column's relevance to the label within clusters and "
-        "leaves the irrelevant ones out of its regressions where held-out rows say so; prints "
+        "leaves the irrelevant ones out of its regressions where held-out rows say so, and "
+        "holds shared by every cluster the label weights its clusters do not tell apart "
+        "(then it fits again; kept unless held-out rows are predicted worse); prints "
         "each column's relevance and names what was held or left out. Default: judged only "
         "where a column looks irrelevant (relevance='auto'; cnb-logistic and the boosters: "
         "where such columns hold 5 %% of the features' likelihood); --no-relevance: never",

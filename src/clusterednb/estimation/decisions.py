@@ -151,8 +151,9 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     """``{"feature_relevance": {column: P(relevant to the clusters)}}`` of an estimator fitted
     with feature relevance, else ``{}``: what ``fit_summary`` adds for ``cnb fit``. An
     estimator that also judged the columns' relevance to the label adds
-    ``"label_relevance"`` alike and ``"columns_left_out"``, the columns its regressions do
-    not read; one whose screen held columns shared before judging the rest
+    ``"label_relevance"`` alike, ``"columns_left_out"``, the columns its regressions do
+    not read, and ``"label_weights_shared"``, those whose label weights its partition's score
+    held shared by every cluster; one whose screen held columns shared before judging the rest
     (:mod:`~clusterednb.inference.relevance_screen`) adds ``"columns_held_shared"`` (and
     ``"columns_released"``, those it held that the clusters' evidence then released), and
     ``"columns_designed"`` where it found columns every task holds alike (kept relevant).
@@ -189,6 +190,8 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     if hasattr(estimator, "label_relevance_"):
         summary["label_relevance"] = _by_name(names, estimator.label_relevance_)
         summary["columns_left_out"] = [str(name) for name in estimator.columns_left_out_]
+        shared = getattr(estimator, "label_weights_shared_", ())
+        summary["label_weights_shared"] = [str(name) for name in shared]
     for key, entry in (("held_shared", "columns_held_shared"), ("designed", "columns_designed")):
         if extras.get(key) is not None:
             summary[entry] = [str(name) for name in names[np.asarray(extras[key], bool)]]

@@ -15,12 +15,11 @@ from scipy.special import expit
 
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
-from clusterednb.inference.blocks.core_and_place import MAX_SAMPLED_TASKS, core_and_place
-from clusterednb.inference.blocks.engine import BlockClustering, enumerate_blocks, membership
-from clusterednb.inference.blocks.slot_chain import gibbs_joint_blocks
-from clusterednb.logistic.clustering.feature_relevance import judged_relevance, kept_values
+from clusterednb.inference.blocks.engine import BlockClustering, membership
+from clusterednb.logistic.clustering.feature_relevance import kept_values
 from clusterednb.logistic.fit import JointData, task_tempering
-from clusterednb.logistic.settings import AUTO, MAX_ENUMERATED_TASKS, FitSettings
+from clusterednb.logistic.partition import partition_posterior
+from clusterednb.logistic.settings import FitSettings
 from clusterednb.logistic.solvers.cluster_weighted import (
     WeightedRegressions,
     fit_weighted_regressions,
@@ -33,7 +32,7 @@ from clusterednb.logistic.solvers.task_deviations import (
 from clusterednb.logistic.solvers.weighted_newton import WeightedLogistic
 
 OPTIONAL_ARRAYS = ("coclustering", "deviations", "cluster_weights", "feature_relevance")
-OPTIONAL_ARRAYS += ("label_relevance", "label_columns")
+OPTIONAL_ARRAYS += ("label_relevance", "label_columns", "differing_columns")
 """Arrays a model file may lack: the co-clustering of a model of many tasks, the tasks'
 deviations of files written before they existed (or of a model without them), and the
 regressions' task weights of files written before 2026-11-26."""
@@ -81,6 +80,10 @@ class LogisticClusters:
         (:mod:`~clusterednb.logistic.clustering.label_relevance`).
     label_columns : ndarray of shape (n_features,), optional
         1.0 for the features the regressions read, 0.0 for those left out (None: all read).
+    differing_columns : ndarray of shape (n_features,), optional
+        With ``relevance``: 1.0 for the features whose label weights the partition's score
+        let differ between clusters, 0.0 for those it held shared
+        (:mod:`~clusterednb.logistic.clustering.shared_slopes`); None: all differ.
 
     Examples
     --------
@@ -108,6 +111,7 @@ class LogisticClusters:
     fitted_rows: int = 0
     label_relevance: np.ndarray | None = None
     label_columns: np.ndarray | None = None
+    differing_columns: np.ndarray | None = None
 
     def proba(self, design, mixture: np.ndarray, task: np.ndarray | None = None) -> np.ndarray:
         """``P(y = 1)`` of rows under their mixtures (and their tasks' deviations, if given).
@@ -264,7 +268,7 @@ class LogisticClusters:
             expected["deviations"] = (n_tasks, schema.n_values_total + n_numeric + 1)
         if arrays.get("cluster_weights") is not None:
             expected["cluster_weights"] = (n_tasks, n_clusters)
-        for name in ("feature_relevance", "label_relevance", "label_columns"):
+        for name in ("feature_relevance", "label_relevance", "label_columns", "differing_columns"):
             if arrays.get(name) is not None:
                 expected[name] = (schema.n_features,)
         for name, shape in expected.items():
@@ -280,55 +284,6 @@ class LogisticClusters:
             sampled_rows=int(sampled_rows),
             fitted_rows=int(fitted_rows),
         )
-
-
-def partition_posterior(
-    data: JointData,
-    settings: FitSettings,
-    rng: np.random.Generator,
-    relevance: np.ndarray | None = None,
-) -> BlockClustering:
-    """The partition posterior of ``data`` (enumerated for few tasks, else sampled; above
-    :data:`~clusterednb.inference.blocks.core_and_place.MAX_SAMPLED_TASKS` tasks sampled on
-    a core of them, the others placed: :mod:`~clusterednb.inference.blocks.core_and_place`).
-
-    With ``settings.relevance`` the features' relevance to the clusters is judged on the
-    tempered feature counts (:mod:`~clusterednb.logistic.clustering.feature_relevance`),
-    unless ``relevance`` (n_features,) gives it already judged (the tuning's later settings
-    reuse its first judgement).
-
-    Examples
-    --------
-    >>> from clusterednb.examples import logistic as toy
-    >>> data = toy.joint_data()  # 3 tasks of 2 rows, one unlabelled
-    >>> settings = FitSettings(effective_rows=5.0)
-    >>> clustering = partition_posterior(data, settings, np.random.default_rng(0))
-    >>> clustering.coclustering.shape, round(float(clustering.n_clusters_probability.sum()), 12)
-    ((3, 3), 1.0)
-    """
-    if not settings.relevance:
-        blocks, relevance = data.blocks(settings), None
-    else:
-        if relevance is None:
-            counts = data.blocks(settings).value_counts
-            relevance = judged_relevance(
-                counts, data.codes, data.task, data.offsets, settings.beta, settings.gamma, rng
-            )
-        blocks = data.blocks(settings, kept_values(relevance, data.offsets))
-    exact = settings.inference == "exact" or (
-        settings.inference == AUTO and data.n_tasks <= MAX_ENUMERATED_TASKS
-    )
-    if exact:
-        clustering = enumerate_blocks(data.n_tasks, blocks.log_block, settings.gamma)
-    elif data.n_tasks > MAX_SAMPLED_TASKS:
-        clustering = core_and_place(
-            blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in
-        )
-    else:
-        clustering = gibbs_joint_blocks(
-            blocks, settings.gamma, rng, settings.n_sweeps, settings.burn_in
-        )
-    return replace(clustering, feature_relevance=relevance)
 
 
 def labelled_regression(
@@ -420,6 +375,7 @@ def assemble(
         sampled_rows=int(data.y.size),
         fitted_rows=int(data.labelled.size),
         feature_relevance=relevance,
+        differing_columns=_as_float(clustering.differing_columns),
     )
 
 
@@ -428,10 +384,13 @@ def fit_clusters(
     settings: FitSettings,
     rng: np.random.Generator,
     relevance: np.ndarray | None = None,
+    differing: np.ndarray | None = None,
 ) -> LogisticClusters:
     """Partition posterior, then the regressions, then the tasks' deviations
     (``effective_rows``, ``floor`` and ``deviation_scale`` fixed; with ``settings.relevance``,
-    ``relevance`` (n_features,) is the features' judged relevance, or None to judge it here).
+    ``relevance`` (n_features,) is the features' judged relevance, or None to judge it here;
+    ``differing`` (n_features,) the features whose label weights differ between clusters,
+    None: all; :func:`~clusterednb.logistic.partition.partition_posterior`).
 
     Examples
     --------
@@ -441,5 +400,11 @@ def fit_clusters(
     >>> clusters.partition.shape, clusters.intercept.shape == (clusters.cluster_sizes.size + 1,)
     ((3,), True)
     """
-    clusters = assemble(data, partition_posterior(data, settings, rng, relevance), settings)
+    clustering = partition_posterior(data, settings, rng, relevance, differing)
+    clusters = assemble(data, clustering, settings)
     return clusters.with_deviations(data, settings.deviation_variance)
+
+
+def _as_float(columns: np.ndarray | None) -> np.ndarray | None:
+    """Bool columns as the 1.0/0.0 a model file keeps (None stays None)."""
+    return None if columns is None else np.asarray(columns, dtype=np.float64)

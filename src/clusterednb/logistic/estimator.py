@@ -40,7 +40,7 @@ from clusterednb.logistic.inputs import (
     rows_added,
     training_rows,
 )
-from clusterednb.logistic.label_judgement import columns_left_out, fit_judged
+from clusterednb.logistic.label_judgement import fit_tuned, judged_attributes
 from clusterednb.logistic.model_state import (
     restored_clusters,
     restored_numeric,
@@ -51,7 +51,6 @@ from clusterednb.logistic.online import partial_update
 from clusterednb.logistic.placement import rows_mixture
 from clusterednb.logistic.relevance_gate import resolved_relevance
 from clusterednb.logistic.settings import AUTO, FitSettings
-from clusterednb.logistic.tuning import choose_settings
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord
 from clusterednb.seeding import as_generator
@@ -124,7 +123,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         score (:mod:`clusterednb.logistic.clustering.feature_relevance`); one irrelevant to
         the label in the tuned clusters leaves the regressions where held-out rows are then
         clearly better predicted, and the clusters ignore the features where that is clearer
-        still (:mod:`clusterednb.logistic.clustering.label_relevance`). "auto": judged only
+        still (:mod:`clusterednb.logistic.clustering.label_relevance`); one whose label
+        weights the fit's clusters do not tell apart is held shared by them in the
+        partition's score where the held-out rows are then better predicted
+        (:mod:`clusterednb.logistic.clustering.shared_slopes`). "auto": judged only
         where columns alike in every task hold 5 % of the features' likelihood, else as
         False, to the last digit (:mod:`clusterednb.logistic.relevance_gate`; documents: False).
 
@@ -152,7 +154,9 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     feature_relevance_, label_relevance_ : ndarray of shape (n_features,)
         When judged: each column's relevance to the clusters and to the label
         within them, aligned with ``feature_names_in_``; ``columns_left_out_``, the names of
-        the columns the regressions do not read.
+        the columns the regressions do not read; ``label_weights_shared_``, those whose label
+        weights the partition's score held shared by every cluster
+        (:mod:`clusterednb.logistic.clustering.shared_slopes`).
 
     Examples
     --------
@@ -246,11 +250,10 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         rows = training_rows(X, y, tasks, *settings_of_rows, type(self).__name__, self.schema)
         rng = as_generator(self.random_state)
         settings = resolved_relevance(settings, rows.data, rng)
-        tuning = choose_settings(rows.data, settings, rng)
+        tuning, data, clusters = fit_tuned(rows.data, settings, rng)
         chosen, self.tuning_ = tuning.settings, tuning.tried
         self.validation_rows_ = rows.source_rows[tuning.held_rows]
         self.validation_log_loss_, self.validation_proba_ = tuning.held_log_loss, tuning.held_proba
-        data, clusters = fit_judged(rows.data, chosen, rng, tuning)
         self._set_fitted(rows.schema, rows.task_ids, clusters, chosen, rows.numeric)
         self.rows_ = data
         return self
@@ -319,11 +322,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self.partition_ = clusters.partition
         self.coclustering_ = clusters.coclustering
         self.n_clusters_probability_ = clusters.n_clusters_probability
-        if clusters.feature_relevance is not None:
-            self.feature_relevance_ = clusters.feature_relevance
-        if clusters.label_relevance is not None:
-            self.label_relevance_ = clusters.label_relevance
-            self.columns_left_out_ = columns_left_out(clusters, self.feature_names_in_)
+        for name, value in judged_attributes(clusters, self.feature_names_in_).items():
+            setattr(self, name, value)
 
     # ------------------------------------------------------------------ prediction
     def predict_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:

@@ -16,6 +16,7 @@ from clusterednb.logistic.clustering.joint_blocks import (
     TaskExpansions,
 )
 from clusterednb.logistic.clustering.label_relevance import label_relevance
+from clusterednb.logistic.clustering.shared_slopes import differing_dims, label_offsets
 from clusterednb.logistic.clustering.task_expansions import one_hot_rows
 from clusterednb.logistic.documents import (
     document_design,
@@ -371,12 +372,16 @@ class JointData:
         settings: FitSettings,
         kept: np.ndarray | None = None,
         anchor: np.ndarray | None = None,
+        differing: np.ndarray | None = None,
     ) -> JointLogisticBlocks:
         """The block scores of these rows under ``settings`` (fixed ``effective_rows``);
         ``kept`` (n_values_total,): 1 for the values of the features the scores keep, 0 for
         a shared one's (:mod:`~clusterednb.logistic.clustering.feature_relevance`);
         ``anchor`` (d,), where the label log-likelihoods are expanded (default: the pooled MAP
-        of these rows; a shard of the tasks takes that of every shard).
+        of these rows; a shard of the tasks takes that of every shard); ``differing``
+        (n_features,), bool: the features whose label weights the scores let differ between
+        clusters, the others held at the anchor (default: all;
+        :mod:`~clusterednb.logistic.clustering.shared_slopes`).
 
         Examples
         --------
@@ -394,6 +399,9 @@ class JointData:
             expansions = TaskExpansions.at_anchor(
                 self.label_design(), labels, self.task_starts, anchor
             )
+        if differing is not None:
+            offsets = label_offsets(self.offsets, self.label_columns)
+            expansions = expansions.restricted(differing_dims(offsets, differing))
         return JointLogisticBlocks(
             self.value_counts if kept is None else self.value_counts * kept,
             self.offsets,

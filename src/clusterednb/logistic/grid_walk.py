@@ -18,13 +18,9 @@ from clusterednb.logistic.clustering.label_relevance import (
     silent_columns,
     within_task_dependence,
 )
-from clusterednb.logistic.clusters import (
-    LogisticClusters,
-    assemble,
-    labelled_regression,
-    partition_posterior,
-)
+from clusterednb.logistic.clusters import LogisticClusters, assemble, labelled_regression
 from clusterednb.logistic.fit import JointData, task_tempering
+from clusterednb.logistic.partition import partition_posterior
 from clusterednb.logistic.settings import FitSettings
 from clusterednb.seeding import side_stream
 from clusterednb.stats.task_auc import mean_task_auc
@@ -168,16 +164,18 @@ class SettingScores:
     setting cost 0.19 s a setting on landmine, most of the walk).
     """
 
-    def __init__(self, data, train, held, settings, rng, grid, floors, judged=None) -> None:
+    def __init__(
+        self, data, train, held, settings, rng, grid, floors, judged=None, differing=None
+    ) -> None:
         self.data, self.train, self.held = data, train, held
-        self.settings, self.rng = settings, rng
-        self.grid, self.floors = grid, floors
+        self.settings, self.rng, self.grid, self.floors = settings, rng, grid, floors
         # one design and pooled fit for every setting, solved to TUNING_TOLERANCE
         self.regression = labelled_regression(train, settings, TUNING_TOLERANCE)
         self.design = data.design(held)
         self.held_tasks = np.unique(data.task[held])
         self.clusterings: dict[int, object] = {}
         self.judged_relevance: np.ndarray | None = judged  # with relevance: judged once
+        self.differing = differing  # the features whose label weights differ (None: all)
         self.last: dict[int, LogisticClusters] = {}
         self.losses: dict[tuple[int, int], float] = {}
         self.tried: list[dict] = []
@@ -206,7 +204,7 @@ class SettingScores:
         if rows not in self.clusterings:
             chain_settings = tuning_chain(self.settings.with_chosen(effective_rows, 0.0))
             self.clusterings[rows] = partition_posterior(
-                self.train, chain_settings, self.rng, self.judged_relevance
+                self.train, chain_settings, self.rng, self.judged_relevance, self.differing
             )
             self.judged_relevance = self.clusterings[rows].feature_relevance
         clustering = self.clusterings[rows]
@@ -278,6 +276,7 @@ def feature_side_chosen(scores: SettingScores) -> tuple[SettingScores, list[dict
         scores.grid,
         scores.floors,
         np.zeros_like(judged),
+        scores.differing,
     )
     bare.walk_floors(scores.best.rows)
     if _clearly_best([scores, bare]) == 1:
@@ -393,6 +392,7 @@ def _reading(scores: SettingScores, columns: np.ndarray, at: int) -> SettingScor
         scores.grid,
         scores.floors,
         scores.judged_relevance,
+        scores.differing,
     )
     fewer.walk_floors(at)
     return fewer

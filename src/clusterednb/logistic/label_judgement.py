@@ -1,6 +1,9 @@
 """What :class:`~clusterednb.ClusteredLogisticRegression` (``relevance=True``) found of the
 columns' relevance to the label (:mod:`~clusterednb.logistic.clustering.label_relevance`):
-the fit that reads the columns the tuning kept, and the judgement it keeps and reports.
+the fit that reads the columns the tuning kept, and the judgement it keeps and reports; and
+the fit again with the label weights that do not differ between its clusters held shared in
+the partition's score (:mod:`~clusterednb.logistic.clustering.shared_slopes`), kept when its
+tuning predicts the rows it held out better (:func:`fit_tuned`).
 """
 
 from __future__ import annotations
@@ -9,10 +12,94 @@ from dataclasses import replace
 
 import numpy as np
 
+from clusterednb.logistic.clustering.label_relevance import (
+    POOLED_Z,
+    WITHIN_TASK_Z,
+    pooled_dependence,
+    within_task_dependence,
+)
 from clusterednb.logistic.clusters import LogisticClusters, fit_clusters
 from clusterednb.logistic.fit import JointData
+from clusterednb.logistic.grid_walk import mean_log_loss
+from clusterednb.logistic.partition import judged_differing
 from clusterednb.logistic.settings import FitSettings
-from clusterednb.logistic.tuning import Tuning
+from clusterednb.logistic.tuning import Tuning, choose_settings, floors_rewalked
+from clusterednb.seeding import side_stream
+
+
+def fit_tuned(
+    data: JointData, settings: FitSettings, rng: np.random.Generator
+) -> tuple[Tuning, JointData, LogisticClusters]:
+    """Choose the settings (:func:`~clusterednb.logistic.tuning.choose_settings`) and fit;
+    with ``settings.relevance``, then judge on the fit's partition which columns' label
+    weights differ between its clusters
+    (:func:`~clusterednb.logistic.partition.judged_differing`), and where some do not, fit
+    again with them held shared in the partition's score, unless the held-out rows say
+    otherwise: the tuning's floors are walked again with them held shared
+    (:func:`~clusterednb.logistic.tuning.floors_rewalked`), and the new floor is taken where
+    it predicts the held rows better, the first tuning's settings where they predict them
+    alike (the walk's partitions did not depend on those weights: the fit's evidence
+    decides), and the first fit kept where they predict them worse. Without held-out rows
+    (settings given, or chosen on a subset of the tasks) the first fit is kept.
+
+    Why on the fit's partition: the tuning's partitions see fewer labels, and with six
+    labelled rows a task they left every noise column differing where the fit's own
+    partition told them apart (the module of
+    :mod:`~clusterednb.logistic.clustering.shared_slopes` has the numbers).
+
+    Returns
+    -------
+    tuning : Tuning
+        What the kept fit's tuning found.
+    data : JointData
+        The rows reading the columns that tuning kept.
+    clusters : LogisticClusters
+
+    Examples
+    --------
+    >>> from clusterednb.examples import logistic as toy
+    >>> settings = FitSettings(effective_rows=5.0, floor=0.2, relevance=True)
+    >>> tuning, rows, clusters = fit_tuned(toy.joint_data(), settings, np.random.default_rng(0))
+    >>> clusters.partition.shape, clusters.differing_columns is None
+    ((3,), True)
+    """
+    tuning = choose_settings(data, settings, rng)
+    fitted, clusters = fit_judged(data, tuning.settings, rng, tuning)
+    if not settings.relevance or data.documents or tuning.held_rows.size == 0:
+        return tuning, fitted, clusters
+    differing = judged_differing(data, tuning.settings, clusters.partition)
+    if differing.all():
+        return tuning, fitted, clusters
+    columns = _columns_read(data, tuning.label_columns, differing, rng)
+    second = floors_rewalked(data, settings, rng, tuning, differing, columns)
+    first_loss = mean_log_loss(data.y[tuning.held_rows], tuning.held_proba)
+    if second is None or second.held_log_loss > first_loss:
+        return tuning, fitted, clusters
+    if second.held_log_loss == first_loss:  # the held rows cannot tell
+        second = tuning._replace(differing=differing)
+    return (second, *fit_judged(data, second.settings, rng, second))
+
+
+def _columns_read(
+    data: JointData, read: np.ndarray | None, differing: np.ndarray, rng: np.random.Generator
+) -> np.ndarray | None:
+    """The columns the refit's regressions read: those ``read`` (None: all) but the ones
+    whose label weights are shared by every cluster (not ``differing``) and that depend on
+    the label neither over all rows nor within tasks beyond chance
+    (:func:`~clusterednb.logistic.clustering.label_relevance.pooled_dependence` at most
+    :data:`~clusterednb.logistic.clustering.label_relevance.POOLED_Z`,
+    :func:`~clusterednb.logistic.clustering.label_relevance.within_task_dependence` at most
+    :data:`~clusterednb.logistic.clustering.label_relevance.WITHIN_TASK_Z`): no cluster's
+    slope on them, no common one, no task's own. None: all."""
+    rows = data.labelled
+    labelled = (data.codes[rows], data.y[rows])
+    numbers = {"numbers": data.numeric[rows], "numbered": data.numeric_features}
+    tests_rng = side_stream(rng)
+    pooled = pooled_dependence(*labelled, data.offsets, tests_rng, **numbers)
+    within = within_task_dependence(*labelled, data.task[rows], data.offsets, tests_rng, **numbers)
+    columns = np.ones(differing.size, dtype=bool) if read is None else read.copy()
+    columns &= differing | (pooled > POOLED_Z) | (within > WITHIN_TASK_Z)
+    return None if columns.all() else columns
 
 
 def fit_judged(
@@ -32,7 +119,7 @@ def fit_judged(
     (True, (1,))
     """
     data = data.reading(tuning.label_columns)
-    clusters = fit_clusters(data, settings, rng, tuning.feature_relevance)
+    clusters = fit_clusters(data, settings, rng, tuning.feature_relevance, tuning.differing)
     if settings.relevance:
         clusters = with_label_relevance(clusters, data, tuning.label_relevance, settings.beta)
     return data, clusters
@@ -65,16 +152,38 @@ def with_label_relevance(
     )
 
 
-def columns_left_out(clusters: LogisticClusters, names: np.ndarray) -> np.ndarray:
-    """The names (of ``names``, shape (n_features,)) of the columns the regressions of
-    ``clusters`` do not read.
+def judged_attributes(clusters: LogisticClusters, names: np.ndarray) -> dict[str, np.ndarray]:
+    """The fitted attributes of the judgements ``clusters`` hold (``names``, shape
+    (n_features,), the features' names): ``feature_relevance_``, and with the label's
+    judgement ``label_relevance_``, ``columns_left_out_`` and ``label_weights_shared_``.
 
     Examples
     --------
     >>> from clusterednb.examples import logistic as toy
-    >>> clusters = replace(toy.fitted_clusters(), label_columns=np.array([0.0]))
-    >>> columns_left_out(clusters, np.array(["f"], dtype=object)).tolist()
-    ['f']
+    >>> judged_attributes(toy.fitted_clusters(), np.array(["f"], dtype=object))
+    {}
     """
-    read = clusters.label_columns
-    return names[:0] if read is None else names[read == 0]
+    attributes = {}
+    if clusters.feature_relevance is not None:
+        attributes["feature_relevance_"] = clusters.feature_relevance
+    if clusters.label_relevance is not None:
+        attributes["label_relevance_"] = clusters.label_relevance
+        attributes["columns_left_out_"] = names_off(names, clusters.label_columns)
+        attributes["label_weights_shared_"] = names_off(names, clusters.differing_columns)
+    return attributes
+
+
+def names_off(names: np.ndarray, flags: np.ndarray | None) -> np.ndarray:
+    """The names (of ``names``, shape (n_features,)) whose ``flags`` (1.0/0.0 per feature,
+    as the clusters keep them; None: every one on) are 0: the columns the regressions do not
+    read (``label_columns``), or whose label weights the partition's score held shared
+    (``differing_columns``).
+
+    Examples
+    --------
+    >>> names_off(np.array(["f", "g"], dtype=object), np.array([0.0, 1.0])).tolist()
+    ['f']
+    >>> names_off(np.array(["f"], dtype=object), None).tolist()
+    []
+    """
+    return names[:0] if flags is None else names[flags == 0]

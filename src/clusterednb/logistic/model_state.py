@@ -31,6 +31,7 @@ OPTIONAL_CLUSTER_ARRAYS = (
     "feature_relevance",
     "label_relevance",
     "label_columns",
+    "differing_columns",
 )
 """Arrays a fit makes only with some settings (and files written before them lack)."""
 

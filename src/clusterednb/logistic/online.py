@@ -91,7 +91,10 @@ def _updated(
         quick = replace(
             settings, n_sweeps=max(settings.n_sweeps // 4, 2), burn_in=settings.burn_in // 4
         )
-        return fit_clusters(data, quick, rng)
+        differing = previous.differing_columns  # the first fit's judgement, kept
+        return fit_clusters(
+            data, quick, rng, differing=None if differing is None else differing > 0
+        )
     if held is not None and refits_locally(previous, data, settings):
         return task_weights_refitted(previous, held, data, settings)
     kept = BlockClustering(

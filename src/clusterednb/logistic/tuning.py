@@ -135,8 +135,7 @@ def like_fewest_rows(data: JointData, rng: np.random.Generator) -> tuple[np.ndar
     if not np.any(counts > 0) or lenders.size == 0:
         return np.zeros(0, dtype=np.int64), True
     fewest = int(counts[counts > 0].min())
-    few_tasks = np.flatnonzero(counts == fewest)
-    keep_features = bool(np.any(data.rows_per_task[few_tasks] > fewest))
+    keep_features = _fewest_keep_features(data)
     pseudo = np.sort(rng.choice(lenders, size=max(1, lenders.size // 3), replace=False))
     held = []
     for task in pseudo:
@@ -144,6 +143,14 @@ def like_fewest_rows(data: JointData, rng: np.random.Generator) -> tuple[np.ndar
         kept = min(fewest, rows.size // 2)
         held.append(rng.permutation(rows)[kept:])
     return np.sort(np.concatenate(held)), keep_features
+
+
+def _fewest_keep_features(data: JointData) -> bool:
+    """Whether a task with the fewest labelled rows has unlabelled rows too (then the rows
+    a "like-fewest" validation lends keep their features in the fit)."""
+    counts = np.diff(data.task_starts)
+    fewest = int(counts[counts > 0].min())
+    return bool(np.any(data.rows_per_task[np.flatnonzero(counts == fewest)] > fewest))
 
 
 class Tuning(NamedTuple):
@@ -170,6 +177,10 @@ class Tuning(NamedTuple):
         was judged).
     label_columns : ndarray of shape (n_features,) or None
         Bool: the columns the regressions read, when the walk left some out (else None).
+    differing : ndarray of shape (n_features,) or None
+        With ``relevance``: bool, the columns whose label weights the walk's partitions let
+        differ between clusters (:mod:`~clusterednb.logistic.clustering.shared_slopes`),
+        which the fit's partition keeps.
     """
 
     settings: FitSettings
@@ -180,9 +191,15 @@ class Tuning(NamedTuple):
     held_proba: np.ndarray = np.zeros(0)
     label_relevance: np.ndarray | None = None
     label_columns: np.ndarray | None = None
+    differing: np.ndarray | None = None
 
 
-def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Generator) -> Tuning:
+def choose_settings(
+    data: JointData,
+    settings: FitSettings,
+    rng: np.random.Generator,
+    differing: np.ndarray | None = None,
+) -> Tuning:
     """Settings with ``effective_rows``, ``floor`` and ``deviation_scale`` fixed, and what the
     choice found (:class:`Tuning`).
 
@@ -216,7 +233,7 @@ def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Gener
         )
         return Tuning(defaults, pd.DataFrame())
     train = data.without_labels(held) if keep_features else data.without_rows(held)
-    tried, best, judged, label = _cluster_settings(data, train, held, settings, rng)
+    tried, best, judged, label = _cluster_settings(data, train, held, settings, rng, differing)
     if label[1] is not None:
         data, train = data.reading(label[1]), train.reading(label[1])
     chosen = settings.with_chosen(best.effective_rows, best.floor)
@@ -227,8 +244,61 @@ def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Gener
     if settings.deviation_scale == AUTO:
         chosen = replace(chosen, deviation_scale=float(winner["deviation_scale"]))
     if subset:
-        return Tuning(chosen, table, judged, label_relevance=label[0], label_columns=label[1])
-    return Tuning(chosen, table, judged, held, float(winner["log_loss"]), best.proba, *label)
+        return Tuning(
+            chosen,
+            table,
+            judged,
+            label_relevance=label[0],
+            label_columns=label[1],
+            differing=differing,
+        )
+    loss = float(winner["log_loss"])
+    return Tuning(chosen, table, judged, held, loss, best.proba, *label, differing)
+
+
+def floors_rewalked(
+    data: JointData,
+    settings: FitSettings,
+    rng: np.random.Generator,
+    first: Tuning,
+    differing: np.ndarray,
+    columns: np.ndarray | None,
+) -> Tuning | None:
+    """The floors of ``first``'s chosen effective rows walked again on its held rows and its
+    features' relevance, with the partitions' score holding shared the label weights of the
+    columns not ``differing`` (bool, (n_features,)) and the regressions reading ``columns``
+    (bool, (n_features,); None: all); its ``held_log_loss`` the chosen floor's mean log-loss
+    on the held rows. None where ``first`` held no rows (settings given, defaults, or chosen
+    on a subset of the tasks).
+
+    Examples
+    --------
+    >>> from clusterednb.examples import logistic as toy
+    >>> first = choose_settings(toy.joint_data(), FitSettings(), np.random.default_rng(0))
+    >>> floors_rewalked(toy.joint_data(), FitSettings(), np.random.default_rng(0), first,
+    ...                 np.array([False]), None) is None  # toy tasks lend no rows: defaults
+    True
+    """
+    held = first.held_rows
+    if held.size == 0:
+        return None
+    keep_features = settings.validation != "like-fewest" or _fewest_keep_features(data)
+    train = data.without_labels(held) if keep_features else data.without_rows(held)
+    data, train = data.reading(columns), train.reading(columns)
+    grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
+    floors = FLOORS if settings.floor == AUTO else (settings.floor,)
+    args = (settings, rng, grid, floors, first.feature_relevance, differing)
+    scores = SettingScores(data, train, held, *args)
+    scores.walk_floors(grid.index(first.settings.effective_rows))
+    best = scores.best
+    return first._replace(
+        settings=replace(first.settings, floor=best.floor),
+        tried=pd.concat([first.tried, pd.DataFrame(scores.tried)], ignore_index=True),
+        held_log_loss=mean_log_loss(data.y[held], best.proba),
+        held_proba=best.proba,
+        label_columns=columns,
+        differing=differing,
+    )
 
 
 def _or_default(value, default: float):
@@ -241,13 +311,14 @@ def _cluster_settings(
     held: np.ndarray,
     settings: FitSettings,
     rng: np.random.Generator,
+    differing: np.ndarray | None = None,
 ) -> tuple[list[dict], Best, np.ndarray | None, tuple[np.ndarray | None, np.ndarray | None]]:
     """Walk the grids of (effective rows, floor) (see the module); what was tried, the best,
     the features' relevance judged at the first setting, and the columns' relevance to the
     label with the columns the regressions read (with ``relevance``; else None each)."""
     grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
     floors = FLOORS if settings.floor == AUTO else (settings.floor,)
-    scores = SettingScores(data, train, held, settings, rng, grid, floors)
+    scores = SettingScores(data, train, held, settings, rng, grid, floors, None, differing)
     start = grid.index(START_EFFECTIVE_ROWS) if START_EFFECTIVE_ROWS in grid else 0
     walk_grid(scores.loss, len(grid), len(floors), start)
     label, rejected = (None, None), []

@@ -49,6 +49,9 @@ class BlockClustering:
         ``coclustering`` (:func:`membership`).
     feature_relevance : ndarray of shape (n_features,), optional
         When the scores kept only some features: each one's judged relevance.
+    differing_columns : ndarray of shape (n_features,), optional
+        When the scores let only some features' label weights differ between clusters:
+        bool, those features (:mod:`clusterednb.logistic.clustering.shared_slopes`).
 
     Examples
     --------
@@ -63,6 +66,7 @@ class BlockClustering:
     n_clusters_probability: np.ndarray
     membership: np.ndarray | None = None
     feature_relevance: np.ndarray | None = None
+    differing_columns: np.ndarray | None = None
 
 
 def membership(coclustering: np.ndarray, partition: np.ndarray) -> np.ndarray:

@@ -180,6 +180,24 @@ class TaskExpansions:
         factor = sparse.diags(np.sqrt(probability * (1.0 - probability))) @ rows
         return cls(anchor, value, gradient, RowFactorHessians(factor, task_starts))
 
+    def restricted(self, dims: np.ndarray) -> TaskExpansions:
+        """The expansions of the weights ``dims`` only (positions, shape (k,)), the others
+        held at the anchor: each task's ``ℓ_u(w₀)`` kept, its gradient and curvature
+        restricted to ``dims``.
+
+        Examples
+        --------
+        >>> from clusterednb.examples import logistic as toy
+        >>> expansions = toy.task_expansions()  # the class's example: 2 values, an intercept
+        >>> intercept = expansions.restricted(np.array([2]))
+        >>> intercept.gradient.shape, intercept.hessian.shape
+        ((2, 1), (2, 1, 1))
+        """
+        dims = np.asarray(dims, dtype=np.int64)
+        return TaskExpansions(
+            self.anchor[dims], self.value, self.gradient[:, dims], self.hessian.restricted(dims)
+        )
+
     def log_marginal(self, members: list[int], precision: float) -> float:
         """The closed-form Gaussian integral of the members' summed expansions.
 
@@ -223,18 +241,8 @@ class TaskExpansions:
     def log_marginals_of_sums(
         self, value: np.ndarray, gradient: np.ndarray, hessian: np.ndarray, precision: float
     ) -> np.ndarray:
-        """The Gaussian integrals of K sets' summed expansions at once.
-
-        Parameters
-        ----------
-        value : ndarray of shape (K,)
-        gradient : ndarray of shape (K, d)
-        hessian : ndarray of shape (K, d, d)
-        precision : float
-
-        Returns
-        -------
-        ndarray of shape (K,)
+        """The Gaussian integrals of K sets' summed expansions at once, at this anchor
+        (:func:`gaussian_log_marginals`, which gives the shapes).
 
         Examples
         --------
@@ -246,29 +254,60 @@ class TaskExpansions:
         ...                         expansions.log_marginal([1], 1.0)]))
         True
         """
-        d = self.anchor.size
-        b = gradient - precision * self.anchor
-        # One batched Cholesky of [[A, b], [bᵀ, c]] for every set: its last row is (L⁻¹b, ·),
-        # so bᵀA⁻¹b = |L⁻¹b|² needs no triangular solve (numpy has no batched one). The
-        # first d entries of that row do not depend on c; c > bᵀA⁻¹b keeps the matrix
-        # positive definite, and |b|²/λ + 1 is larger since A ⪰ λI.
-        augmented = np.empty((b.shape[0], d + 1, d + 1))
-        augmented[:, :d, :d] = hessian + precision * np.eye(d)
-        augmented[:, d, :d] = b
-        augmented[:, :d, d] = b
-        augmented[:, d, d] = np.einsum("kd,kd->k", b, b) / precision + 1.0
-        try:
-            factor = np.linalg.cholesky(augmented)
-        except np.linalg.LinAlgError as error:
-            raise CNBError(
-                f"a block's precision matrix is not positive definite ({error})"
-            ) from error
-        whitened = factor[:, d, :d]  # L⁻¹ b
-        log_det = 2.0 * np.log(np.diagonal(factor[:, :d, :d], axis1=-2, axis2=-1)).sum(axis=-1)
-        return (
-            value
-            + 0.5 * np.einsum("kd,kd->k", whitened, whitened)
-            - 0.5 * precision * float(self.anchor @ self.anchor)
-            + 0.5 * d * np.log(precision)
-            - 0.5 * log_det
-        )
+        return gaussian_log_marginals(value, gradient, hessian, self.anchor, precision)
+
+
+def gaussian_log_marginals(
+    value: np.ndarray,
+    gradient: np.ndarray,
+    hessian: np.ndarray,
+    anchor: np.ndarray,
+    precision: float,
+) -> np.ndarray:
+    """The Gaussian integrals of K sets' summed expansions ``(L, G, H)`` at ``anchor``
+    (:mod:`~clusterednb.logistic.clustering.joint_blocks` has the formula).
+
+    Parameters
+    ----------
+    value : ndarray of shape (K,)
+    gradient : ndarray of shape (K, d)
+    hessian : ndarray of shape (K, d, d)
+    anchor : ndarray of shape (d,)
+    precision : float
+
+    Returns
+    -------
+    ndarray of shape (K,)
+
+    Examples
+    --------
+    One weight, no rows: the integral of the prior alone is 1.
+
+    >>> abs(float(gaussian_log_marginals(np.zeros(1), np.zeros((1, 1)), np.zeros((1, 1, 1)),
+    ...                                  np.zeros(1), 2.0)[0])) < 1e-15
+    True
+    """
+    d = anchor.size
+    b = gradient - precision * anchor
+    # One batched Cholesky of [[A, b], [bᵀ, c]] for every set: its last row is (L⁻¹b, ·),
+    # so bᵀA⁻¹b = |L⁻¹b|² needs no triangular solve (numpy has no batched one). The
+    # first d entries of that row do not depend on c; c > bᵀA⁻¹b keeps the matrix
+    # positive definite, and |b|²/λ + 1 is larger since A ⪰ λI.
+    augmented = np.empty((b.shape[0], d + 1, d + 1))
+    augmented[:, :d, :d] = hessian + precision * np.eye(d)
+    augmented[:, d, :d] = b
+    augmented[:, :d, d] = b
+    augmented[:, d, d] = np.einsum("kd,kd->k", b, b) / precision + 1.0
+    try:
+        factor = np.linalg.cholesky(augmented)
+    except np.linalg.LinAlgError as error:
+        raise CNBError(f"a block's precision matrix is not positive definite ({error})") from error
+    whitened = factor[:, d, :d]  # L⁻¹ b
+    log_det = 2.0 * np.log(np.diagonal(factor[:, :d, :d], axis1=-2, axis2=-1)).sum(axis=-1)
+    return (
+        value
+        + 0.5 * np.einsum("kd,kd->k", whitened, whitened)
+        - 0.5 * precision * float(anchor @ anchor)
+        + 0.5 * d * np.log(precision)
+        - 0.5 * log_det
+    )

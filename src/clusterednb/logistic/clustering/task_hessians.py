@@ -183,6 +183,18 @@ class RowFactorHessians:
         kept_starts = np.concatenate([[0], np.cumsum(stops - starts)])
         return RowFactorHessians(self.rows[ranges(starts, stops)], kept_starts)
 
+    def restricted(self, dims: np.ndarray) -> RowFactorHessians:
+        """Every ``H_u`` restricted to the weights ``dims`` (positions, shape (k,)): the factor
+        rows' columns ``dims``, so each matrix becomes ``H_u[dims][:, dims]``.
+
+        Examples
+        --------
+        >>> rows = sparse.csr_matrix(np.array([[1.0, 1.0], [0.0, 2.0], [3.0, 0.0]]))
+        >>> RowFactorHessians(rows, np.array([0, 2, 3])).restricted(np.array([1]))[0].tolist()
+        [[5.0]]
+        """
+        return RowFactorHessians(self.rows[:, np.asarray(dims, dtype=np.int64)], self.task_starts)
+
 
 class DenseHessians:
     """Given dense curvature matrices behind :class:`RowFactorHessians`' face.
@@ -231,6 +243,11 @@ class DenseHessians:
     def take(self, tasks: np.ndarray) -> DenseHessians:
         """The matrices of ``tasks`` (positions)."""
         return DenseHessians(self.matrices[_positions(tasks, len(self))[0]])
+
+    def restricted(self, dims: np.ndarray) -> DenseHessians:
+        """Every matrix restricted to the weights ``dims`` (positions, shape (k,))."""
+        dims = np.asarray(dims, dtype=np.int64)
+        return DenseHessians(self.matrices[:, dims][:, :, dims])
 
 
 def as_hessians(hessians: Any) -> DenseHessians | RowFactorHessians:
