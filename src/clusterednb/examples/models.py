@@ -6,6 +6,8 @@ A docstring imports the fixture module that defines what it uses (:mod:`clustere
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -77,7 +79,9 @@ def tokens_model() -> MultinomialDirichletNB:
 
 
 def scratch_file(name: str) -> Path:
-    """A path called ``name`` in a new, empty temporary folder, for examples that write files.
+    """A path called ``name`` in a new, empty temporary folder, for examples that write files;
+    the folder and what the example wrote there are removed when the interpreter exits (the
+    doctests of every run would otherwise leave one folder each in the temporary directory).
 
     Examples
     --------
@@ -85,4 +89,6 @@ def scratch_file(name: str) -> Path:
     >>> (path.name, path.exists(), path.parent.is_dir())
     ('model.cnb', False, True)
     """
-    return Path(tempfile.mkdtemp(prefix="clusterednb-")) / name
+    folder = tempfile.mkdtemp(prefix="clusterednb-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return Path(folder) / name

@@ -68,7 +68,8 @@ def fit_tuned(
     if not settings.relevance or data.documents or tuning.held_rows.size == 0:
         return tuning, fitted, clusters
     differing = judged_differing(data, tuning.settings, clusters.partition)
-    if differing.all():
+    read = np.ones_like(differing) if tuning.label_columns is None else tuning.label_columns
+    if (differing | ~read).all():  # a column the regressions do not read has no weights
         return tuning, fitted, clusters
     columns = _columns_read(data, tuning.label_columns, differing, rng)
     second = floors_rewalked(data, settings, rng, tuning, differing, columns)
