@@ -255,3 +255,24 @@ def test_a_start_that_is_not_offered_is_refused_before_fitting(mixed_rows):
     X, y, tasks = mixed_rows
     with pytest.raises(CNBError, match="start must be one of"):
         ClusteredBoosting(start="trees").fit(X, y, tasks)
+
+
+def test_the_booster_reads_only_the_columns_the_regressions_read(tmp_path):
+    rng = np.random.default_rng(3)
+    tasks = np.repeat(np.arange(40), 12)
+    signal = rng.normal(size=tasks.size)
+    noise = pd.DataFrame({f"noise{j}": rng.normal(size=tasks.size) for j in range(6)})
+    sign = np.where(tasks % 2, 2.0, -2.0)
+    y = (rng.random(tasks.size) < expit(sign * signal)).astype(int)
+    X = noise.assign(signal=signal)
+    model = ClusteredBoosting(FEW_TREES, clustering_params={"relevance": True}, random_state=0).fit(
+        X, y, tasks
+    )
+    left_out = list(model.clustering_.columns_left_out_)
+    assert left_out and "signal" not in left_out, left_out
+    assert not set(left_out) & set(model.booster_.feature_name())
+    shares = model.booster_contributions(X.head(5), tasks[:5])
+    assert list(shares.columns) == list(X.columns) and (shares[left_out] == 0).all().all()
+    model.save(tmp_path / "boosted.cnb")
+    loaded = clusterednb.load(tmp_path / "boosted.cnb")
+    np.testing.assert_array_equal(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))
