@@ -237,6 +237,16 @@ def test_the_shared_weights_are_named_saved_and_kept_by_a_partial_fit(tmp_path):
     np.testing.assert_allclose(
         loaded.predict_proba(X[:20], tasks[:20]), model.predict_proba(X[:20], tasks[:20])
     )
+    one = model.partial_fit(X.iloc[:1], y[:1], tasks[:1])  # one answer: no new partition
+    np.testing.assert_array_equal(one.clusters_.feature_relevance, loaded.feature_relevance_)
+    assert list(weights_named(one)) == shared
     more = X.iloc[:6].assign()  # a new task's rows: the partition is sampled again
     model.partial_fit(more, y[:6], ["someone new"] * 6)
-    assert list(model.label_weights_shared_) == shared
+    assert list(weights_named(model)) == shared
+
+
+def weights_named(model) -> list[str]:
+    """The columns whose label weights the model's clusters hold shared (from the clusters
+    themselves, not an attribute a later fit could have left behind)."""
+    differing = model.clusters_.differing_columns
+    return [] if differing is None else list(model.feature_names_in_[differing == 0])

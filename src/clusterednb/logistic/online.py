@@ -83,6 +83,8 @@ def _updated(
     """:func:`partial_update` before the judgement of the columns' relevance to the label
     is carried over (the rows ``data`` read the same columns as before)."""
     added = data.y.size - previous.sampled_rows
+    differing = previous.differing_columns  # the first fit's judgement, kept
+    differing = None if differing is None else differing > 0
     if (
         data.n_tasks > n_known_tasks
         or previous.cluster_weights is None
@@ -91,10 +93,7 @@ def _updated(
         quick = replace(
             settings, n_sweeps=max(settings.n_sweeps // 4, 2), burn_in=settings.burn_in // 4
         )
-        differing = previous.differing_columns  # the first fit's judgement, kept
-        return fit_clusters(
-            data, quick, rng, differing=None if differing is None else differing > 0
-        )
+        return fit_clusters(data, quick, rng, differing=differing)
     if held is not None and refits_locally(previous, data, settings):
         return task_weights_refitted(previous, held, data, settings)
     kept = BlockClustering(
@@ -103,6 +102,8 @@ def _updated(
         coclustering=previous.coclustering,
         n_clusters_probability=previous.n_clusters_probability,
         membership=previous.cluster_weights,
+        feature_relevance=previous.feature_relevance,  # the judgements it was sampled under
+        differing_columns=differing,
     )
     clusters = assemble(data, kept, settings, near=previous)
     clusters = replace(clusters, sampled_rows=previous.sampled_rows)
