@@ -18,6 +18,7 @@ import clusterednb
 from clusterednb import ClusteredLogisticRegression
 from clusterednb.inference.exact import enumerate_partitions
 from clusterednb.logistic import label_judgement
+from clusterednb.logistic.clustering.joint_blocks import JointLogisticBlocks
 from clusterednb.logistic.clustering.shared_slopes import (
     SHARED_EVIDENCE,
     differing_columns,
@@ -27,10 +28,10 @@ from clusterednb.logistic.clustering.shared_slopes import (
 )
 from clusterednb.logistic.clustering.task_expansions import TaskExpansions, one_hot_design
 from clusterednb.logistic.clustering.task_hessians import DenseHessians, RowFactorHessians
-from clusterednb.logistic.fit import JointData
+from clusterednb.logistic.fit import JointData, task_tempering
 from clusterednb.logistic.grid_walk import mean_log_loss
 from clusterednb.logistic.inputs import training_rows
-from clusterednb.logistic.label_judgement import _columns_read, fit_tuned
+from clusterednb.logistic.label_judgement import _columns_read, _loud_columns, fit_tuned
 from clusterednb.logistic.partition import partition_posterior
 from clusterednb.logistic.settings import FitSettings
 from clusterednb.logistic.tuning import choose_settings
@@ -94,7 +95,18 @@ def test_restricted_factor_rows_are_the_restricted_matrices():
     np.testing.assert_allclose(DenseHessians(hessians[:]).restricted(dims)[:], dense)
 
 
-def test_the_evidence_is_the_difference_of_the_samplers_own_scores():
+def _held_at_the_anchor(data, settings, differing):
+    """Block scores whose label side integrates the ``differing`` features' weights and
+    holds the others at the pooled MAP of every feature."""
+    dims = differing_dims(label_offsets(data.offsets, None), differing)
+    expansions = data.expansions(settings.precision).restricted(dims)
+    weights = task_tempering(data.rows_per_task, float(settings.effective_rows))
+    return JointLogisticBlocks(
+        data.value_counts, data.offsets, expansions, settings.beta, settings.precision, weights
+    )
+
+
+def test_the_evidence_is_the_difference_of_the_restricted_scores():
     data = _two_groups(seed=0)
     settings = FitSettings(effective_rows=10.0)
     partition = np.array([0, 1, 0, 1, 0, 1, 2, 2])
@@ -105,9 +117,20 @@ def test_the_evidence_is_the_difference_of_the_samplers_own_scores():
             with_it, without = others.copy(), others.copy()
             with_it[feature], without[feature] = True, False
             clusters = [frozenset(np.flatnonzero(partition == k).tolist()) for k in range(3)]
-            scored = [data.blocks(settings, differing=mask) for mask in (with_it, without)]
+            scored = [_held_at_the_anchor(data, settings, m) for m in (with_it, without)]
             expected = sum(scored[0].log_labels(c) - scored[1].log_labels(c) for c in clusters)
             assert evidence[feature] == pytest.approx(expected, abs=1e-9)
+
+
+def test_the_samplers_scores_read_the_differing_features_at_their_own_pooled_map():
+    data = _two_groups(seed=0)
+    settings = FitSettings(effective_rows=10.0)
+    differing = np.array([True, False])
+    alone = data.reading(differing)  # the label model of feature a alone
+    for members in (frozenset({0, 2}), frozenset(range(8))):
+        assert data.blocks(settings, differing=differing).log_labels(members) == pytest.approx(
+            alone.blocks(settings).log_labels(members), abs=1e-12
+        )
 
 
 def test_opposite_slopes_differ_and_noise_is_shared():
@@ -132,11 +155,15 @@ def test_a_partition_that_tells_no_column_apart_shares_none():
 def test_a_shared_column_leaves_the_regressions_only_without_a_common_slope():
     data = _two_groups(seed=3, n_noise_values=5, common=2.0)
     differing = np.array([True, False, False])  # b and c held shared in the score
-    read = _columns_read(data, None, differing, np.random.default_rng(0))
+    loud = _loud_columns(data, np.random.default_rng(0))
+    assert loud.tolist() == [True, False, True]  # a within users, c over all rows; b never
+    read = _columns_read(None, differing, loud)
     assert read.tolist() == [True, False, True]  # the noise leaves, the common slope stays
-    assert _columns_read(
-        data, np.array([True, True, False]), differing, np.random.default_rng(0)
-    ).tolist() == [True, False, False]
+    assert _columns_read(np.array([True, True, False]), differing, loud).tolist() == [
+        True,
+        False,
+        False,
+    ]
 
 
 def test_offsets_and_dims_of_columns_the_regressions_do_not_read():

@@ -304,7 +304,7 @@ class JointData:
         return np.concatenate([[0], np.cumsum(sizes)])
 
     @cached_property
-    def _expansions(self) -> dict[float, TaskExpansions]:
+    def _expansions(self) -> dict[tuple, TaskExpansions]:
         return {}
 
     def label_design(self) -> np.ndarray:
@@ -345,9 +345,10 @@ class JointData:
         cluster = partition[self.task[rows]]
         return label_relevance(self.codes[rows], self.y[rows], cluster, self.offsets, beta)
 
-    def expansions(self, precision: float) -> TaskExpansions:
+    def expansions(self, precision: float, differing: np.ndarray | None = None) -> TaskExpansions:
         """Each task's label log-likelihood expanded at the pooled MAP (computed once per
-        prior precision: the tuning grid's settings all share it).
+        prior precision, and per ``differing``: bool (n_features,), the features the label
+        model reads, None: those the regressions read; the tuning grid's settings share them).
 
         Examples
         --------
@@ -356,16 +357,22 @@ class JointData:
         >>> expansions = data.expansions(precision=1.0)
         >>> expansions.gradient.shape, expansions.hessian.shape  # 2 values and an intercept
         ((3, 3), (3, 3, 3))
+        >>> data.expansions(1.0, np.array([False])).gradient.shape  # the intercept alone
+        (3, 1)
         """
-        if precision not in self._expansions:
-            rows = self.labelled
-            self._expansions[precision] = TaskExpansions.at_pooled_map(
-                self.label_design(),
-                self.y[rows].astype(np.float64),
-                self.task_starts,
-                precision,
+        key = (precision, None if differing is None else np.asarray(differing, bool).tobytes())
+        if key not in self._expansions:
+            read = self if differing is None else self.reading(self.read_of(differing))
+            labels = self.y[self.labelled].astype(np.float64)
+            self._expansions[key] = TaskExpansions.at_pooled_map(
+                read.label_design(), labels, self.task_starts, precision
             )
-        return self._expansions[precision]
+        return self._expansions[key]
+
+    def read_of(self, columns: np.ndarray) -> np.ndarray:
+        """Of ``columns`` (bool, (n_features,)) those the regressions read too."""
+        read = self.label_columns
+        return np.asarray(columns if read is None else columns & read, dtype=bool)
 
     def blocks(
         self,
@@ -379,9 +386,9 @@ class JointData:
         a shared one's (:mod:`~clusterednb.logistic.clustering.feature_relevance`);
         ``anchor`` (d,), where the label log-likelihoods are expanded (default: the pooled MAP
         of these rows; a shard of the tasks takes that of every shard); ``differing``
-        (n_features,), bool: the features whose label weights the scores let differ between
-        clusters, the others held at the anchor (default: all;
-        :mod:`~clusterednb.logistic.clustering.shared_slopes`).
+        (n_features,), bool: the features whose label weights differ between clusters, which
+        alone the label score reads, at their own pooled MAP (at a given ``anchor`` the others
+        are held there; default: all; :mod:`~clusterednb.logistic.clustering.shared_slopes`).
 
         Examples
         --------
@@ -392,16 +399,16 @@ class JointData:
         [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]]
         """
         if anchor is None:
-            expansions = self.expansions(settings.precision)
+            expansions = self.expansions(settings.precision, differing)
         else:
             rows = self.labelled
             labels = self.y[rows].astype(np.float64)
             expansions = TaskExpansions.at_anchor(
                 self.label_design(), labels, self.task_starts, anchor
             )
-        if differing is not None:
-            offsets = label_offsets(self.offsets, self.label_columns)
-            expansions = expansions.restricted(differing_dims(offsets, differing))
+            if differing is not None:
+                offsets = label_offsets(self.offsets, self.label_columns)
+                expansions = expansions.restricted(differing_dims(offsets, differing))
         return JointLogisticBlocks(
             self.value_counts if kept is None else self.value_counts * kept,
             self.offsets,

@@ -21,7 +21,7 @@ from clusterednb.logistic.clustering.label_relevance import (
 from clusterednb.logistic.clusters import LogisticClusters, fit_clusters
 from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.grid_walk import mean_log_loss
-from clusterednb.logistic.partition import judged_differing
+from clusterednb.logistic.partition import judged_differing, partition_posterior
 from clusterednb.logistic.settings import FitSettings
 from clusterednb.logistic.tuning import Tuning, choose_settings, floors_rewalked
 from clusterednb.seeding import side_stream
@@ -67,11 +67,12 @@ def fit_tuned(
     fitted, clusters = fit_judged(data, tuning.settings, rng, tuning)
     if not settings.relevance or data.documents or tuning.held_rows.size == 0:
         return tuning, fitted, clusters
-    differing = judged_differing(data, tuning.settings, clusters.partition)
+    loud = _loud_columns(data, rng)
+    differing = _judged(data, tuning.settings, clusters, loud, rng)
     read = np.ones_like(differing) if tuning.label_columns is None else tuning.label_columns
     if (differing | ~read).all():  # a column the regressions do not read has no weights
         return tuning, fitted, clusters
-    columns = _columns_read(data, tuning.label_columns, differing, rng)
+    columns = _columns_read(tuning.label_columns, differing, loud)
     second = floors_rewalked(data, settings, rng, tuning, differing, columns)
     first_loss = mean_log_loss(data.y[tuning.held_rows], tuning.held_proba)
     if second is None or second.held_log_loss > first_loss:
@@ -81,25 +82,60 @@ def fit_tuned(
     return (second, *fit_judged(data, second.settings, rng, second))
 
 
-def _columns_read(
-    data: JointData, read: np.ndarray | None, differing: np.ndarray, rng: np.random.Generator
-) -> np.ndarray | None:
-    """The columns the refit's regressions read: those ``read`` (None: all) but the ones
-    whose label weights are shared by every cluster (not ``differing``) and that depend on
-    the label neither over all rows nor within tasks beyond chance
-    (:func:`~clusterednb.logistic.clustering.label_relevance.pooled_dependence` at most
-    :data:`~clusterednb.logistic.clustering.label_relevance.POOLED_Z`,
-    :func:`~clusterednb.logistic.clustering.label_relevance.within_task_dependence` at most
-    :data:`~clusterednb.logistic.clustering.label_relevance.WITHIN_TASK_Z`): no cluster's
-    slope on them, no common one, no task's own. None: all."""
+def _loud_columns(data: JointData, rng: np.random.Generator) -> np.ndarray:
+    """The columns that depend on the label beyond chance over all rows or within tasks
+    (:func:`~clusterednb.logistic.clustering.label_relevance.pooled_dependence` above
+    :data:`~clusterednb.logistic.clustering.label_relevance.POOLED_Z`, or
+    :func:`~clusterednb.logistic.clustering.label_relevance.within_task_dependence` above
+    :data:`~clusterednb.logistic.clustering.label_relevance.WITHIN_TASK_Z`); bool, shape
+    (n_features,). Drawn from a side stream of ``rng``."""
     rows = data.labelled
     labelled = (data.codes[rows], data.y[rows])
     numbers = {"numbers": data.numeric[rows], "numbered": data.numeric_features}
     tests_rng = side_stream(rng)
     pooled = pooled_dependence(*labelled, data.offsets, tests_rng, **numbers)
     within = within_task_dependence(*labelled, data.task[rows], data.offsets, tests_rng, **numbers)
+    return (pooled > POOLED_Z) | (within > WITHIN_TASK_Z)
+
+
+def _judged(
+    data: JointData,
+    settings: FitSettings,
+    clusters: LogisticClusters,
+    loud: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The columns whose label weights differ between the clusters of the fit's partition
+    (:func:`~clusterednb.logistic.partition.judged_differing`). Where that tells none apart
+    (its clusters differ in nothing, or in everything), they are judged again on a partition
+    sampled with the label score reading only the ``loud`` columns (:func:`_loud_columns`),
+    if some are and some are not: with six rows a user and 20 noise columns, the fit's
+    partition was no better than chance on most seeds, and one scored on the loud columns
+    (the signals and at most one noise column) found the groups.
+    """
+    differing = judged_differing(data, settings, clusters.partition)
+    if differing.all() and loud.any() and not loud.all():
+        relevance = clusters.feature_relevance
+        start = partition_posterior(data, settings, side_stream(rng), relevance, loud)
+        differing = judged_differing(data, settings, start.partition)
+    return differing
+
+
+def _columns_read(
+    read: np.ndarray | None, differing: np.ndarray, loud: np.ndarray
+) -> np.ndarray | None:
+    """The columns the refit's regressions read: those ``read`` (None: all) but the ones
+    whose label weights are shared by every cluster (not ``differing``) and that are not
+    ``loud`` (:func:`_loud_columns`): no cluster's slope on them, no common one, no task's
+    own. None: all.
+
+    Examples
+    --------
+    >>> _columns_read(None, np.array([True, False, False]), np.array([False, True, False]))
+    array([ True,  True, False])
+    """
     columns = np.ones(differing.size, dtype=bool) if read is None else read.copy()
-    columns &= differing | (pooled > POOLED_Z) | (within > WITHIN_TASK_Z)
+    columns &= differing | loud
     return None if columns.all() else columns
 
 
