@@ -67,11 +67,14 @@ def fit_tuned(
     fitted, clusters = fit_judged(data, tuning.settings, rng, tuning)
     if not settings.relevance or data.documents or tuning.held_rows.size == 0:
         return tuning, fitted, clusters
-    loud = _loud_columns(data, rng)
-    differing = _judged(data, tuning.settings, clusters, loud, rng)
+    differing = judged_differing(data, tuning.settings, clusters.partition)
+    loud = _loud_columns(data, rng) if differing.all() else None  # the tests when needed
+    if loud is not None:
+        differing = _judged_again(data, tuning.settings, clusters, loud, rng)
     read = np.ones_like(differing) if tuning.label_columns is None else tuning.label_columns
     if (differing | ~read).all():  # a column the regressions do not read has no weights
         return tuning, fitted, clusters
+    loud = _loud_columns(data, rng) if loud is None else loud
     columns = _columns_read(tuning.label_columns, differing, loud)
     second = floors_rewalked(data, settings, rng, tuning, differing, columns)
     first_loss = mean_log_loss(data.y[tuning.held_rows], tuning.held_proba)
@@ -98,27 +101,25 @@ def _loud_columns(data: JointData, rng: np.random.Generator) -> np.ndarray:
     return (pooled > POOLED_Z) | (within > WITHIN_TASK_Z)
 
 
-def _judged(
+def _judged_again(
     data: JointData,
     settings: FitSettings,
     clusters: LogisticClusters,
     loud: np.ndarray,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """The columns whose label weights differ between the clusters of the fit's partition
-    (:func:`~clusterednb.logistic.partition.judged_differing`). Where that tells none apart
-    (its clusters differ in nothing, or in everything), they are judged again on a partition
-    sampled with the label score reading only the ``loud`` columns (:func:`_loud_columns`),
-    if some are and some are not: with six rows a user and 20 noise columns, the fit's
+    """Where the fit's partition told no column apart (its clusters differ in nothing, or in
+    everything), the columns whose label weights differ, judged on a partition sampled with
+    the label score reading only the ``loud`` columns (:func:`_loud_columns`), if some are
+    and some are not (else all differ): with six rows a user and 20 noise columns, the fit's
     partition was no better than chance on most seeds, and one scored on the loud columns
-    (the signals and at most one noise column) found the groups.
+    (the signals and at most one noise column) found the groups on some.
     """
-    differing = judged_differing(data, settings, clusters.partition)
-    if differing.all() and loud.any() and not loud.all():
-        relevance = clusters.feature_relevance
-        start = partition_posterior(data, settings, side_stream(rng), relevance, loud)
-        differing = judged_differing(data, settings, start.partition)
-    return differing
+    if not loud.any() or loud.all():
+        return np.ones_like(loud)
+    relevance = clusters.feature_relevance
+    start = partition_posterior(data, settings, side_stream(rng), relevance, loud)
+    return judged_differing(data, settings, start.partition)
 
 
 def _columns_read(
