@@ -13,6 +13,27 @@ NEEDS_BROWSER = pytest.mark.skipif(
 )
 
 
+def gone(element):
+    """A wait condition: ``element`` has left the page. Selenium's ``staleness_of`` asks the
+    element whether it is enabled and counts only a stale reference as gone; while the page
+    is being replaced, chromedriver sometimes answers "unhandled inspector error" instead
+    (a CI run failed so), which means the same thing here."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    def left(_driver) -> bool:
+        try:
+            element.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            if "inspector error" in str(error):
+                return True
+            raise
+        return False
+
+    return left
+
+
 # Every button's text and background colour as the browser draws them (a transparent
 # background shows its nearest painted ancestor's).
 BUTTON_COLOURS = """

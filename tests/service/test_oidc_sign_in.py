@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from browser_helpers import NEEDS_BROWSER
+from browser_helpers import NEEDS_BROWSER, gone
 from oidc_helpers import NEEDS_NODE, Provider
 from service_helpers import Server, call
 
@@ -66,7 +66,7 @@ def _sign_in(browser, server, login: str) -> str:
     sign_in.click()
     # the login page must be gone first: its own button would otherwise pass for the
     # consent page's, and the consent would go unclicked (a CI run timed out so)
-    wait.until(shown.staleness_of(sign_in))
+    wait.until(gone(sign_in))
     wait.until(shown.presence_of_element_located((By.CSS_SELECTOR, "button[type=submit]")))
     if "Authorize" in browser.title or "consent" in browser.page_source:
         browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_helpers import NEEDS_BROWSER, low_contrast_buttons
+from browser_helpers import NEEDS_BROWSER, gone, low_contrast_buttons
 from clusterednb.cli import main
 from service_helpers import Server, call
 
@@ -17,7 +17,6 @@ SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "review-p
 
 def test_sign_in_review_answer_and_filter(tmp_path, capsys, browser):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.expected_conditions import staleness_of
     from selenium.webdriver.support.ui import WebDriverWait
 
     org = tmp_path / "org"
@@ -70,11 +69,11 @@ def test_sign_in_review_answer_and_filter(tmp_path, capsys, browser):
         n_pending = int(pending.text.split("(")[1].rstrip(")"))
         assert n_pending >= 1  # the wide ask band makes it ask
         pending.click()
-        wait.until(staleness_of(cards[0]))
+        wait.until(gone(cards[0]))
         asked = browser.find_elements(By.CSS_SELECTOR, "section.card")
         assert len(asked) == n_pending
         asked[0].find_element(By.CSS_SELECTOR, "button.accept").click()
-        wait.until(staleness_of(asked[0]))
+        wait.until(gone(asked[0]))
         assert len(browser.find_elements(By.CSS_SELECTOR, "section.card")) == n_pending - 1
         answered = [r for r in call(server, "GET", "/api/requests", token)[1] if r["answer"]]
         assert [r["answer"] for r in answered] == ["accept"]
