@@ -330,3 +330,23 @@ def test_lightgbm_inside_the_clusters_reads_documents_word_counts(tmp_path):
     np.testing.assert_allclose(loaded.predict_proba(X[held], tasks[held])[:, 1], p1)
     with pytest.raises(CNBError, match="explains tables"):
         model.log_odds_by_feature(X[held], tasks[held])
+
+
+def test_the_learners_read_only_the_columns_the_regressions_read(tmp_path):
+    pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(3)
+    tasks = np.repeat(np.arange(40), 12)
+    signal = rng.normal(size=tasks.size)
+    noise = pd.DataFrame({f"noise{j}": rng.normal(size=tasks.size) for j in range(6)})
+    y = rng.random(tasks.size) < 1 / (1 + np.exp(-np.where(tasks % 2, 2.0, -2.0) * signal))
+    X = noise.assign(signal=signal)
+    model = ClusteredLearner(
+        "lightgbm", {"n_estimators": 10}, clustering_params={"relevance": True}, random_state=0
+    ).fit(X, y.astype(int), tasks)
+    left_out = list(model.clustering_.columns_left_out_)
+    assert left_out and "signal" not in left_out, left_out
+    frame = model._frame(model.clustering_, *model._encoded(X.head(3), tasks[:3], None)[:2])
+    assert list(frame.columns) == [c for c in X.columns if c not in left_out]
+    model.save(tmp_path / "learner.cnb")
+    loaded = clusterednb.load(tmp_path / "learner.cnb")
+    np.testing.assert_array_equal(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))

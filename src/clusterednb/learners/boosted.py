@@ -146,18 +146,6 @@ class ClusteredBoosting(ClusteredLearner):
         self.booster_ = model.booster_
         self._set_fitted(clustering, ClusterLearners([self.booster_], np.ones(1)))
 
-    def _frame(self, clustering: Any, matrix: np.ndarray, task_index: np.ndarray) -> Any:
-        """The rows as the booster reads them: the learners' table without the columns the
-        clustering's regressions left out (judged to tell the label nothing, where held-out
-        rows said so; ``columns_left_out_``): trees on them only fit noise. On issue 49's
-        population with 20 correlated noise columns the booster then kept 0.793 of its clean
-        0.810 AUC, against 0.783 reading them (BENCHMARKS.md, eighteenth part)."""
-        frame = super()._frame(clustering, matrix, task_index)
-        left_out = list(getattr(clustering, "columns_left_out_", ()))
-        if left_out and isinstance(frame, pd.DataFrame):
-            frame = frame.drop(columns=left_out)
-        return frame
-
     def _chosen_start(
         self, clustering: ClusteredLogisticRegression, frame: Any, y: np.ndarray, seed: int
     ) -> str:

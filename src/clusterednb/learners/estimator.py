@@ -292,15 +292,20 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         )
 
     def _frame(self, clustering: Any, matrix: np.ndarray, task_index: np.ndarray) -> pd.DataFrame:
-        """The rows as the learners read them (:func:`learner_frame`)."""
-        tasks = task_index if self.with_task else None
-        return learner_frame(
+        """The rows as the learners read them (:func:`learner_frame`) but the columns the
+        regressions left out (``columns_left_out_``): trees on them fit noise (BENCHMARKS.md,
+        eighteenth part)."""
+        frame = learner_frame(
             binned_numbers(matrix, self.number_edges_),
             clustering.schema_,
             clustering.numeric_.names,
-            tasks,
+            task_index if self.with_task else None,
             clustering.task_ids_.size,
         )
+        left_out = list(getattr(clustering, "columns_left_out_", ()))
+        if left_out and isinstance(frame, pd.DataFrame):
+            frame = frame.drop(columns=left_out)
+        return frame
 
     # ------------------------------------------------------------------ prediction
     def predict_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:
