@@ -276,7 +276,6 @@ def feature_side_chosen(scores: SettingScores) -> tuple[SettingScores, list[dict
         scores.grid,
         scores.floors,
         np.zeros_like(judged),
-        scores.differing,
     )
     bare.walk_floors(scores.best.rows)
     if _clearly_best([scores, bare]) == 1:
@@ -392,7 +391,6 @@ def _reading(scores: SettingScores, columns: np.ndarray, at: int) -> SettingScor
         scores.grid,
         scores.floors,
         scores.judged_relevance,
-        scores.differing,
     )
     fewer.walk_floors(at)
     return fewer

@@ -178,9 +178,9 @@ class Tuning(NamedTuple):
     label_columns : ndarray of shape (n_features,) or None
         Bool: the columns the regressions read, when the walk left some out (else None).
     differing : ndarray of shape (n_features,) or None
-        With ``relevance``: bool, the columns whose label weights the walk's partitions let
-        differ between clusters (:mod:`~clusterednb.logistic.clustering.shared_slopes`),
-        which the fit's partition keeps.
+        Bool: the columns whose label weights the partitions let differ between clusters,
+        when a walk again held the others shared (:func:`floors_rewalked`; else None: all
+        differ), which the fit's partition keeps.
     """
 
     settings: FitSettings
@@ -194,12 +194,7 @@ class Tuning(NamedTuple):
     differing: np.ndarray | None = None
 
 
-def choose_settings(
-    data: JointData,
-    settings: FitSettings,
-    rng: np.random.Generator,
-    differing: np.ndarray | None = None,
-) -> Tuning:
+def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Generator) -> Tuning:
     """Settings with ``effective_rows``, ``floor`` and ``deviation_scale`` fixed, and what the
     choice found (:class:`Tuning`).
 
@@ -233,7 +228,7 @@ def choose_settings(
         )
         return Tuning(defaults, pd.DataFrame())
     train = data.without_labels(held) if keep_features else data.without_rows(held)
-    tried, best, judged, label = _cluster_settings(data, train, held, settings, rng, differing)
+    tried, best, judged, label = _cluster_settings(data, train, held, settings, rng)
     if label[1] is not None:
         data, train = data.reading(label[1]), train.reading(label[1])
     chosen = settings.with_chosen(best.effective_rows, best.floor)
@@ -244,16 +239,8 @@ def choose_settings(
     if settings.deviation_scale == AUTO:
         chosen = replace(chosen, deviation_scale=float(winner["deviation_scale"]))
     if subset:
-        return Tuning(
-            chosen,
-            table,
-            judged,
-            label_relevance=label[0],
-            label_columns=label[1],
-            differing=differing,
-        )
-    loss = float(winner["log_loss"])
-    return Tuning(chosen, table, judged, held, loss, best.proba, *label, differing)
+        return Tuning(chosen, table, judged, label_relevance=label[0], label_columns=label[1])
+    return Tuning(chosen, table, judged, held, float(winner["log_loss"]), best.proba, *label)
 
 
 def floors_rewalked(
@@ -311,14 +298,13 @@ def _cluster_settings(
     held: np.ndarray,
     settings: FitSettings,
     rng: np.random.Generator,
-    differing: np.ndarray | None = None,
 ) -> tuple[list[dict], Best, np.ndarray | None, tuple[np.ndarray | None, np.ndarray | None]]:
     """Walk the grids of (effective rows, floor) (see the module); what was tried, the best,
     the features' relevance judged at the first setting, and the columns' relevance to the
     label with the columns the regressions read (with ``relevance``; else None each)."""
     grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
     floors = FLOORS if settings.floor == AUTO else (settings.floor,)
-    scores = SettingScores(data, train, held, settings, rng, grid, floors, None, differing)
+    scores = SettingScores(data, train, held, settings, rng, grid, floors)
     start = grid.index(START_EFFECTIVE_ROWS) if START_EFFECTIVE_ROWS in grid else 0
     walk_grid(scores.loss, len(grid), len(floors), start)
     label, rejected = (None, None), []
