@@ -254,7 +254,9 @@ def test_held_rows_that_cannot_tell_keep_the_first_settings(monkeypatch):
 
 def test_the_shared_weights_are_named_saved_and_kept_by_a_partial_fit(tmp_path):
     X, y, tasks = _six_rows(seed=1)
-    model = ClusteredLogisticRegression(relevance=True, random_state=1).fit(X, y, tasks)
+    # the chain of 30 sweeps, on which this table shares weights (what is tested is the record)
+    model = ClusteredLogisticRegression(relevance=True, n_sweeps=30, burn_in=10, random_state=1)
+    model = model.fit(X, y, tasks)
     shared = list(model.label_weights_shared_)
     assert shared and all(name.startswith("noise") for name in shared), shared
     assert model.fit_summary()["label_weights_shared"] == shared

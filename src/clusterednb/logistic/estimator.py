@@ -50,7 +50,7 @@ from clusterednb.logistic.model_state import (
 from clusterednb.logistic.online import partial_update
 from clusterednb.logistic.placement import rows_mixture
 from clusterednb.logistic.relevance_gate import resolved_relevance
-from clusterednb.logistic.settings import AUTO, FitSettings
+from clusterednb.logistic.settings import AUTO, FitSettings, resolved_chain
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord
 from clusterednb.seeding import as_generator
@@ -79,8 +79,9 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     inference : {"auto", "exact", "gibbs"}, default="auto"
         Enumerate every partition ("exact", at most 10 tasks) or sample them ("gibbs");
         "auto" enumerates up to 8 tasks.
-    n_sweeps, burn_in : int, default=30, 10
-        Gibbs sweeps, and those discarded before averaging.
+    n_sweeps, burn_in : int or "auto", default="auto"
+        Gibbs sweeps, and those discarded before averaging; "auto": 30, a third of them
+        burn-in (four times as many where the median task has under 8 labelled rows).
     validation : {"like-fewest", "half"}, default="like-fewest"
         How "auto" holds rows out: most of the labelled rows of a third of the tasks, each cut
         down to look like the task with the fewest labels (tuning for the users with few
@@ -93,8 +94,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         chooses it as ``effective_rows`` (after them), 0 unless a scale predicts the held rows
         better. Off by default (why: docs/decisions.md).
     schema : FeatureSchema, optional
-        Fixed categories and classes (a fixed schema's binned columns are categories; no
-        number is standardised), instead of those the training rows show.
+        Fixed categories and classes instead of those the training rows show (its binned
+        columns are categories; no number is standardised).
     classes : sequence, optional
         The two labels (default: those seen, sorted); the second is the positive class.
     handle_unknown : {"warn", "error", "ignore"}, default="warn"
@@ -105,8 +106,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         Columns of ``X`` that hold numbers. The clustering and the one-hot part of the
         regressions see them as ``n_bins`` quantile bins of the training rows; the regressions
         also read each as a standardised number (a missing value counts as the training
-        mean). "auto": every column of numbers that are not all whole, and every column of
-        whole numbers with more than 20 distinct values
+        mean). "auto": columns of numbers not all whole, or whole with over 20 distinct values
         (:func:`~clusterednb.data.numeric.is_numeric_column`); None or []: none.
     n_bins : int, default=5
         Bins per numeric column (fewer where quantiles tie).
@@ -136,9 +136,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     partition_ : ndarray of shape (n_tasks,)
         The best partition found (clusters numbered by first appearance).
     coclustering_ : ndarray of shape (n_tasks, n_tasks), or None
-        ``P(u and v share a cluster | D)``; None above 300 tasks, where the partition is
-        sampled on 300 of them and the others are placed in their clusters
-        (:mod:`clusterednb.inference.blocks.core_and_place`).
+        ``P(u and v share a cluster | D)``; None above 300 tasks (the partition sampled on 300,
+        the others placed: :mod:`clusterednb.inference.blocks.core_and_place`).
     n_clusters_probability_ : ndarray of shape (n_tasks + 1,)
     effective_rows_, floor_, deviation_scale_ : float
         The values used.
@@ -181,8 +180,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         precision: float = 1.0,
         C: float = 1.0,
         inference: str = "auto",
-        n_sweeps: int = 30,
-        burn_in: int = 10,
+        n_sweeps: int | str = AUTO,
+        burn_in: int | str = AUTO,
         validation: str = "like-fewest",
         deviation_scale: float | str = 0.0,
         classes: Any = None,
@@ -249,7 +248,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         settings_of_rows = (self.observation, self.classes, self.numeric, self.n_bins)
         rows = training_rows(X, y, tasks, *settings_of_rows, type(self).__name__, self.schema)
         rng = as_generator(self.random_state)
-        settings = resolved_relevance(settings, rows.data, rng)
+        settings = resolved_relevance(resolved_chain(settings, rows.data), rows.data, rng)
         tuning, data, clusters = fit_tuned(rows.data, settings, rng)
         chosen, self.tuning_ = tuning.settings, tuning.tried
         self.validation_rows_ = rows.source_rows[tuning.held_rows]
@@ -402,6 +401,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
 
     def _settings_used(self) -> FitSettings:  # relevance judged: the clusters hold its answer
         chosen = self._settings().with_chosen(self.effective_rows_, self.floor_)
+        chosen = resolved_chain(chosen, getattr(self, "rows_", None))
         judged = self.clusters_.feature_relevance is not None
         return replace(chosen, deviation_scale=self.deviation_scale_, relevance=judged)
 

@@ -11,6 +11,17 @@ from clusterednb.exceptions import CNBError, check_choice
 
 AUTO = "auto"
 MAX_ENUMERATED_TASKS = 8
+DEFAULT_SWEEPS = 30
+"""Gibbs sweeps of an "auto" chain (a third of them burn-in) where tasks have rows enough."""
+FEW_ROWS = 8
+"""Labelled rows below which the median task's partition is sampled with longer chains."""
+FEW_ROWS_CHAIN = 4
+"""How many times :data:`DEFAULT_SWEEPS` an "auto" chain sweeps where the median task with
+labels has fewer than :data:`FEW_ROWS` of them. A task of six rows barely moves the label
+score, the partition posterior is spread over many partitions, and twenty draws of it are
+noisy: on issue 49's population with six rows a user, four times the sweeps gained
+0.02–0.035 AUC with 0, 1 and 20 noise columns (BENCHMARKS.md, nineteenth part); with ten rows
+a user they gained nothing."""
 INFERENCES = ("auto", "exact", "gibbs")
 VALIDATIONS = ("half", "like-fewest")
 
@@ -32,8 +43,8 @@ class FitSettings:
     precision: float = 1.0
     C: float = 1.0
     inference: str = "auto"
-    n_sweeps: int = 30
-    burn_in: int = 10
+    n_sweeps: int | str = DEFAULT_SWEEPS
+    burn_in: int | str = DEFAULT_SWEEPS // 3
     validation: str = "like-fewest"
     deviation_scale: float | str = 0.0
     relevance: bool | str = False
@@ -78,10 +89,13 @@ class FitSettings:
         check_choice("validation", self.validation, VALIDATIONS)
         for name in ("n_sweeps", "burn_in"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise CNBError(f"{name} must be a non-negative integer, got {value!r}")
-        if self.burn_in >= self.n_sweeps:
+            count = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            if value != AUTO and not count:
+                raise CNBError(f"{name} must be a non-negative integer or 'auto', got {value!r}")
+        if AUTO not in (self.n_sweeps, self.burn_in) and self.burn_in >= self.n_sweeps:
             raise CNBError(f"burn_in ({self.burn_in}) must be below n_sweeps ({self.n_sweeps})")
+        if self.n_sweeps == 0:
+            raise CNBError("n_sweeps must be at least 1, got 0")
 
     def with_chosen(self, effective_rows: Any, floor: Any) -> FitSettings:
         """These settings with ``effective_rows`` and ``floor`` fixed.
@@ -107,3 +121,50 @@ class FitSettings:
         if self.deviation_scale == AUTO:
             raise CNBError("deviation_scale is 'auto': choose it before fitting deviations")
         return float(self.deviation_scale) ** 2 * self.C
+
+
+def resolved_chain(settings: FitSettings, data: Any = None) -> FitSettings:
+    """``settings`` with an "auto" ``n_sweeps`` made :data:`DEFAULT_SWEEPS`, or
+    :data:`FEW_ROWS_CHAIN` times it where the median task with labelled rows has fewer than
+    :data:`FEW_ROWS` of them, and an "auto" ``burn_in`` a third of the sweeps; numbers are
+    kept as given.
+
+    Parameters
+    ----------
+    settings : FitSettings
+    data : JointData or ndarray of shape (n_tasks,), optional
+        The fit's rows (their labelled rows counted by task), or those counts; None: not
+        known (the default chain).
+
+    Examples
+    --------
+    >>> ten, six = np.full(30, 10), np.full(30, 6)
+    >>> chain = resolved_chain(FitSettings(n_sweeps=AUTO, burn_in=AUTO), ten)
+    >>> chain.n_sweeps, chain.burn_in
+    (30, 10)
+    >>> chain = resolved_chain(FitSettings(n_sweeps=AUTO, burn_in=AUTO), six)
+    >>> chain.n_sweeps, chain.burn_in
+    (120, 40)
+    >>> chain = resolved_chain(FitSettings(n_sweeps=12, burn_in=AUTO), six)  # a number is kept
+    >>> chain.n_sweeps, chain.burn_in
+    (12, 4)
+    """
+    sweeps = settings.n_sweeps
+    if sweeps == AUTO:
+        labelled = _labelled_per_task(data)
+        labelled = labelled[labelled > 0]
+        few = labelled.size > 0 and float(np.median(labelled)) < FEW_ROWS
+        sweeps = DEFAULT_SWEEPS * (FEW_ROWS_CHAIN if few else 1)
+    burn_in = sweeps // 3 if settings.burn_in == AUTO else settings.burn_in
+    resolved = replace(settings, n_sweeps=int(sweeps), burn_in=int(burn_in))
+    resolved.check()  # a burn-in given against "auto" sweeps may not fit them
+    return resolved
+
+
+def _labelled_per_task(data: Any) -> np.ndarray:
+    """Labelled rows of each task of a JointData (or the counts given), shape (n_tasks,)."""
+    if data is None:
+        return np.zeros(0, dtype=np.int64)
+    if hasattr(data, "labelled"):
+        return np.bincount(data.task[data.labelled], minlength=data.n_tasks)
+    return np.asarray(data)

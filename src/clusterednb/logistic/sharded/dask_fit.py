@@ -28,6 +28,7 @@ from clusterednb.distributed.shards import schema_from_distinct
 from clusterednb.exceptions import CNBError
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.logistic.inputs import check_design_size
+from clusterednb.logistic.settings import resolved_chain
 from clusterednb.logistic.sharded.fit import fit_sharded
 from clusterednb.logistic.sharded.shards import EncodedShard, encode_shard
 from clusterednb.seeding import as_generator
@@ -136,7 +137,7 @@ def fit_logistic_from_parquet(
         if refused in params:
             raise CNBError(f"{refused}: not for a fit from Parquet (categorical tables only)")
     model = ClusteredLogisticRegression(numeric=None, **params)
-    settings = model._settings()
+    settings = resolved_chain(model._settings())  # the default chain: rows not yet read
     settings.check()
     say = elapsed_printer(progress)
     frame = dd.read_parquet(path, columns=[task, label, *features], storage_options=storage_options)
