@@ -329,10 +329,8 @@ class JointData:
         return one_hot_rows(self.codes[rows][:, self.label_columns], offsets)
 
     def label_relevance_in(self, partition: np.ndarray, beta: float) -> np.ndarray:
-        """Each feature's relevance to the label within the clusters of ``partition``
-        (n_tasks,), judged on the labelled rows
-        (:func:`~clusterednb.logistic.clustering.label_relevance.label_relevance`), shape
-        (n_features,).
+        """Each feature's relevance to the label in the clusters of ``partition`` (n_tasks,),
+        (n_features,); :func:`~clusterednb.logistic.clustering.label_relevance.label_relevance`.
 
         Examples
         --------
@@ -341,9 +339,11 @@ class JointData:
         >>> data.label_relevance_in(np.array([0, 0, 1]), 1.0).shape
         (1,)
         """
-        rows = self.labelled
-        cluster = partition[self.task[rows]]
-        return label_relevance(self.codes[rows], self.y[rows], cluster, self.offsets, beta)
+        rows, task = self.labelled, self.task[self.labelled]
+        numbers = {"numbers": self.numeric[rows], "numbered": self.numeric_features, "task": task}
+        return label_relevance(
+            self.codes[rows], self.y[rows], partition[task], self.offsets, beta, **numbers
+        )
 
     def expansions(self, precision: float, differing: np.ndarray | None = None) -> TaskExpansions:
         """Each task's label log-likelihood expanded at the pooled MAP (computed once per

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import expit
+from scipy.stats import norm
 
 from clusterednb.stats.column_tests import (
     above_chance,
     class_split_evidence,
+    cluster_slope_z,
     designed,
     task_correlations,
 )
@@ -52,8 +54,20 @@ def label_relevance(
     offsets: np.ndarray,
     beta: float = 1.0,
     prior: float | None = None,
+    numbers: np.ndarray | None = None,
+    numbered: np.ndarray | None = None,
+    task: np.ndarray | None = None,
 ) -> np.ndarray:
     """``P(column f's values depend on the label within clusters | rows)`` of every column.
+
+    A column with a number (``numbers``, the column of ``numbered``) reads at least
+    ``Φ(z − WITHIN_TASK_Z)``, ``z`` its slope within the clusters
+    (:func:`~clusterednb.stats.column_tests.cluster_slope_z`, its rows' ``task`` given): one
+    half at :data:`WITHIN_TASK_Z` standard deviations, so that it is then kept. Five bins of a
+    number split by class score a slope weakly where tasks have few rows: on issue 49's
+    population with ten rows a user, a number whose slopes were 1.5, 0 and −3 in the three
+    groups read 0.008 on three clusters near the groups, and 3.9 standard deviations by its
+    slope; leaving it out cost 0.05 AUC on that seed.
 
     Parameters
     ----------
@@ -68,6 +82,11 @@ def label_relevance(
         Dirichlet pseudo-count of each value.
     prior : float, optional
         ``P(relevant)`` a priori; default ``1 / (n_features + 1)``.
+    numbers : ndarray of shape (n_rows, n_numbered), optional
+    numbered : ndarray of shape (n_numbered,), optional
+        The feature each column of ``numbers`` is the number of.
+    task : ndarray of shape (n_rows,), optional
+        Each row's task position (needed with ``numbers``).
 
     Returns
     -------
@@ -90,7 +109,13 @@ def label_relevance(
     if prior is None:
         prior = 1.0 / len(offsets)  # 1 / (n_features + 1)
     prior_log_odds = np.log(prior) - np.log1p(-prior)
-    return expit(_log_bayes_factors(codes, y, cluster, offsets, beta) + prior_log_odds)
+    relevance = expit(_log_bayes_factors(codes, y, cluster, offsets, beta) + prior_log_odds)
+    if numbers is None or numbered is None or not len(numbered) or task is None:
+        return relevance
+    valid = codes[:, numbered] >= 0
+    z = cluster_slope_z(numbers, valid, y, task, cluster)
+    relevance[numbered] = np.maximum(relevance[numbered], norm.cdf(z - WITHIN_TASK_Z))
+    return relevance
 
 
 def _log_bayes_factors(
