@@ -312,7 +312,8 @@ def label_columns_chosen(
     silent_columns`) get a round of their own, taken on any fall of the held rows' log-loss
     (``lenient`` in :func:`_clearly_best`; the later rounds keep them out): one to five noise
     columns lower it by less than the trial asks, and cost 0.01–0.03 AUC. Only where the
-    median task has :data:`SILENCE_ROWS` labelled rows.
+    median task has :data:`SILENCE_ROWS` labelled rows. A number relevant in that round's
+    clusters (by its bins or its slope, which the first round's clusters can hide) may return.
 
     Returns
     -------
@@ -342,7 +343,7 @@ def label_columns_chosen(
             train.codes, train.task, train.n_tasks, train.offsets, tests_rng
         )
     silent = silent_columns(rounds[0][1], dependence, pooled, sampled)
-    lenient = ()
+    lenient, numbered = (), np.isin(np.arange(silent.size), train.numeric_features)
     if silent.any() and not silent.all() and _within_tests_hear(train.task[rows]):
         quiet = _reading(scores, ~silent, at)
         rounds.append((quiet, _judged(quiet), ~silent))
@@ -352,8 +353,8 @@ def label_columns_chosen(
         columns = kept_columns(relevance) | (dependence > WITHIN_TASK_Z)
         if len(rounds) > 1 + len(lenient):  # later rounds only add back what new clusters reveal
             columns |= previous
-        elif previous is not None:  # after the silent round: a silent column stays out
-            columns &= previous
+        elif previous is not None:  # after the silent round a silent column stays out, but
+            columns &= previous | (numbered & kept_columns(relevance))  # a number heard here
         if columns.all() or any(_same(columns, kept) for *_, kept in rounds):
             break
         fewer = _reading(scores, columns, at)
