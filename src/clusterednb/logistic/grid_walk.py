@@ -21,7 +21,7 @@ from clusterednb.logistic.clustering.label_relevance import (
 from clusterednb.logistic.clusters import LogisticClusters, assemble, labelled_regression
 from clusterednb.logistic.fit import JointData, task_tempering
 from clusterednb.logistic.partition import partition_posterior
-from clusterednb.logistic.settings import FitSettings
+from clusterednb.logistic.settings import FitSettings, median_task_rows
 from clusterednb.seeding import side_stream
 from clusterednb.stats.task_auc import mean_task_auc
 
@@ -376,8 +376,7 @@ def _within_tests_hear(task: np.ndarray) -> bool:
     >>> _within_tests_hear(np.repeat([0, 1], 6))
     False
     """
-    rows = np.bincount(task)
-    return bool(np.median(rows[rows > 0]) >= SILENCE_ROWS)
+    return median_task_rows(np.bincount(task)) >= SILENCE_ROWS
 
 
 def _reading(scores: SettingScores, columns: np.ndarray, at: int) -> SettingScores:

@@ -151,9 +151,7 @@ def resolved_chain(settings: FitSettings, data: Any = None) -> FitSettings:
     """
     sweeps = settings.n_sweeps
     if sweeps == AUTO:
-        labelled = _labelled_per_task(data)
-        labelled = labelled[labelled > 0]
-        few = labelled.size > 0 and float(np.median(labelled)) < FEW_ROWS
+        few = 0 < median_task_rows(_labelled_per_task(data)) < FEW_ROWS
         sweeps = DEFAULT_SWEEPS * (FEW_ROWS_CHAIN if few else 1)
     burn_in = sweeps // 3 if settings.burn_in == AUTO else settings.burn_in
     resolved = replace(settings, n_sweeps=int(sweeps), burn_in=int(burn_in))
@@ -165,6 +163,20 @@ def _labelled_per_task(data: Any) -> np.ndarray:
     """Labelled rows of each task of a JointData (or the counts given), shape (n_tasks,)."""
     if data is None:
         return np.zeros(0, dtype=np.int64)
-    if hasattr(data, "labelled"):
-        return np.bincount(data.task[data.labelled], minlength=data.n_tasks)
+    if hasattr(data, "task_starts"):
+        return np.diff(data.task_starts)
     return np.asarray(data)
+
+
+def median_task_rows(rows_per_task: np.ndarray) -> float:
+    """The median count of ``rows_per_task`` (n_tasks,) over the tasks that have rows (0 when
+    none has).
+
+    Examples
+    --------
+    >>> median_task_rows(np.array([0, 10, 9, 2])), median_task_rows(np.zeros(3))
+    (9.0, 0.0)
+    """
+    rows = np.asarray(rows_per_task)
+    rows = rows[rows > 0]
+    return float(np.median(rows)) if rows.size else 0.0

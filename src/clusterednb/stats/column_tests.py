@@ -147,15 +147,33 @@ def task_correlations(
     >>> task_correlations(flat, np.ones((8, 1), dtype=bool), y, task).round(6).tolist()
     [0.0]
     """
-    n_tasks = int(task.max()) + 1 if task.size else 0
-    by_task = sparse.csr_matrix(
-        (np.ones(task.size), (task, np.arange(task.size))), shape=(n_tasks, task.size)
-    )
+    return summed_squared_correlations(*task_sums(numbers, valid, y, task))
+
+
+def task_sums(
+    numbers: np.ndarray, valid: np.ndarray, y: np.ndarray, task: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """Each task's ``n``, ``Σ x``, ``Σ y``, ``Σ x²`` and ``Σ x y`` over each column's valid
+    rows (labels 0/1), each of shape (n_tasks, n_columns).
+
+    Examples
+    --------
+    >>> sums = task_sums(np.array([[1.0], [3.0], [5.0]]), np.array([[True], [True], [False]]),
+    ...                  np.array([1, 0, 1]), np.array([0, 0, 1]))
+    >>> [column.ravel().tolist() for column in sums]
+    [[2.0, 0.0], [4.0, 0.0], [1.0, 0.0], [10.0, 0.0], [1.0, 0.0]]
+    """
+    by_task = _indicator(task, int(task.max()) + 1 if task.size else 0)
     weight = valid.astype(np.float64)
     x = np.where(valid, numbers, 0.0)
-    labels = weight * y[:, None]
-    return summed_squared_correlations(
-        by_task @ weight, by_task @ x, by_task @ labels, by_task @ (x * x), by_task @ (x * labels)
+    labels = weight * np.asarray(y, dtype=np.float64)[:, None]
+    return tuple(by_task @ column for column in (weight, x, labels, x * x, x * labels))
+
+
+def _indicator(group: np.ndarray, n_groups: int) -> sparse.csr_matrix:
+    """The (n_groups, n_items) matrix with a 1 at each item's group: sums by group."""
+    return sparse.csr_matrix(
+        (np.ones(group.size), (group, np.arange(group.size))), shape=(n_groups, group.size)
     )
 
 
@@ -206,27 +224,17 @@ def cluster_slope_z(
     >>> bool(z[0] > 3), bool(z[1] < 3)
     (True, True)
     """
-    weight = valid.astype(np.float64)
-    x = np.where(valid, numbers, 0.0)
-    labels = weight * np.asarray(y, dtype=np.float64)[:, None]
-    n_tasks = int(task.max()) + 1 if task.size else 0
-    by_task = sparse.csr_matrix(
-        (np.ones(task.size), (task, np.arange(task.size))), shape=(n_tasks, task.size)
-    )
-    n, sx, sy = by_task @ weight, by_task @ x, by_task @ labels
+    n, sx, sy, sxx, sxy = task_sums(numbers, valid, y, task)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_x, mean_y = np.where(n > 0, sx / n, 0.0), np.where(n > 0, sy / n, 0.0)
-    centred = [  # each task's sums of (x − x̄)², (y − ȳ)² and their product
-        by_task @ (x * x) - n * mean_x**2,
-        by_task @ labels - n * mean_y**2,  # y² = y
-        by_task @ (x * labels) - n * mean_x * mean_y,
+    centred = [  # each task's sums of (x − x̄)², (y − ȳ)² and their product (y² = y)
+        sxx - n * mean_x**2,
+        sy - n * mean_y**2,
+        sxy - n * mean_x * mean_y,
     ]
-    task_cluster = np.zeros(n_tasks, dtype=np.int64)
+    task_cluster = np.zeros(n.shape[0], dtype=np.int64)
     task_cluster[task] = cluster
-    by_cluster = sparse.csr_matrix(
-        (np.ones(n_tasks), (task_cluster, np.arange(n_tasks))),
-        shape=(int(task_cluster.max()) + 1 if n_tasks else 0, n_tasks),
-    )
+    by_cluster = _indicator(task_cluster, int(task_cluster.max()) + 1 if task_cluster.size else 0)
     rows, tasks = by_cluster @ n, by_cluster @ (n > 0).astype(np.float64)
     xx, yy, xy = (by_cluster @ sums for sums in centred)
     counted = (rows >= MIN_CLUSTER_ROWS) & (xx > 1e-12 * rows) & (yy > 1e-12)
