@@ -11,9 +11,9 @@ and the Laplace approximation of ``log ∫ exp f(w) dw`` is
     f(ŵ) + ½ d log 2π − ½ log det H,   H = Σ_i m_i σ_i (1 − σ_i) z_i z_iᵀ + λ I,
 
 at the MAP ``ŵ`` (found by Newton's method; ``f`` is strictly concave, so it converges from
-any start; the steps' ``H`` is summed in single precision, the MAP is where the float64
-gradient vanishes, and ``H`` at the MAP is summed in float64). Rows with the same features and
-label are merged first, their weights summed
+any start; ``H`` is summed in float64 at every step, as one-hot columns with millions of
+rows make it singular but for ``λ I``, which single precision would round away). Rows with
+the same features and label are merged first, their weights summed
 (:func:`~clusterednb.logistic.solvers.distinct_rows.merged_rows`). It is exact when the
 likelihood is Gaussian in ``w`` and its relative error vanishes as the rows grow;
 ``tests/logistic/test_clustered_logistic.py`` checks it against quadrature in 1-D.
