@@ -25,7 +25,12 @@ import pandas as pd
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
-from clusterednb import ClusteredBoosting, ClusteredLogisticRegression, ClusteredNB
+from clusterednb import (
+    ClusteredBoosting,
+    ClusteredLearner,
+    ClusteredLogisticRegression,
+    ClusteredNB,
+)
 
 COLOURS = np.array(list("rgbyk"))
 CUTS = [-1, -0.3, 0.3, 1]
@@ -129,6 +134,8 @@ MODELS = {
     "cnb-boost+relevance": clustered(
         lambda s: ClusteredBoosting(clustering_params={"relevance": True}, random_state=s)
     ),
+    # LightGBM inside the clusters of the regressions (the [trees] extra)
+    "cnb-lgbm": clustered(lambda s: ClusteredLearner("lightgbm", random_state=s)),
 }
 
 
