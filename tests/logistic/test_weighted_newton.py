@@ -64,7 +64,9 @@ def test_one_task_block_step_solves_the_full_newton_system():
     gradient = np.random.default_rng(5).normal(size=with_bias.shape[1])
     hessian = (with_bias.T @ with_bias.multiply(curvature[:, None])).toarray() + np.diag(penalty)
     solver = task_block.TaskBlockSolver(with_bias, tasks, penalty)
-    # ZᵀSZ is summed in single precision: the step is the Newton step to about 1e-6 of its size.
+    assert solver.patterns is None and isinstance(solver.rest, np.ndarray)  # the dense product
+    # ZᵀSZ is summed in single precision, as (S^½Z)ᵀ(S^½Z): the step is the Newton step to
+    # about 1e-6 of its size.
     exact = np.linalg.solve(hessian, gradient)
     step = solver.solve(curvature, gradient)
     assert np.linalg.norm(step - exact) <= 1e-5 * np.linalg.norm(exact)
