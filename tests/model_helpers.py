@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 import pandas as pd
-from scipy.special import betaln, gammaln, logsumexp
+from scipy.special import betaln, expit, gammaln, logsumexp
 
 import clusterednb
 from clusterednb import Counts, FeatureSchema
@@ -142,3 +142,35 @@ def brute_force_relevance(model, counts, gamma, prior):
     relevance = np.exp(logsumexp(joint, axis=0) - total) @ switches
     weights = np.exp(logsumexp(joint, axis=1) - total)
     return total + labels, np.array(partitions), weights, relevance
+
+
+def mean_task_auc_of(model, test, features) -> float:
+    """The model's test AUC within tasks (the evaluation's measure), averaged over tasks."""
+    from clusterednb.stats.task_auc import mean_task_auc
+
+    p1 = model.predict_proba(test[features], test.task)[:, 1]
+    return mean_task_auc(test.y.to_numpy(), p1, test.task.to_numpy())
+
+
+def same_rows_population(
+    seed: int, n_noise: int, n_rows: int, n_train: int, correlated: bool = False
+) -> pd.DataFrame:
+    """``benchmarks/bench_irrelevant_columns.py``'s population with the noise added to the same
+    rows (``--same-rows``): 60 tasks in three groups on x0..x3, ``n_train`` rows a task to
+    train on of ``n_rows``; ``correlated``: the noise columns share a latent factor."""
+    rng, noise_rng = np.random.default_rng(seed), np.random.default_rng([seed, 49])
+    weights = 1.5 * np.array([[2, -2, 1, 0], [-2, 2, 0, 1], [0, 1, -2, 2]], dtype=float)
+    frames = []
+    for task in range(60):
+        x = rng.normal(size=(n_rows, 4))
+        y = (rng.random(n_rows) < expit(x @ weights[task % 3])).astype(int)
+        frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(4)])
+        latent = rng.normal(size=n_rows)  # the correlated variant's factor
+        for j in range(n_noise):
+            values = noise_rng.normal(size=n_rows)
+            values = 0.8 * latent + 0.6 * values if correlated else values
+            colours = np.array(list("rgbyk"))[np.digitize(values, [-1, -0.3, 0.3, 1])]
+            frame[f"noise{j}"] = colours if j % 2 else values
+        frame["task"], frame["y"], frame["train"] = task, y, np.arange(n_rows) < n_train
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)

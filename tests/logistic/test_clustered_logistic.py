@@ -221,7 +221,7 @@ def test_a_user_with_the_reversed_rule_is_learnt():
 
 
 def pooled_logistic(train: pd.DataFrame, test: pd.DataFrame, features: list[str]) -> np.ndarray:
-    model = ClusteredLogisticRegression(effective_rows=1.0, floor=1.0).fit(
+    model = ClusteredLogisticRegression(effective_rows=1.0, floor=1.0, relevance=False).fit(
         train[features], train["label"], train["task"]
     )
     tasks = pd.Index(model.task_ids_)

@@ -12,6 +12,7 @@ from scipy.stats import chi2, norm, pearsonr
 
 import clusterednb
 from clusterednb import ClusteredLogisticRegression
+from clusterednb.logistic import label_judgement
 from clusterednb.logistic.clustering.label_relevance import (
     POOLED_Z,
     WITHIN_TASK_Z,
@@ -26,6 +27,7 @@ from clusterednb.stats.column_tests import (
     dirichlet_categorical_evidence,
     task_correlations,
 )
+from model_helpers import mean_task_auc_of, same_rows_population
 
 
 def _polya_log_probability(values: list[int], width: int, beta: float) -> float:
@@ -170,13 +172,6 @@ def _noisy_groups(seed: int, n_noise: int, n_tasks: int = 45, n_rows: int = 24):
     return pd.concat(frames, ignore_index=True)
 
 
-def _mean_task_auc(model, test, features) -> float:
-    from clusterednb.stats.task_auc import mean_task_auc
-
-    p1 = model.predict_proba(test[features], test.task)[:, 1]
-    return mean_task_auc(test.y.to_numpy(), p1, test.task.to_numpy())
-
-
 def test_noise_columns_leave_the_regressions_and_the_model_keeps_its_clean_auc(tmp_path):
     frame = _noisy_groups(seed=0, n_noise=12, n_tasks=90)  # seeds 1 and 2 alike
     features = [c for c in frame.columns if c not in ("task", "y", "train")]
@@ -192,9 +187,9 @@ def test_noise_columns_leave_the_regressions_and_the_model_keeps_its_clean_auc(t
     left_out = set(model.columns_left_out_)
     assert left_out <= set(noise) and len(left_out) >= len(noise) - 2, left_out
     assert np.median([label[name] for name in noise]) < 0.1, label
-    auc = _mean_task_auc(model, test, features)
-    assert auc > _mean_task_auc(clean, test, ["x0", "x1", "x2"]) - 0.01
-    assert auc > _mean_task_auc(plain, test, features) + 0.03
+    auc = mean_task_auc_of(model, test, features)
+    assert auc > mean_task_auc_of(clean, test, ["x0", "x1", "x2"]) - 0.01
+    assert auc > mean_task_auc_of(plain, test, features) + 0.03
     # the regressions give the columns left out no weight at all
     offsets = model.schema_.offsets
     for name in left_out:
@@ -445,30 +440,6 @@ def test_in_a_designed_table_no_column_is_silent():
     assert (spread[1:] > -DESIGNED_Z).all() and silent.tolist() == [False, True, True, True]
 
 
-def _same_rows_population(
-    seed: int, n_noise: int, n_rows: int, n_train: int, correlated: bool = False
-) -> pd.DataFrame:
-    """``benchmarks/bench_irrelevant_columns.py``'s population with the noise added to the same
-    rows (``--same-rows``): 60 tasks in three groups on x0..x3, ``n_train`` rows a task to
-    train on of ``n_rows``; ``correlated``: the noise columns share a latent factor."""
-    rng, noise_rng = np.random.default_rng(seed), np.random.default_rng([seed, 49])
-    weights = 1.5 * np.array([[2, -2, 1, 0], [-2, 2, 0, 1], [0, 1, -2, 2]], dtype=float)
-    frames = []
-    for task in range(60):
-        x = rng.normal(size=(n_rows, 4))
-        y = (rng.random(n_rows) < expit(x @ weights[task % 3])).astype(int)
-        frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(4)])
-        latent = rng.normal(size=n_rows)  # the correlated variant's factor
-        for j in range(n_noise):
-            values = noise_rng.normal(size=n_rows)
-            values = 0.8 * latent + 0.6 * values if correlated else values
-            colours = np.array(list("rgbyk"))[np.digitize(values, [-1, -0.3, 0.3, 1])]
-            frame[f"noise{j}"] = colours if j % 2 else values
-        frame["task"], frame["y"], frame["train"] = task, y, np.arange(n_rows) < n_train
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
-
-
 def _slope_z_by_hand(x, valid, y, task, cluster) -> float:
     """One column's cluster_slope_z, cluster by cluster with explicit loops."""
     statistic, freedom = 0.0, 0
@@ -560,12 +531,14 @@ def test_a_number_heard_in_the_clusters_stays_in_the_regressions(monkeypatch, wi
         monkeypatch.setattr(
             relevance_module, "cluster_slope_z", lambda numbers, *_: np.zeros(numbers.shape[1])
         )
-    frame = _same_rows_population(seed=4, n_noise=20, n_rows=40, n_train=10)
+    # the label rounds alone (the evidence's refit keeps x2 either way)
+    monkeypatch.setattr(label_judgement, "evidence_refit", lambda first, *_: first)
+    frame = same_rows_population(seed=4, n_noise=20, n_rows=40, n_train=10)
     features = [c for c in frame.columns if c not in ("task", "y", "train")]
     train, test = frame[frame.train], frame[~frame.train]
     model = ClusteredLogisticRegression(random_state=4).fit(train[features], train.y, train.task)
     assert ("x2" not in model.columns_left_out_) == with_slopes, model.columns_left_out_
-    auc = _mean_task_auc(model, test, features)
+    auc = mean_task_auc_of(model, test, features)
     assert auc > 0.86 if with_slopes else auc < 0.84
 
 
@@ -583,7 +556,7 @@ def test_a_number_silent_on_the_first_clusters_returns_when_the_next_ones_hear_i
         return original(candidates, lenient)
 
     monkeypatch.setattr(grid_walk, "_clearly_best", recording)
-    frame = _same_rows_population(seed=6, n_noise=20, n_rows=40, n_train=10, correlated=True)
+    frame = same_rows_population(seed=6, n_noise=20, n_rows=40, n_train=10, correlated=True)
     features = [c for c in frame.columns if c not in ("task", "y", "train")]
     train, test = frame[frame.train], frame[~frame.train]
     model = ClusteredLogisticRegression(random_state=6).fit(train[features], train.y, train.task)
@@ -592,4 +565,4 @@ def test_a_number_silent_on_the_first_clusters_returns_when_the_next_ones_hear_i
     assert lenient == (1,) and not columns[1][x2]  # the silent round left it out
     assert any(later[x2] for later in columns[2:])  # a later round read it again
     assert "x2" not in model.columns_left_out_
-    assert _mean_task_auc(model, test, features) > 0.85
+    assert mean_task_auc_of(model, test, features) > 0.85

@@ -31,7 +31,7 @@ from clusterednb.logistic.clustering.task_hessians import DenseHessians, RowFact
 from clusterednb.logistic.fit import JointData, task_tempering
 from clusterednb.logistic.grid_walk import mean_log_loss
 from clusterednb.logistic.inputs import training_rows
-from clusterednb.logistic.label_judgement import _columns_read, _loud_columns, fit_tuned
+from clusterednb.logistic.label_judgement import _columns_read, _loud_columns, fit_judging
 from clusterednb.logistic.partition import partition_posterior
 from clusterednb.logistic.settings import FitSettings
 from clusterednb.logistic.tuning import choose_settings
@@ -224,7 +224,7 @@ def test_the_refit_is_kept_only_where_the_held_rows_are_no_worse_predicted(seed,
     settings = FitSettings(relevance=True, effective_rows="auto", floor="auto")
     rng = np.random.default_rng(seed)
     first = choose_settings(rows, settings, copy.deepcopy(rng))
-    tuning, _, clusters = fit_tuned(rows, settings, rng)
+    tuning, _, clusters = fit_judging(rows, settings, rng)
     np.testing.assert_array_equal(tuning.held_rows, first.held_rows)  # the same held rows
     held_y = rows.y[first.held_rows]
     assert (clusters.differing_columns is not None) == taken
@@ -247,7 +247,7 @@ def test_held_rows_that_cannot_tell_keep_the_first_settings(monkeypatch):
         return tuning._replace(settings=other, held_log_loss=loss, differing=differing)
 
     monkeypatch.setattr(label_judgement, "floors_rewalked", alike)
-    tuning, _, clusters = fit_tuned(rows, settings, np.random.default_rng(1))
+    tuning, _, clusters = fit_judging(rows, settings, np.random.default_rng(1))
     assert tuning.settings == first.settings
     assert clusters.differing_columns is not None and not clusters.differing_columns.all()
 

@@ -223,6 +223,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
             )
         if "random_state" in params:
             raise CNBError("set random_state on the ClusteredLearner, not in clustering_params")
+        params.setdefault("column_evidence", False)  # the trees read columns in interactions
         return ClusteredLogisticRegression(**params, random_state=rng)
 
     def _keep_rows(

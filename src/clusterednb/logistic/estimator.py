@@ -129,6 +129,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         (:mod:`clusterednb.logistic.clustering.shared_slopes`). "auto": judged only
         where columns alike in every task hold 5 % of the features' likelihood, else as
         False, to the last digit (:mod:`clusterednb.logistic.relevance_gate`; documents: False).
+    column_evidence : bool, default=True
+        With relevance judged: after the fit, the columns are chosen again by the evidence of
+        its clusters' labels, and the model fitted again on those where they differ
+        (:mod:`clusterednb.logistic.clustering.column_evidence`). Additive: a column that acts
+        only with another is left out (the trees of ``ClusteredLearner`` turn it off).
 
     Attributes
     ----------
@@ -193,6 +198,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         observation: str = "categorical",
         random_state: int | np.random.Generator | None = None,
         relevance: bool | str = "auto",
+        column_evidence: bool = True,
     ) -> None:
         self.gamma = gamma
         self.effective_rows = effective_rows
@@ -214,6 +220,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self.observation = observation
         self.random_state = random_state
         self.relevance = relevance
+        self.column_evidence = column_evidence
 
     def _settings(self) -> FitSettings:
         return FitSettings(**{f.name: getattr(self, f.name) for f in fields(FitSettings)})
@@ -249,7 +256,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         rows = training_rows(X, y, tasks, *settings_of_rows, type(self).__name__, self.schema)
         rng = as_generator(self.random_state)
         settings = resolved_relevance(resolved_chain(settings, rows.data), rows.data, rng)
-        tuning, data, clusters = fit_tuned(rows.data, settings, rng)
+        tuning, data, clusters = fit_tuned(rows.data, settings, rng, bool(self.column_evidence))
         chosen, self.tuning_ = tuning.settings, tuning.tried
         self.validation_rows_ = rows.source_rows[tuning.held_rows]
         self.validation_log_loss_, self.validation_proba_ = tuning.held_log_loss, tuning.held_proba

@@ -52,6 +52,8 @@ class JointData:
     label_columns : ndarray of shape (n_features,), optional
         Bool: the features the label expansions and the regressions read (None: all;
         :meth:`reading`). The feature counts of the clustering read every feature.
+    allowed_columns : ndarray of shape (n_features,), optional
+        Bool: the only features any :meth:`reading` may read (None: all; :meth:`allowing`).
 
     Examples
     --------
@@ -69,6 +71,7 @@ class JointData:
     numeric: np.ndarray
     numeric_features: np.ndarray | None = None
     label_columns: np.ndarray | None = None
+    allowed_columns: np.ndarray | None = None
 
     @classmethod
     def from_codes(
@@ -169,8 +172,8 @@ class JointData:
 
     def reading(self, columns: np.ndarray | None) -> JointData:
         """These rows, their label expansions and regressions reading only the features
-        ``columns`` (bool, shape (n_features,); None: all). The others' codes and numbers
-        read as missing, so the regressions give them no weight.
+        ``columns`` (bool, shape (n_features,); None: all) of those allowed (:meth:`allowing`).
+        The others' codes and numbers read as missing: the regressions give them no weight.
 
         Examples
         --------
@@ -178,11 +181,20 @@ class JointData:
         ...                             np.array([0, 1]), 2, np.array([0, 2, 4]))
         >>> data.reading(np.array([True, False])).design(np.array([0])).toarray().tolist()
         [[1.0, 0.0, 0.0, 0.0, 1.0, 0.0]]
+        >>> data.allowing(np.array([False, True])).reading(None).label_columns.tolist()
+        [False, True]
         """
-        if columns is None and self.label_columns is None:
-            return self  # its caches (expansions, counts) kept
         kept = None if columns is None else np.asarray(columns, dtype=bool)
+        if self.allowed_columns is not None:
+            kept = self.allowed_columns if kept is None else kept & self.allowed_columns
+        if _same_columns(kept, self.label_columns):
+            return self  # its caches (expansions, counts) kept
         return replace(self, label_columns=kept)
+
+    def allowing(self, columns: np.ndarray) -> JointData:
+        """These rows reading ``columns`` (bool, (n_features,)), and never more."""
+        columns = np.asarray(columns, dtype=bool)
+        return replace(self, label_columns=columns, allowed_columns=columns)
 
     def _read_codes(self, codes):
         """``codes`` of some rows with the features the regressions do not read missing."""
@@ -448,3 +460,10 @@ def regression_design(
     if sparse.issparse(codes):
         return document_design(codes, task, n_tasks)
     return sparse_design(codes, offsets, task, n_tasks, numeric)
+
+
+def _same_columns(first: np.ndarray | None, second: np.ndarray | None) -> bool:
+    """Whether two choices of columns (bool arrays, None: all) are the same arrays or both None."""
+    if first is None or second is None:
+        return first is None and second is None
+    return bool(np.array_equal(first, second))

@@ -47,10 +47,13 @@ def one_hot_design(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return design
 
 
-def pooled_anchor(rows: sparse.csr_matrix, y: np.ndarray, precision: float) -> np.ndarray:
+def pooled_anchor(
+    rows: sparse.csr_matrix, y: np.ndarray, precision: float, start: np.ndarray | None = None
+) -> np.ndarray:
     """The MAP of one logistic regression on all ``rows`` (sparse, shape (n_rows, d)), from
     their distinct rows and label counts: one-hot rows repeat (eight features of three values
-    have at most 6 561 patterns, however many tasks), so Newton runs on the distinct ones.
+    have at most 6 561 patterns, however many tasks), so Newton runs on the distinct ones,
+    from ``start`` (d,) when given (a nearby problem's MAP: fewer steps to the same one).
 
     Examples
     --------
@@ -66,9 +69,9 @@ def pooled_anchor(rows: sparse.csr_matrix, y: np.ndarray, precision: float) -> n
     _, first, pattern = np.unique(key, return_index=True, return_inverse=True)
     patterns = rows[first]
     if (patterns[pattern] != rows).nnz or not np.array_equal(y[first][pattern], y):
-        return fit_laplace(rows.toarray(), y, precision=precision).coef  # a collision
+        return fit_laplace(rows.toarray(), y, precision=precision, start=start).coef  # a collision
     counts = np.bincount(pattern, minlength=first.size).astype(np.float64)
-    return fit_laplace(patterns.toarray(), y[first], counts, precision=precision).coef
+    return fit_laplace(patterns.toarray(), y[first], counts, precision=precision, start=start).coef
 
 
 def one_hot_rows(codes: np.ndarray, offsets: np.ndarray) -> sparse.csr_matrix:
@@ -129,11 +132,16 @@ class TaskExpansions:
 
     @classmethod
     def at_pooled_map(
-        cls, design, y: np.ndarray, task_starts: np.ndarray, precision: float
+        cls,
+        design,
+        y: np.ndarray,
+        task_starts: np.ndarray,
+        precision: float,
+        start: np.ndarray | None = None,
     ) -> TaskExpansions:
-        """Expansions at the MAP of all rows together (one Newton fit); ``design`` dense or
-        sparse, shape (n_rows, d), its rows grouped by task as ``task_starts`` says. The
-        curvatures are kept as factor rows (:class:`RowFactorHessians`).
+        """Expansions at the MAP of all rows together (one Newton fit, from ``start`` (d,) when
+        given); ``design`` dense or sparse, shape (n_rows, d), its rows grouped by task as
+        ``task_starts`` says. The curvatures are kept as factor rows (:class:`RowFactorHessians`).
 
         Examples
         --------
@@ -146,7 +154,7 @@ class TaskExpansions:
         (every weight, the intercept too, has the prior ``N(0, λ⁻¹)``).
         """
         rows = sparse.csr_matrix(design, dtype=np.float64)
-        return cls.at_anchor(rows, y, task_starts, pooled_anchor(rows, y, precision))
+        return cls.at_anchor(rows, y, task_starts, pooled_anchor(rows, y, precision, start))
 
     @classmethod
     def at_anchor(

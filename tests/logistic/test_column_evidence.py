@@ -1,0 +1,114 @@
+"""The columns the clusters' label evidence keeps (logistic/clustering/column_evidence.py), and
+the fit that reads only those (label_judgement.fit_tuned)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from clusterednb import ClusteredLogisticRegression
+from clusterednb.logistic.clustering import column_evidence
+from clusterednb.logistic.clustering.column_evidence import (
+    LabelledRows,
+    evidence_columns,
+    label_evidence,
+)
+from clusterednb.logistic.fit import JointData
+from clusterednb.logistic.solvers.laplace import fit_laplace
+from model_helpers import mean_task_auc_of, same_rows_population
+
+
+def _flipping_slopes(seed: int, n_tasks: int = 8, n_rows: int = 40) -> tuple[JointData, np.ndarray]:
+    """Tasks in two groups: column 0 follows the label with slopes of opposite signs in the
+    two groups (it cancels over all tasks), column 1 follows it alike in both, columns 2 and 3
+    are drawn at random; three values each. Returns the rows and the true partition."""
+    rng = np.random.default_rng(seed)
+    group = np.arange(n_tasks) % 2
+    task = np.repeat(np.arange(n_tasks), n_rows)
+    codes = rng.integers(0, 3, size=(task.size, 4))
+    slope = np.where(group[task] == 0, 2.0, -2.0)
+    y = rng.random(task.size) < expit(slope * (codes[:, 0] - 1) + 1.5 * (codes[:, 1] - 1))
+    data = JointData.from_codes(codes, y.astype(int), task, n_tasks, np.arange(0, 13, 3))
+    return data, group
+
+
+def _rows(data: JointData) -> LabelledRows:
+    labelled = data.labelled
+    return LabelledRows(data.codes[labelled], data.y[labelled], data.task_starts, data.offsets)
+
+
+@pytest.mark.parametrize("columns", [[True, True, True, True], [True, False, True, False]])
+def test_one_cluster_has_the_laplace_evidence_of_the_pooled_regression(columns):
+    data, _ = _flipping_slopes(seed=0)
+    columns = np.array(columns)
+    read = data.reading(columns)
+    direct = fit_laplace(read.label_design().toarray(), data.y[data.labelled], precision=0.5)
+    one = np.zeros(data.n_tasks, dtype=int)
+    value = label_evidence(_rows(data), columns, one, 0.5)
+    assert value == pytest.approx(direct.log_marginal, abs=1e-8)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_search_reaches_the_best_set_of_columns_by_brute_force(seed):
+    data, group = _flipping_slopes(seed=seed)
+    best_value, best = -np.inf, None
+    for chosen in itertools.product([False, True], repeat=4):
+        if any(chosen):
+            value = label_evidence(_rows(data), np.array(chosen), group, 1.0)
+            best_value, best = max((best_value, best), (value, chosen))
+    found = evidence_columns(_rows(data), group, 1.0)
+    assert tuple(found.tolist()) == best
+    assert found[:2].all() and not found[2:].any()  # the two signals, not the noise
+
+
+def test_a_slope_that_cancels_over_all_tasks_earns_its_weights_in_its_clusters_only():
+    data, group = _flipping_slopes(seed=3)
+    one = np.zeros(data.n_tasks, dtype=int)
+    with_it, without = np.array([True, True, False, False]), np.array([False, True, False, False])
+    rows = _rows(data)
+    gain = label_evidence(rows, with_it, group, 1.0) - label_evidence(rows, without, group, 1.0)
+    pooled = label_evidence(rows, with_it, one, 1.0) - label_evidence(rows, without, one, 1.0)
+    assert gain > column_evidence.MIN_GAIN and pooled < 0.0
+    assert evidence_columns(_rows(data), group, 1.0)[0]
+
+
+def test_allowed_columns_bound_every_reading():
+    data, _ = _flipping_slopes(seed=0)
+    allowed = data.allowing(np.array([True, False, True, False]))
+    assert allowed.reading(None).label_columns.tolist() == [True, False, True, False]
+    assert allowed.reading(np.ones(4, dtype=bool)).label_columns.tolist() == [
+        True,
+        False,
+        True,
+        False,
+    ]
+    assert allowed.reading(np.array([False, True, True, True])).label_columns.tolist() == [
+        False,
+        False,
+        True,
+        False,
+    ]
+    assert data.reading(None) is data  # unrestricted rows keep their caches
+
+
+@pytest.mark.parametrize("evidence", [True, False])
+def test_six_rows_a_user_with_noise_read_the_four_signals(evidence):
+    """Six rows a user, 20 noise columns, seed 6: the label rounds left x3 out (its slopes 0,
+    1.5 and 3 in the three groups): 0.797 AUC against 0.887 clean. At the fit's partition the
+    evidence keeps x0..x3, and the fit reading those alone is back near clean
+    (``column_evidence=False``: the rounds' answer, as before)."""
+    frame = same_rows_population(seed=6, n_noise=20, n_rows=36, n_train=6)
+    features = [c for c in frame.columns if c not in ("task", "y", "train")]
+    train, test = frame[frame.train], frame[~frame.train]
+    model = ClusteredLogisticRegression(column_evidence=evidence, random_state=6)
+    model.fit(train[features], train.y, train.task)
+    auc = mean_task_auc_of(model, test, features)
+    if evidence:
+        assert not {"x0", "x1", "x2", "x3"} & set(model.columns_left_out_)
+        assert len(model.columns_left_out_) >= 19  # at most one noise column read
+        assert auc > 0.86
+    else:
+        assert "x3" in model.columns_left_out_ and auc < 0.82
