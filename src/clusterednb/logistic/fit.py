@@ -17,7 +17,7 @@ from clusterednb.logistic.clustering.joint_blocks import (
 )
 from clusterednb.logistic.clustering.label_relevance import label_relevance
 from clusterednb.logistic.clustering.shared_slopes import differing_dims, label_offsets
-from clusterednb.logistic.clustering.task_expansions import one_hot_rows
+from clusterednb.logistic.clustering.task_expansions import one_hot_columns, one_hot_rows
 from clusterednb.logistic.documents import (
     document_design,
     latent_design,
@@ -336,9 +336,7 @@ class JointData:
             return latent_design(self.codes, rows)
         if self.label_columns is None:
             return one_hot_rows(self.codes[rows], self.offsets)
-        widths = np.diff(self.offsets)[self.label_columns]  # the columns not read: no width
-        offsets = np.concatenate([[0], np.cumsum(widths)])
-        return one_hot_rows(self.codes[rows][:, self.label_columns], offsets)
+        return one_hot_columns(self.codes[rows], self.offsets, self.label_columns)
 
     def label_relevance_in(self, partition: np.ndarray, beta: float) -> np.ndarray:
         """Each feature's relevance to the label in the clusters of ``partition`` (n_tasks,),

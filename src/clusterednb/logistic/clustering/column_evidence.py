@@ -32,7 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from clusterednb.logistic.clustering.task_expansions import TaskExpansions, one_hot_rows
+from clusterednb.logistic.clustering.shared_slopes import differing_dims
+from clusterednb.logistic.clustering.task_expansions import TaskExpansions, one_hot_columns
 
 MAX_CHANGES = 200
 """Most single changes the search makes (each raises the evidence, so it ends sooner)."""
@@ -72,8 +73,7 @@ class LabelledRows:
     def design(self, columns: np.ndarray) -> sparse.csr_matrix:
         """The label design reading ``columns`` (bool, (n_features,)): their values one-hot,
         then an intercept, shape (n_rows, n_values_read + 1)."""
-        widths = np.diff(self.offsets)[columns]
-        return one_hot_rows(self.codes[:, columns], np.concatenate([[0], np.cumsum(widths)]))
+        return one_hot_columns(self.codes, self.offsets, columns)
 
 
 def label_evidence(
@@ -107,7 +107,7 @@ def _evidence(
     every value of every column (0 for those not read) and the intercept, shape
     (n_values_total + 1,); Newton's method starts from ``start`` (alike) when given."""
     columns = np.asarray(columns, dtype=bool)
-    dims = _value_dims(rows.offsets, columns)
+    dims = differing_dims(rows.offsets, columns)  # the values of these columns, the intercept
     expansions = TaskExpansions.at_pooled_map(
         rows.design(columns),
         rows.y.astype(np.float64),
@@ -122,19 +122,6 @@ def _evidence(
     spread = np.zeros(int(rows.offsets[-1]) + 1)
     spread[dims] = expansions.anchor
     return float(value), spread
-
-
-def _value_dims(offsets: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    """The positions, among every column's values and the intercept, of the label design's
-    dimensions when it reads ``columns``: their values in order, then the intercept.
-
-    Examples
-    --------
-    >>> _value_dims(np.array([0, 2, 5, 6]), np.array([True, False, True])).tolist()
-    [0, 1, 5, 6]
-    """
-    values = [np.arange(offsets[c], offsets[c + 1]) for c in np.flatnonzero(columns)]
-    return np.concatenate([*values, [int(offsets[-1])]]).astype(np.int64)
 
 
 def evidence_columns(rows: LabelledRows, partition: np.ndarray, precision: float) -> np.ndarray:

@@ -97,6 +97,22 @@ def one_hot_rows(codes: np.ndarray, offsets: np.ndarray) -> sparse.csr_matrix:
     )
 
 
+def one_hot_columns(
+    codes: np.ndarray, offsets: np.ndarray, columns: np.ndarray
+) -> sparse.csr_matrix:
+    """:func:`one_hot_rows` of the features ``columns`` (bool, (n_features,)) only, their
+    values side by side, shape (n_rows, n_values_read + 1).
+
+    Examples
+    --------
+    >>> codes, offsets = np.array([[0, 1], [-1, 0]]), np.array([0, 2, 4])
+    >>> one_hot_columns(codes, offsets, np.array([False, True])).toarray().tolist()
+    [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0]]
+    """
+    widths = np.diff(offsets)[columns]  # the columns not read: no width
+    return one_hot_rows(codes[:, columns], np.concatenate([[0], np.cumsum(widths)]))
+
+
 @dataclass(frozen=True)
 class TaskExpansions:
     """Each task's label log-likelihood expanded to second order at one anchor.
