@@ -276,3 +276,19 @@ def test_the_booster_reads_only_the_columns_the_regressions_read(tmp_path):
     model.save(tmp_path / "boosted.cnb")
     loaded = clusterednb.load(tmp_path / "boosted.cnb")
     np.testing.assert_array_equal(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))
+
+
+def test_the_trees_read_what_the_first_fit_read_where_the_evidence_left_a_column_out(tmp_path):
+    """An XOR of two columns: the label evidence of additive regressions leaves one of them
+    out of the regressions' second fit (``columns_left_out_``), which the first fit read
+    (``columns_first_left_out_`` empty); the trees read both, and the file keeps that."""
+    X, tasks, _, xor = _additive_and_xor_rows(3)
+    model = ClusteredBoosting(random_state=0).fit(X, xor, tasks)
+    clustering = model.clustering_
+    assert list(clustering.columns_left_out_) == ["b"]
+    assert list(clustering.columns_first_left_out_) == []
+    assert model.booster_.feature_name() == ["a", "b"]
+    model.save(tmp_path / "xor.cnb")
+    loaded = clusterednb.load(tmp_path / "xor.cnb")
+    assert list(loaded.clustering_.columns_first_left_out_) == []
+    np.testing.assert_array_equal(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))

@@ -109,6 +109,11 @@ def test_six_rows_a_user_with_noise_read_the_four_signals(evidence):
     if evidence:
         assert not {"x0", "x1", "x2", "x3"} & set(model.columns_left_out_)
         assert len(model.columns_left_out_) >= 19  # at most one noise column read
+        assert "x3" in model.columns_first_left_out_  # the rounds' answer, kept for trees
         assert auc > 0.86
     else:
         assert "x3" in model.columns_left_out_ and auc < 0.82
+        assert not hasattr(model, "columns_first_left_out_")
+    model.set_params(relevance=False).fit(train[features], train.y, train.task)
+    judged = ("label_relevance_", "columns_left_out_", "columns_first_left_out_")
+    assert not any(hasattr(model, name) for name in judged)  # none of the last fit's

@@ -253,7 +253,7 @@ class ClusteredBoosting(ClusteredLearner):
     def booster_contributions(self, X: Any, tasks: Any = None) -> pd.DataFrame:
         """Each feature's TreeSHAP share of the booster's raw score, shape (n_rows,
         n_features); with the expected score (and the task column's share) they sum to it. A
-        column the booster does not read (left out of the regressions) has none."""
+        column the booster does not read (left out of the regressions, :meth:`_frame`) has none."""
         frame = self._frame(self.clustering_, *self._encoded(X, tasks, None)[:2])
         shares = np.asarray(self.booster_.predict(frame, pred_contrib=True), dtype=np.float64)
         names = list(self.feature_names_in_)

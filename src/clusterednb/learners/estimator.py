@@ -223,7 +223,6 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
             )
         if "random_state" in params:
             raise CNBError("set random_state on the ClusteredLearner, not in clustering_params")
-        params.setdefault("column_evidence", False)  # the trees read columns in interactions
         return ClusteredLogisticRegression(**params, random_state=rng)
 
     def _keep_rows(
@@ -295,7 +294,10 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
     def _frame(self, clustering: Any, matrix: np.ndarray, task_index: np.ndarray) -> pd.DataFrame:
         """The rows as the learners read them (:func:`learner_frame`) but the columns the
         regressions left out (``columns_left_out_``): trees on them fit noise (BENCHMARKS.md,
-        eighteenth part)."""
+        eighteenth part). Where the label evidence fitted the clustering again, a column
+        its first fit read is read too (``columns_first_left_out_``): the evidence of
+        additive regressions leaves out a column that acts only with another, as both of
+        an XOR."""
         frame = learner_frame(
             binned_numbers(matrix, self.number_edges_),
             clustering.schema_,
@@ -304,6 +306,9 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
             clustering.task_ids_.size,
         )
         left_out = list(getattr(clustering, "columns_left_out_", ()))
+        first = getattr(clustering, "columns_first_left_out_", None)
+        if first is not None:
+            left_out = [name for name in left_out if name in set(first)]
         if left_out and isinstance(frame, pd.DataFrame):
             frame = frame.drop(columns=left_out)
         return frame

@@ -31,11 +31,15 @@ from clusterednb.logistic.solvers.task_deviations import (
 )
 from clusterednb.logistic.solvers.weighted_newton import WeightedLogistic
 
-OPTIONAL_ARRAYS = ("coclustering", "deviations", "cluster_weights", "feature_relevance")
-OPTIONAL_ARRAYS += ("label_relevance", "label_columns", "differing_columns")
+OPTIONAL_ARRAYS = ("coclustering", "deviations", "cluster_weights")
+FEATURE_ARRAYS = ("feature_relevance", "label_relevance", "label_columns", "differing_columns")
+FEATURE_ARRAYS += ("first_label_columns",)
+"""The optional arrays of one value per feature (the judgements of relevance)."""
+OPTIONAL_ARRAYS += FEATURE_ARRAYS
 """Arrays a model file may lack: the co-clustering of a model of many tasks, the tasks'
-deviations of files written before they existed (or of a model without them), and the
-regressions' task weights of files written before 2026-11-26."""
+deviations of files written before they existed (or of a model without them), the
+regressions' task weights of files written before 2026-11-26, and the judgements a fit makes
+only with relevance judged."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,10 @@ class LogisticClusters:
         With ``relevance``: 1.0 for the features whose label weights the partition's score
         let differ between clusters, 0.0 for those it held shared
         (:mod:`~clusterednb.logistic.clustering.shared_slopes`); None: all differ.
+    first_label_columns : ndarray of shape (n_features,), optional
+        Where the label evidence chose the columns again and the model was fitted again on
+        them (:func:`~clusterednb.logistic.label_judgement.fit_tuned`): the first fit's
+        ``label_columns`` (1.0 read, 0.0 left out); None: no such second fit.
 
     Examples
     --------
@@ -112,6 +120,7 @@ class LogisticClusters:
     label_relevance: np.ndarray | None = None
     label_columns: np.ndarray | None = None
     differing_columns: np.ndarray | None = None
+    first_label_columns: np.ndarray | None = None
 
     def proba(self, design, mixture: np.ndarray, task: np.ndarray | None = None) -> np.ndarray:
         """``P(y = 1)`` of rows under their mixtures (and their tasks' deviations, if given).
@@ -268,7 +277,7 @@ class LogisticClusters:
             expected["deviations"] = (n_tasks, schema.n_values_total + n_numeric + 1)
         if arrays.get("cluster_weights") is not None:
             expected["cluster_weights"] = (n_tasks, n_clusters)
-        for name in ("feature_relevance", "label_relevance", "label_columns", "differing_columns"):
+        for name in FEATURE_ARRAYS:
             if arrays.get(name) is not None:
                 expected[name] = (schema.n_features,)
         for name, shape in expected.items():

@@ -40,7 +40,7 @@ from clusterednb.logistic.inputs import (
     rows_added,
     training_rows,
 )
-from clusterednb.logistic.label_judgement import fit_tuned, judged_attributes
+from clusterednb.logistic.label_judgement import JUDGED_ATTRIBUTES, fit_tuned, judged_attributes
 from clusterednb.logistic.model_state import (
     restored_clusters,
     restored_numeric,
@@ -133,7 +133,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         With relevance judged: after the fit, the columns are chosen again by the evidence of
         its clusters' labels, and the model fitted again on those where they differ
         (:mod:`clusterednb.logistic.clustering.column_evidence`). Additive: a column that acts
-        only with another is left out (the trees of ``ClusteredLearner`` turn it off).
+        only with another is left out of the regressions (the trees of ``ClusteredLearner``
+        still read the columns the first fit read).
 
     Attributes
     ----------
@@ -160,7 +161,9 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         within them, aligned with ``feature_names_in_``; ``columns_left_out_``, the names of
         the columns the regressions do not read; ``label_weights_shared_``, those whose label
         weights the partition's score held shared by every cluster
-        (:mod:`clusterednb.logistic.clustering.shared_slopes`).
+        (:mod:`clusterednb.logistic.clustering.shared_slopes`); where the label evidence
+        fitted again (``column_evidence``), ``columns_first_left_out_``, those the first
+        fit's regressions did not read.
 
     Examples
     --------
@@ -328,6 +331,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self.partition_ = clusters.partition
         self.coclustering_ = clusters.coclustering
         self.n_clusters_probability_ = clusters.n_clusters_probability
+        for name in JUDGED_ATTRIBUTES:  # none of a previous fit's
+            self.__dict__.pop(name, None)
         for name, value in judged_attributes(clusters, self.feature_names_in_).items():
             setattr(self, name, value)
 

@@ -72,15 +72,19 @@ def evidence_refit(
     rng: np.random.Generator,
 ) -> tuple[Tuning, JointData, LogisticClusters]:
     """``first`` (what :func:`fit_judging` gave on ``data``), or, where the label evidence at
-    its partition keeps other columns than it read, :func:`fit_judging` reading only those."""
+    its partition keeps other columns than it read, :func:`fit_judging` reading only those
+    (the clusters then keep the columns ``first`` read, ``first_label_columns``: trees on
+    the clusters read those too, :class:`~clusterednb.ClusteredLearner`)."""
     _, fitted, clusters = first
     labelled = data.labelled
     rows = LabelledRows(data.codes[labelled], data.y[labelled], data.task_starts, data.offsets)
     columns = evidence_columns(rows, clusters.partition, settings.precision)
     read = fitted.label_columns
-    if np.array_equal(columns, np.ones_like(columns) if read is None else read):
+    read = np.ones_like(columns) if read is None else read
+    if np.array_equal(columns, read):
         return first
-    return fit_judging(data.allowing(columns), settings, rng)
+    tuning, fitted, refitted = fit_judging(data.allowing(columns), settings, rng)
+    return tuning, fitted, replace(refitted, first_label_columns=read.astype(np.float64))
 
 
 def fit_judging(
@@ -247,10 +251,17 @@ def with_label_relevance(
     )
 
 
+JUDGED_ATTRIBUTES = ("feature_relevance_", "label_relevance_", "columns_left_out_")
+JUDGED_ATTRIBUTES += ("label_weights_shared_", "columns_first_left_out_")
+"""The fitted attributes :func:`judged_attributes` may set (a fit without a judgement
+leaves none of a previous fit's)."""
+
+
 def judged_attributes(clusters: LogisticClusters, names: np.ndarray) -> dict[str, np.ndarray]:
     """The fitted attributes of the judgements ``clusters`` hold (``names``, shape
     (n_features,), the features' names): ``feature_relevance_``, and with the label's
-    judgement ``label_relevance_``, ``columns_left_out_`` and ``label_weights_shared_``.
+    judgement ``label_relevance_``, ``columns_left_out_`` and ``label_weights_shared_``;
+    where the label evidence fitted again, ``columns_first_left_out_`` (the first fit's).
 
     Examples
     --------
@@ -265,6 +276,8 @@ def judged_attributes(clusters: LogisticClusters, names: np.ndarray) -> dict[str
         attributes["label_relevance_"] = clusters.label_relevance
         attributes["columns_left_out_"] = names_off(names, clusters.label_columns)
         attributes["label_weights_shared_"] = names_off(names, clusters.differing_columns)
+    if clusters.first_label_columns is not None:
+        attributes["columns_first_left_out_"] = names_off(names, clusters.first_label_columns)
     return attributes
 
 

@@ -32,6 +32,7 @@ OPTIONAL_CLUSTER_ARRAYS = (
     "label_relevance",
     "label_columns",
     "differing_columns",
+    "first_label_columns",
 )
 """Arrays a fit makes only with some settings (and files written before them lack)."""
 

@@ -68,7 +68,10 @@ def partial_update(
     """
     updated = _updated(previous, data, settings, n_known_tasks, rng, held)
     return replace(
-        updated, label_relevance=previous.label_relevance, label_columns=previous.label_columns
+        updated,
+        label_relevance=previous.label_relevance,
+        label_columns=previous.label_columns,
+        first_label_columns=previous.first_label_columns,
     )
 
 
