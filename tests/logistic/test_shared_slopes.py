@@ -28,12 +28,12 @@ from clusterednb.logistic.clustering.shared_slopes import (
 )
 from clusterednb.logistic.clustering.task_expansions import TaskExpansions, one_hot_design
 from clusterednb.logistic.clustering.task_hessians import DenseHessians, RowFactorHessians
-from clusterednb.logistic.fit import JointData, task_tempering
+from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.grid_walk import mean_log_loss
 from clusterednb.logistic.inputs import training_rows
 from clusterednb.logistic.label_judgement import _columns_read, _loud_columns, fit_judging
 from clusterednb.logistic.partition import partition_posterior
-from clusterednb.logistic.settings import FitSettings
+from clusterednb.logistic.settings import FitSettings, task_tempering
 from clusterednb.logistic.tuning import choose_settings
 
 

@@ -17,9 +17,9 @@ from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError
 from clusterednb.inference.blocks.engine import BlockClustering, membership
 from clusterednb.logistic.clustering.feature_relevance import kept_values
-from clusterednb.logistic.fit import JointData, task_tempering
+from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.partition import partition_posterior
-from clusterednb.logistic.settings import FitSettings
+from clusterednb.logistic.settings import FitSettings, task_tempering
 from clusterednb.logistic.solvers.cluster_weighted import (
     WeightedRegressions,
     fit_weighted_regressions,

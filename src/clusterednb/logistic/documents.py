@@ -18,7 +18,8 @@ model reads one-hot features read, for documents:
   pooled score is noise (tested).
 
 Counting rows' feature values per task (:func:`task_value_counts`, of codes, and
-:func:`task_word_counts`, of documents) lives here beside them.
+:func:`task_word_counts`, of documents) lives here beside them, and the choice of the
+regressions' design, of documents or of a table (:func:`regression_design`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import svds
 
-from clusterednb.logistic.solvers.cluster_weighted import one_hot_tasks
+from clusterednb.logistic.solvers.cluster_weighted import one_hot_tasks, sparse_design
 
 N_DIRECTIONS = 16
 
@@ -144,3 +145,22 @@ def task_value_counts(
     rows = np.broadcast_to(task[:, None], codes.shape)[present]
     np.add.at(counts, (rows, columns), 1)
     return counts
+
+
+def regression_design(
+    codes, offsets: np.ndarray, task: np.ndarray, n_tasks: int, numeric: np.ndarray
+):
+    """The predicting regressions' design of rows: one-hot features, a one-hot of the task
+    and the numeric columns (:func:`~clusterednb.logistic.solvers.cluster_weighted.sparse_design`),
+    or of documents (``codes`` sparse word counts) the counts and the task's one-hot
+    (:func:`~clusterednb.logistic.documents.document_design`). Sparse, shape (n_rows, n_columns).
+
+    Examples
+    --------
+    >>> regression_design(sparse.csr_matrix([[2, 0]]), np.array([0, 2]), np.array([1]), 2,
+    ...                   np.zeros((1, 0))).toarray().tolist()
+    [[2.0, 0.0, 0.0, 1.0]]
+    """
+    if sparse.issparse(codes):
+        return document_design(codes, task, n_tasks)
+    return sparse_design(codes, offsets, task, n_tasks, numeric)

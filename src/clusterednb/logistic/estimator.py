@@ -40,7 +40,7 @@ from clusterednb.logistic.inputs import (
     rows_added,
     training_rows,
 )
-from clusterednb.logistic.label_judgement import JUDGED_ATTRIBUTES, fit_tuned, judged_attributes
+from clusterednb.logistic.label_judgement import fit_tuned, set_judged_attributes
 from clusterednb.logistic.model_state import (
     restored_clusters,
     restored_numeric,
@@ -331,10 +331,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self.partition_ = clusters.partition
         self.coclustering_ = clusters.coclustering
         self.n_clusters_probability_ = clusters.n_clusters_probability
-        for name in JUDGED_ATTRIBUTES:  # none of a previous fit's
-            self.__dict__.pop(name, None)
-        for name, value in judged_attributes(clusters, self.feature_names_in_).items():
-            setattr(self, name, value)
+        set_judged_attributes(self, clusters, self.feature_names_in_)
 
     # ------------------------------------------------------------------ prediction
     def predict_proba(self, X: Any, tasks: Any = None, new_tasks: str = "pooled") -> np.ndarray:

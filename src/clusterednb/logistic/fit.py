@@ -19,13 +19,12 @@ from clusterednb.logistic.clustering.label_relevance import label_relevance
 from clusterednb.logistic.clustering.shared_slopes import differing_dims, label_offsets
 from clusterednb.logistic.clustering.task_expansions import one_hot_columns, one_hot_rows
 from clusterednb.logistic.documents import (
-    document_design,
     latent_design,
+    regression_design,
     task_value_counts,
     task_word_counts,
 )
-from clusterednb.logistic.settings import FitSettings
-from clusterednb.logistic.solvers.cluster_weighted import sparse_design
+from clusterednb.logistic.settings import FitSettings, task_tempering
 
 
 @dataclass(frozen=True)
@@ -427,37 +426,6 @@ class JointData:
             precision=settings.precision,
             task_weights=task_tempering(self.rows_per_task, float(settings.effective_rows)),
         )
-
-
-def task_tempering(rows_per_task: np.ndarray, effective_rows: float) -> np.ndarray:
-    """``τ_u = min(1, R / n_u)``: the power on each task's likelihood, so that no task counts
-    as more than ``R`` rows (a task of few rows keeps its full weight), shape (n_tasks,).
-
-    Examples
-    --------
-    >>> task_tempering(np.array([4, 20, 100]), 10.0).tolist()
-    [1.0, 0.5, 0.1]
-    """
-    return np.minimum(1.0, effective_rows / np.maximum(rows_per_task, 1))
-
-
-def regression_design(
-    codes, offsets: np.ndarray, task: np.ndarray, n_tasks: int, numeric: np.ndarray
-):
-    """The predicting regressions' design of rows: one-hot features, a one-hot of the task
-    and the numeric columns (:func:`~clusterednb.logistic.solvers.cluster_weighted.sparse_design`),
-    or of documents (``codes`` sparse word counts) the counts and the task's one-hot
-    (:func:`~clusterednb.logistic.documents.document_design`). Sparse, shape (n_rows, n_columns).
-
-    Examples
-    --------
-    >>> regression_design(sparse.csr_matrix([[2, 0]]), np.array([0, 2]), np.array([1]), 2,
-    ...                   np.zeros((1, 0))).toarray().tolist()
-    [[2.0, 0.0, 0.0, 1.0]]
-    """
-    if sparse.issparse(codes):
-        return document_design(codes, task, n_tasks)
-    return sparse_design(codes, offsets, task, n_tasks, numeric)
 
 
 def _same_columns(first: np.ndarray | None, second: np.ndarray | None) -> bool:

@@ -19,9 +19,9 @@ from clusterednb.logistic.clustering.label_relevance import (
     within_task_dependence,
 )
 from clusterednb.logistic.clusters import LogisticClusters, assemble, labelled_regression
-from clusterednb.logistic.fit import JointData, task_tempering
+from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.partition import partition_posterior
-from clusterednb.logistic.settings import FitSettings, median_task_rows
+from clusterednb.logistic.settings import FitSettings, median_task_rows, task_tempering
 from clusterednb.seeding import side_stream
 from clusterednb.stats.task_auc import mean_task_auc
 

@@ -21,7 +21,8 @@ from clusterednb.estimation.prediction_rows import prediction_rows
 from clusterednb.estimation.training_table import check_labels, read_table
 from clusterednb.exceptions import CNBError, DataError, check_choice
 from clusterednb.inference.blocks.core_and_place import MAX_SAMPLED_TASKS
-from clusterednb.logistic.fit import JointData, regression_design
+from clusterednb.logistic.documents import regression_design
+from clusterednb.logistic.fit import JointData
 
 OBSERVATIONS = ("categorical", "multinomial")
 

@@ -11,6 +11,7 @@ columns the label evidence keeps at the fit's partition
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -279,6 +280,15 @@ def judged_attributes(clusters: LogisticClusters, names: np.ndarray) -> dict[str
     if clusters.first_label_columns is not None:
         attributes["columns_first_left_out_"] = names_off(names, clusters.first_label_columns)
     return attributes
+
+
+def set_judged_attributes(estimator: Any, clusters: LogisticClusters, names: np.ndarray) -> None:
+    """Set :func:`judged_attributes` on a fitted ``estimator``, and remove those of a previous
+    fit that this one does not set (a fit without relevance shows none)."""
+    for name in JUDGED_ATTRIBUTES:
+        estimator.__dict__.pop(name, None)
+    for name, value in judged_attributes(clusters, names).items():
+        setattr(estimator, name, value)
 
 
 def names_off(names: np.ndarray, flags: np.ndarray | None) -> np.ndarray:

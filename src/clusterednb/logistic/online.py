@@ -33,7 +33,8 @@ from clusterednb.logistic.clustering.feature_relevance import kept_values
 from clusterednb.logistic.clustering.task_hessians import ranges
 from clusterednb.logistic.clusters import LogisticClusters, assemble, fit_clusters
 from clusterednb.logistic.documents import task_value_counts
-from clusterednb.logistic.fit import FitSettings, JointData, task_tempering
+from clusterednb.logistic.fit import JointData
+from clusterednb.logistic.settings import FitSettings, task_tempering
 
 RESAMPLE_AFTER = 0.05
 """Rows added since the partition posterior was sampled, as a share of the rows it was

@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 
 from clusterednb.logistic.clusters import LogisticClusters
 from clusterednb.logistic.documents import value_counts_of_rows
-from clusterednb.logistic.fit import FitSettings, task_tempering
+from clusterednb.logistic.settings import FitSettings, task_tempering
 from clusterednb.stats.special import log_dirichlet_multinomial
 
 

@@ -180,3 +180,15 @@ def median_task_rows(rows_per_task: np.ndarray) -> float:
     rows = np.asarray(rows_per_task)
     rows = rows[rows > 0]
     return float(np.median(rows)) if rows.size else 0.0
+
+
+def task_tempering(rows_per_task: np.ndarray, effective_rows: float) -> np.ndarray:
+    """``τ_u = min(1, R / n_u)``: the power on each task's likelihood, so that no task counts
+    as more than ``R`` rows (a task of few rows keeps its full weight), shape (n_tasks,).
+
+    Examples
+    --------
+    >>> task_tempering(np.array([4, 20, 100]), 10.0).tolist()
+    [1.0, 0.5, 0.1]
+    """
+    return np.minimum(1.0, effective_rows / np.maximum(rows_per_task, 1))

@@ -25,8 +25,9 @@ from scipy.special import softmax
 from clusterednb.data.dataset import TaskDataset
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.inference.blocks.core_and_place import CoreClusters, placement_batch
-from clusterednb.logistic.fit import FitSettings, JointData, task_tempering
+from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.online import counts_of_tasks
+from clusterednb.logistic.settings import FitSettings, task_tempering
 
 
 @dataclass(frozen=True)
