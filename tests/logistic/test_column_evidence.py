@@ -99,11 +99,12 @@ def test_six_rows_a_user_with_noise_read_the_four_signals(evidence):
     """Six rows a user, 20 noise columns, seed 6: the label rounds left x3 out (its slopes 0,
     1.5 and 3 in the three groups): 0.797 AUC against 0.887 clean. At the fit's partition the
     evidence keeps x0..x3, and the fit reading those alone is back near clean
-    (``column_evidence=False``: the rounds' answer, as before)."""
+    (``column_evidence=False``: the rounds' answer, as before). Under the bins' prior of
+    before 2026-11-28 (``bin_precision=1``): under the tighter one the rounds keep x3 here."""
     frame = same_rows_population(seed=6, n_noise=20, n_rows=36, n_train=6)
     features = [c for c in frame.columns if c not in ("task", "y", "train")]
     train, test = frame[frame.train], frame[~frame.train]
-    model = ClusteredLogisticRegression(column_evidence=evidence, random_state=6)
+    model = ClusteredLogisticRegression(column_evidence=evidence, bin_precision=1.0, random_state=6)
     model.fit(train[features], train.y, train.task)
     auc = mean_task_auc_of(model, test, features)
     if evidence:

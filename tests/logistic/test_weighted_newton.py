@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
 from clusterednb.logistic.solvers import task_block, weighted_newton
 from clusterednb.logistic.solvers.cluster_weighted import sparse_design
-from clusterednb.logistic.solvers.weighted_newton import fit_weighted_logistic
+from clusterednb.logistic.solvers.weighted_newton import WeightedLogistic, fit_weighted_logistic
 
 
 def problem(seed: int = 0, n_rows: int = 300, n_tasks: int = 7):
@@ -281,3 +282,21 @@ def test_the_design_is_each_rows_one_hots_task_and_numbers(seed):
     assert design.nnz == int(np.count_nonzero(expected))  # NaN counts as nonzero
     plain = sparse_design(codes, offsets, task, n_tasks)
     np.testing.assert_array_equal(plain.toarray(), expected[:, :-2])
+
+
+@pytest.mark.parametrize("task_block_solver", [True, False])
+def test_a_columns_precision_is_its_prior_as_a_rescaled_column(task_block_solver):
+    """A weight of prior precision ``s / C`` is the weight of the column divided by ``√s``
+    under precision ``1 / C``, divided by ``√s``: the same objective in other units."""
+    design, y, weights, tasks = problem(seed=5)
+    precision = np.random.default_rng(5).uniform(0.25, 8.0, design.shape[1])
+    task_columns = tasks if task_block_solver else None
+    scaled = WeightedLogistic(design, y, 0.7, task_columns, column_precision=precision)
+    assert (scaled.solver is not None) == task_block_solver
+    coef, intercept = scaled.fit(weights)
+    rescaled = design @ sparse.diags(1.0 / np.sqrt(precision))
+    plain, plain_intercept = fit_weighted_logistic(
+        rescaled.tocsr(), y, weights, C=0.7, task_columns=task_columns
+    )
+    np.testing.assert_allclose(coef, plain / np.sqrt(precision), atol=1e-8)
+    assert intercept == pytest.approx(plain_intercept, abs=1e-8)

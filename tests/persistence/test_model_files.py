@@ -147,13 +147,16 @@ MAKE_V3 = Path(__file__).resolve().parents[2] / "tools" / "make_v3_model_files.p
 def _v3_model(name):
     """The estimator the file ``v3-NAME.cnb`` holds, unfitted: the table the tool that made
     the files fitted (``tools/make_v3_model_files.v3_models``), with the defaults of then
-    (no relevance: ``relevance="auto"`` became the default on 2026-11-27)."""
+    (no relevance: ``relevance="auto"`` became the default on 2026-11-27; the bins' prior as
+    every weight's: ``bin_precision=4`` became the default on 2026-11-28)."""
     spec = importlib.util.spec_from_file_location("make_v3_model_files", MAKE_V3)
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
     model = tool.v3_models()[name]
     if "relevance" in model.get_params():
         model.set_params(relevance=False)
+    if "bin_precision" in model.get_params():
+        model.set_params(bin_precision=1.0)
     return model
 
 

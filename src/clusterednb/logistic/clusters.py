@@ -298,8 +298,10 @@ class LogisticClusters:
 def labelled_regression(
     data: JointData, settings: FitSettings, tol: float = 1e-8
 ) -> WeightedLogistic:
-    """The regression problem of ``data``'s labelled rows (design, labels, penalty ``C``),
-    solved to Newton decrement ``tol``.
+    """The regression problem of ``data``'s labelled rows (design, labels, penalty ``C``; a
+    numeric column's bins ``settings.bin_precision`` times as much:
+    :meth:`~clusterednb.logistic.fit.JointData.design_precision`), solved to Newton
+    decrement ``tol``.
 
     Examples
     --------
@@ -316,6 +318,7 @@ def labelled_regression(
         settings.C,
         task_columns=slice(first_task_column, first_task_column + data.n_tasks),
         tol=tol,
+        column_precision=data.design_precision(settings.bin_precision),
     )
 
 

@@ -50,7 +50,12 @@ from clusterednb.logistic.model_state import (
 from clusterednb.logistic.online import partial_update
 from clusterednb.logistic.placement import rows_mixture
 from clusterednb.logistic.relevance_gate import resolved_relevance
-from clusterednb.logistic.settings import AUTO, FitSettings, resolved_chain
+from clusterednb.logistic.settings import (
+    AUTO,
+    DEFAULT_BIN_PRECISION,
+    FitSettings,
+    resolved_chain,
+)
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord
 from clusterednb.seeding import as_generator
@@ -76,6 +81,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         Prior precision of the clusters' logistic weights in the partition posterior.
     C : float, default=1.0
         Inverse L2 penalty of the predicting regressions (as scikit-learn's).
+    bin_precision : float, default=4.0
+        How many times ``1 / C`` the penalty on a numeric column's bin weights is: the
+        regressions read a number raw and as its bins, and the bins correct its slope
+        rather than fit a second one (:data:`~clusterednb.logistic.settings.DEFAULT_BIN_PRECISION`;
+        1: as every other weight, as before 2026-11-28).
     inference : {"auto", "exact", "gibbs"}, default="auto"
         Enumerate every partition ("exact", at most 10 tasks) or sample them ("gibbs");
         "auto" enumerates up to 8 tasks.
@@ -187,6 +197,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         beta: float = 1.0,
         precision: float = 1.0,
         C: float = 1.0,
+        bin_precision: float = DEFAULT_BIN_PRECISION,
         inference: str = "auto",
         n_sweeps: int | str = AUTO,
         burn_in: int | str = AUTO,
@@ -209,6 +220,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self.beta = beta
         self.precision = precision
         self.C = C
+        self.bin_precision = bin_precision
         self.inference = inference
         self.n_sweeps = n_sweeps
         self.burn_in = burn_in
@@ -443,6 +455,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         return saved_state(self.clusters_, self.numeric_, rows, self._settings_used())
 
     def _restore(self, record: ModelRecord) -> None:
+        # the prior the file's regressions were fitted under (files before 2026-11-28: 1)
+        self.bin_precision = float(record.meta.get("bin_precision", 1.0))
         self._settings().check()
         numeric = restored_numeric(record)
         check_observation(self.observation, record.schema, numeric)

@@ -46,7 +46,7 @@ def saved_state(
     """The model file's values and arrays: the clusters, the numeric columns'
     standardisation, the training rows ``partial_fit`` learns on from (tables only) and the
     settings the fit chose (of ``chosen``: ``effective_rows``, ``floor``,
-    ``deviation_scale``)."""
+    ``deviation_scale``) and the bins' prior it fitted under (``bin_precision``)."""
     arrays = {n: np.asarray(v) for n in CLUSTER_ARRAYS if (v := getattr(clusters, n)) is not None}
     arrays["numeric_centre"] = numeric.centre
     arrays["numeric_scale"] = numeric.scale
@@ -62,6 +62,7 @@ def saved_state(
         "effective_rows": float(chosen.effective_rows),
         "floor": float(chosen.floor),
         "deviation_scale": float(chosen.deviation_scale),
+        "bin_precision": float(chosen.bin_precision),
         "log_joint": clusters.log_joint,
         "sampled_rows": clusters.sampled_rows,
         "fitted_rows": clusters.fitted_rows,

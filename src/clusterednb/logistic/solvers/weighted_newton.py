@@ -77,7 +77,8 @@ class WeightedLogistic:
     y : ndarray of shape (n_rows,)
         Labels in {0, 1}.
     C : float
-        Inverse penalty of every column but the intercept.
+        Inverse penalty of every column but the intercept: each weight's prior is
+        ``N(0, C / column_precision)``.
     task_columns : slice, optional
         Columns that one-hot encode the task: solved by their diagonal block when every row
         sets at most one of them (else the plain step is taken).
@@ -87,6 +88,8 @@ class WeightedLogistic:
     tol : float, default=1e-8
         Newton stops after the step whose decrement ``½ gᵀ H⁻¹ g`` (about the distance of the
         objective from its minimum) is below this.
+    column_precision : ndarray of shape (n_columns,), optional
+        Each column's prior precision in units of ``1 / C`` (default: 1 for every column).
 
     Examples
     --------
@@ -107,13 +110,15 @@ class WeightedLogistic:
         task_columns: slice | None = None,
         max_newton_columns: int = MAX_NEWTON_COLUMNS,
         tol: float = 1e-8,
+        column_precision: np.ndarray | None = None,
     ):
         self.y = y
         self.tol = tol
         self.n_columns = design.shape[1]
         self.one_class = np.unique(y).size < 2
         self.with_bias = sparse.hstack([design, np.ones((design.shape[0], 1))]).tocsr()
-        self.penalty = np.append(np.full(design.shape[1], 1.0 / C), 0.0)
+        precision = np.ones(self.n_columns) if column_precision is None else column_precision
+        self.penalty = np.append(np.asarray(precision, dtype=np.float64) / C, 0.0)
         self.solver = None
         self.remembered: dict[bytes, tuple[np.ndarray, float]] = {}
         self.pooled_start: np.ndarray | None = None
