@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
@@ -61,7 +62,9 @@ def test_the_binned_schema_cuts_at_training_quantiles():
 
 def test_numbers_enter_the_regression_exactly_as_in_scikit_learn():
     """With floor 1 every row weighs 1: the model is one pooled regression on
-    [one-hot bins and categories, one-hot task, standardised hour]."""
+    [one-hot bins and categories, one-hot task, standardised hour], the hour's bins under a
+    prior ``bin_precision`` times as tight: scikit-learn's regression on those columns
+    divided by ``√bin_precision``."""
     frame = hours_population()
     test = frame.groupby("task").tail(20)
     train = frame.drop(test.index)
@@ -71,6 +74,9 @@ def test_numbers_enter_the_regression_exactly_as_in_scikit_learn():
     assert len(model.schema_.bin_edges["hour"]) == 3
     tasks = pd.Index(model.task_ids_)
 
+    hour_bins = np.ones(int(model.schema_.offsets[-1]) + tasks.size + 1)
+    hour_bins[model.schema_.offsets[0] : model.schema_.offsets[1]] = model.bin_precision
+
     def design(rows: pd.DataFrame):
         return sparse_design(
             model.schema_.encode_features(rows[features]),
@@ -78,7 +84,7 @@ def test_numbers_enter_the_regression_exactly_as_in_scikit_learn():
             tasks.get_indexer(rows["task"]),
             tasks.size,
             ((rows[["hour"]] - train["hour"].mean()) / train["hour"].std(ddof=0)).to_numpy(),
-        )
+        ) @ sparse.diags(1.0 / np.sqrt(hour_bins))
 
     reference = LogisticRegression(C=1.0, tol=1e-12, max_iter=10_000)
     reference.fit(design(train), train["label"])
