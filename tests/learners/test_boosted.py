@@ -12,6 +12,7 @@ from scipy.special import expit, logit
 
 import clusterednb
 from clusterednb import ClusteredBoosting, ClusteredLogisticRegression
+from clusterednb.cli.output import FIRST_FIT_NOTE, judgement_lines
 from clusterednb.exceptions import CNBError, MissingExtraError
 from clusterednb.learners.boosted import regression_log_odds
 from conftest import spam_word_counts
@@ -288,6 +289,9 @@ def test_the_trees_read_what_the_first_fit_read_where_the_evidence_left_a_column
     assert list(clustering.columns_left_out_) == ["b"]
     assert list(clustering.columns_first_left_out_) == []
     assert model.booster_.feature_name() == ["a", "b"]
+    summary = model.fit_summary()  # what cnb fit prints
+    assert summary["columns_left_out"] == ["b"] and summary["columns_first_left_out"] == []
+    assert judgement_lines(summary)[-1] == f"{FIRST_FIT_NOTE}: none"
     model.save(tmp_path / "xor.cnb")
     loaded = clusterednb.load(tmp_path / "xor.cnb")
     assert list(loaded.clustering_.columns_first_left_out_) == []

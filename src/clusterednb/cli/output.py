@@ -120,6 +120,10 @@ SHARED_WEIGHTS_NOTE = (
     "label weights shared by every cluster (the partition's score holds them alike: they "
     "neither split nor merge the clusters)"
 )
+FIRST_FIT_NOTE = (
+    "the label evidence chose the columns again, then the model was fitted again; its first fit "
+    "had left out (trees inside the clusters read every column either fit read)"
+)
 HELD_NOTE = (
     "held shared before the clusters were judged (they neither differ between tasks nor "
     "depend on the label within them beyond chance)"
@@ -181,6 +185,10 @@ def judgement_lines(summary: dict[str, Any]) -> list[str]:
     ...                           "label_weights_shared": ["a"]})
     >>> shared[-1] == f"{SHARED_WEIGHTS_NOTE}: a"
     True
+    >>> again = judgement_lines({"label_relevance": {"a": 0.9, "b": 0.0},
+    ...                          "columns_left_out": ["b"], "columns_first_left_out": []})
+    >>> again[-1] == f"{FIRST_FIT_NOTE}: none"
+    True
     """
     lines = [f"relevance {summary['relevance']}"] if "relevance" in summary else []
     if summary.get("relevance") == AUTO_HELD:  # the screen's verdict: the held columns named
@@ -204,4 +212,7 @@ def judgement_lines(summary: dict[str, Any]) -> list[str]:
         )
     if summary.get("label_weights_shared"):
         lines.append(f"{SHARED_WEIGHTS_NOTE}: " + ", ".join(summary["label_weights_shared"]))
+    if "columns_first_left_out" in summary:
+        first = summary["columns_first_left_out"]
+        lines.append(f"{FIRST_FIT_NOTE}: " + (", ".join(first) if first else "none"))
     return lines

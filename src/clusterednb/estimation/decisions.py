@@ -153,7 +153,9 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
     estimator that also judged the columns' relevance to the label adds
     ``"label_relevance"`` alike, ``"columns_left_out"``, the columns its regressions do
     not read, and ``"label_weights_shared"``, those whose label weights its partition's score
-    held shared by every cluster; one whose screen held columns shared before judging the rest
+    held shared by every cluster, and where the label evidence fitted it again
+    ``"columns_first_left_out"``, those its first fit left out; one whose screen held
+    columns shared before judging the rest
     (:mod:`~clusterednb.inference.relevance_screen`) adds ``"columns_held_shared"`` (and
     ``"columns_released"``, those it held that the clusters' evidence then released), and
     ``"columns_designed"`` where it found columns every task holds alike (kept relevant).
@@ -192,6 +194,9 @@ def relevance_summary(estimator: Any) -> dict[str, Any]:
         summary["columns_left_out"] = [str(name) for name in estimator.columns_left_out_]
         shared = getattr(estimator, "label_weights_shared_", ())
         summary["label_weights_shared"] = [str(name) for name in shared]
+    if hasattr(estimator, "columns_first_left_out_"):  # the label evidence fitted again
+        first = estimator.columns_first_left_out_
+        summary["columns_first_left_out"] = [str(name) for name in first]
     for key, entry in (("held_shared", "columns_held_shared"), ("designed", "columns_designed")):
         if extras.get(key) is not None:
             summary[entry] = [str(name) for name in names[np.asarray(extras[key], bool)]]
