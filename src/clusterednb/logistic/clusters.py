@@ -300,7 +300,7 @@ def labelled_regression(
 ) -> WeightedLogistic:
     """The regression problem of ``data``'s labelled rows (design, labels, penalty ``C``; a
     numeric column's bins ``settings.bin_precision`` times as much:
-    :meth:`~clusterednb.logistic.fit.JointData.design_precision`), solved to Newton
+    :func:`design_precision`), solved to Newton
     decrement ``tol``.
 
     Examples
@@ -318,8 +318,28 @@ def labelled_regression(
         settings.C,
         task_columns=slice(first_task_column, first_task_column + data.n_tasks),
         tol=tol,
-        column_precision=data.design_precision(settings.bin_precision),
+        column_precision=design_precision(data, settings.bin_precision),
     )
+
+
+def design_precision(data: JointData, bin_precision: float) -> np.ndarray:
+    """Each column of ``data``'s regression design's prior precision in units of ``1 / C``: a
+    numeric feature's bins ``bin_precision`` (its number is also read raw, with precision 1),
+    every other column 1; shape (n_values_total + n_tasks + n_numeric,).
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(np.array([[0, 1], [1, 0]]), np.array([1, 0]),
+    ...     np.array([0, 1]), 2, np.array([0, 2, 4]), numeric=np.array([[0.5], [-0.5]]),
+    ...     numeric_features=np.array([1]))
+    >>> design_precision(data, 4.0).tolist()  # 2 values, 2 bins, 2 tasks, 1 number
+    [1.0, 1.0, 4.0, 4.0, 1.0, 1.0, 1.0]
+    """
+    precision = np.ones(int(data.offsets[-1]) + data.n_tasks + data.numeric.shape[1])
+    if data.numeric_features is not None and not data.documents:
+        for feature in data.numeric_features:
+            precision[data.offsets[feature] : data.offsets[feature + 1]] = bin_precision
+    return precision
 
 
 def assemble(

@@ -45,6 +45,7 @@ from clusterednb.logistic.model_state import (
     restored_clusters,
     restored_numeric,
     restored_rows,
+    restored_settings,
     saved_state,
 )
 from clusterednb.logistic.online import partial_update
@@ -455,18 +456,12 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         return saved_state(self.clusters_, self.numeric_, rows, self._settings_used())
 
     def _restore(self, record: ModelRecord) -> None:
-        # the prior the file's regressions were fitted under (files before 2026-11-28: 1)
-        self.bin_precision = float(record.meta.get("bin_precision", 1.0))
         self._settings().check()
+        chosen = restored_settings(record, self._settings())
+        self.bin_precision = chosen.bin_precision  # what its regressions were fitted under
         numeric = restored_numeric(record)
         check_observation(self.observation, record.schema, numeric)
         clusters = restored_clusters(record, numeric)
-        meta = record.meta
-        chosen = replace(
-            self._settings().with_chosen(float(meta["effective_rows"]), meta["floor"]),
-            deviation_scale=meta.get("deviation_scale", 0.0),  # files before 2026-11-25: none
-        )
-        chosen.check()
         self.tuning_, self.validation_rows_, self.validation_proba_ = pd.DataFrame(), [], []
         self.validation_log_loss_ = np.nan
         self._set_fitted(record.schema, record.task_ids, clusters, chosen, numeric)

@@ -169,25 +169,6 @@ class JointData:
             numeric = numeric * self.label_columns[self.numeric_features]
         return regression_design(codes, self.offsets, self.task[rows], self.n_tasks, numeric)
 
-    def design_precision(self, bin_precision: float) -> np.ndarray:
-        """Each column of :meth:`design`'s prior precision in units of ``1 / C``: a numeric
-        feature's bins ``bin_precision`` (its number is also read raw, with precision 1), every
-        other column 1; shape (n_values_total + n_tasks + n_numeric,).
-
-        Examples
-        --------
-        >>> data = JointData.from_codes(np.array([[0, 1], [1, 0]]), np.array([1, 0]),
-        ...     np.array([0, 1]), 2, np.array([0, 2, 4]), numeric=np.array([[0.5], [-0.5]]),
-        ...     numeric_features=np.array([1]))
-        >>> data.design_precision(4.0).tolist()  # 2 values, 2 bins, 2 tasks, 1 number
-        [1.0, 1.0, 4.0, 4.0, 1.0, 1.0, 1.0]
-        """
-        precision = np.ones(int(self.offsets[-1]) + self.n_tasks + self.numeric.shape[1])
-        if self.numeric_features is not None and not self.documents:
-            for feature in self.numeric_features:
-                precision[self.offsets[feature] : self.offsets[feature + 1]] = bin_precision
-        return precision
-
     def reading(self, columns: np.ndarray | None) -> JointData:
         """These rows, their label expansions and regressions reading only the features
         ``columns`` (bool, shape (n_features,); None: all) of those allowed (:meth:`allowing`).

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,20 @@ def saved_state(
         "fitted_rows": clusters.fitted_rows,
     }
     return meta, arrays
+
+
+def restored_settings(record: ModelRecord, settings: FitSettings) -> FitSettings:
+    """``settings`` (the estimator's) with what the file's fit chose: effective rows, floor,
+    deviation scale (files before 2026-11-25: 0) and the bins' prior its regressions were
+    fitted under (files before 2026-11-28: 1), checked."""
+    meta = record.meta
+    chosen = replace(
+        settings.with_chosen(float(meta["effective_rows"]), meta["floor"]),
+        deviation_scale=meta.get("deviation_scale", 0.0),
+        bin_precision=meta.get("bin_precision", 1.0),
+    )
+    chosen.check()
+    return chosen
 
 
 def restored_clusters(record: ModelRecord, numeric: NumericColumns) -> LogisticClusters:
