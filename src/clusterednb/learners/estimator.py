@@ -307,8 +307,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         )
         left_out = list(getattr(clustering, "columns_left_out_", ()))
         first = getattr(clustering, "columns_first_left_out_", None)
-        if first is not None:
-            left_out = [name for name in left_out if name in set(first)]
+        if first is not None:  # read if either fit read it
+            left_out = sorted(set(left_out) & set(first), key=left_out.index)
         if left_out and isinstance(frame, pd.DataFrame):
             frame = frame.drop(columns=left_out)
         return frame
