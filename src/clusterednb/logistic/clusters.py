@@ -299,9 +299,8 @@ def labelled_regression(
     data: JointData, settings: FitSettings, tol: float = 1e-8
 ) -> WeightedLogistic:
     """The regression problem of ``data``'s labelled rows (design, labels, penalty ``C``; a
-    numeric column's bins ``settings.bin_precision`` times as much:
-    :func:`design_precision`), solved to Newton
-    decrement ``tol``.
+    numeric column's bins ``settings.bin_precision`` times as much: :func:`design_precision`),
+    solved to Newton decrement ``tol``.
 
     Examples
     --------

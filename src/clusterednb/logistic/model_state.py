@@ -10,7 +10,7 @@ import numpy as np
 
 from clusterednb.data.numeric import NumericColumns
 from clusterednb.exceptions import CNBError
-from clusterednb.logistic.clusters import LogisticClusters
+from clusterednb.logistic.clusters import FEATURE_ARRAYS, LogisticClusters
 from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.settings import FitSettings
 from clusterednb.persistence.state import ModelRecord
@@ -26,16 +26,9 @@ CLUSTER_ARRAYS = (
     "intercept",
 )
 """The arrays of the fitted clusters a model file holds (each when the fit made it)."""
-OPTIONAL_CLUSTER_ARRAYS = (
-    "deviations",
-    "cluster_weights",
-    "feature_relevance",
-    "label_relevance",
-    "label_columns",
-    "differing_columns",
-    "first_label_columns",
-)
-"""Arrays a fit makes only with some settings (and files written before them lack)."""
+OPTIONAL_CLUSTER_ARRAYS = ("deviations", "cluster_weights", *FEATURE_ARRAYS)
+"""Arrays a fit makes only with some settings (and files written before them lack): the
+judgements' arrays as :class:`~clusterednb.logistic.clusters.LogisticClusters` checks them."""
 
 
 def saved_state(
