@@ -75,7 +75,7 @@ def test_numbers_enter_the_regression_exactly_as_in_scikit_learn():
     tasks = pd.Index(model.task_ids_)
 
     hour_bins = np.ones(int(model.schema_.offsets[-1]) + tasks.size + 1)
-    hour_bins[model.schema_.offsets[0] : model.schema_.offsets[1]] = model.bin_precision
+    hour_bins[model.schema_.offsets[0] : model.schema_.offsets[1]] = model.bin_precision_
 
     def design(rows: pd.DataFrame):
         return sparse_design(

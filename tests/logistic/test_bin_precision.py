@@ -73,5 +73,5 @@ def test_the_file_keeps_the_prior_and_a_file_from_before_it_reads_as_one(tmp_pat
         archive.writestr("metadata.json", json.dumps(metadata))
         archive.writestr("arrays.npz", arrays)
     loaded = clusterednb.load(old)
-    assert loaded.bin_precision == 1.0  # what its regressions were fitted under
+    assert loaded.bin_precision_ == 1.0  # what its regressions were fitted under
     np.testing.assert_array_equal(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))

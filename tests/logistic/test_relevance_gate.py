@@ -244,11 +244,13 @@ def _test_auc(model, frame: pd.DataFrame, columns: list[str]) -> float:
 
 def test_the_issues_second_population_keeps_its_clean_auc_with_a_noise_column():
     """The issue measured 0.769 clean and 0.613 with one uniform noise column (every user
-    merged into one cluster). With the default, the noise column leaves the clustering."""
+    merged into one cluster). With the default, the noise column leaves the clustering. (The
+    plain model now reads the noise column's bins under the prior the held rows choose, 256
+    here: 0.738, against 0.701 under 4; hence a margin of 0.05, which was 0.1.)"""
     frame = _opposite_slopes(0)
     clean = _test_auc(ClusteredLogisticRegression(random_state=0), frame, ["x1", "x2"])
     noisy = _test_auc(ClusteredLogisticRegression(random_state=0), frame, ["x1", "x2", "noise"])
     plain = ClusteredLogisticRegression(relevance=False, random_state=0)
     merged = _test_auc(plain, frame, ["x1", "x2", "noise"])
     assert noisy > clean - 0.02, (noisy, clean)
-    assert noisy > merged + 0.1, (noisy, merged)
+    assert noisy > merged + 0.05, (noisy, merged)

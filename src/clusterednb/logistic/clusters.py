@@ -19,7 +19,7 @@ from clusterednb.inference.blocks.engine import BlockClustering, membership
 from clusterednb.logistic.clustering.feature_relevance import kept_values
 from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.partition import partition_posterior
-from clusterednb.logistic.settings import FitSettings, task_tempering
+from clusterednb.logistic.settings import AUTO, FitSettings, task_tempering
 from clusterednb.logistic.solvers.cluster_weighted import (
     WeightedRegressions,
     fit_weighted_regressions,
@@ -334,6 +334,8 @@ def design_precision(data: JointData, bin_precision: float) -> np.ndarray:
     >>> design_precision(data, 4.0).tolist()  # 2 values, 2 bins, 2 tasks, 1 number
     [1.0, 1.0, 4.0, 4.0, 1.0, 1.0, 1.0]
     """
+    if bin_precision == AUTO:
+        raise CNBError("bin_precision is 'auto': choose it before fitting the regressions")
     precision = np.ones(int(data.offsets[-1]) + data.n_tasks + data.numeric.shape[1])
     if data.numeric_features is not None and not data.documents:
         for feature in data.numeric_features:

@@ -51,12 +51,7 @@ from clusterednb.logistic.model_state import (
 from clusterednb.logistic.online import partial_update
 from clusterednb.logistic.placement import rows_mixture
 from clusterednb.logistic.relevance_gate import resolved_relevance
-from clusterednb.logistic.settings import (
-    AUTO,
-    DEFAULT_BIN_PRECISION,
-    FitSettings,
-    resolved_chain,
-)
+from clusterednb.logistic.settings import AUTO, FitSettings, resolved_chain
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord
 from clusterednb.seeding import as_generator
@@ -82,11 +77,13 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         Prior precision of the clusters' logistic weights in the partition posterior.
     C : float, default=1.0
         Inverse L2 penalty of the predicting regressions (as scikit-learn's).
-    bin_precision : float, default=4.0
+    bin_precision : float or "auto", default="auto"
         How many times ``1 / C`` the penalty on a numeric column's bin weights is: the
         regressions read a number raw and as its bins, and the bins correct its slope
-        rather than fit a second one (:data:`~clusterednb.logistic.settings.DEFAULT_BIN_PRECISION`;
-        1: as every other weight, as before 2026-11-28).
+        rather than fit a second one (1: as every other weight, as before 2026-11-28).
+        "auto" chooses it among 1, 4, … 256 on the tuning's held rows, after
+        ``effective_rows`` (:mod:`clusterednb.logistic.bin_walk`); 4 where nothing is
+        tuned.
     inference : {"auto", "exact", "gibbs"}, default="auto"
         Enumerate every partition ("exact", at most 10 tasks) or sample them ("gibbs");
         "auto" enumerates up to 8 tasks.
@@ -156,7 +153,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         ``P(u and v share a cluster | D)``; None above 300 tasks (the partition sampled on 300,
         the others placed: :mod:`clusterednb.inference.blocks.core_and_place`).
     n_clusters_probability_ : ndarray of shape (n_tasks + 1,)
-    effective_rows_, floor_, deviation_scale_ : float
+    effective_rows_, floor_, deviation_scale_, bin_precision_ : float
         The values used.
     tuning_ : DataFrame
         With "auto": the held-out log-loss of every setting the tuning's walk tried
@@ -198,7 +195,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         beta: float = 1.0,
         precision: float = 1.0,
         C: float = 1.0,
-        bin_precision: float = DEFAULT_BIN_PRECISION,
+        bin_precision: float | str = AUTO,
         inference: str = "auto",
         n_sweeps: int | str = AUTO,
         burn_in: int | str = AUTO,
@@ -340,6 +337,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         self.effective_rows_ = float(settings.effective_rows)
         self.floor_ = float(settings.floor)
         self.deviation_scale_ = float(settings.deviation_scale)
+        self.bin_precision_ = float(settings.bin_precision)
         self.clusters_ = clusters
         self.partition_ = clusters.partition
         self.coclustering_ = clusters.coclustering
@@ -425,7 +423,12 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         chosen = self._settings().with_chosen(self.effective_rows_, self.floor_)
         chosen = resolved_chain(chosen, getattr(self, "rows_", None))
         judged = self.clusters_.feature_relevance is not None
-        return replace(chosen, deviation_scale=self.deviation_scale_, relevance=judged)
+        return replace(
+            chosen,
+            deviation_scale=self.deviation_scale_,
+            bin_precision=self.bin_precision_,
+            relevance=judged,
+        )
 
     # ------------------------------------------------------------------ persistence
     def fit_summary(self) -> dict[str, Any]:
@@ -438,7 +441,8 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         >>> model = ClusteredLogisticRegression(effective_rows=10, floor=0.1, relevance=False,
         ...                                     random_state=0)
         >>> model.fit(*toy.colour_rows()).fit_summary()
-        {'tasks': 3, 'clusters': 2, 'effective_rows': 10.0, 'floor': 0.1, 'deviation_scale': 0.0}
+        {'tasks': 3, 'clusters': 2, 'effective_rows': 10.0, 'floor': 0.1, 'deviation_scale': 0.0,
+         'bin_precision': 4.0}
         """
         check_fitted(self, "clusters_")
         rows = self.effective_rows_
@@ -448,6 +452,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
             "effective_rows": rows if np.isfinite(rows) else "inf",  # JSON has no inf
             "floor": self.floor_,
             "deviation_scale": self.deviation_scale_,
+            "bin_precision": self.bin_precision_,
         }
         return summary | relevance_summary(self)
 
@@ -458,7 +463,6 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
     def _restore(self, record: ModelRecord) -> None:
         self._settings().check()
         chosen = restored_settings(record, self._settings())
-        self.bin_precision = chosen.bin_precision  # what its regressions were fitted under
         numeric = restored_numeric(record)
         check_observation(self.observation, record.schema, numeric)
         clusters = restored_clusters(record, numeric)

@@ -106,6 +106,7 @@ class Best:
     def __init__(self) -> None:
         self.loss = np.inf
         self.effective_rows = self.floor = 0.0
+        self.bin_precision = np.nan  # the bins' prior its regressions were fitted under
         self.rows = 0  # the grid position of effective_rows
         self.clusters: LogisticClusters | None = None
         self.proba = np.zeros(0)
@@ -226,6 +227,7 @@ class SettingScores:
                 "effective_rows": effective_rows,
                 "floor": self.floors[floor],
                 "deviation_scale": 0.0,
+                "bin_precision": float(chosen.bin_precision),
                 "n_clusters": int(clustering.partition.max()) + 1,
                 "columns": _columns_read(self.train),
                 "cluster_columns": _columns_clustered(self.train, self.judged_relevance),
@@ -236,6 +238,7 @@ class SettingScores:
             self.best.loss = loss
             self.best.effective_rows, self.best.rows = float(effective_rows), rows
             self.best.floor = float(self.floors[floor])
+            self.best.bin_precision = float(chosen.bin_precision)
             self.best.clusters, self.best.proba = clusters, proba
         return loss
 

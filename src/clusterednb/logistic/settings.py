@@ -24,11 +24,19 @@ noisy: on issue 49's population with six rows a user, four times the sweeps gain
 a user they gained nothing."""
 DEFAULT_BIN_PRECISION = 4.0
 """The prior precision of a numeric column's bin weights in the regressions, in units of
-``1 / C``. The regressions read a number twice, raw (its slope) and as the one-hot of its
-bins (a curve); under the same prior the bins fit a second slope from few labels. Four
-times the slope's precision keeps them to corrections of it: chosen on issue 49's population
-(ten rows a user: +0.006 AUC at every count of noise columns); then, unseen before, landmine
-gained 0.001–0.004 at k = 1 … 64 (BENCHMARKS.md, "A number's bins under a tighter prior")."""
+``1 / C``, where it is not chosen on held rows. The regressions read a number twice, raw (its
+slope) and as the one-hot of its bins (a curve); under the same prior the bins fit a second
+slope from few labels. Four times the slope's precision keeps them to corrections of it:
+chosen on issue 49's population (ten rows a user: +0.006 AUC at every count of noise
+columns); then, unseen before, landmine gained 0.001–0.004 at k = 1 … 64 (BENCHMARKS.md, "A
+number's bins under a tighter prior"). It is where the tuning's walk of
+:data:`BIN_PRECISIONS` starts."""
+BIN_PRECISIONS = (256.0, 64.0, 16.0, 4.0, 1.0)
+"""The bins' prior precisions an "auto" ``bin_precision`` is chosen among, walked from
+:data:`DEFAULT_BIN_PRECISION` towards tighter first (:mod:`clusterednb.logistic.bin_walk`).
+Landmine's protocol T, each value fixed (BENCHMARKS.md, "The bins' prior chosen on held
+rows"): 16 gained 0.004–0.006 AUC over 4 at k = 4 … 64 and 64 gained 0.007–0.010; 1 lost
+0.002–0.004."""
 INFERENCES = ("auto", "exact", "gibbs")
 VALIDATIONS = ("half", "like-fewest")
 
@@ -49,7 +57,7 @@ class FitSettings:
     beta: float = 1.0
     precision: float = 1.0
     C: float = 1.0
-    bin_precision: float = DEFAULT_BIN_PRECISION
+    bin_precision: float | str = DEFAULT_BIN_PRECISION
     inference: str = "auto"
     n_sweeps: int | str = DEFAULT_SWEEPS
     burn_in: int | str = DEFAULT_SWEEPS // 3
@@ -68,18 +76,18 @@ class FitSettings:
         ...     print(error)
         floor must be in [0, 1] or 'auto', got 2.0
         """
-        positive = {
-            "gamma": self.gamma,
-            "beta": self.beta,
-            "precision": self.precision,
-            "C": self.C,
-            "bin_precision": self.bin_precision,
-        }
+        positive = {"gamma": self.gamma, "beta": self.beta, "precision": self.precision}
+        positive["C"] = self.C
         for name, value in positive.items():
             if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
                 raise CNBError(f"{name} must be a positive number, got {value!r}")
-        if not np.isfinite(self.bin_precision):
-            raise CNBError(f"bin_precision must be finite, got {self.bin_precision!r}")
+        bins = self.bin_precision
+        if bins != AUTO and (
+            isinstance(bins, bool) or not (isinstance(bins, int | float) and 0 < bins < np.inf)
+        ):
+            raise CNBError(
+                f"bin_precision must be a positive finite number or 'auto', got {bins!r}"
+            )
         rows = self.effective_rows
         if rows != AUTO and (
             isinstance(rows, bool) or not (isinstance(rows, int | float) and rows > 0)

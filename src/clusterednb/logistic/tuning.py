@@ -44,6 +44,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from clusterednb.logistic.bin_walk import bins_walked, has_bins
 from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.grid_walk import (
     Best,
@@ -54,7 +55,7 @@ from clusterednb.logistic.grid_walk import (
     mean_log_loss,
     walk_grid,
 )
-from clusterednb.logistic.settings import AUTO, FitSettings
+from clusterednb.logistic.settings import AUTO, DEFAULT_BIN_PRECISION, FitSettings
 
 EFFECTIVE_ROWS = (np.inf, 100.0, 50.0, 30.0, 15.0, 5.0)
 FLOORS = (0.05, 0.2, 0.5, 1.0)
@@ -210,6 +211,9 @@ def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Gener
     >>> chosen.effective_rows, chosen.floor, chosen.deviation_scale, len(tried)  # the defaults
     (10.0, 0.2, 0.0, 0)
     """
+    choose_bins = settings.bin_precision == AUTO and has_bins(data)
+    bins = _or_default(settings.bin_precision, DEFAULT_BIN_PRECISION)
+    settings = replace(settings, bin_precision=bins)  # the walk's; the bins' walk after it
     if AUTO not in (settings.effective_rows, settings.floor, settings.deviation_scale):
         return Tuning(settings, pd.DataFrame())
     subset = data.n_tasks > MAX_TUNING_TASKS
@@ -228,10 +232,12 @@ def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Gener
         )
         return Tuning(defaults, pd.DataFrame())
     train = data.without_labels(held) if keep_features else data.without_rows(held)
-    tried, best, judged, label = _cluster_settings(data, train, held, settings, rng)
+    tried, best, judged, label = _cluster_settings(data, train, held, settings, rng, choose_bins)
     if label[1] is not None:
         data, train = data.reading(label[1]), train.reading(label[1])
-    chosen = settings.with_chosen(best.effective_rows, best.floor)
+    chosen = replace(
+        settings.with_chosen(best.effective_rows, best.floor), bin_precision=best.bin_precision
+    )
     if settings.deviation_scale == AUTO:
         tried += _deviation_scales(data, train, held, best, settings.C)
     table = pd.DataFrame(tried)
@@ -274,7 +280,8 @@ def floors_rewalked(
     data, train = data.reading(columns), train.reading(columns)
     grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
     floors = FLOORS if settings.floor == AUTO else (settings.floor,)
-    args = (settings, rng, grid, floors, first.feature_relevance, differing)
+    walked = replace(settings, bin_precision=first.settings.bin_precision)  # the bins chosen
+    args = (walked, rng, grid, floors, first.feature_relevance, differing)
     scores = SettingScores(data, train, held, *args)
     scores.walk_floors(grid.index(first.settings.effective_rows))
     best = scores.best
@@ -298,10 +305,13 @@ def _cluster_settings(
     held: np.ndarray,
     settings: FitSettings,
     rng: np.random.Generator,
+    choose_bins: bool = False,
 ) -> tuple[list[dict], Best, np.ndarray | None, tuple[np.ndarray | None, np.ndarray | None]]:
-    """Walk the grids of (effective rows, floor) (see the module); what was tried, the best,
-    the features' relevance judged at the first setting, and the columns' relevance to the
-    label with the columns the regressions read (with ``relevance``; else None each)."""
+    """Walk the grids of (effective rows, floor) (see the module), then, with
+    ``choose_bins``, the bins' prior at the best of them
+    (:func:`~clusterednb.logistic.bin_walk.bins_walked`); what was tried, the best, the
+    features' relevance judged at the first setting, and the columns' relevance to the label
+    with the columns the regressions read (with ``relevance``; else None each)."""
     grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
     floors = FLOORS if settings.floor == AUTO else (settings.floor,)
     scores = SettingScores(data, train, held, settings, rng, grid, floors)
@@ -312,7 +322,8 @@ def _cluster_settings(
         scores, *label, rejected = label_columns_chosen(scores)
         scores, bare = feature_side_chosen(scores)
         rejected += bare
-    return rejected + scores.tried, scores.best, scores.judged_relevance, tuple(label)
+    bins = bins_walked(scores) if choose_bins else []
+    return rejected + scores.tried + bins, scores.best, scores.judged_relevance, tuple(label)
 
 
 def _deviation_scales(
