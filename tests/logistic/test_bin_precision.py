@@ -75,3 +75,54 @@ def test_the_file_keeps_the_prior_and_a_file_from_before_it_reads_as_one(tmp_pat
     loaded = clusterednb.load(old)
     assert loaded.bin_precision_ == 1.0  # what its regressions were fitted under
     np.testing.assert_array_equal(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))
+
+
+def curve_rows(seed: int = 0):
+    """Twelve tasks of 40 rows whose label is 1 where the number is near 0: a bump that no
+    slope draws and the number's middle bins do."""
+    rng = np.random.default_rng(seed)
+    tasks = np.repeat([f"u{t}" for t in range(12)], 40)
+    number = rng.normal(size=tasks.size)
+    y = (rng.random(tasks.size) < expit(8.0 * (0.7 - np.abs(number)))).astype(int)
+    return pd.DataFrame({"number": number}), y, tasks
+
+
+def walked(model: ClusteredLogisticRegression) -> pd.DataFrame:
+    """The tuning's rows of the bins' walk (a precision other than the walk's 4)."""
+    table = model.tuning_
+    return table[table["bin_precision"].notna() & (table["bin_precision"] != 4.0)]
+
+
+def test_auto_holds_a_slope_s_bins_tighter_and_frees_a_bump_s():
+    slope = ClusteredLogisticRegression(random_state=0).fit(*numeric_rows())
+    bump = ClusteredLogisticRegression(random_state=0).fit(*curve_rows())
+    assert slope.bin_precision_ > 4.0, slope.tuning_
+    assert bump.bin_precision_ < 4.0, bump.tuning_
+    for model in (slope, bump):
+        table = model.tuning_
+        at_best = table[
+            (table["effective_rows"] == model.effective_rows_) & (table["floor"] == model.floor_)
+        ]
+        chosen = at_best[at_best["bin_precision"] == model.bin_precision_]
+        assert chosen["log_loss"].min() == at_best["log_loss"].min()  # the held rows' best
+        assert len(walked(model)) >= 1
+
+
+def test_auto_without_numbers_walks_nothing_and_keeps_four():
+    X, y, tasks = numeric_rows()
+    model = ClusteredLogisticRegression(random_state=0).fit(X[["colour"]], y, tasks)
+    assert model.bin_precision_ == 4.0
+    assert walked(model).empty
+
+
+def test_settings_given_keep_four_and_the_chosen_prior_is_saved(tmp_path):
+    X, y, tasks = numeric_rows()
+    given = ClusteredLogisticRegression(random_state=0, **FIXED).fit(X, y, tasks)
+    assert given.bin_precision_ == 4.0 and given.bin_precision == "auto"
+    model = ClusteredLogisticRegression(random_state=0).fit(X, y, tasks)
+    path = tmp_path / "model.cnb"
+    model.save(path)
+    loaded = clusterednb.load(path)
+    assert loaded.bin_precision_ == model.bin_precision_
+    np.testing.assert_array_equal(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))
+    assert model.fit_summary()["bin_precision"] == model.bin_precision_
