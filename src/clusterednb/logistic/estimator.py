@@ -82,7 +82,7 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         regressions read a number raw and as its bins, and the bins correct its slope
         rather than fit a second one (1: as every other weight, as before 2026-11-28).
         "auto" chooses it among 1, 4, … 256 on the tuning's held rows, after
-        ``effective_rows`` (:mod:`clusterednb.logistic.bin_walk`); 4 where nothing is
+        ``effective_rows`` (:func:`~clusterednb.logistic.tuning.bins_walked`); 4 where nothing is
         tuned.
     inference : {"auto", "exact", "gibbs"}, default="auto"
         Enumerate every partition ("exact", at most 10 tasks) or sample them ("gibbs");

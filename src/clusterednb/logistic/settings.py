@@ -33,7 +33,8 @@ number's bins under a tighter prior"). It is where the tuning's walk of
 :data:`BIN_PRECISIONS` starts."""
 BIN_PRECISIONS = (256.0, 64.0, 16.0, 4.0, 1.0)
 """The bins' prior precisions an "auto" ``bin_precision`` is chosen among, walked from
-:data:`DEFAULT_BIN_PRECISION` towards tighter first (:mod:`clusterednb.logistic.bin_walk`).
+:data:`DEFAULT_BIN_PRECISION` towards tighter first
+(:func:`clusterednb.logistic.tuning.bins_walked`).
 Landmine's protocol T, each value fixed (BENCHMARKS.md, "The bins' prior chosen on held
 rows"): 16 gained 0.004–0.006 AUC over 4 at k = 4 … 64 and 64 gained 0.007–0.010; 1 lost
 0.002–0.004."""
