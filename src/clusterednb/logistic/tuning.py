@@ -372,9 +372,9 @@ def has_bins(data: JointData) -> bool:
 def bins_walked(scores: SettingScores) -> list[dict]:
     """Walk :data:`~clusterednb.logistic.settings.BIN_PRECISIONS` at ``scores``' best setting
     (16, 64, 256 while the held rows' mean log-loss falls, else 1; only the regressions are
-    fitted again, from the setting's own); ``scores.best`` becomes the best precision's clusters (its
-    ``bin_precision`` the precision), and what was tried is returned, one row per precision
-    fitted (the walked setting's own row is already in ``scores.tried``).
+    fitted again, from the setting's own); ``scores.best`` becomes the best precision's
+    clusters (its ``bin_precision`` the precision), and what was tried is returned, one row
+    per precision fitted (the walked setting's own row is already in ``scores.tried``).
 
     Parameters
     ----------
