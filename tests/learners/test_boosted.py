@@ -73,11 +73,14 @@ def test_the_prediction_is_the_regressions_plus_the_boosters_raw_score(fitted, m
 
 def test_a_booster_that_adds_nothing_leaves_the_clustered_regression(mixed_rows):
     """With one step of length 1e-12 the model is the clustered logistic regression fitted
-    from the same generator."""
+    from the same generator (under the bins' prior of the clusterings beside trees, 4)."""
     X, y, tasks = mixed_rows
     boosted = ClusteredBoosting(NO_STEP, clustering_params=CLUSTERING, random_state=4)
     boosted.fit(X, y, tasks)
-    alone = ClusteredLogisticRegression(**CLUSTERING, random_state=np.random.default_rng(4))
+    assert boosted.clustering_.bin_precision_ == 4.0
+    alone = ClusteredLogisticRegression(
+        **CLUSTERING, bin_precision=4.0, random_state=np.random.default_rng(4)
+    )
     alone.fit(X, y, tasks)
     new = np.array(["u1"] * 10 + ["stranger"] * 10)
     np.testing.assert_allclose(

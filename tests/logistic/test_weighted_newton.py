@@ -300,3 +300,27 @@ def test_a_columns_precision_is_its_prior_as_a_rescaled_column(task_block_solver
     )
     np.testing.assert_allclose(coef, plain / np.sqrt(precision), atol=1e-8)
     assert intercept == pytest.approx(plain_intercept, abs=1e-8)
+
+
+@pytest.mark.parametrize("task_block_solver", [True, False])
+def test_another_prior_on_the_same_rows_fits_as_a_new_problem_and_keeps_the_first(
+    task_block_solver,
+):
+    """``with_precision`` shares the rows and the solver's structure, not what was fitted:
+    its pooled and weighted fits are those of a problem built with that prior, to the last
+    digit, and the first problem's are untouched."""
+    design, y, weights, tasks = problem(seed=6)
+    task_columns = tasks if task_block_solver else None
+    first = WeightedLogistic(design, y, 0.7, task_columns)
+    pooled_before = first.pooled[0].copy()
+    first.fit(weights)
+    precision = np.random.default_rng(6).uniform(0.25, 8.0, design.shape[1])
+    other = first.with_precision(precision, 0.7)
+    fresh = WeightedLogistic(design, y, 0.7, task_columns, column_precision=precision)
+    np.testing.assert_array_equal(other.pooled[0], fresh.pooled[0])
+    np.testing.assert_array_equal(other.fit(weights)[0], fresh.fit(weights)[0])
+    assert not np.allclose(other.pooled[0], pooled_before)
+    np.testing.assert_array_equal(first.pooled[0], pooled_before)
+    np.testing.assert_array_equal(
+        first.fit(weights)[0], WeightedLogistic(design, y, 0.7, task_columns).fit(weights)[0]
+    )

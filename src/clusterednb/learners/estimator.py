@@ -50,6 +50,11 @@ from clusterednb.persistence.state import ModelRecord
 from clusterednb.seeding import as_generator
 
 CLUSTERING_PREFIX = "clustering/"
+LEARNERS_BIN_PRECISION = 4.0
+"""The bins' prior of the clustering's regressions beside trees, unless
+``clustering_params`` gives one: trees bend the numbers themselves, so the walk of
+``bin_precision="auto"`` would only cost (landmine's booster: within its standard error of
+4 at every k, and 13 % dearer; BENCHMARKS.md, "The bins' prior chosen on held rows")."""
 """The prefix of the clustering's arrays in a model file."""
 EDGES_PREFIX = "number_edges/"
 """The prefix of the numeric columns' bin edges (by column position) in a model file."""
@@ -78,7 +83,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
     clustering_params : dict, optional
         Parameters of the :class:`~clusterednb.ClusteredLogisticRegression` that clusters the
         tasks (e.g. ``{"relevance": True}``, ``{"numeric": ["hour"]}``, ``{"task_column":
-        "user"}``); tables only.
+        "user"}``); tables only. Its ``bin_precision`` is 4 unless given
+        (:data:`LEARNERS_BIN_PRECISION`).
     regression_share : float or "auto", default=0.0
         In ``[0, 1]``: the share of the clustering's own regressions in the prediction's
         log-odds, the learners' the rest (0: the learners alone; 1: the regressions alone,
@@ -223,6 +229,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
             )
         if "random_state" in params:
             raise CNBError("set random_state on the ClusteredLearner, not in clustering_params")
+        params.setdefault("bin_precision", LEARNERS_BIN_PRECISION)
         return ClusteredLogisticRegression(**params, random_state=rng)
 
     def _keep_rows(

@@ -44,10 +44,9 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from clusterednb.logistic.clusters import assemble, design_precision, labelled_regression
+from clusterednb.logistic.clusters import assemble, design_precision
 from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.grid_walk import (
-    TUNING_TOLERANCE,
     Best,
     SettingScores,
     feature_side_chosen,
@@ -412,7 +411,8 @@ def _bins_loss(scores: SettingScores, bin_precision: float, tried: list[dict]) -
         best.effective_rows, best.floor
     )
     near = best.clusters
-    regression = labelled_regression(scores.train, settings, TUNING_TOLERANCE)
+    precision = design_precision(scores.train, bin_precision)
+    regression = scores.regression.with_precision(precision, settings.C)
     regression.pooled_start = np.append(near.coef[-1], near.intercept[-1])
     clustering = scores.clusterings[best.rows]
     clusters = assemble(

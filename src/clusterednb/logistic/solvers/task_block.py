@@ -16,6 +16,7 @@ seconds for a thousand users. The solution is the same (tested against the plain
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -85,6 +86,13 @@ class TaskBlockSolver:
         self.penalty_rest = penalty[self.rest_index]
         self.penalty_tasks = penalty[self.task_index]
         self.patterns, self.pattern_of_row = distinct_rows(self.rest)
+
+    def with_penalty(self, penalty: np.ndarray) -> TaskBlockSolver:
+        """This solver (the same rows) under another penalty, shape (n_columns,)."""
+        other = copy.copy(self)
+        other.penalty_rest = penalty[self.rest_index]
+        other.penalty_tasks = penalty[self.task_index]
+        return other
 
     @staticmethod
     def applies(with_bias: sparse.csr_matrix, task_columns: slice) -> bool:

@@ -12,6 +12,7 @@ block's Schur complement (:mod:`clusterednb.logistic.solvers.task_block`).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from functools import cached_property
 
@@ -132,6 +133,20 @@ class WeightedLogistic:
         self.quasi_newton = self.n_columns - n_task_columns > max_newton_columns
         if task_block and not self.quasi_newton:
             self.solver = TaskBlockSolver(self.with_bias, task_columns, self.penalty)
+
+    def with_precision(self, column_precision: np.ndarray, C: float) -> WeightedLogistic:
+        """The same design and labels under another prior, ``column_precision`` (n_columns,)
+        in units of ``1 / C``: the bias column and the task block's rows are shared, nothing
+        fitted is (what a new :class:`WeightedLogistic` of that prior fits, without building
+        its solver again)."""
+        other = copy.copy(self)
+        other.penalty = np.append(np.asarray(column_precision, dtype=np.float64) / C, 0.0)
+        other.remembered, other.pooled_start = {}, None
+        for fitted in ("pooled", "pooled_task_sums"):  # cached properties of this prior
+            other.__dict__.pop(fitted, None)
+        if self.solver is not None:
+            other.solver = self.solver.with_penalty(other.penalty)
+        return other
 
     @cached_property
     def pooled(self) -> tuple[np.ndarray, float]:
