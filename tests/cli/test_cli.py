@@ -505,6 +505,7 @@ def test_fit_relevance_names_the_columns_that_do_not_move_the_clusters(tmp_path)
     ], default.stdout
     judged = cnb(*base, "--kind", "cnb-logistic", "-o", str(tmp_path / "dl"))
     assert judged.stdout.splitlines()[1] == f"relevance {AUTO_JUDGED}", judged.stdout
+    assert "floor " in judged.stdout and ", bins' prior " in judged.stdout.splitlines()[0]
     never = cnb(*base, "--kind", "cnb-gibbs", "--no-relevance", "--json", "-o", str(tmp_path / "n"))
     assert never.returncode == 0, never.stderr
     assert "feature_relevance" not in json.loads(never.stdout)

@@ -84,7 +84,9 @@ def fit(args: argparse.Namespace) -> None:
         what = (
             f"{summary['clusters']} cluster{'s' * (summary['clusters'] != 1)} "
             f"(effective rows {float(summary['effective_rows']):g}, "
-            f"floor {summary['floor']:g})"
+            f"floor {summary['floor']:g}"
+            + (f", bins' prior {summary['bin_precision']:g}" if "bin_precision" in summary else "")
+            + ")"
         )
         if summary.get("regression_share", 0.0) > 0.0:
             what += f", the regressions' share {summary['regression_share']:g}"
