@@ -105,6 +105,7 @@ def test_auto_holds_a_slope_s_bins_tighter_and_frees_a_bump_s():
         ]
         chosen = at_best[at_best["bin_precision"] == model.bin_precision_]
         assert chosen["log_loss"].min() == at_best["log_loss"].min()  # the held rows' best
+        assert model.validation_log_loss_ == pytest.approx(chosen["log_loss"].min(), rel=1e-12)
         assert len(walked(model)) >= 1
 
 

@@ -247,11 +247,13 @@ def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Gener
         tried += _deviation_scales(data, train, held, best, settings.C)
     table = pd.DataFrame(tried)
     winner = table.loc[table["log_loss"].idxmin()]  # the first of equals: no deviation
+    held_loss = mean_log_loss(data.y[held], best.proba)  # the chosen clusters'
     if settings.deviation_scale == AUTO:
         chosen = replace(chosen, deviation_scale=float(winner["deviation_scale"]))
+        held_loss = float(winner["log_loss"])
     if subset:
         return Tuning(chosen, table, judged, label_relevance=label[0], label_columns=label[1])
-    return Tuning(chosen, table, judged, held, float(winner["log_loss"]), best.proba, *label)
+    return Tuning(chosen, table, judged, held, held_loss, best.proba, *label)
 
 
 def floors_rewalked(
