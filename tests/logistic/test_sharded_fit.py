@@ -127,6 +127,20 @@ def test_a_dask_fit_saves_and_loads_without_rows(population, parquet_folder, tmp
     np.testing.assert_allclose(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))
 
 
+def test_a_dask_fit_with_its_settings_given_takes_the_bins_default(population, parquet_folder):
+    """Settings given, nothing tuned: the default ``bin_precision="auto"`` becomes 4 (a
+    Parquet fit reads categories only, so there are no bins to walk)."""
+    pytest.importorskip("dask.dataframe")
+    from clusterednb.logistic.sharded.dask_fit import fit_logistic_from_parquet
+
+    _, features = population
+    model = fit_logistic_from_parquet(
+        str(parquet_folder), "task", "label", features, progress=False, random_state=0,
+        effective_rows=10.0, floor=0.2,
+    )  # fmt: skip
+    assert (model.effective_rows_, model.floor_, model.bin_precision_) == (10.0, 0.2, 4.0)
+
+
 def test_tasks_spread_over_partitions_are_shuffled_first(population, in_memory, tmp_path, capsys):
     """Rows in any order across files: the table is shuffled by task, then fitted; the rows
     within a task may come in another order, so the tuning's draws differ: the model is

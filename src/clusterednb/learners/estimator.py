@@ -50,12 +50,12 @@ from clusterednb.persistence.state import ModelRecord
 from clusterednb.seeding import as_generator
 
 CLUSTERING_PREFIX = "clustering/"
+"""The prefix of the clustering's arrays in a model file."""
 LEARNERS_BIN_PRECISION = 4.0
 """The bins' prior of the clustering's regressions beside trees, unless
 ``clustering_params`` gives one: trees bend the numbers themselves, so the walk of
 ``bin_precision="auto"`` would only cost (landmine's booster: within its standard error of
 4 at every k, and 13 % dearer; BENCHMARKS.md, "The bins' prior chosen on held rows")."""
-"""The prefix of the clustering's arrays in a model file."""
 EDGES_PREFIX = "number_edges/"
 """The prefix of the numeric columns' bin edges (by column position) in a model file."""
 

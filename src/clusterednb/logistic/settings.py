@@ -77,8 +77,12 @@ class FitSettings:
         ...     print(error)
         floor must be in [0, 1] or 'auto', got 2.0
         """
-        positive = {"gamma": self.gamma, "beta": self.beta, "precision": self.precision}
-        positive["C"] = self.C
+        positive = {
+            "gamma": self.gamma,
+            "beta": self.beta,
+            "precision": self.precision,
+            "C": self.C,
+        }
         for name, value in positive.items():
             if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
                 raise CNBError(f"{name} must be a positive number, got {value!r}")
@@ -116,6 +120,21 @@ class FitSettings:
             raise CNBError(f"burn_in ({self.burn_in}) must be below n_sweeps ({self.n_sweeps})")
         if self.n_sweeps == 0:
             raise CNBError("n_sweeps must be at least 1, got 0")
+
+    def with_bins_resolved(self) -> FitSettings:
+        """These settings with an "auto" ``bin_precision`` made
+        :data:`DEFAULT_BIN_PRECISION` (a fit that walks no bins, and where the walk starts).
+
+        Examples
+        --------
+        >>> FitSettings(bin_precision=AUTO).with_bins_resolved().bin_precision
+        4.0
+        >>> FitSettings(bin_precision=16.0).with_bins_resolved().bin_precision
+        16.0
+        """
+        if self.bin_precision != AUTO:
+            return self
+        return replace(self, bin_precision=DEFAULT_BIN_PRECISION)
 
     def with_chosen(self, effective_rows: Any, floor: Any) -> FitSettings:
         """These settings with ``effective_rows`` and ``floor`` fixed.

@@ -55,12 +55,7 @@ from clusterednb.logistic.grid_walk import (
     mean_log_loss,
     walk_grid,
 )
-from clusterednb.logistic.settings import (
-    AUTO,
-    BIN_PRECISIONS,
-    DEFAULT_BIN_PRECISION,
-    FitSettings,
-)
+from clusterednb.logistic.settings import AUTO, BIN_PRECISIONS, FitSettings
 
 EFFECTIVE_ROWS = (np.inf, 100.0, 50.0, 30.0, 15.0, 5.0)
 FLOORS = (0.05, 0.2, 0.5, 1.0)
@@ -217,8 +212,7 @@ def choose_settings(data: JointData, settings: FitSettings, rng: np.random.Gener
     (10.0, 0.2, 0.0, 0)
     """
     choose_bins = settings.bin_precision == AUTO and has_bins(data)
-    bins = _or_default(settings.bin_precision, DEFAULT_BIN_PRECISION)
-    settings = replace(settings, bin_precision=bins)  # the walk's; the bins' walk after it
+    settings = settings.with_bins_resolved()  # the walk's; the bins' walk after it
     if AUTO not in (settings.effective_rows, settings.floor, settings.deviation_scale):
         return Tuning(settings, pd.DataFrame())
     subset = data.n_tasks > MAX_TUNING_TASKS

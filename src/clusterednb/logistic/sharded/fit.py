@@ -181,6 +181,7 @@ def fit_sharded(
     if settings.relevance is True or settings.deviation_scale != 0.0:
         raise CNBError("a sharded fit has no relevance and no task deviations; leave them off")
     settings = replace(settings, relevance=False)  # "auto": a sharded fit judges no column
+    settings = settings.with_bins_resolved()  # categories only: no bins to walk
     summaries = shards.collect(shard_summary)
     task_ids = task_numbering(summaries)
     shards = shards.apply(with_positions, task_ids)
