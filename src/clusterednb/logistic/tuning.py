@@ -20,7 +20,10 @@ pooled regression. Each value of ``effective_rows`` tried costs one partition po
 the settings tried, the least mean log-loss on the validation rows wins. With
 ``deviation_scale="auto"`` the winning clusters' held-out tasks then choose a deviation scale
 from :data:`DEVIATION_SCALES` the same way (``0`` unless a scale beats it). Why a walk, and
-how close it ends to the whole grid: docs/decisions.md.
+how close it ends to the whole grid: docs/decisions.md. With ``bin_precision="auto"`` and a
+table of numbers, the winning setting's regressions are then fitted again under the bins'
+priors of :data:`~clusterednb.logistic.settings.BIN_PRECISIONS`, walked the same way from 4
+(:func:`bins_walked`).
 
 Above :data:`MAX_TUNING_TASKS` tasks, the settings are chosen on that many (all their rows;
 :func:`tuning_tasks`): each partition posterior of the walk costs ``n_tasks × n_clusters``
@@ -309,10 +312,10 @@ def _cluster_settings(
     choose_bins: bool = False,
 ) -> tuple[list[dict], Best, np.ndarray | None, tuple[np.ndarray | None, np.ndarray | None]]:
     """Walk the grids of (effective rows, floor) (see the module), then, with
-    ``choose_bins``, the bins' prior at the best of them
-    (:func:`bins_walked`); what was tried, the best, the
-    features' relevance judged at the first setting, and the columns' relevance to the label
-    with the columns the regressions read (with ``relevance``; else None each)."""
+    ``choose_bins``, the bins' prior at the best of them (:func:`bins_walked`); what was
+    tried, the best, the features' relevance judged at the first setting, and the columns'
+    relevance to the label with the columns the regressions read (with ``relevance``; else
+    None each)."""
     grid = EFFECTIVE_ROWS if settings.effective_rows == AUTO else (settings.effective_rows,)
     floors = FLOORS if settings.floor == AUTO else (settings.floor,)
     scores = SettingScores(data, train, held, settings, rng, grid, floors)
