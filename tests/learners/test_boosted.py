@@ -261,7 +261,7 @@ def test_a_start_that_is_not_offered_is_refused_before_fitting(mixed_rows):
         ClusteredBoosting(start="trees").fit(X, y, tasks)
 
 
-def test_the_booster_reads_only_the_columns_the_regressions_read(tmp_path):
+def test_the_booster_reads_only_the_columns_the_regressions_read(tmp_path, numbers_by_bins):
     rng = np.random.default_rng(3)
     tasks = np.repeat(np.arange(40), 12)
     signal = rng.normal(size=tasks.size)

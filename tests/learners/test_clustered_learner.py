@@ -332,7 +332,7 @@ def test_lightgbm_inside_the_clusters_reads_documents_word_counts(tmp_path):
         model.log_odds_by_feature(X[held], tasks[held])
 
 
-def test_the_learners_read_only_the_columns_the_regressions_read(tmp_path):
+def test_the_learners_read_only_the_columns_the_regressions_read(tmp_path, numbers_by_bins):
     pytest.importorskip("lightgbm")
     rng = np.random.default_rng(3)
     tasks = np.repeat(np.arange(40), 12)

@@ -95,7 +95,7 @@ def test_allowed_columns_bound_every_reading():
 
 
 @pytest.mark.parametrize("evidence", [True, False])
-def test_six_rows_a_user_with_noise_read_the_four_signals(evidence):
+def test_six_rows_a_user_with_noise_read_the_four_signals(evidence, numbers_by_bins):
     """Six rows a user, 20 noise columns, seed 6: the label rounds left x3 out (its slopes 0,
     1.5 and 3 in the three groups): 0.797 AUC against 0.887 clean. At the fit's partition the
     evidence keeps x0..x3, and the fit reading those alone is back near clean

@@ -146,9 +146,13 @@ def test_rows_reading_fewer_columns_leave_them_out_of_both_designs():
     np.testing.assert_array_equal(design[:, -1], numbers[:, 1])
     full = data.design(np.arange(3)).toarray()
     np.testing.assert_array_equal(design[:, :2], full[:, :2])
-    label = fewer.label_design().toarray()  # feature 0's one-hot and the intercept
+    # the partition's label score reads each number by its slope: feature 0's number (the
+    # second numeric column), feature 1's, the intercept; fewer: feature 0's and the intercept
     every = data.label_design().toarray()
-    np.testing.assert_array_equal(label, every[:, [0, 1, 4]])
+    np.testing.assert_array_equal(every, np.column_stack([numbers[:, 1], numbers[:, 0], [1] * 3]))
+    np.testing.assert_array_equal(fewer.label_design().toarray(), every[:, [0, 2]])
+    assert data.label_offsets().tolist() == [0, 1, 2]
+    assert fewer.label_offsets().tolist() == [0, 1, 1]
     np.testing.assert_array_equal(fewer.value_counts, data.value_counts)  # clusters read all
 
 
@@ -377,7 +381,7 @@ def test_a_round_of_silent_columns_needs_only_a_lower_log_loss():
 
 @pytest.mark.parametrize(("n_rows", "tried"), [(24, True), (8, False)])
 def test_silent_columns_are_tried_without_a_trial_only_where_tasks_have_rows(
-    monkeypatch, n_rows, tried
+    monkeypatch, n_rows, tried, numbers_by_bins
 ):
     """With ten rows a task to train on, the round that leaves out the columns every test
     calls silent is scored and taken on any gain; with six, the within-task tests cannot hear a
@@ -542,7 +546,9 @@ def test_a_number_heard_in_the_clusters_stays_in_the_regressions(monkeypatch, wi
     assert auc > 0.86 if with_slopes else auc < 0.84
 
 
-def test_a_number_silent_on_the_first_clusters_returns_when_the_next_ones_hear_it(monkeypatch):
+def test_a_number_silent_on_the_first_clusters_returns_when_the_next_ones_hear_it(
+    monkeypatch, numbers_by_bins
+):
     """Correlated noise, seed 6, 20 noise columns: on the first round's clusters x2 stands 2.9
     s.d. by its slope and 2.7 within users, so every test calls it silent and the silent round
     leaves it out; on that round's clusters its slope stands at 4.2, and the next round reads

@@ -244,13 +244,17 @@ def _test_auc(model, frame: pd.DataFrame, columns: list[str]) -> float:
 
 def test_the_issues_second_population_keeps_its_clean_auc_with_a_noise_column():
     """The issue measured 0.769 clean and 0.613 with one uniform noise column (every user
-    merged into one cluster). With the default, the noise column leaves the clustering. (The
-    plain model now reads the noise column's bins under the prior the held rows choose, 256
-    here: 0.738, against 0.701 under 4; hence a margin of 0.05, which was 0.1.)"""
-    frame = _opposite_slopes(0)
-    clean = _test_auc(ClusteredLogisticRegression(random_state=0), frame, ["x1", "x2"])
-    noisy = _test_auc(ClusteredLogisticRegression(random_state=0), frame, ["x1", "x2", "noise"])
-    plain = ClusteredLogisticRegression(relevance=False, random_state=0)
-    merged = _test_auc(plain, frame, ["x1", "x2", "noise"])
-    assert noisy > clean - 0.02, (noisy, clean)
-    assert noisy > merged + 0.05, (noisy, merged)
+    merged into one cluster). With the default the noise column leaves the regressions, and
+    over three tables the model keeps its clean AUC. Since the partition's score reads each
+    number by its slope (2026-11-28) the groups are told apart far more often: clean 0.853 /
+    0.862 / 0.812 on these tables (0.804 / 0.778 / 0.775 under the bins' score), with the
+    noise column 0.824 / 0.842 / 0.871; so the comparison is of the means, not of one table."""
+    clean, noisy = [], []
+    for seed in range(3):
+        frame = _opposite_slopes(seed)
+        clean.append(_test_auc(ClusteredLogisticRegression(random_state=0), frame, ["x1", "x2"]))
+        model = ClusteredLogisticRegression(random_state=0)
+        noisy.append(_test_auc(model, frame, ["x1", "x2", "noise"]))
+        assert list(model.columns_left_out_) == ["noise"]
+    assert np.mean(noisy) > np.mean(clean) - 0.01, (noisy, clean)
+    assert min(noisy) > 0.769 + 0.05, noisy  # above the issue's clean measurement

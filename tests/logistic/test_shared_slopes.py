@@ -24,9 +24,12 @@ from clusterednb.logistic.clustering.shared_slopes import (
     differing_columns,
     differing_dims,
     differing_evidence,
-    label_offsets,
 )
-from clusterednb.logistic.clustering.task_expansions import TaskExpansions, one_hot_design
+from clusterednb.logistic.clustering.task_expansions import (
+    TaskExpansions,
+    label_offsets,
+    one_hot_design,
+)
 from clusterednb.logistic.clustering.task_hessians import DenseHessians, RowFactorHessians
 from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.grid_walk import mean_log_loss
@@ -218,7 +221,9 @@ def _six_rows(seed: int, n_noise: int = 5):
 
 
 @pytest.mark.parametrize(("seed", "taken"), [(0, False), (1, True), (2, True)])
-def test_the_refit_is_kept_only_where_the_held_rows_are_no_worse_predicted(seed, taken):
+def test_the_refit_is_kept_only_where_the_held_rows_are_no_worse_predicted(
+    seed, taken, numbers_by_bins
+):
     X, y, tasks = _six_rows(seed)
     rows = training_rows(X, y, tasks, "categorical", None, "auto", 5, "test").data
     settings = FitSettings(relevance=True, effective_rows="auto", floor="auto")
@@ -252,7 +257,7 @@ def test_held_rows_that_cannot_tell_keep_the_first_settings(monkeypatch):
     assert clusters.differing_columns is not None and not clusters.differing_columns.all()
 
 
-def test_the_shared_weights_are_named_saved_and_kept_by_a_partial_fit(tmp_path):
+def test_the_shared_weights_are_named_saved_and_kept_by_a_partial_fit(tmp_path, numbers_by_bins):
     X, y, tasks = _six_rows(seed=1)
     # the chain of 30 sweeps, on which this table shares weights (what is tested is the record)
     model = ClusteredLogisticRegression(relevance=True, n_sweeps=30, burn_in=10, random_state=1)

@@ -16,8 +16,13 @@ from clusterednb.logistic.clustering.joint_blocks import (
     TaskExpansions,
 )
 from clusterednb.logistic.clustering.label_relevance import label_relevance
-from clusterednb.logistic.clustering.shared_slopes import differing_dims, label_offsets
-from clusterednb.logistic.clustering.task_expansions import one_hot_columns, one_hot_rows
+from clusterednb.logistic.clustering.shared_slopes import differing_dims
+from clusterednb.logistic.clustering.task_expansions import (
+    label_offsets,
+    label_rows,
+    one_hot_columns,
+    one_hot_rows,
+)
 from clusterednb.logistic.documents import (
     latent_design,
     regression_design,
@@ -25,6 +30,11 @@ from clusterednb.logistic.documents import (
     task_word_counts,
 )
 from clusterednb.logistic.settings import FitSettings, task_tempering
+
+NUMBERS_BY_SLOPE = True
+"""The partition's label score reads a numeric column by its number, one slope
+(:func:`~clusterednb.logistic.clustering.task_expansions.label_rows`); False: by its bins'
+one-hot, as before 2026-11-28 (the tests that rebuild a scenario of that score set it)."""
 
 
 @dataclass(frozen=True)
@@ -333,9 +343,36 @@ class JointData:
         rows = self.labelled
         if self.documents:
             return latent_design(self.codes, rows)
+        numbered = self.label_numbered
+        if numbered is not None:
+            numbers = self.numeric[rows]
+            return label_rows(self.codes[rows], self.offsets, self.label_columns, numbers, numbered)
         if self.label_columns is None:
             return one_hot_rows(self.codes[rows], self.offsets)
         return one_hot_columns(self.codes[rows], self.offsets, self.label_columns)
+
+    @property
+    def label_numbered(self) -> np.ndarray | None:
+        """The features the partition's label score reads by their number (its slope) rather
+        than their bins, positions of shape (n_numeric,) in ``numeric``'s column order (None:
+        none; :func:`~clusterednb.logistic.clustering.task_expansions.label_rows`).
+
+        Examples
+        --------
+        >>> data = JointData.from_codes(np.array([[0, 1], [1, 0]]), np.array([1, 0]),
+        ...     np.array([0, 1]), 2, np.array([0, 2, 4]), numeric=np.array([[0.5], [-0.5]]),
+        ...     numeric_features=np.array([1]))
+        >>> data.label_numbered.tolist(), data.label_offsets().tolist()
+        ([1], [0, 2, 3])
+        """
+        if self.documents or self.numeric_features is None or self.numeric.shape[1] == 0:
+            return None
+        return self.numeric_features if NUMBERS_BY_SLOPE else None
+
+    def label_offsets(self) -> np.ndarray:
+        """Where each feature's weights start in :meth:`label_design`, shape (n_features + 1,)
+        (:func:`~clusterednb.logistic.clustering.task_expansions.label_offsets`)."""
+        return label_offsets(self.offsets, self.label_columns, self.label_numbered)
 
     def label_relevance_in(self, partition: np.ndarray, beta: float) -> np.ndarray:
         """Each feature's relevance to the label in the clusters of ``partition`` (n_tasks,),
@@ -416,7 +453,7 @@ class JointData:
                 self.label_design(), labels, self.task_starts, anchor
             )
             if differing is not None:
-                offsets = label_offsets(self.offsets, self.label_columns)
+                offsets = self.label_offsets()
                 expansions = expansions.restricted(differing_dims(offsets, differing))
         return JointLogisticBlocks(
             self.value_counts if kept is None else self.value_counts * kept,

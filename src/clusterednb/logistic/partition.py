@@ -18,7 +18,7 @@ from clusterednb.inference.blocks.engine import BlockClustering, enumerate_block
 from clusterednb.inference.blocks.slot_chain import gibbs_joint_blocks
 from clusterednb.logistic.clustering.feature_relevance import judged_relevance, kept_values
 from clusterednb.logistic.clustering.joint_blocks import JointLogisticBlocks
-from clusterednb.logistic.clustering.shared_slopes import differing_columns, label_offsets
+from clusterednb.logistic.clustering.shared_slopes import differing_columns
 from clusterednb.logistic.fit import JointData
 from clusterednb.logistic.settings import AUTO, MAX_ENUMERATED_TASKS, FitSettings
 
@@ -74,7 +74,7 @@ def judged_differing(data: JointData, settings: FitSettings, partition: np.ndarr
     >>> judged_differing(toy.joint_data(), FitSettings(effective_rows=5.0), np.zeros(3, int))
     array([ True])
     """
-    offsets = label_offsets(data.offsets, data.label_columns)
+    offsets = data.label_offsets()
     return differing_columns(data.blocks(settings), partition, offsets)
 
 

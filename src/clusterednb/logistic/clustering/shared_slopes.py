@@ -57,26 +57,11 @@ ROUNDS = 3
 """Most rounds of judging every column on the choices of the round before."""
 
 
-def label_offsets(offsets: np.ndarray, read: np.ndarray | None) -> np.ndarray:
-    """Where each feature's weights start in the label design, shape (n_features + 1,): a
-    feature the regressions read (``read``, bool (n_features,); None: all) has its values'
-    width, one they do not read none.
-
-    Examples
-    --------
-    >>> label_offsets(np.array([0, 2, 5, 6]), np.array([True, False, True])).tolist()
-    [0, 2, 2, 3]
-    """
-    widths = np.diff(offsets)
-    if read is not None:
-        widths = np.where(read, widths, 0)
-    return np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
-
-
 def differing_dims(offsets: np.ndarray, differing: np.ndarray) -> np.ndarray:
     """The label design's weights that differ between clusters: the values of the features
-    ``differing`` (bool, (n_features,)) at ``offsets`` (:func:`label_offsets`) and the
-    intercept (the last), shape (k,).
+    ``differing`` (bool, (n_features,)) at ``offsets``
+    (:func:`~clusterednb.logistic.clustering.task_expansions.label_offsets`) and the intercept
+    (the last), shape (k,).
 
     Examples
     --------
@@ -104,7 +89,7 @@ def differing_evidence(
         Every weight's expansions (tempered), as the partition was scored.
     partition : ndarray of shape (n_tasks,)
     offsets : ndarray of shape (n_features + 1,)
-        :func:`label_offsets`.
+        :func:`~clusterednb.logistic.clustering.task_expansions.label_offsets`.
     differing : ndarray of shape (n_features,)
         Bool.
 

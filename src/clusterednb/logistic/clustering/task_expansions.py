@@ -113,6 +113,83 @@ def one_hot_columns(
     return one_hot_rows(codes[:, columns], np.concatenate([[0], np.cumsum(widths)]))
 
 
+def label_rows(
+    codes: np.ndarray,
+    offsets: np.ndarray,
+    read: np.ndarray | None,
+    numbers: np.ndarray,
+    numbered: np.ndarray,
+) -> sparse.csr_matrix:
+    """The partition's label design of rows where some features are numbers: each feature
+    read (``read``, bool (n_features,); None: all) in feature order, a feature of ``numbered``
+    (positions, shape (n_numbered,)) as its one column of ``numbers`` (n_rows, n_numbered;
+    standardised, 0 where missing), every other one as its values' one-hot; then the
+    intercept. Its columns start where
+    :func:`~clusterednb.logistic.clustering.shared_slopes.label_offsets` says.
+
+    Why a number's slope and not its bins: under the score's prior (precision ``λ`` on every
+    weight), five bins draw a slope of 3 per standard deviation only at a cost of about 20
+    nats a cluster against 4.5 for the slope itself, so the evidence merged issue 49's groups
+    whose slopes differ; a slope also costs the sampler one dimension where the bins cost
+    five (BENCHMARKS.md, "A number's slope in the partition's score").
+
+    Examples
+    --------
+    >>> codes, offsets = np.array([[0, 1], [-1, 0]]), np.array([0, 2, 5])
+    >>> label_rows(codes, offsets, None, np.array([[0.5], [-1.0]]), np.array([1])).toarray()
+    array([[ 1. ,  0. ,  0.5,  1. ],
+           [ 0. ,  0. , -1. ,  1. ]])
+    """
+    codes = np.asarray(codes)
+    n_rows, n_features = codes.shape
+    read = np.ones(n_features, dtype=bool) if read is None else np.asarray(read, dtype=bool)
+    numbered = np.asarray(numbered, dtype=np.int64)
+    starts = label_offsets(offsets, read, numbered)
+    number_of = dict(zip(numbered.tolist(), range(numbered.size), strict=True))
+    row_parts, column_parts, value_parts = [], [], []
+    everyone = np.arange(n_rows)
+    for feature in np.flatnonzero(read):
+        if feature in number_of:
+            row_parts.append(everyone)
+            column_parts.append(np.full(n_rows, starts[feature]))
+            value_parts.append(np.asarray(numbers[:, number_of[feature]], dtype=np.float64))
+            continue
+        present = codes[:, feature] >= 0
+        row_parts.append(everyone[present])
+        column_parts.append(starts[feature] + codes[present, feature])
+        value_parts.append(np.ones(int(present.sum())))
+    row_parts.append(everyone)
+    column_parts.append(np.full(n_rows, starts[-1]))
+    value_parts.append(np.ones(n_rows))
+    return sparse.csr_matrix(
+        (np.concatenate(value_parts), (np.concatenate(row_parts), np.concatenate(column_parts))),
+        shape=(n_rows, int(starts[-1]) + 1),
+    )
+
+
+def label_offsets(
+    offsets: np.ndarray, read: np.ndarray | None, numbered: np.ndarray | None = None
+) -> np.ndarray:
+    """Where each feature's weights start in the label design, shape (n_features + 1,): a
+    feature the regressions read (``read``, bool (n_features,); None: all) has its values'
+    width, or 1 when it is read by its number (``numbered``, feature positions, shape
+    (n_numbered,): its slope; :func:`label_rows`), one they do not read none.
+
+    Examples
+    --------
+    >>> label_offsets(np.array([0, 2, 5, 6]), np.array([True, False, True])).tolist()
+    [0, 2, 2, 3]
+    >>> label_offsets(np.array([0, 2, 5, 6]), None, numbered=np.array([1])).tolist()
+    [0, 2, 3, 4]
+    """
+    widths = np.diff(offsets).astype(np.int64)
+    if numbered is not None and len(numbered):
+        widths[np.asarray(numbered, dtype=np.int64)] = 1
+    if read is not None:
+        widths = np.where(read, widths, 0)
+    return np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class TaskExpansions:
     """Each task's label log-likelihood expanded to second order at one anchor.
