@@ -330,8 +330,9 @@ class JointData:
 
     def label_design(self) -> np.ndarray:
         """The label model's design of the labelled rows: one-hot features (of those read:
-        :meth:`reading`) and an intercept, sparse (of documents: their coordinates on the
-        documents' leading directions and an intercept, dense).
+        :meth:`reading`; a numeric one as its standardised number, :attr:`label_numbered`) and
+        an intercept, sparse (of documents: their coordinates on the documents' leading
+        directions and an intercept, dense).
 
         Examples
         --------

@@ -4,7 +4,9 @@ A cluster ``S`` of tasks explains its rows twice over: its features by a Dirichl
 model (one categorical per feature, shared by the cluster's rows, labelled or not, with a
 symmetric ``Dirichlet(β)`` prior: a closed-form Dirichlet–multinomial marginal), and its
 labels given the features by one logistic regression with a ``N(0, λ⁻¹ I)`` prior on the
-weights of the one-hot features and an intercept. The block score is the tempered sum
+weights of the one-hot features (a numeric column: its standardised number, one slope;
+:func:`~clusterednb.logistic.clustering.task_expansions.label_rows`) and an intercept. The
+block score is the tempered sum
 
     log B(S) = log P(X_S; τ) + log P(y_S | X_S; τ)
 

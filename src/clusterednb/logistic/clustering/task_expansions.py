@@ -124,8 +124,7 @@ def label_rows(
     read (``read``, bool (n_features,); None: all) in feature order, a feature of ``numbered``
     (positions, shape (n_numbered,)) as its one column of ``numbers`` (n_rows, n_numbered;
     standardised, 0 where missing), every other one as its values' one-hot; then the
-    intercept. Its columns start where
-    :func:`~clusterednb.logistic.clustering.shared_slopes.label_offsets` says.
+    intercept. Its columns start where :func:`label_offsets` says.
 
     Why a number's slope and not its bins: under the score's prior (precision ``λ`` on every
     weight), five bins draw a slope of 3 per standard deviation only at a cost of about 20
