@@ -73,19 +73,30 @@ def test_the_prediction_is_the_regressions_plus_the_boosters_raw_score(fitted, m
 
 def test_a_booster_that_adds_nothing_leaves_the_clustered_regression(mixed_rows):
     """With one step of length 1e-12 the model is the clustered logistic regression fitted
-    from the same generator (under the bins' prior of the clusterings beside trees, 4)."""
+    from the same generator (under the bins' prior of the clusterings beside trees, 4, and
+    the booster's floor, 0.05: only ``effective_rows`` is walked)."""
     X, y, tasks = mixed_rows
     boosted = ClusteredBoosting(NO_STEP, clustering_params=CLUSTERING, random_state=4)
     boosted.fit(X, y, tasks)
     assert boosted.clustering_.bin_precision_ == 4.0
+    assert boosted.clustering_.floor_ == 0.05 and boosted.clustering_.floor == 0.05
+    assert set(boosted.clustering_.tuning_["floor"]) == {0.05}  # no floor was walked
     alone = ClusteredLogisticRegression(
-        **CLUSTERING, bin_precision=4.0, random_state=np.random.default_rng(4)
+        **CLUSTERING, bin_precision=4.0, floor=0.05, random_state=np.random.default_rng(4)
     )
     alone.fit(X, y, tasks)
     new = np.array(["u1"] * 10 + ["stranger"] * 10)
     np.testing.assert_allclose(
         boosted.predict_proba(X.head(20), new), alone.predict_proba(X.head(20), new), atol=1e-9
     )
+
+
+def test_a_floor_given_to_the_booster_is_walked_no_further(mixed_rows):
+    X, y, tasks = mixed_rows
+    given = ClusteredBoosting(NO_STEP, clustering_params={**CLUSTERING, "floor": 0.5})
+    assert given.fit(X, y, tasks).clustering_.floor_ == 0.5
+    walked = ClusteredBoosting(NO_STEP, clustering_params={**CLUSTERING, "floor": "auto"})
+    assert set(walked.fit(X, y, tasks).clustering_.tuning_["floor"]) > {0.05}
 
 
 def test_it_learns_what_the_regressions_cannot():

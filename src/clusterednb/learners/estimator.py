@@ -117,6 +117,9 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
     (1, 2)
     """
 
+    clustering_defaults: tuple[tuple[str, Any], ...] = (("bin_precision", LEARNERS_BIN_PRECISION),)
+    """The clustering's parameters unless ``clustering_params`` gives them."""
+
     def __init__(
         self,
         learner: Any = "hgb",
@@ -229,7 +232,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
             )
         if "random_state" in params:
             raise CNBError("set random_state on the ClusteredLearner, not in clustering_params")
-        params.setdefault("bin_precision", LEARNERS_BIN_PRECISION)
+        for name, value in self.clustering_defaults:
+            params.setdefault(name, value)
         return ClusteredLogisticRegression(**params, random_state=rng)
 
     def _keep_rows(
