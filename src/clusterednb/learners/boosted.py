@@ -24,14 +24,15 @@ import pandas as pd
 from scipy import sparse
 from scipy.special import expit
 
-from clusterednb.data.schema import FeatureSchema
-from clusterednb.estimation.decisions import check_fitted
+from clusterednb.estimation.decisions import check_fitted, check_new_tasks
+from clusterednb.estimation.prediction_rows import PredictionRows
+from clusterednb.estimation.training_table import split_tasks
 from clusterednb.exceptions import CNBError, check_choice
 from clusterednb.learners.cluster_fits import ClusterLearners
 from clusterednb.learners.estimator import ClusteredLearner
 from clusterednb.learners.regression_share import clipped_logit
 from clusterednb.learners.saved_learners import restored_learners
-from clusterednb.learners.tables import make_learner, take_rows
+from clusterednb.learners.tables import make_learner, matrix_codes, take_rows
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.persistence.state import ModelRecord
 from clusterednb.stats.task_auc import mean_task_auc
@@ -224,16 +225,15 @@ class ClusteredBoosting(ClusteredLearner):
         True
         """
         check_fitted(self, "booster_")
-        raw = self._raw_scores(X, tasks)
+        check_new_tasks(new_tasks)
+        clustering = self.clustering_
+        rows = clustering._prediction_rows(*split_tasks(X, tasks, clustering.task_column))
+        frame = self._frame(clustering, self._matrix_of(rows), rows.task_index)
+        raw = np.asarray(self.booster_.predict(frame, raw_score=True), dtype=np.float64)
         if self.start_ == "regressions":
-            raw += clipped_logit(self.clustering_.predict_proba(X, tasks, new_tasks)[:, 1])
+            raw += clipped_logit(clustering._proba_of(rows, new_tasks)[:, 1])
         p1 = expit(raw)
         return np.column_stack([1.0 - p1, p1])
-
-    def _raw_scores(self, X: Any, tasks: Any) -> np.ndarray:
-        """The booster's raw score of each row, shape (n_rows,)."""
-        frame = self._frame(self.clustering_, *self._encoded(X, tasks, None)[:2])
-        return np.asarray(self.booster_.predict(frame, raw_score=True), dtype=np.float64)
 
     def log_odds_by_feature(self, X: Any, tasks: Any = None) -> pd.DataFrame:
         """Each feature's contribution to the log-odds of ``classes_[1]``, row by row: its
@@ -313,7 +313,9 @@ def regression_log_odds(
     clustering: ClusteredLogisticRegression, matrix: Any, row_task: np.ndarray
 ) -> np.ndarray:
     """The clusters' regressions' log-odds of kept rows (their task's own mixture), shape
-    (n_rows,).
+    (n_rows,): what :meth:`ClusteredLogisticRegression.predict_proba` gives the rows as read,
+    from their codes (:func:`~clusterednb.learners.tables.matrix_codes`) without reading the
+    values again.
 
     Parameters
     ----------
@@ -324,48 +326,10 @@ def regression_log_odds(
     row_task : ndarray of shape (n_rows,)
         Each row's task position in ``clustering.task_ids_``.
     """
-    rows = (
-        matrix
-        if sparse.issparse(matrix)
-        else rows_as_read(matrix, clustering.schema_, clustering.numeric_.names)
-    )
-    tasks = clustering.task_ids_[row_task]
-    return clipped_logit(clustering.predict_proba(rows, tasks)[:, 1])
-
-
-def rows_as_read(
-    matrix: np.ndarray, schema: FeatureSchema, numeric_names: tuple[str, ...]
-) -> pd.DataFrame:
-    """Kept rows back as a table of values: a categorical column's code as its value (NaN:
-    missing), a numeric column's number as it is.
-
-    Parameters
-    ----------
-    matrix : ndarray of shape (n_rows, n_features)
-    schema : FeatureSchema
-    numeric_names : tuple of str
-
-    Returns
-    -------
-    DataFrame of shape (n_rows, n_features)
-
-    Examples
-    --------
-    >>> schema = FeatureSchema(("colour", "hour"), (("blue", "red"), (0, 1)), (0, 1))
-    >>> rows = rows_as_read(np.array([[1.0, 9.5], [np.nan, 8.0]]), schema, ("hour",))
-    >>> rows["colour"].tolist()[0], rows["colour"].isna().tolist(), rows["hour"].tolist()
-    ('red', [False, True], [9.5, 8.0])
-    """
-    columns: dict[str, Any] = {}
-    for position, name in enumerate(schema.feature_names):
-        values = matrix[:, position]
-        if name in numeric_names:
-            columns[name] = values
-            continue
-        known = ~np.isnan(values)
-        out = np.full(values.size, None, dtype=object)
-        out[known] = np.asarray(schema.categories[position], dtype=object)[
-            values[known].astype(np.int64)
-        ]
-        columns[name] = out
-    return pd.DataFrame(columns)
+    row_task = np.asarray(row_task, dtype=np.int64)
+    if sparse.issparse(matrix):
+        codes, numbers = matrix, None
+    else:
+        codes, numbers = matrix_codes(matrix, clustering.schema_, clustering.numeric_.names)
+    rows = PredictionRows(codes, numbers, clustering.task_ids_[row_task], row_task)
+    return clipped_logit(clustering._proba_of(rows, "pooled")[:, 1])

@@ -23,6 +23,7 @@ from clusterednb.estimation.decisions import (
     check_new_tasks,
     refuse_sample_weight,
 )
+from clusterednb.estimation.prediction_rows import PredictionRows
 from clusterednb.estimation.training_table import split_tasks
 from clusterednb.exceptions import CNBError
 from clusterednb.learners.cluster_fits import ClusterLearners, fit_cluster_learners
@@ -365,8 +366,12 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         mixture = (
             None if new_tasks is None else clustering._mixture(codes, values, index, new_tasks)
         )
-        names = clustering.numeric_.names
-        return encoded_matrix(codes, rows.frame, clustering.schema_, names), index, mixture
+        return self._matrix_of(rows), index, mixture
+
+    def _matrix_of(self, rows: PredictionRows) -> Any:
+        """:func:`encoded_matrix` of rows the clustering encoded."""
+        clustering = self.clustering_
+        return encoded_matrix(rows.codes, rows.frame, clustering.schema_, clustering.numeric_.names)
 
     def log_odds_by_feature(self, X: Any, tasks: Any = None) -> pd.DataFrame:
         """Each feature's contribution to the log-odds of ``classes_[1]``, row by row: how

@@ -16,6 +16,7 @@ import pandas as pd
 from scipy import sparse
 from sklearn.base import clone
 
+from clusterednb.data.encode import encode_column
 from clusterednb.data.numeric import numbers_of
 from clusterednb.data.schema import FeatureSchema
 from clusterednb.exceptions import CNBError, MissingExtraError
@@ -65,6 +66,43 @@ def encoded_matrix(
         if name in numeric_names:
             matrix[:, position] = numbers_of(frame, name)
     return matrix
+
+
+def matrix_codes(
+    matrix: np.ndarray, schema: FeatureSchema, numeric_names: tuple[str, ...]
+) -> tuple[np.ndarray, pd.DataFrame | None]:
+    """Kept rows back as the clustering encodes them: the inverse of :func:`encoded_matrix`,
+    without reading the values again.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n_rows, n_features)
+        :func:`encoded_matrix` of the rows.
+    schema : FeatureSchema
+    numeric_names : tuple of str
+
+    Returns
+    -------
+    codes : ndarray of shape (n_rows, n_features), int32
+        Value codes (-1: missing); a numeric column's, its number's code under ``schema``
+        (its bin's), as :meth:`FeatureSchema.encode_features` gives it.
+    numbers : DataFrame of shape (n_rows, n_numeric), or None
+        The numeric columns' raw values (None without numeric columns).
+
+    Examples
+    --------
+    >>> schema = FeatureSchema(("colour",), (("blue", "red"),), (0, 1))
+    >>> codes, numbers = matrix_codes(np.array([[1.0], [np.nan]]), schema, ())
+    >>> codes.tolist(), numbers
+    ([[1], [-1]], None)
+    """
+    codes = np.where(np.isnan(matrix), -1, matrix).astype(np.int32)
+    numbers: dict[str, np.ndarray] = {}
+    for position, name in enumerate(schema.feature_names):
+        if name in numeric_names:
+            numbers[name] = matrix[:, position]
+            codes[:, position] = encode_column(schema, position, numbers[name])[0]
+    return codes, (pd.DataFrame(numbers) if numbers else None)
 
 
 def learner_frame(

@@ -364,6 +364,11 @@ class ClusteredLogisticRegression(SavesAsPlainData, BayesDecisions, BaseEstimato
         check_fitted(self, "clusters_")
         check_new_tasks(new_tasks)
         rows = self._prediction_rows(*split_tasks(X, tasks, self.task_column))
+        return self._proba_of(rows, new_tasks)
+
+    def _proba_of(self, rows: PredictionRows, new_tasks: str) -> np.ndarray:
+        """:meth:`predict_proba` of rows already encoded (:meth:`_prediction_rows`), shape
+        (n_rows, 2)."""
         mixture = self._mixture(rows.codes, rows.task_values, rows.task_index, new_tasks)
         n_tasks = self.task_ids_.size
         design = prediction_design(
