@@ -9,6 +9,7 @@ from sklearn.linear_model import LogisticRegression
 
 from clusterednb.logistic.solvers import task_block, weighted_newton
 from clusterednb.logistic.solvers.cluster_weighted import sparse_design
+from clusterednb.logistic.solvers.distinct_rows import distinct_rows, rows_match
 from clusterednb.logistic.solvers.weighted_newton import WeightedLogistic, fit_weighted_logistic
 
 
@@ -282,6 +283,26 @@ def test_the_design_is_each_rows_one_hots_task_and_numbers(seed):
     assert design.nnz == int(np.count_nonzero(expected))  # NaN counts as nonzero
     plain = sparse_design(codes, offsets, task, n_tasks)
     np.testing.assert_array_equal(plain.toarray(), expected[:, :-2])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_distinct_rows_are_exact_and_refused_where_a_row_differs(seed):
+    """The distinct rows rebuild the matrix exactly; a row that differs from its group's first
+    only where the projection cannot see it (a NaN), or too few repeats, gives none."""
+    rng = np.random.default_rng(seed)
+    pool = rng.integers(0, 2, (int(rng.integers(1, 6)), 4)).astype(np.float64)
+    matrix = pool[rng.integers(0, pool.shape[0], 30)]
+    patterns, pattern_of_row = distinct_rows(matrix)
+    np.testing.assert_array_equal(patterns[pattern_of_row], matrix)
+    assert len(patterns) == len(np.unique(matrix, axis=0))
+    assert rows_match(matrix, patterns, pattern_of_row)
+    changed = matrix.copy()
+    changed[int(rng.integers(30)), int(rng.integers(4))] += 1.0
+    assert not rows_match(changed, patterns, pattern_of_row)
+    with_nan = matrix.copy()
+    with_nan[3, 2] = np.nan
+    assert distinct_rows(with_nan) == (None, None)
+    assert distinct_rows(np.eye(5)) == (None, None)
 
 
 @pytest.mark.parametrize("task_block_solver", [True, False])

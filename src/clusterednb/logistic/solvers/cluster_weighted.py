@@ -21,6 +21,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import expit
 
+from clusterednb.jit import njit
 from clusterednb.logistic.solvers.weighted_newton import WeightedLogistic
 
 
@@ -57,18 +58,58 @@ def sparse_design(
     """
     n_rows, n_one_hot = codes.shape[0], int(offsets[-1]) + n_tasks
     numeric = np.zeros((n_rows, 0)) if numeric is None else np.asarray(numeric, np.float64)
+    data, indices, indptr = design_arrays(
+        np.asarray(codes, dtype=np.int64),
+        np.asarray(offsets, dtype=np.int64),
+        np.asarray(task, dtype=np.int64),
+        np.ascontiguousarray(numeric),
+        n_one_hot,
+    )
+    return sparse.csr_matrix((data, indices, indptr), shape=(n_rows, n_one_hot + numeric.shape[1]))
+
+
+@njit(cache=True, nogil=True)
+def design_arrays(codes, offsets, task, numeric, n_one_hot):  # pragma: no cover
+    """The CSR arrays ``(data, indices, indptr)`` of :func:`sparse_design`: row by row, each
+    row's columns in increasing order (its values' one-hot, its task's column, its nonzero
+    numbers), as CSR keeps them.
+
+    Examples
+    --------
+    >>> arrays = design_arrays(np.array([[0, 1], [1, -1]]), np.array([0, 2, 4]),
+    ...     np.array([0, -1]), np.zeros((2, 0)), 6)
+    >>> [a.tolist() for a in arrays]
+    [[1.0, 1.0, 1.0, 1.0], [0, 3, 4, 1], [0, 3, 4]]
+    """
+    n_rows, n_features = codes.shape
     n_numeric = numeric.shape[1]
-    numbered = n_one_hot + np.arange(n_numeric)
-    columns = np.column_stack(
-        [codes + offsets[:-1], int(offsets[-1]) + task, np.broadcast_to(numbered, numeric.shape)]
-    )
-    present = np.column_stack([codes >= 0, task >= 0, numeric != 0])  # as CSR keeps numbers
-    values = np.column_stack([np.ones((n_rows, codes.shape[1] + 1)), numeric])
-    # row by row, each row's columns in increasing order: the CSR arrays as they stand
-    indptr = np.concatenate([[0], np.cumsum(present.sum(axis=1))])
-    return sparse.csr_matrix(
-        (values[present], columns[present], indptr), shape=(n_rows, n_one_hot + n_numeric)
-    )
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    for row in range(n_rows):
+        stored = 1 if task[row] >= 0 else 0
+        for f in range(n_features):
+            if codes[row, f] >= 0:
+                stored += 1
+        for j in range(n_numeric):
+            if numeric[row, j] != 0.0:
+                stored += 1
+        indptr[row + 1] = indptr[row] + stored
+    data = np.ones(indptr[n_rows])
+    indices = np.empty(indptr[n_rows], dtype=np.int64)
+    for row in range(n_rows):
+        at = indptr[row]
+        for f in range(n_features):
+            if codes[row, f] >= 0:
+                indices[at] = offsets[f] + codes[row, f]
+                at += 1
+        if task[row] >= 0:
+            indices[at] = offsets[n_features] + task[row]
+            at += 1
+        for j in range(n_numeric):
+            if numeric[row, j] != 0.0:
+                indices[at] = n_one_hot + j
+                data[at] = numeric[row, j]
+                at += 1
+    return data, indices, indptr
 
 
 def one_hot_tasks(task: np.ndarray, n_tasks: int) -> sparse.csr_matrix:

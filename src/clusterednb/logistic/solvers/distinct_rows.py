@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from clusterednb.jit import njit
+
 
 def distinct_rows(matrix) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The distinct rows of a dense matrix and each row's index among them, when there are at
@@ -41,9 +43,30 @@ def distinct_rows(matrix) -> tuple[np.ndarray | None, np.ndarray | None]:
     if first.size > matrix.shape[0] // 2:
         return None, None
     patterns = matrix[first]
-    if not np.array_equal(patterns[pattern_of_row], matrix):
+    if not rows_match(np.ascontiguousarray(matrix), patterns, pattern_of_row.ravel()):
         return None, None
     return patterns, pattern_of_row
+
+
+@njit(cache=True, nogil=True)
+def rows_match(matrix, patterns, pattern_of_row):  # pragma: no cover
+    """Whether ``matrix == patterns[pattern_of_row]`` (without forming the right side): every
+    row equal, entry by entry, to its pattern (NaN equals nothing).
+
+    Examples
+    --------
+    >>> patterns = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> rows_match(np.array([[0.0, 1.0], [1.0, 0.0]]), patterns, np.array([1, 0]))
+    True
+    >>> rows_match(np.array([[0.0, 1.0], [1.0, 2.0]]), patterns, np.array([1, 0]))
+    False
+    """
+    for row in range(matrix.shape[0]):
+        pattern = pattern_of_row[row]
+        for column in range(matrix.shape[1]):
+            if not matrix[row, column] == patterns[pattern, column]:
+                return False
+    return True
 
 
 def merged_rows(
