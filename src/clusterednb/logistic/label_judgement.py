@@ -30,6 +30,39 @@ from clusterednb.logistic.settings import FitSettings
 from clusterednb.logistic.tuning import Tuning, choose_settings, floors_rewalked
 from clusterednb.seeding import side_stream
 
+EVIDENCE_BY_SLOPE = True
+"""The label evidence reads a numeric column by its number, one slope, as the partition's
+score does (where that reads numbers: ``JointData.label_numbered``); False: by its bins'
+one-hot, as before 2026-12-02 (tests that rebuild a scenario of that reading set it). Why:
+with six rows a user and 20 noise columns, the bins' five weights a cluster cost a signal
+column more than its fit gained, and the evidence left out x2 on two seeds of five
+(BENCHMARKS.md, "The label evidence reads numbers by their slopes")."""
+
+
+def labelled_rows(data: JointData) -> LabelledRows:
+    """The labelled rows of ``data`` as the label evidence reads them: a numeric column by
+    its standardised number where the partition's score reads it so
+    (:data:`EVIDENCE_BY_SLOPE`).
+
+    Examples
+    --------
+    >>> data = JointData.from_codes(np.array([[0, 1], [1, 0]]), np.array([1, 0]),
+    ...     np.array([0, 1]), 2, np.array([0, 2, 4]), numeric=np.array([[0.5], [-0.5]]),
+    ...     numeric_features=np.array([1]))
+    >>> labelled_rows(data).design(np.array([True, True])).toarray().tolist()
+    [[1.0, 0.0, 0.5, 1.0], [0.0, 1.0, -0.5, 1.0]]
+    """
+    labelled = data.labelled
+    numbered = data.label_numbered if EVIDENCE_BY_SLOPE else None
+    return LabelledRows(
+        data.codes[labelled],
+        data.y[labelled],
+        data.task_starts,
+        data.offsets,
+        None if numbered is None else data.numeric[labelled],
+        numbered,
+    )
+
 
 def fit_tuned(
     data: JointData, settings: FitSettings, rng: np.random.Generator, evidence: bool = True
@@ -77,8 +110,7 @@ def evidence_refit(
     (the clusters then keep the columns ``first`` read, ``first_label_columns``: trees on
     the clusters read those too, :class:`~clusterednb.ClusteredLearner`)."""
     _, fitted, clusters = first
-    labelled = data.labelled
-    rows = LabelledRows(data.codes[labelled], data.y[labelled], data.task_starts, data.offsets)
+    rows = labelled_rows(data)
     columns = evidence_columns(rows, clusters.partition, settings.precision)
     read = fitted.label_columns
     read = np.ones_like(columns) if read is None else read

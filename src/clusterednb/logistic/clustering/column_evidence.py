@@ -33,7 +33,12 @@ import numpy as np
 from scipy import sparse
 
 from clusterednb.logistic.clustering.shared_slopes import differing_dims
-from clusterednb.logistic.clustering.task_expansions import TaskExpansions, one_hot_columns
+from clusterednb.logistic.clustering.task_expansions import (
+    TaskExpansions,
+    label_offsets,
+    label_rows,
+    one_hot_columns,
+)
 
 MAX_CHANGES = 200
 """Most single changes the search makes (each raises the evidence, so it ends sooner)."""
@@ -59,20 +64,37 @@ class LabelledRows:
         Where each task's rows start.
     offsets : ndarray of shape (n_features + 1,)
         Where each column's values start among all columns' values.
+    numbers : ndarray of shape (n_rows, n_numbered), optional
+        The standardised numbers of the columns ``numbered`` (0 where missing).
+    numbered : ndarray of shape (n_numbered,), optional
+        Columns read by their number, one slope, rather than their bins' one-hot, as the
+        partition's label score reads them
+        (:func:`~clusterednb.logistic.clustering.task_expansions.label_rows`; None: none).
     """
 
     codes: np.ndarray
     y: np.ndarray
     task_starts: np.ndarray
     offsets: np.ndarray
+    numbers: np.ndarray | None = None
+    numbered: np.ndarray | None = None
 
     @property
     def n_features(self) -> int:
         return self.offsets.size - 1
 
+    @property
+    def weight_offsets(self) -> np.ndarray:
+        """Where each column's weights start when every column is read, shape
+        (n_features + 1,): a column read by its number has one."""
+        return label_offsets(self.offsets, None, self.numbered)
+
     def design(self, columns: np.ndarray) -> sparse.csr_matrix:
-        """The label design reading ``columns`` (bool, (n_features,)): their values one-hot,
-        then an intercept, shape (n_rows, n_values_read + 1)."""
+        """The label design reading ``columns`` (bool, (n_features,)): their values one-hot
+        (a numbered column: its number), then an intercept, shape (n_rows, n_weights_read +
+        1)."""
+        if self.numbered is not None:
+            return label_rows(self.codes, self.offsets, columns, self.numbers, self.numbered)
         return one_hot_columns(self.codes, self.offsets, columns)
 
 
@@ -104,10 +126,12 @@ def _evidence(
     start: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray]:
     """:func:`label_evidence` and the pooled MAP its expansions are anchored at, spread over
-    every value of every column (0 for those not read) and the intercept, shape
-    (n_values_total + 1,); Newton's method starts from ``start`` (alike) when given."""
+    every weight of every column (0 for those not read) and the intercept, shape
+    (``rows.weight_offsets[-1]`` + 1,); Newton's method starts from ``start`` (alike) when
+    given."""
     columns = np.asarray(columns, dtype=bool)
-    dims = differing_dims(rows.offsets, columns)  # the values of these columns, the intercept
+    weight_offsets = rows.weight_offsets
+    dims = differing_dims(weight_offsets, columns)  # these columns' weights, the intercept
     expansions = TaskExpansions.at_pooled_map(
         rows.design(columns),
         rows.y.astype(np.float64),
@@ -119,7 +143,7 @@ def _evidence(
         expansions.log_marginal(np.flatnonzero(partition == cluster).tolist(), precision)
         for cluster in np.unique(partition)
     )
-    spread = np.zeros(int(rows.offsets[-1]) + 1)
+    spread = np.zeros(int(weight_offsets[-1]) + 1)
     spread[dims] = expansions.anchor
     return float(value), spread
 
