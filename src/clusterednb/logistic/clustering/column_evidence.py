@@ -7,7 +7,9 @@ For a set ``S`` of columns and a partition ``z`` of the tasks, the label evidenc
 
 each cluster's integral by the Laplace approximation of its tasks' label log-likelihoods
 expanded at the pooled MAP of a model reading ``S``
-(:meth:`~clusterednb.logistic.clustering.task_expansions.TaskExpansions.log_marginal`). A
+(:meth:`~clusterednb.logistic.clustering.task_expansions.TaskExpansions.log_marginal`); a
+numeric column is read by its standardised number, one slope, where the partition's score
+reads it so (:class:`LabelledRows`' ``numbered``), its values' one-hot otherwise. A
 column that tells the label nothing in any cluster costs each cluster its Occam factor (the
 prior's volume over the posterior's, about ``½ log(1 + n_c λ⁻¹ s)`` a weight), so the evidence
 leaves it out; a column whose slope differs between the clusters, even one that cancels
