@@ -310,3 +310,24 @@ def test_the_trees_read_what_the_first_fit_read_where_the_evidence_left_a_column
     loaded = clusterednb.load(tmp_path / "xor.cnb")
     assert list(loaded.clustering_.columns_first_left_out_) == []
     np.testing.assert_array_equal(loaded.predict_proba(X, tasks), model.predict_proba(X, tasks))
+
+
+def test_kept_rows_codes_are_the_schemas_codes_of_their_values():
+    """``matrix_codes`` inverts ``encoded_matrix``: the codes the schema gives the values
+    (a number: its bin, however large; a missing value: -1), without a cast warning."""
+    import warnings
+
+    from clusterednb.data.numeric import binned_schema
+    from clusterednb.learners.tables import encoded_matrix, matrix_codes
+
+    frame = pd.DataFrame(
+        {"colour": ["red", None, "blue", "red"], "amount": [1.0, 5e12, np.nan, -3e11]}
+    )
+    schema = binned_schema(frame, [0, 1, 0, 1], ["amount"], n_bins=2)
+    codes = schema.encode_features(frame)
+    matrix = encoded_matrix(codes, frame, schema, ("amount",))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back, numbers = matrix_codes(matrix, schema, ("amount",))
+    np.testing.assert_array_equal(back, codes)
+    np.testing.assert_array_equal(numbers["amount"].to_numpy(), frame["amount"].to_numpy())

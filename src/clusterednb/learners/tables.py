@@ -96,12 +96,13 @@ def matrix_codes(
     >>> codes.tolist(), numbers
     ([[1], [-1]], None)
     """
-    codes = np.where(np.isnan(matrix), -1, matrix).astype(np.int32)
-    numbers: dict[str, np.ndarray] = {}
-    for position, name in enumerate(schema.feature_names):
-        if name in numeric_names:
-            numbers[name] = matrix[:, position]
-            codes[:, position] = encode_column(schema, position, numbers[name])[0]
+    numeric = [i for i, name in enumerate(schema.feature_names) if name in numeric_names]
+    values = np.where(np.isnan(matrix), -1.0, matrix)
+    values[:, numeric] = -1.0  # a raw number is no code: cast none (it may not fit int32)
+    codes = values.astype(np.int32)
+    numbers = {schema.feature_names[i]: matrix[:, i] for i in numeric}
+    for position in numeric:
+        codes[:, position] = encode_column(schema, position, matrix[:, position])[0]
     return codes, (pd.DataFrame(numbers) if numbers else None)
 
 
