@@ -143,6 +143,7 @@ class ClusteredBoosting(ClusteredLearner):
             raise CNBError("the booster needs labelled rows of both classes")
         seed = int(rng.integers(2**31 - 1))
         self.number_edges_ = {}  # LightGBM bins numbers itself
+        self._choose_paired(clustering)
         frame = self._frame(clustering, matrix, row_task)
         if self.start == "auto" and self._fit_rows is not None:  # a fit, not a partial_fit
             self.start_ = self._chosen_start(clustering, frame, y, seed)

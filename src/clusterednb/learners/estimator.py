@@ -45,6 +45,7 @@ from clusterednb.learners.tables import (
     rows_of,
     stacked,
 )
+from clusterednb.learners.tree_columns import paired_columns, restored_paired
 from clusterednb.logistic.estimator import ClusteredLogisticRegression
 from clusterednb.persistence.saving import SavesAsPlainData
 from clusterednb.persistence.state import ModelRecord
@@ -267,6 +268,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         matrix, row_task, y = self.rows_
         if y.size == 0 or y.min() == y.max():
             raise CNBError("the learners need labelled rows of both classes")
+        self._choose_paired(clustering)
         seed = int(rng.integers(2**31 - 1))
         clusters = clustering.clusters_
         self.number_edges_ = self._number_edges(clustering, matrix)
@@ -281,6 +283,13 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
             self.thin_below,
         )
         self._set_fitted(clustering, learners)
+
+    def _choose_paired(self, clustering: ClusteredLogisticRegression) -> None:
+        """``paired_columns_``: the columns the clustering's first fit read and its evidence
+        left out that the learners still read (None: no second fit)."""
+        matrix, row_task, y = self.rows_
+        dense = not sparse.issparse(matrix)
+        self.paired_columns_ = paired_columns(clustering, matrix, row_task, y) if dense else None
 
     def _set_fitted(
         self, clustering: ClusteredLogisticRegression, learners: ClusterLearners
@@ -307,9 +316,9 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         """The rows as the learners read them (:func:`learner_frame`) but the columns the
         regressions left out (``columns_left_out_``): trees on them fit noise (BENCHMARKS.md,
         eighteenth part). Where the label evidence fitted the clustering again, a column
-        its first fit read is read too (``columns_first_left_out_``): the evidence of
-        additive regressions leaves out a column that acts only with another, as both of
-        an XOR."""
+        its first fit read that pairs with a kept one is read too (``paired_columns_``,
+        :mod:`~clusterednb.learners.tree_columns`): the evidence of additive regressions
+        leaves out a column that acts only with another, as both of an XOR."""
         frame = learner_frame(
             binned_numbers(matrix, self.number_edges_),
             clustering.schema_,
@@ -319,8 +328,10 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         )
         left_out = list(getattr(clustering, "columns_left_out_", ()))
         first = getattr(clustering, "columns_first_left_out_", None)
-        if first is not None:  # read if either fit read it
-            left_out = sorted(set(left_out) & set(first), key=left_out.index)
+        if first is not None:  # the first fit's that pair (files before 2026-12-02: all)
+            paired = getattr(self, "paired_columns_", None)
+            still_read = set(left_out) - set(first) if paired is None else set(paired)
+            left_out = [name for name in left_out if name not in still_read]
         if left_out and isinstance(frame, pd.DataFrame):
             frame = frame.drop(columns=left_out)
         return frame
@@ -445,7 +456,8 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         arrays |= matrix_arrays(matrix) | {"rows_task": row_task, "rows_y": y}
         arrays |= {f"{EDGES_PREFIX}{i}": cuts for i, cuts in self.number_edges_.items()}
         meta = {"learners": meta, "clustering": clustering_meta}
-        return meta | {"regression_share": self.regression_share_}, arrays
+        paired = getattr(self, "paired_columns_", None)
+        return meta | {"regression_share": self.regression_share_, "paired_columns": paired}, arrays
 
     def _restore(self, record: ModelRecord) -> None:
         clustering = self._new_clustering(as_generator(None))
@@ -460,6 +472,7 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         self.number_edges_ = {int(i): c for i, c in arrays_under(arrays, EDGES_PREFIX).items()}
         self.rows_y_ = self.rows_[2]
         self.regression_share_ = float(record.meta.get("regression_share", 0.0))
+        self.paired_columns_ = restored_paired(record.meta.get("paired_columns"))
         if not 0.0 <= self.regression_share_ <= 1.0:
             raise CNBError(f"regression_share {self.regression_share_} is not in [0, 1]")
         self._set_fitted(clustering, learners)
