@@ -12,7 +12,7 @@ from scipy.special import expit, logit
 
 import clusterednb
 from clusterednb import ClusteredBoosting, ClusteredLogisticRegression
-from clusterednb.cli.output import FIRST_FIT_NOTE, judgement_lines
+from clusterednb.cli.output import FIRST_FIT_NOTE, PAIRED_NOTE, judgement_lines
 from clusterednb.exceptions import CNBError, MissingExtraError
 from clusterednb.learners.boosted import regression_log_odds
 from conftest import spam_word_counts
@@ -296,7 +296,8 @@ def test_the_booster_reads_only_the_columns_the_regressions_read(tmp_path, numbe
 def test_the_trees_read_what_the_first_fit_read_where_the_evidence_left_a_column_out(tmp_path):
     """An XOR of two columns: the label evidence of additive regressions leaves one of them
     out of the regressions' second fit (``columns_left_out_``), which the first fit read
-    (``columns_first_left_out_`` empty); the trees read both, and the file keeps that."""
+    (``columns_first_left_out_`` empty); its cells with the kept one earn the evidence
+    (``paired_columns_``), so the trees read both, and the file keeps that."""
     X, tasks, _, xor = _additive_and_xor_rows(3)
     model = ClusteredBoosting(random_state=0).fit(X, xor, tasks)
     clustering = model.clustering_
@@ -305,7 +306,8 @@ def test_the_trees_read_what_the_first_fit_read_where_the_evidence_left_a_column
     assert model.booster_.feature_name() == ["a", "b"]
     summary = model.fit_summary()  # what cnb fit prints
     assert summary["columns_left_out"] == ["b"] and summary["columns_first_left_out"] == []
-    assert judgement_lines(summary)[-1] == f"{FIRST_FIT_NOTE}: none"
+    assert summary["columns_paired"] == ["b"] and model.paired_columns_ == ["b"]
+    assert judgement_lines(summary)[-2:] == [f"{FIRST_FIT_NOTE}: none", f"{PAIRED_NOTE}: b"]
     model.save(tmp_path / "xor.cnb")
     loaded = clusterednb.load(tmp_path / "xor.cnb")
     assert list(loaded.clustering_.columns_first_left_out_) == []

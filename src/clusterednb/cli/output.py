@@ -122,7 +122,11 @@ SHARED_WEIGHTS_NOTE = (
 )
 FIRST_FIT_NOTE = (
     "the label evidence chose the columns again, then the model was fitted again; its first fit "
-    "had left out (trees inside the clusters read every column either fit read)"
+    "had left out"
+)
+PAIRED_NOTE = (
+    "trees inside the clusters also read, of the columns the first fit read and the evidence "
+    "left out, those whose cells with a kept column earn the label evidence"
 )
 HELD_NOTE = (
     "held shared before the clusters were judged (they neither differ between tasks nor "
@@ -215,4 +219,7 @@ def judgement_lines(summary: dict[str, Any]) -> list[str]:
     if "columns_first_left_out" in summary:
         first = summary["columns_first_left_out"]
         lines.append(f"{FIRST_FIT_NOTE}: " + (", ".join(first) if first else "none"))
+    if "columns_paired" in summary:
+        paired = summary["columns_paired"]
+        lines.append(f"{PAIRED_NOTE}: " + (", ".join(paired) if paired else "none"))
     return lines

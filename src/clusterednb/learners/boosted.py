@@ -286,11 +286,15 @@ class ClusteredBoosting(ClusteredLearner):
         ('lightgbm from the regressions', True)
         """
         check_fitted(self, "booster_")
-        return self.clustering_.fit_summary() | {
-            "learner": f"lightgbm from {'the regressions' if self.start_ != 'none' else 'nothing'}",
-            "with_task": self.with_task,
-            "trees": int(self.booster_.num_trees()),
-        }
+        return (
+            self.clustering_.fit_summary()
+            | self._paired_summary()
+            | {
+                "learner": f"lightgbm from {'the regressions' if self.start_ != 'none' else 'nothing'}",
+                "with_task": self.with_task,
+                "trees": int(self.booster_.num_trees()),
+            }
+        )
 
     def _restored_learners(self, record: ModelRecord, n_clusters: int) -> ClusterLearners:
         """The file's booster (one, whatever the number of clusters)."""

@@ -441,12 +441,17 @@ class ClusteredLearner(SavesAsPlainData, BayesDecisions, BaseEstimator):
         (3, 2, 'hgb')
         """
         check_fitted(self, "learners_")
-        summary = self.clustering_.fit_summary()
+        summary = self.clustering_.fit_summary() | self._paired_summary()
         return summary | {
             "learner": learner_name(self.learner),
             "with_task": self.with_task,
             "regression_share": self.regression_share_,
         }
+
+    def _paired_summary(self) -> dict[str, Any]:
+        """``columns_paired`` (the left-out columns the learners still read) where judged."""
+        paired = getattr(self, "paired_columns_", None)
+        return {} if paired is None else {"columns_paired": list(paired)}
 
     def _state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         meta, arrays = saved_learners(self.learners_, self.learner)

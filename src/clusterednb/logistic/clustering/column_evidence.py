@@ -269,18 +269,28 @@ def pairing_columns(
     paired = np.zeros(columns.size, dtype=bool)
     if not candidates.any():
         return paired
-    base = _evidence(rows, columns, partition, precision)[0]
+    base, anchor = _evidence(rows, columns, partition, precision)
     widths = np.diff(rows.offsets)
     for k in np.flatnonzero(columns):
-        again = _with_column(rows, rows.codes[:, k], int(widths[k]))
-        bar = max(base, _evidence(again, _reading(columns), partition, precision)[0])
+        again = _with_column(rows, rows.codes[:, k], int(widths[k]))  # a number's: its bins
+        start = _widened(anchor, int(widths[k]))
+        bar = max(base, _evidence(again, _reading(columns), partition, precision, start)[0])
         for j in np.flatnonzero(candidates & ~paired):
             present = (rows.codes[:, j] >= 0) & (rows.codes[:, k] >= 0)
             cells = np.where(present, rows.codes[:, j] * widths[k] + rows.codes[:, k], -1)
-            crossed = _with_column(rows, cells, int(widths[j] * widths[k]))
-            value = _evidence(crossed, _reading(columns), partition, precision)[0]
+            width = int(widths[j] * widths[k])
+            crossed = _with_column(rows, cells, width)
+            start = _widened(anchor, width)
+            value = _evidence(crossed, _reading(columns), partition, precision, start)[0]
             paired[j] = value > bar + MIN_GAIN
     return paired
+
+
+def _widened(anchor: np.ndarray, width: int) -> np.ndarray:
+    """A pooled MAP spread over every column's weights and the intercept (last), with
+    ``width`` zero weights of a column appended before the intercept: the start of the rows
+    with that column (:func:`_with_column`)."""
+    return np.concatenate([anchor[:-1], np.zeros(width), anchor[-1:]])
 
 
 def _with_column(rows: LabelledRows, codes: np.ndarray, width: int) -> LabelledRows:
