@@ -286,11 +286,12 @@ class ClusteredBoosting(ClusteredLearner):
         ('lightgbm from the regressions', True)
         """
         check_fitted(self, "booster_")
+        start = "the regressions" if self.start_ != "none" else "nothing"
         return (
             self.clustering_.fit_summary()
             | self._paired_summary()
             | {
-                "learner": f"lightgbm from {'the regressions' if self.start_ != 'none' else 'nothing'}",
+                "learner": f"lightgbm from {start}",
                 "with_task": self.with_task,
                 "trees": int(self.booster_.num_trees()),
             }
