@@ -96,6 +96,17 @@ def test_allowed_columns_bound_every_reading():
     assert data.reading(None) is data  # unrestricted rows keep their caches
 
 
+def _six_rows_fit(seed: int, **params) -> tuple[ClusteredLogisticRegression, float, list[str]]:
+    """The model fitted on issue 49's population with six rows a user and 20 noise columns
+    (``params`` its settings), its test AUC and the table's columns."""
+    frame = same_rows_population(seed=seed, n_noise=20, n_rows=36, n_train=6)
+    features = [c for c in frame.columns if c not in ("task", "y", "train")]
+    train, test = frame[frame.train], frame[~frame.train]
+    model = ClusteredLogisticRegression(**params, random_state=seed)
+    model.fit(train[features], train.y, train.task)
+    return model, mean_task_auc_of(model, test, features), features
+
+
 @pytest.mark.parametrize("evidence", [True, False])
 def test_six_rows_a_user_with_noise_read_the_four_signals(evidence, numbers_by_bins):
     """Six rows a user, 20 noise columns, seed 6: the label rounds left x3 out (its slopes 0,
@@ -176,11 +187,7 @@ def test_six_rows_a_user_keep_x2_where_the_evidence_reads_its_slope(by_slope, mo
     0 and -3 in the three groups) cost the evidence more than it gained and was left out
     (0.86 AUC against 0.90 clean); read by its slope it is kept and the fit is back at clean."""
     monkeypatch.setattr(label_judgement, "EVIDENCE_BY_SLOPE", by_slope)
-    frame = same_rows_population(seed=2, n_noise=20, n_rows=36, n_train=6)
-    features = [c for c in frame.columns if c not in ("task", "y", "train")]
-    train, test = frame[frame.train], frame[~frame.train]
-    model = ClusteredLogisticRegression(random_state=2).fit(train[features], train.y, train.task)
-    auc = mean_task_auc_of(model, test, features)
+    model, auc, _ = _six_rows_fit(2)
     if by_slope:
         assert not {"x0", "x1", "x2", "x3"} & set(model.columns_left_out_)
         assert auc > 0.89
@@ -212,11 +219,7 @@ def test_six_rows_a_user_leave_three_weak_noise_columns_together(joint, monkeypa
     evidence by under log 3 when left out alone (0.74, 0.41, 0.55 nats) and 2.6 together; kept,
     they cost the fit 0.08 AUC."""
     monkeypatch.setattr(column_evidence, "JOINT_SMALL_GAINS", joint)
-    frame = same_rows_population(seed=9, n_noise=20, n_rows=36, n_train=6)
-    features = [c for c in frame.columns if c not in ("task", "y", "train")]
-    train, test = frame[frame.train], frame[~frame.train]
-    model = ClusteredLogisticRegression(random_state=9).fit(train[features], train.y, train.task)
-    auc = mean_task_auc_of(model, test, features)
+    model, auc, features = _six_rows_fit(9)
     read = set(features) - set(model.columns_left_out_)
     if joint:
         assert read == {"x0", "x1", "x2", "x3"} and auc > 0.89
