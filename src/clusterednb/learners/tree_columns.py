@@ -49,8 +49,8 @@ def paired_columns(
     if first is None:
         return None
     names = list(clustering.feature_names_in_)
-    left_out = set(clustering.columns_left_out_)
-    candidates = np.array([n in left_out and n not in set(first) for n in names])
+    left_out, first_left_out = set(clustering.columns_left_out_), set(first)
+    candidates = np.array([n in left_out and n not in first_left_out for n in names])
     if not candidates.any():
         return []
     rows = kept_rows(clustering, matrix, row_task, y)
